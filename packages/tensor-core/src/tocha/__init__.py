@@ -1,0 +1,91 @@
+"""tocha: a deep learning framework with the public API of PyTorch.
+
+``import tocha as torch`` gives tensors on the CPU (NumPy) or on other devices through backend
+plugins. Subpackages from other distributions (``tocha.nn``, ``tocha.optim``...) share this
+namespace and are imported on first access.
+"""
+
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
+
+from ._version import __version__  # noqa: E402
+from ._dtype import (  # noqa: E402
+    bfloat16,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._device import device  # noqa: E402
+from ._grad_mode import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ._tensor import Size, Tensor, is_tensor  # noqa: E402
+from . import _ops  # noqa: E402
+from ._api import PUBLIC as _PUBLIC  # noqa: E402
+
+globals().update(_PUBLIC)
+
+# Subpackages: the distribution each comes from, imported on first attribute access.
+_SUBPACKAGES = {
+    "autograd": "tocha-autograd",
+    "nn": "tocha-nn",
+    "optim": "tocha-optim",
+    "multiprocessing": "tocha-mp",
+    "utils": "tocha-utils",
+    "backends": "tocha-core",
+    "cuda": "tocha-core",
+    "testing": "tocha-core",
+}
+
+
+def __getattr__(name):
+    distribution = _SUBPACKAGES.get(name)
+    if distribution is None:
+        raise AttributeError(f"module 'tocha' has no attribute '{name}'")
+    import importlib
+
+    try:
+        module = importlib.import_module(f"tocha.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"tocha.{name}":
+            raise
+        raise ImportError(
+            f"tocha.{name} is provided by the distribution {distribution}, which is not "
+            f"installed: pip install {distribution}"
+        ) from None
+    globals()[name] = module
+    return module
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBPACKAGES))

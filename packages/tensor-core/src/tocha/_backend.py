@@ -1,0 +1,208 @@
+"""Backends as plugins: the protocol a backend implements, and the lazy registry.
+
+A backend is registered under the entry-point group ``tocha.backends``; the entry point's name
+is its device type and its target a cheap ``register()`` function returning a `Backend`.
+Entry points are read the first time a device type other than ``cpu`` is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+
+import numpy as np
+
+from ._device import device
+
+PLUGIN_API_VERSION = 1
+ENTRY_POINT_GROUP = "tocha.backends"
+
+# Backends tocha-core ships: loaded without reading any distribution's metadata.
+_BUILTIN = {"cpu": ("tocha-core", "tocha._cpu:register")}
+
+
+class Backend:
+    """What a backend gives the core. Subclass it and override what differs.
+
+    ``xp`` is the backend's array namespace (NumPy-compatible); an op's generic kernel is
+    built from it unless ``overrides`` holds a kernel factory under the op's name. A backend
+    with ``xp = None`` runs only the ops in ``overrides``.
+    """
+
+    api_version = PLUGIN_API_VERSION
+    device_type = ""
+    xp = None
+    array_type: type = np.ndarray
+    overrides: dict = {}
+
+    def kernel(self, op):
+        """The kernel that runs `op` here; NotImplementedError if this backend has none."""
+        factory = self.overrides.get(op.name)
+        if factory is not None:
+            return factory(self.xp)
+        if self.xp is not None and op.generic is not None and op.name not in self.unsupported:
+            return op.generic(self.xp)
+        raise NotImplementedError(
+            f"Could not run '{op.name}' on device '{self.device_type}': the backend "
+            f"'{self.device_type}' has no kernel for it"
+        )
+
+    unsupported: frozenset = frozenset()
+
+    def normalize(self, dev: device) -> device:
+        """The concrete device a request names (``cuda`` becomes ``cuda:0``)."""
+        return dev
+
+    def device_of(self, array) -> device:
+        return device(self.device_type)
+
+    def device_count(self) -> int:
+        return 1
+
+    def is_available(self) -> bool:
+        return self.device_count() > 0
+
+    def asarray(self, data, dtype=None, dev: device | None = None):
+        """A backend array from host data (NumPy array, scalar, nested lists)."""
+        return self.xp.asarray(data, dtype=dtype)
+
+    def from_host(self, array: np.ndarray, dev: device):
+        """Copy a NumPy array to this backend's device."""
+        return self.xp.array(array, copy=True)
+
+    def to_host(self, array) -> np.ndarray:
+        """A NumPy array holding this backend array's data (a copy unless memory is shared)."""
+        return np.asarray(array)
+
+    def synchronize(self, dev: device | None = None) -> None:
+        return None
+
+    def memory_stats(self, dev: device | None = None) -> dict:
+        return {}
+
+    def manual_seed(self, seed: int) -> None:
+        return None
+
+    def data_ptr(self, array) -> int:
+        return array.__array_interface__["data"][0] if array.size else 0
+
+    def storage_offset(self, array) -> int:
+        root = array
+        while isinstance(root.base, type(array)):
+            root = root.base
+        if not array.size or not root.size:
+            return 0
+        return (self.data_ptr(array) - self.data_ptr(root)) // array.itemsize
+
+
+class _Entry:
+    """What the registry knows of one device type: where it comes from, and how loading went."""
+
+    __slots__ = ("device_type", "distribution", "target", "backend", "error")
+
+    def __init__(self, device_type, distribution, target):
+        self.device_type = device_type
+        self.distribution = distribution
+        self.target = target
+        self.backend = None
+        self.error = None
+
+
+_entries: dict[str, _Entry] = {
+    name: _Entry(name, dist, target) for name, (dist, target) in _BUILTIN.items()
+}
+_discovered = False
+
+
+def _discover() -> None:
+    """Read the ``tocha.backends`` entry points once (never during ``import tocha``)."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _entries:
+            continue
+        dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+        _entries[ep.name] = _Entry(ep.name, dist, ep.value)
+
+
+def _load(entry: _Entry) -> None:
+    module_name, _, attr = entry.target.partition(":")
+    try:
+        register = getattr(importlib.import_module(module_name), attr)
+        backend = register()
+        version = getattr(backend, "api_version", None)
+        if version != PLUGIN_API_VERSION:
+            raise RuntimeError(
+                f"it was built for tocha plugin API version {version}, but this tocha-core "
+                f"speaks version {PLUGIN_API_VERSION}"
+            )
+        if backend.device_type != entry.device_type:
+            raise RuntimeError(
+                f"its entry point is named '{entry.device_type}' but the backend says its "
+                f"device type is '{backend.device_type}'"
+            )
+        entry.backend = backend
+    except Exception as exc:  # a broken plugin must never break tocha: keep its error
+        entry.error = (exc, traceback.format_exc())
+
+
+def get_backend(device_type: str) -> Backend:
+    """The loaded backend of a device type; RuntimeError saying why if there is none."""
+    entry = _entries.get(device_type)
+    if entry is None and not _discovered:
+        _discover()
+        entry = _entries.get(device_type)
+    if entry is None:
+        raise RuntimeError(
+            f"no backend is installed for device type '{device_type}' "
+            f"(installed: {', '.join(sorted(_entries))}); a backend registers under the "
+            f"'{ENTRY_POINT_GROUP}' entry-point group"
+        )
+    if entry.backend is None and entry.error is None:
+        _load(entry)
+    if entry.error is not None:
+        exc = entry.error[0]
+        raise RuntimeError(
+            f"the backend for device type '{device_type}' (distribution {entry.distribution}) "
+            f"failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    return entry.backend
+
+
+def backend_of(dev: device) -> Backend:
+    backend = dev._backend
+    if backend is None:
+        backend = get_backend(dev.type)
+        object.__setattr__(dev, "_backend", backend)
+    return backend
+
+
+def resolve_device(spec) -> device:
+    """The concrete, interned device a user's device argument names."""
+    dev = device(spec)
+    return backend_of(dev).normalize(dev)
+
+
+def status() -> dict:
+    """Which backends are installed, which are loaded, and why a backend is not.
+
+    Returns a dict keyed by device type: ``{"distribution", "loaded", "error"}``.
+    """
+    _discover()
+    report = {}
+    for name, entry in sorted(_entries.items()):
+        if entry.backend is None and entry.error is None:
+            _load(entry)
+        error = None
+        if entry.error is not None:
+            error = f"{type(entry.error[0]).__name__}: {entry.error[0]}"
+        report[name] = {
+            "distribution": entry.distribution,
+            "loaded": entry.backend is not None,
+            "error": error,
+        }
+    return report

@@ -1,0 +1,78 @@
+"""`tocha.device`: where a tensor's memory lives (a device type and an optional index)."""
+
+from __future__ import annotations
+
+__all__ = ["device"]
+
+_INTERNED: dict[tuple[str, int | None], device] = {}
+
+
+class device:
+    """A device, as `torch.device`: ``device('cpu')``, ``device('cuda:1')``, ``device('cuda', 1)``.
+
+    Devices are interned: equal devices are the same object, so the hot path compares them
+    with ``is``.
+    """
+
+    __slots__ = ("type", "index", "_backend")
+
+    def __new__(cls, type, index: int | None = None):  # noqa: A002
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError("device(): index must be None when passing a device")
+            return type
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments: {type!r}")
+        key = (type, index)
+        found = _INTERNED.get(key)
+        if found is not None:
+            return found
+        name = type
+        if ":" in type:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
+            name, _, digits = type.partition(":")
+            if not digits.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(digits)
+        if not name or not name.replace("_", "").isalnum() or not name[0].isalpha():
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        if index is not None and (not isinstance(index, int) or index < 0):
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        canonical = _INTERNED.get((name, index))
+        if canonical is None:
+            canonical = object.__new__(cls)
+            object.__setattr__(canonical, "type", name)
+            object.__setattr__(canonical, "index", index)
+            object.__setattr__(canonical, "_backend", None)
+            _INTERNED[name, index] = canonical
+        _INTERNED[key] = canonical
+        return canonical
+
+    def __setattr__(self, name, value):
+        raise AttributeError("device objects are immutable")
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and other.type == self.type and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")

@@ -1,0 +1,307 @@
+"""The dispatcher: primitive ops, their kernels per backend, and the autograd layer's slot.
+
+An `Op` is declared once: a name and a generic kernel factory ``generic(xp) -> kernel`` written
+against an array namespace. Kernels take and return backend arrays, never Tensors. Each op
+caches one resolved kernel per device (`Op.kernels[device]`).
+
+The layers run outermost first: autograd (present once tocha-autograd is imported: it sets
+`LAYERS.autograd`), then the backend kernel. Autograd runs only when grad mode is on and an
+input requires grad; the forward below it is the same kernel call.
+"""
+
+from __future__ import annotations
+
+from ._backend import backend_of
+from ._grad_mode import STATE
+
+__all__ = ["Op", "REGISTRY", "defop", "LAYERS", "check_same_device"]
+
+
+class _Kernels(dict):
+    """Per-device kernel cache of one op; a miss asks the device's backend."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def __missing__(self, dev):
+        kernel = backend_of(dev).kernel(self.op)
+        self[dev] = kernel
+        return kernel
+
+
+class Op:
+    """A primitive op: its name, generic kernel factory and per-device kernel cache.
+
+    ``differentiable`` says whether tocha-autograd must hold a derivative formula for it.
+    """
+
+    __slots__ = ("name", "generic", "kernels", "differentiable", "__weakref__")
+
+    def __init__(self, name: str, generic, differentiable: bool = True):
+        self.name = name
+        self.generic = generic
+        self.differentiable = differentiable
+        self.kernels = _Kernels(self)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+REGISTRY: dict[str, Op] = {}
+
+
+def defop(name: str, generic, differentiable: bool = True) -> Op:
+    """Declare a primitive op once; its name is unique across tocha."""
+    if name in REGISTRY:
+        raise ValueError(f"op {name!r} is declared twice")
+    op = REGISTRY[name] = Op(name, generic, differentiable)
+    return op
+
+
+class _Layers:
+    """Hooks installed by other distributions. ``autograd(op, args, out)`` records a node for
+    `op` called on `args` (its Tensors and other arguments, in order) and returns `out`
+    (now carrying its grad_fn). ``rebase(target, result)`` makes an in-place op's target
+    take the history of the out-of-place `result` whose values were written into it.
+    A tensor carries autograd metadata (``_ag``) only once
+    tocha-autograd is loaded, so the layer is never asked for before it is installed."""
+
+    __slots__ = ("autograd", "rebase")
+
+    def __init__(self):
+        self.autograd = None
+        self.rebase = None
+
+
+LAYERS = _Layers()
+
+
+def needs_grad(tensors) -> bool:
+    """Whether the autograd layer must record an op on these tensors."""
+    if not STATE.grad_enabled:
+        return False
+    for t in tensors:
+        if t._ag is not None:
+            return True
+    return False
+
+
+def device_mismatch(a, b) -> RuntimeError:
+    return RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a} and {b}!"
+    )
+
+
+def check_same_device(tensors):
+    """The one device all tensors share; RuntimeError naming two that differ."""
+    dev = tensors[0]._device
+    for t in tensors:
+        if t._device is not dev:
+            raise device_mismatch(dev, t._device)
+    return dev
+
+
+# -- calling ops: one entry per family, each the whole hot path for its ops -----------------
+# (imported here, below the definitions that _tensor's import chain needs)
+import numpy as _np  # noqa: E402
+
+from . import _dtype  # noqa: E402
+from ._tensor import Tensor, wrap  # noqa: E402
+
+_ndarray = _np.ndarray
+_KIND_RANK = _dtype.KIND_RANK
+_SCALAR_RANK = _dtype.SCALAR_RANK
+_FROM_NP = _dtype.FROM_NP
+
+
+def as_array(result, dev):
+    """A kernel's result as a backend array (NumPy gives scalars for 0-dim results)."""
+    if type(result) is _ndarray:
+        return result
+    return backend_of(dev).asarray(result)
+
+
+def call(op, inputs, *args):
+    """Run `op` on Tensors `inputs` (all on one device) plus non-tensor `args`.
+
+    Returns a Tensor, or a tuple of Tensors when the kernel returns a tuple.
+    """
+    dev = inputs[0]._device
+    for t in inputs:
+        if t._device is not dev:
+            raise device_mismatch(dev, t._device)
+    result = op.kernels[dev](*[t._data for t in inputs], *args)
+    if type(result) is tuple:
+        out = tuple(wrap(as_array(r, dev), dev) for r in result)
+    else:
+        out = wrap(as_array(result, dev), dev)
+    if LAYERS.autograd is not None and needs_grad(inputs):
+        return LAYERS.autograd(op, (*inputs, *args), out)
+    return out
+
+
+def call_view(op, x, *args):
+    """Run a view op: the result shares `x`'s memory, base and version counter."""
+    out = wrap(op.kernels[x._device](x._data, *args), x._device)
+    make_view(out, x)
+    if x._ag is not None and STATE.grad_enabled:
+        return LAYERS.autograd(op, (x, *args), out)
+    return out
+
+
+def make_view(view, base) -> None:
+    """Mark `view` as sharing `base`'s memory: same root base and version counter."""
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    view._vc = vc
+    view._base = base if base._base is None else base._base
+
+
+def bump_version(t) -> None:
+    """Record an in-place write to `t` (and so to every view of its memory)."""
+    vc = t._vc
+    if vc is None:
+        t._vc = [1]
+    else:
+        vc[0] += 1
+
+
+def unary(op, x, int_to_float):
+    """Elementwise op of one tensor; integer inputs are first cast to the default float dtype
+    when `int_to_float` (``exp`` of an int tensor is float32, as in PyTorch)."""
+    data = x._data
+    if int_to_float and data.dtype.kind in "biu":
+        data = data.astype(_dtype.DEFAULTS.float.np)
+    dev = x._device
+    out = wrap(as_array(op.kernels[dev](data), dev), dev)
+    if x._ag is not None and STATE.grad_enabled:
+        return LAYERS.autograd(op, (x,), out)
+    return out
+
+
+def binary(op, a, b, int_to_float=False):
+    """Elementwise op of two operands (Tensors or Python scalars, at least one Tensor),
+    broadcast, promoted with PyTorch's rules."""
+    if type(a) is Tensor:
+        dev = a._device
+        ad = a._data
+        tb = type(b)
+        if (
+            tb is Tensor
+            and b._device is dev
+            and b._data.dtype is ad.dtype
+            and not (int_to_float and ad.dtype.kind in "biu")
+        ):
+            bd = b._data
+            tracked = a._ag is not None or b._ag is not None
+        elif (
+            tb in _SCALAR_RANK
+            and _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind]
+            and not (int_to_float and ad.dtype.kind in "biu")
+        ):
+            bd = b
+            tracked = a._ag is not None
+        else:
+            ad, bd, dev = _promote_binary(a, b, int_to_float)
+            tracked = _any_grad(a, b)
+    else:
+        ad, bd, dev = _promote_binary(a, b, int_to_float)
+        tracked = _any_grad(a, b)
+    try:
+        out = wrap(as_array(op.kernels[dev](ad, bd), dev), dev)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise _explain_binary(op, a, b, exc) from None
+    if tracked and STATE.grad_enabled:
+        return LAYERS.autograd(op, (a, b), out)
+    return out
+
+
+def _any_grad(a, b) -> bool:
+    return (isinstance(a, Tensor) and a._ag is not None) or (
+        isinstance(b, Tensor) and b._ag is not None
+    )
+
+
+def _tensors(a, b) -> tuple:
+    return tuple(x for x in (a, b) if isinstance(x, Tensor))
+
+
+def _promote_binary(a, b, int_to_float):
+    """Slow path of `binary`: mixed dtypes, scalars of a higher category, 0-dim CPU tensors
+    beside tensors on another device, NumPy scalars."""
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if not (a_t or b_t):
+        raise TypeError("expected at least one Tensor operand")
+    if a_t and b_t and a._device is not b._device:
+        a, b = _scalar_from_cpu(a, b)
+        a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    for x, is_t in ((a, a_t), (b, b_t)):
+        if not is_t and not isinstance(x, (bool, int, float, complex, _np.generic)):
+            raise TypeError(
+                f"unsupported operand type: expected a Tensor or a number, but got "
+                f"{type(x).__name__}"
+            )
+    result = _dtype.promote_operands((a, b))
+    if int_to_float and result.rank < _dtype.FLOATING:
+        result = _dtype.DEFAULTS.float
+    target = result.np
+    dev = a._device if a_t else b._device
+
+    def operand(x, is_t):
+        if is_t:
+            d = x._data
+            return d if d.dtype == target else d.astype(target)
+        if isinstance(x, _np.generic):
+            x = x.item()
+        if _dtype.SCALAR_RANK.get(type(x), 0) > result.rank:
+            raise RuntimeError(f"value cannot be converted to type {result.name} without overflow")
+        return x if result.rank > _dtype.BOOL or type(x) is bool else bool(x)
+
+    return operand(a, a_t), operand(b, b_t), dev
+
+
+def _scalar_from_cpu(a, b):
+    """PyTorch lets a 0-dim CPU tensor join an op on another device as a scalar."""
+    if a._device.type == "cpu" and a._data.ndim == 0:
+        return a.item(), b
+    if b._device.type == "cpu" and b._data.ndim == 0:
+        return a, b.item()
+    raise device_mismatch(a._device, b._device)
+
+
+def _explain_binary(op, a, b, exc) -> Exception:
+    """PyTorch's message for a failed elementwise op, instead of NumPy's."""
+    shapes = [tuple(x.shape) for x in (a, b) if isinstance(x, Tensor)]
+    if isinstance(exc, ValueError) and "broadcast" in str(exc) and len(shapes) == 2:
+        return broadcast_error(*shapes)
+    if isinstance(exc, OverflowError):
+        return RuntimeError(f"value cannot be converted to the tensor's type without overflow: {exc}")
+    if isinstance(exc, TypeError):
+        dtypes = {x.dtype for x in (a, b) if isinstance(x, Tensor)}
+        if "boolean subtract" in str(exc):
+            return RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead."
+            )
+        names = ", ".join(f"'{_dtype.TITLE[d]}'" for d in sorted(dtypes, key=lambda d: d.name))
+        return RuntimeError(f'"{op.name}" not implemented for {names}')
+    return exc
+
+
+def broadcast_error(shape_a, shape_b) -> RuntimeError:
+    """PyTorch's message for two shapes that do not broadcast."""
+    for i in range(1, max(len(shape_a), len(shape_b)) + 1):
+        sa = shape_a[-i] if i <= len(shape_a) else 1
+        sb = shape_b[-i] if i <= len(shape_b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            dim = max(len(shape_a), len(shape_b)) - i
+            return RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                f"non-singleton dimension {dim}"
+            )
+    return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast")

@@ -1,0 +1,110 @@
+"""Grad mode: thread-local state of the dispatcher, usable with or without tocha-autograd."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+]
+
+
+class _State(threading.local):
+    grad_enabled = True
+    inference = False
+
+
+STATE = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations on tensors that require grad are recorded for backward."""
+    return STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return STATE.inference
+
+
+class _GradModeContext:
+    """Base of the grad-mode context managers; each also works as a decorator."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def __enter__(self):
+        self._prev = (STATE.grad_enabled, STATE.inference)
+        self._apply()
+        return None
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled, STATE.inference = self._prev
+        return False
+
+
+class no_grad(_GradModeContext):
+    """Context manager and decorator that turns gradient recording off."""
+
+    def _apply(self):
+        STATE.grad_enabled = False
+
+
+class enable_grad(_GradModeContext):
+    """Context manager and decorator that turns gradient recording on."""
+
+    def _apply(self):
+        STATE.grad_enabled = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Sets gradient recording on or off, at once; as a context manager, restores it on exit."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self._prev = (STATE.grad_enabled, STATE.inference)
+        STATE.grad_enabled = self.mode
+
+    def _args(self):
+        return (self.mode,)
+
+    def __call__(self, fn):
+        STATE.grad_enabled, STATE.inference = self._prev
+        return super().__call__(fn)
+
+    def _apply(self):
+        STATE.grad_enabled = self.mode
+
+    def __enter__(self):
+        self._apply()
+        return None
+
+
+class inference_mode(_GradModeContext):
+    """Like `no_grad`, and tensors made inside can never join a graph later."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def _args(self):
+        return (self.mode,)
+
+    def _apply(self):
+        if self.mode:
+            STATE.grad_enabled = False
+            STATE.inference = True
+        else:
+            STATE.inference = False

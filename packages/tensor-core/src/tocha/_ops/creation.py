@@ -1,0 +1,469 @@
+"""Creating tensors (from data, filled, ranges) and converting them between dtypes and
+devices."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from .._api import export
+from .._backend import backend_of, resolve_device
+from .._device import CPU
+from .._dispatch import LAYERS, as_array, call, defop
+from .._grad_mode import STATE
+from .._tensor import Tensor, wrap
+from ._out import write_out
+
+
+def parse_size(size, fn_name: str = "zeros") -> tuple:
+    """A shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(tocha.Size(...))``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    shape = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.__index__()
+        if isinstance(s, builtins.bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(
+                f"{fn_name}(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(s).__name__}"
+            )
+        shape.append(int(s))
+    if any(s < 0 for s in shape):
+        bad = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
+    return tuple(shape)
+
+
+def _device_of(device) -> object:
+    return CPU if device is None else resolve_device(device)
+
+
+def _finish(t: Tensor, requires_grad: builtins.bool, out: Tensor | None = None) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t if out is None else write_out(out, t)
+
+
+# -- filled tensors -------------------------------------------------------------------------
+FILLED = {
+    "zeros": lambda xp: lambda shape, dtype: xp.zeros(shape, dtype),
+    "ones": lambda xp: lambda shape, dtype: xp.ones(shape, dtype),
+    "empty": lambda xp: lambda shape, dtype: xp.empty(shape, dtype),
+}
+FILLED_OPS = {name: defop(name, factory, differentiable=False) for name, factory in FILLED.items()}
+
+
+def _filled_function(op):
+    def fn(*size, out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
+           device=None, requires_grad: builtins.bool = False, pin_memory: builtins.bool = False,
+           memory_format=None) -> Tensor:
+        shape = parse_size(size, op.name)
+        dev = _device_of(device)
+        d = dtype or _dtype.DEFAULTS.float
+        return _finish(wrap(op.kernels[dev](shape, d.np), dev), requires_grad, out)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"A tensor of shape `size` filled by ``{op.name}`` (default dtype float32)."
+    return fn
+
+
+def _like_function(op):
+    def fn(input: Tensor, *, dtype: _dtype.dtype | None = None, layout=None, device=None,
+           requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+        dev = input._device if device is None else resolve_device(device)
+        d = (dtype or input.dtype).np
+        return _finish(wrap(op.kernels[dev](input._data.shape, d), dev), requires_grad)
+
+    fn.__name__ = fn.__qualname__ = op.name + "_like"
+    fn.__doc__ = f"``{op.name}`` with the shape (and by default dtype and device) of `input`."
+    return fn
+
+
+for _op in FILLED_OPS.values():
+    export(_filled_function(_op))
+    export(_like_function(_op))
+
+full_op = defop("full", lambda xp: lambda shape, value, dtype: xp.full(shape, value, dtype),
+                differentiable=False)
+
+
+def _scalar_dtype(value) -> _dtype.dtype:
+    if isinstance(value, Tensor):
+        return value.dtype
+    rank = _dtype.operand_dtype(value)[2]
+    return _dtype.default_for_rank(rank)
+
+
+def full(size, fill_value, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
+         layout=None, device=None, requires_grad: builtins.bool = False,
+         pin_memory: builtins.bool = False) -> Tensor:
+    """A tensor of shape `size` filled with `fill_value`; the dtype follows the value's type
+    (bool, int64, or the default float) unless given."""
+    shape = parse_size((size,), "full")
+    dev = _device_of(device)
+    d = dtype or _scalar_dtype(fill_value)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _finish(wrap(full_op.kernels[dev](shape, value, d.np), dev), requires_grad, out)
+
+
+def full_like(input: Tensor, fill_value, *, dtype: _dtype.dtype | None = None, layout=None,
+              device=None, requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+    """A tensor like `input` filled with `fill_value`."""
+    dev = input._device if device is None else resolve_device(device)
+    d = dtype or input.dtype
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    data = full_op.kernels[dev](input._data.shape, value, d.np)
+    return _finish(wrap(data, dev), requires_grad)
+
+
+export(full)
+export(full_like)
+
+
+# -- ranges ---------------------------------------------------------------------------------
+arange_op = defop(
+    "arange", lambda xp: lambda start, end, step, dtype: xp.arange(start, end, step, dtype=dtype),
+    differentiable=False,
+)
+
+
+def _number(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start=0, end=None, step=1, *, out: Tensor | None = None,
+           dtype: _dtype.dtype | None = None, layout=None, device=None,
+           requires_grad: builtins.bool = False) -> Tensor:
+    """Values from `start` to `end` (excluded) by `step`: ``ceil((end - start) / step)`` of
+    them. int64 when all bounds are ints, else the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = _dtype.DEFAULTS.float if is_float else _dtype.int64
+    dev = _device_of(device)
+    n = max(0, math.ceil((end - start) / step))
+    if dtype.is_floating_point or dtype.is_complex:
+        data = (arange_op.kernels[CPU](0, n, 1, np.float64) * step + start).astype(dtype.np)
+        data = backend_of(dev).from_host(data, dev) if dev is not CPU else data
+    else:
+        data = arange_op.kernels[dev](start, start + n * step, step, dtype.np)[:n]
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+def _linspace_values(start, end, steps, base=None):
+    if isinstance(steps, builtins.bool) or not isinstance(steps, numbers.Integral) or steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return np.linspace(start, end, steps, dtype=np.result_type(float, start, end))
+
+
+def linspace(start, end, steps: int, *, out: Tensor | None = None,
+             dtype: _dtype.dtype | None = None, layout=None, device=None,
+             requires_grad: builtins.bool = False) -> Tensor:
+    """`steps` values evenly spaced from `start` to `end`, both included."""
+    start, end = _number(start), _number(end)
+    values = _linspace_values(start, end, steps)
+    d = dtype or (_dtype.DEFAULTS.complex if values.dtype.kind == "c" else _dtype.DEFAULTS.float)
+    return _from_host(values, d, device, requires_grad, out)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, out: Tensor | None = None,
+             dtype: _dtype.dtype | None = None, layout=None, device=None,
+             requires_grad: builtins.bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    values = np.power(base, _linspace_values(_number(start), _number(end), steps))
+    d = dtype or _dtype.DEFAULTS.float
+    return _from_host(values, d, device, requires_grad, out)
+
+
+def _from_host(values: np.ndarray, d: _dtype.dtype, device, requires_grad, out=None) -> Tensor:
+    dev = _device_of(device)
+    data = _cast_host(values, d)
+    if dev is not CPU:
+        data = backend_of(dev).from_host(data, dev)
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+def _cast_host(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
+    if values.dtype.kind == "c" and not d.is_complex:
+        values = values.real
+    if d.rank < _dtype.FLOATING and values.dtype.kind in "fc":
+        values = np.trunc(values)
+    return values.astype(d.np, copy=False)
+
+
+eye_op = defop("eye", lambda xp: lambda n, m, dtype: xp.eye(n, m, dtype=dtype),
+               differentiable=False)
+
+
+def eye(n: int, m: int | None = None, *, out: Tensor | None = None,
+        dtype: _dtype.dtype | None = None, layout=None, device=None,
+        requires_grad: builtins.bool = False) -> Tensor:
+    """The ``n x m`` identity matrix (``m`` defaults to ``n``)."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    m = n if m is None else m
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dev = _device_of(device)
+    d = dtype or _dtype.DEFAULTS.float
+    return _finish(wrap(eye_op.kernels[dev](n, m, d.np), dev), requires_grad, out)
+
+
+for _fn in (arange, linspace, logspace, eye):
+    export(_fn)
+
+
+# -- from data ------------------------------------------------------------------------------
+def _ragged_error(data, dim=0):
+    """PyTorch's message for nested sequences of unequal lengths."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    first = data[0]
+    expected = len(first) if isinstance(first, (list, tuple)) else None
+    for item in data:
+        length = len(item) if isinstance(item, (list, tuple)) else None
+        if length != expected:
+            if expected is None or length is None:
+                return ValueError(
+                    f"expected sequence of length {expected} at dim {dim + 1} (got {length})"
+                    if expected is not None
+                    else f"too many dimensions '{type(item).__name__}'"
+                )
+            return ValueError(
+                f"expected sequence of length {expected} at dim {dim + 1} (got {length})"
+            )
+    for item in data:
+        err = _ragged_error(item, dim + 1)
+        if err is not None:
+            return err
+    return None
+
+
+def _host_array(data) -> np.ndarray:
+    """NumPy array of Python data with PyTorch's dtype inference (Python floats become the
+    default float dtype, ints int64)."""
+    if isinstance(data, Tensor):
+        return np.array(data._host(), copy=True)
+    if isinstance(data, np.ndarray):
+        _dtype.from_np(data.dtype)
+        return np.array(data, copy=True)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    try:
+        array = np.array(data)
+    except (ValueError, OverflowError) as exc:
+        err = _ragged_error(data)
+        if err is not None:
+            raise err from None
+        if isinstance(exc, OverflowError):
+            raise RuntimeError("Overflow when unpacking long") from None
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}") from None
+    kind = array.dtype.kind
+    if kind in "USO":
+        err = _ragged_error(data)
+        if err is not None:
+            raise err
+        if kind in "US":
+            raise TypeError("new(): invalid data type 'str'")
+        raise TypeError(f"Could not infer dtype of {_first_leaf_type(data)}")
+    if kind == "u" and array.dtype.itemsize == 8:
+        raise RuntimeError("Overflow when unpacking long")
+    if _from_python(data):
+        if kind == "f":
+            return array.astype(_dtype.DEFAULTS.float.np, copy=False)
+        if kind == "c":
+            return array.astype(_dtype.DEFAULTS.complex.np, copy=False)
+        if kind == "i":
+            return array.astype(np.int64, copy=False)
+    return array
+
+
+def _from_python(data) -> builtins.bool:
+    """Whether the leaves of nested data are Python numbers (not NumPy scalars or tensors)."""
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return isinstance(data, (builtins.bool, int, float, complex, list, tuple))
+
+
+def _first_leaf_type(data) -> str:
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return type(data).__name__
+
+
+def tensor(data, *, dtype: _dtype.dtype | None = None, device=None,
+           requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+    """A new tensor holding a copy of `data` (nested lists of numbers, a NumPy array, a
+    tensor). Python ints give int64, floats the default float dtype, bools bool."""
+    array = _host_array(data)
+    if dtype is not None:
+        array = _cast_host(array, dtype)
+    dev = _device_of(device)
+    if dev is not CPU:
+        array = backend_of(dev).from_host(array, dev)
+    return _finish(wrap(array, dev), requires_grad)
+
+
+def as_tensor(data, dtype: _dtype.dtype | None = None, device=None) -> Tensor:
+    """`data` as a tensor, sharing memory with it when it already is a tensor or a NumPy
+    array of the requested dtype and device."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    dev = _device_of(device)
+    if isinstance(data, np.ndarray) and dev is CPU and (dtype is None or dtype.np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_np(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) "
+        )
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order")
+    return wrap(ndarray, CPU)
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A CPU tensor sharing memory with an object that implements the DLPack protocol."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    device_type, _ = ext_tensor.__dlpack_device__()
+    if device_type != 1:  # kDLCPU
+        raise RuntimeError(f"from_dlpack: DLPack device type {device_type} is not supported "
+                           "by the CPU backend")
+    return wrap(np.from_dlpack(ext_tensor), CPU)
+
+
+for _fn in (tensor, as_tensor, from_numpy, from_dlpack):
+    export(_fn)
+
+
+# -- dtype and device conversion ------------------------------------------------------------
+def _cast_kernel(xp):
+    def kernel(x, np_dtype):
+        if x.dtype.kind == "c" and np_dtype.kind != "c":
+            x = x.real
+        return x.astype(np_dtype)
+
+    return kernel
+
+
+cast_op = defop("to_dtype", _cast_kernel)
+to_device_op = defop("to_device", None)
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg._device
+        elif arg is not None:
+            device = arg
+    return dtype, device
+
+
+def to(self: Tensor, *args, **kwargs) -> Tensor:
+    """`self` with another dtype and/or device: ``to(dtype)``, ``to(device)``,
+    ``to(device, dtype)``, ``to(other)``; returns `self` when nothing changes, unless
+    ``copy=True``."""
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dtype, device = _parse_to(args, kwargs)
+    result = self
+    if device is not None:
+        dev = resolve_device(device)
+        if dev is not self._device:
+            result = transfer(result, dev)
+            copy = False
+    if dtype is not None and dtype.np != result._data.dtype:
+        result = call(cast_op, (result,), dtype.np)
+        copy = False
+    if copy:
+        result = clone(result)
+    return result
+
+
+def transfer(x: Tensor, dev) -> Tensor:
+    """Copy `x` to device `dev` (through host memory between two backends)."""
+    source = backend_of(x._device)
+    target = backend_of(dev)
+    host = source.to_host(x._data)
+    out = wrap(as_array(target.from_host(host, dev), dev), dev)
+    if x._ag is not None and STATE.grad_enabled:
+        return LAYERS.autograd(to_device_op, (x, dev), out)
+    return out
+
+
+clone_op = defop("clone", lambda xp: lambda x: x.copy())
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy of `input` in new memory (differentiable)."""
+    return call(clone_op, (input,))
+
+
+def _as(d):
+    def method(self: Tensor, memory_format=None) -> Tensor:
+        return to(self, d)
+
+    method.__name__ = d.name
+    method.__doc__ = f"``self.to({d!r})``."
+    return method
+
+
+for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64),
+                  ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+                  ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16),
+                  ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
+                  ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):
+    export(_as(_d), _name, method=True, function=False)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """`self` cast to `other`'s dtype."""
+    return to(self, other.dtype)
+
+
+def cpu(self: Tensor, memory_format=None) -> Tensor:
+    """`self` on the CPU (itself if already there)."""
+    return to(self, CPU)
+
+
+def cuda(self: Tensor, device=None, non_blocking: builtins.bool = False,
+         memory_format=None) -> Tensor:
+    """`self` on a CUDA device (``cuda:0`` by default)."""
+    if isinstance(device, int):
+        device = f"cuda:{device}"
+    return to(self, device or "cuda")
+
+
+export(to, method=True, function=False)
+export(type_as, method=True, function=False)
+export(cpu, method=True, function=False)
+export(cuda, method=True, function=False)
+export(clone, method=True)

@@ -1,0 +1,380 @@
+"""The Tensor: one backend array, its device, and the slots autograd and views need.
+
+Operators and methods are attached by the op modules in `tocha._ops` (each family declares
+its public functions and their Tensor methods in one place); this module holds only what
+every tensor is: metadata, conversions and the Python protocols.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from ._backend import backend_of
+from ._device import CPU
+
+__all__ = ["Tensor", "Size", "wrap", "is_tensor"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints with `numel()`, as `torch.Size`."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"tocha.Size([{', '.join(map(str, self))}])"
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_new = object.__new__
+
+
+def _autograd():
+    """tocha.autograd, imported on first need; ImportError naming the distribution if absent."""
+    try:
+        import tocha.autograd as autograd
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("tocha.autograd", "tocha"):
+            raise
+        raise ImportError(
+            "requires_grad=True needs tocha-autograd, which is not installed: "
+            "pip install tocha-autograd"
+        ) from None
+    return autograd
+
+
+class Tensor:
+    """A multi-dimensional array on a device, as `torch.Tensor`.
+
+    Slots: ``_data`` the backend array; ``_device`` its interned device; ``_ag`` autograd's
+    metadata (None for a tensor that takes no part in autograd); ``_base`` the tensor this
+    one is a view of; ``_vc`` the version counter (a one-element list shared with views,
+    made on first need).
+    """
+
+    __slots__ = ("_data", "_device", "_ag", "_base", "_vc", "__weakref__")
+    __array_priority__ = 1000
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, as PyTorch reports them."""
+        item = self._data.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        if self._data.size == 0 or self._data.ndim == 0:
+            strides = _contiguous_strides(self._data.shape)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        return backend_of(self._device).storage_offset(self._data)
+
+    def data_ptr(self) -> int:
+        return backend_of(self._device).data_ptr(self._data)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def is_leaf(self) -> bool:
+        ag = self._ag
+        return ag is None or ag.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        ag = self._ag
+        return ag is not None and ag.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value or self._ag is not None:
+            _autograd().set_requires_grad(self, bool(value))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        ag = self._ag
+        return None if ag is None else ag.grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is None and self._ag is None:
+            return
+        _autograd().set_grad(self, value)
+
+    @property
+    def grad_fn(self):
+        ag = self._ag
+        return None if ag is None else ag.grad_fn
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    @property
+    def is_inference(self) -> bool:
+        return False
+
+    # -- conversions ----------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array; shares memory for CPU tensors."""
+        if self._device is not CPU:
+            if not force:
+                raise TypeError(
+                    f"can't convert {self._device.type} device type tensor to numpy. Use "
+                    "Tensor.cpu() to copy the tensor to host memory first."
+                )
+            return backend_of(self._device).to_host(self._data)
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        if self._data.dtype.name == "bfloat16" and not force:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._data
+
+    def _host(self) -> np.ndarray:
+        if self._device is CPU:
+            return self._data
+        return backend_of(self._device).to_host(self._data)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return _to_python(self._host().reshape(()).item(), self._data.dtype)
+
+    def tolist(self):
+        """The data as (nested) Python lists of numbers."""
+        host = self._host()
+        if host.dtype.name == "bfloat16":
+            host = host.astype(np.float32)
+        return host.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        host = self._host()
+        if dtype is not None and host.dtype != dtype:
+            if copy is False:
+                raise ValueError("a copy is needed to convert to the requested dtype")
+            return host.astype(dtype)
+        return host.copy() if copy else host
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if copy is not None:
+            kwargs["copy"] = copy
+        if stream is not None:
+            kwargs["stream"] = stream
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __reduce_ex__(self, protocol):
+        state = (self._host(), self._device.type, self._device.index, self.requires_grad)
+        return (_rebuild, state)
+
+    # -- Python protocols -----------------------------------------------------------------
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._scalar_for("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_for("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar_for("complex"))
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "biu" or self._data.size != 1:
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
+        return int(self.item())
+
+    def _scalar_for(self, kind: str):
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return object.__format__(repr(self) if not spec else self, spec)
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(*range(self._data.ndim - 1, -1, -1))
+
+    @property
+    def mT(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self._data.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        return self.T.conj() if self.is_complex() else self.T
+
+    @property
+    def mH(self) -> Tensor:
+        return self.mT.conj() if self.is_complex() else self.mT
+
+
+def wrap(data, dev) -> Tensor:
+    """A new Tensor around a backend array (the one way kernels' results become Tensors)."""
+    t = _new(Tensor)
+    t._data = data
+    t._device = dev
+    t._ag = None
+    t._base = None
+    t._vc = None
+    return t
+
+
+def is_tensor(obj) -> bool:
+    """Whether obj is a tocha Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def _rebuild(array, device_type, device_index, requires_grad):
+    from ._device import device
+
+    dev = device(device_type, device_index)
+    backend = backend_of(dev)
+    data = array if dev is CPU else backend.from_host(array, dev)
+    t = wrap(data, dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _to_python(value, np_dtype):
+    if np_dtype.name == "bfloat16":
+        return float(value)
+    return value
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dim in range(ndim) from a possibly negative one; IndexError as PyTorch's."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n if ndim else 0
