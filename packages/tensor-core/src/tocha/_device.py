@@ -10,8 +10,9 @@ _INTERNED: dict[tuple[str, int | None], device] = {}
 class device:
     """A device, as `torch.device`: ``device('cpu')``, ``device('cuda:1')``, ``device('cuda', 1)``.
 
-    Devices are interned: equal devices are the same object, so the hot path compares them
-    with ``is``.
+    Devices are interned: equal devices are the same object, so equality and hashing are
+    identity's (C-level, which the dispatcher's per-device kernel caches rely on), and
+    ``device('cpu') == 'cpu'`` is False, as in PyTorch.
     """
 
     __slots__ = ("type", "index", "_backend")
@@ -62,14 +63,6 @@ class device:
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and other.type == self.type and other.index == self.index
-
-    def __hash__(self) -> int:
-        return hash((self.type, self.index))
 
     def __reduce__(self):
         return (device, (self.type, self.index))

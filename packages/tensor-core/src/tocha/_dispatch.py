@@ -187,38 +187,77 @@ def unary(op, x, int_to_float):
 def binary(op, a, b, int_to_float=False):
     """Elementwise op of two operands (Tensors or Python scalars, at least one Tensor),
     broadcast, promoted with PyTorch's rules."""
-    if type(a) is Tensor:
+    ta, tb = type(a), type(b)
+    if ta is Tensor and tb is Tensor:
+        dev = a._device
+        ad, bd = a._data, b._data
+        if b._device is not dev or bd.dtype is not ad.dtype or (
+            int_to_float and ad.dtype.kind in "biu"
+        ):
+            ad, bd, dev = _promote_binary(a, b, int_to_float)
+        tracked = a._ag is not None or b._ag is not None
+    elif ta is Tensor and tb in _SCALAR_RANK:
         dev = a._device
         ad = a._data
-        tb = type(b)
-        if (
-            tb is Tensor
-            and b._device is dev
-            and b._data.dtype is ad.dtype
-            and not (int_to_float and ad.dtype.kind in "biu")
+        if _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind] and not (
+            int_to_float and ad.dtype.kind in "biu"
         ):
-            bd = b._data
-            tracked = a._ag is not None or b._ag is not None
-        elif (
-            tb in _SCALAR_RANK
-            and _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind]
-            and not (int_to_float and ad.dtype.kind in "biu")
-        ):
-            bd = b
-            tracked = a._ag is not None
+            bd = _scalar_like(b, ad.dtype)
         else:
             ad, bd, dev = _promote_binary(a, b, int_to_float)
-            tracked = _any_grad(a, b)
+        tracked = a._ag is not None
+    elif tb is Tensor and ta in _SCALAR_RANK:
+        dev = b._device
+        bd = b._data
+        if _SCALAR_RANK[ta] <= _KIND_RANK[bd.dtype.kind] and not (
+            int_to_float and bd.dtype.kind in "biu"
+        ):
+            ad = _scalar_like(a, bd.dtype)
+        else:
+            ad, bd, dev = _promote_binary(a, b, int_to_float)
+        tracked = b._ag is not None
     else:
         ad, bd, dev = _promote_binary(a, b, int_to_float)
         tracked = _any_grad(a, b)
     try:
-        out = wrap(as_array(op.kernels[dev](ad, bd), dev), dev)
+        result = op.kernels[dev](ad, bd)
     except (ValueError, TypeError, OverflowError) as exc:
         raise _explain_binary(op, a, b, exc) from None
+    if type(result) is not _ndarray:
+        result = backend_of(dev).asarray(result)
+    out = wrap(result, dev)
     if tracked and STATE.grad_enabled:
         return LAYERS.autograd(op, (a, b), out)
     return out
+
+
+_SCALAR_CACHE: dict = {}
+
+
+def _scalar_like(value, np_dtype):
+    """A Python number as a NumPy scalar of an operand's dtype: NumPy's ufuncs take these far
+    faster than Python ints. Cached, except values whose == is unreliable (nan, -0.0)."""
+    key = (value, np_dtype)
+    scalar = _SCALAR_CACHE.get(key)
+    if scalar is None:
+        if type(value) is int and not -(2**63) <= value < 2**64:
+            raise OverflowError("int too big to convert")
+        try:
+            scalar = np_dtype.type(value)
+        except OverflowError:
+            scalar = _wrapped_int(value, np_dtype)
+        if value == value and (value or type(value) is not float) and len(_SCALAR_CACHE) < 4096:
+            _SCALAR_CACHE[key] = scalar
+    return scalar
+
+
+def _wrapped_int(value: int, np_dtype):
+    """A Python int out of an integer dtype's range wraps around, as in PyTorch."""
+    if np_dtype.kind not in "iu":
+        raise OverflowError("int too big to convert")
+    if not -(2**63) <= value < 2**64:
+        raise RuntimeError("Overflow when unpacking long")
+    return _np.array(value, _np.int64 if value < 2**63 else _np.uint64).astype(np_dtype)[()]
 
 
 def _any_grad(a, b) -> bool:
