@@ -1,0 +1,35 @@
+"""tocha.autograd: tape-based reverse-mode automatic differentiation.
+
+Importing it installs the autograd layer into tocha-core's dispatcher; `import tocha` does
+so on the first ``requires_grad=True``.
+"""
+
+from tocha._grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    no_grad,
+    set_grad_enabled,
+)
+
+from . import _record
+from ._api import backward, grad, install_methods, set_grad, set_requires_grad
+from ._version import __version__
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+
+__all__ = [
+    "backward",
+    "grad",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "set_grad",
+    "set_requires_grad",
+    "__version__",
+]
+
+_record.install()
+install_methods()

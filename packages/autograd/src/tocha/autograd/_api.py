@@ -1,0 +1,192 @@
+"""`backward` and `grad`, and the Tensor methods autograd gives."""
+
+from __future__ import annotations
+
+import tocha
+from tocha._tensor import Tensor
+
+from ._engine import retain_grad_hook, run_backward
+from ._graph import AutogradMeta, _Handle
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs, grad_outputs, create_graph) -> list:
+    grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs: got {len(grads)} "
+            f"gradients for {len(outputs)} outputs"
+        )
+    result = []
+    for out, grad in zip(outputs, grads):
+        if not out.requires_grad:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
+        if grad is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (out.is_floating_point() or out.is_complex()):
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"{out.dtype}"
+                )
+            grad = tocha.ones_like(out)
+        elif not isinstance(grad, Tensor):
+            grad = tocha.tensor(grad, dtype=out.dtype, device=out.device)
+        elif grad.shape != out.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] "
+                f"has a shape of {out.shape}."
+            )
+        result.append(grad)
+    return result
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Accumulate into the leaves' ``.grad`` the gradient of `tensors` (weighted by
+    `grad_tensors`, needed for non-scalar outputs); only into `inputs` when given."""
+    outputs = _as_tuple(tensors)
+    grads = _root_grads(outputs, grad_tensors, create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    chosen = _as_tuple(inputs) if inputs is not None else None
+    if chosen is not None and not chosen:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    run_backward(outputs, grads, retain, create_graph, chosen, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    grads = _root_grads(outs, grad_outputs, create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    results = run_backward(outs, grads, retain, create_graph, ins, accumulate=False)
+    final = []
+    for t, g in zip(ins, results):
+        if g is None:
+            if materialize_grads:
+                g = tocha.zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+        final.append(g)
+    return tuple(final)
+
+
+# -- what Tensor methods need ---------------------------------------------------------------
+def set_requires_grad(t: Tensor, value: bool) -> None:
+    meta = t._ag
+    if meta is not None and meta.grad_fn is not None:
+        if not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        return
+    if value and t._data.dtype.kind not in "fcV":
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    if meta is None:
+        t._ag = AutogradMeta(value)
+    else:
+        meta.requires_grad = value
+
+
+def set_grad(t: Tensor, value) -> None:
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(value).__name__}")
+        if value.shape != t.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+        if value.dtype is not t.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if value._device is not t._device:
+            raise RuntimeError("assigned grad has data located on a different device")
+    if t._ag is None:
+        t._ag = AutogradMeta(False)
+    t._ag.grad = value
+
+
+def _backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False,
+              inputs=None) -> None:
+    """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
+    backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def _register_hook(self: Tensor, hook):
+    """`hook(grad)` runs when this tensor's gradient is computed; it may return a new one."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    meta = self._ag
+    if meta.grad_fn is None:
+        if meta.hooks is None:
+            meta.hooks = []
+        meta.hooks.append(hook)
+        return _Handle(meta.hooks, hook)
+    node = meta.grad_fn
+    if node.pre_hooks is None:
+        node.pre_hooks = []
+    entry = (meta.output_nr, hook)
+    node.pre_hooks.append(entry)
+    return _Handle(node.pre_hooks, entry)
+
+
+def _register_post_accumulate_grad_hook(self: Tensor, hook):
+    """`hook(tensor)` runs after a gradient was accumulated into this leaf's ``.grad``."""
+    meta = self._ag
+    if meta is None or meta.grad_fn is not None:
+        raise RuntimeError(
+            "post accumulate grad hooks cannot be registered on non-leaf tensors"
+        )
+    if meta.post_accumulate_hooks is None:
+        meta.post_accumulate_hooks = []
+    meta.post_accumulate_hooks.append(hook)
+    return _Handle(meta.post_accumulate_hooks, hook)
+
+
+def _retain_grad(self: Tensor) -> None:
+    """Keep the gradient of this non-leaf tensor in ``.grad`` after backward."""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    meta = self._ag
+    if meta.grad_fn is None or meta.retains_grad:
+        return
+    meta.retains_grad = True
+    _register_hook(self, retain_grad_hook(self))
+
+
+def _retains_grad(self: Tensor) -> bool:
+    return self._ag is not None and self._ag.retains_grad
+
+
+def install_methods() -> None:
+    Tensor.backward = _backward
+    Tensor.register_hook = _register_hook
+    Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+    Tensor.retain_grad = _retain_grad
+    Tensor.retains_grad = property(_retains_grad)
+

@@ -1,0 +1,322 @@
+"""The backward engine: runs the recorded graph from some outputs back to the leaves.
+
+Iterative (no recursion, so a chain of 100,000 nodes is fine): a first pass counts, for
+each node, the edges that reach it; a node runs once all of them have delivered their
+gradient. Each node runs once, in a valid topological order.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from tocha._dispatch import bump_version
+from tocha._grad_mode import STATE
+from tocha._tensor import Tensor, wrap
+
+from ._graph import AccumulateGrad
+from .anomaly_mode import ANOMALY, check_nan
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+def _dependencies(roots) -> dict:
+    """For every node reachable from `roots`: how many edges lead to it."""
+    deps = {}
+    stack = list(roots)
+    seen = set(map(id, roots))
+    while stack:
+        node = stack.pop()
+        for edge in node.edges:
+            if edge is None:
+                continue
+            deps[edge] = deps.get(edge, 0) + 1
+            if id(edge) not in seen:
+                seen.add(id(edge))
+                stack.append(edge)
+    return deps
+
+
+def _needed(roots, targets) -> set:
+    """The nodes that lie on a path from a root to a target (the rest need not run)."""
+    needed = set()
+    state = {}
+    for root in roots:
+        stack = [(root, iter(root.edges))]
+        state[id(root)] = 0
+        while stack:
+            node, edges = stack[-1]
+            child = next(edges, False)
+            if child is False:
+                stack.pop()
+                if node in targets or any(e is not None and e in needed for e in node.edges):
+                    needed.add(node)
+                continue
+            if child is not None and id(child) not in state:
+                state[id(child)] = 0
+                stack.append((child, iter(child.edges)))
+    return needed
+
+
+class _Buffer:
+    """Gradients gathered for one node's outputs, and whether each is ours to mutate."""
+
+    __slots__ = ("grads", "owned")
+
+    def __init__(self, n: int):
+        self.grads = [None] * n
+        self.owned = [False] * n
+
+    def add(self, k: int, grad: Tensor, owned: bool, create_graph: bool) -> None:
+        current = self.grads[k]
+        if current is None:
+            self.grads[k] = grad
+            self.owned[k] = owned
+        elif self.owned[k] and not create_graph and current.shape == grad.shape:
+            current += grad
+        else:
+            self.grads[k] = current + grad
+            self.owned[k] = True
+
+
+def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, inputs=None,
+                 accumulate: bool = True):
+    """Backpropagate `root_grads` from the tensors `roots`.
+
+    With `accumulate`, gradients are added into the ``.grad`` of leaves (only of `inputs`
+    when given). Without it (``autograd.grad``), returns the gradients of `inputs`.
+    """
+    root_nodes = []
+    buffers = {}
+    for t, g in zip(roots, root_grads):
+        meta = t._ag
+        node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = _Buffer(node.n_outputs)
+            root_nodes.append(node)
+        buf.add(meta.output_nr, g, False, create_graph)
+
+    captures = None
+    targets = None
+    if inputs is not None:
+        captures = {}
+        targets = set()
+        for i, t in enumerate(inputs):
+            meta = t._ag
+            node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
+            captures.setdefault(node, []).append((i, meta.output_nr, t))
+            targets.add(node)
+    deps = _dependencies(root_nodes)
+    needed = _needed(root_nodes, targets) if targets is not None else None
+    results = [None] * (len(inputs) if inputs is not None else 0)
+
+    ready = [n for n in root_nodes if deps.get(n, 0) == 0]
+    previous_mode = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            buf = buffers.pop(node)
+            grads = _run_pre_hooks(node, buf.grads)
+            if captures is not None and node in captures:
+                for i, k, t in captures[node]:
+                    results[i] = grads[k]
+                    if accumulate and not isinstance(node, AccumulateGrad):
+                        _accumulate_into(t, grads[k], False, create_graph)
+            if isinstance(node, AccumulateGrad):
+                if accumulate and (captures is None or node in captures):
+                    _accumulate_into(node.variable, grads[0], buf.owned[0], create_graph)
+                continue
+            if needed is not None and node not in needed:
+                continue
+            input_grads = _apply(node, grads, retain_graph, create_graph)
+            for edge, nr, grad, owned in input_grads:
+                if edge is None or grad is None:
+                    continue
+                target = buffers.get(edge)
+                if target is None:
+                    target = buffers[edge] = _Buffer(edge.n_outputs)
+                target.add(nr, grad, owned, create_graph)
+                deps[edge] -= 1
+                if deps[edge] == 0:
+                    ready.append(edge)
+    finally:
+        STATE.grad_enabled = previous_mode
+    return results
+
+
+def _accumulator(t: Tensor):
+    from ._graph import accumulator_of
+
+    return accumulator_of(t)
+
+
+def _run_pre_hooks(node, grads: list) -> list:
+    hooks = node.pre_hooks
+    if hooks is None:
+        return grads
+    grads = list(grads)
+    for k, fn in list(hooks):
+        if k is None:
+            replaced = fn(tuple(grads))
+            if replaced is not None:
+                grads = list(replaced)
+        elif grads[k] is not None:
+            replaced = fn(grads[k])
+            if replaced is not None:
+                grads[k] = replaced
+    return grads
+
+
+def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
+    """Run one node's formula: (edge, gradient, owned) for each of its arguments."""
+    if node.released:
+        raise RuntimeError(FREED_MESSAGE)
+    if node.formula is None:
+        raise NotImplementedError(
+            f"the derivative for '{node.op_name}' is not implemented: tocha-autograd has no "
+            "formula for it"
+        )
+    for tensor, vc, version in node.versions:
+        if vc[0] != version:
+            _raise_modified(node, tensor, vc[0], version)
+    outs = node.out_meta
+    for k, grad in enumerate(grads):
+        if grad is None:
+            grads[k] = _zeros(outs[k])
+    out = _outputs(node, create_graph)
+    grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
+    results = node.formula(grad_arg, out, *node.saved)
+    if not isinstance(results, tuple):
+        results = (results,)
+    incoming = set(map(id, grads))
+    seen = {}
+    for r in results:
+        if r is not None:
+            seen[id(r)] = seen.get(id(r), 0) + 1
+    edges = []
+    for edge, nr, meta, grad in zip(node.edges, node.edge_nrs, node.input_meta, results):
+        if edge is None or grad is None:
+            edges.append((None, 0, None, False))
+            continue
+        shaped = _conform(grad, meta)
+        owned = shaped is not grad or (
+            grad._base is None and id(grad) not in incoming and seen[id(grad)] == 1
+        )
+        edges.append((edge, nr, shaped, owned))
+    if ANOMALY.enabled:
+        check_nan(node, [g for _, _, g, _ in edges])
+    if node.hooks is not None:
+        for hook in node.hooks:
+            hook(tuple(g for _, _, g, _ in edges), tuple(grads))
+    if not retain_graph:
+        if node.versions or node.out_data is not None:
+            node.released = True
+        node.saved = None
+        node.out_data = None
+    return edges
+
+
+def _outputs(node, create_graph: bool):
+    if node.out_data is None:
+        return None
+    from ._graph import output_tensor
+
+    tensors = []
+    for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta)):
+        tensors.append(output_tensor(node, data, meta.device, k) if create_graph
+                       else wrap(data, meta.device))
+    return tensors[0] if node.n_outputs == 1 else tuple(tensors)
+
+
+def _zeros(meta) -> Tensor:
+    import tocha
+
+    return tocha.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
+
+
+def _conform(grad: Tensor, meta) -> Tensor:
+    """A gradient reduced to its input's shape (undoing broadcasting) and cast to its dtype."""
+    if grad.shape != meta.shape:
+        grad = sum_to(grad, meta.shape)
+    if grad.dtype is not meta.dtype:
+        if grad.dtype.is_complex and not meta.dtype.is_complex:
+            grad = grad.real
+        grad = grad.to(meta.dtype)
+    return grad
+
+
+def sum_to(grad: Tensor, shape) -> Tensor:
+    """Sum `grad` over the dimensions that broadcasting added or expanded to reach it."""
+    lead = grad.dim() - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
+    )
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    if lead:
+        grad = grad.reshape(shape)
+    return grad
+
+
+def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -> None:
+    meta = t._ag
+    if meta.hooks:
+        for hook in meta.hooks:
+            replaced = hook(grad)
+            if replaced is not None:
+                grad, owned = replaced, False
+    current = meta.grad
+    if current is None:
+        if create_graph:
+            meta.grad = grad
+        else:
+            meta.grad = grad if owned and grad._ag is None else _detached_copy(grad)
+    elif create_graph or current._ag is not None:
+        meta.grad = current + grad
+    else:
+        current += grad
+        bump_version(current)
+    if meta.post_accumulate_hooks:
+        for hook in meta.post_accumulate_hooks:
+            hook(t)
+
+
+def _detached_copy(grad: Tensor) -> Tensor:
+    from tocha._backend import backend_of
+
+    data = grad._data.copy() if grad._device.type == "cpu" else backend_of(grad._device) \
+        .xp.array(grad._data, copy=True)
+    return wrap(data, grad._device)
+
+
+def _raise_modified(node, tensor, now: int, expected: int):
+    what = "output" if tensor is None else "an input"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {what} of {node.name()} is at version {now}; expected version "
+        f"{expected} instead. Hint: the backtrace further above may show the operation that "
+        "failed to compute its gradient. The variable in question was changed in there or "
+        "anywhere later. Good luck!"
+    )
+
+
+def retain_grad_hook(t: Tensor):
+    """A hook that stores the gradient flowing into non-leaf `t` as ``t.grad``."""
+    ref = weakref.ref(t)
+
+    def hook(grad):
+        target = ref()
+        if target is None:
+            return None
+        meta = target._ag
+        meta.grad = grad if meta.grad is None else meta.grad + grad
+        return None
+
+    return hook

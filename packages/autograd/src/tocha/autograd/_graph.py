@@ -1,0 +1,161 @@
+"""The tape: autograd metadata of tensors and the nodes (``grad_fn``) of the graph.
+
+A tensor that takes part in autograd carries an `AutogradMeta` in its ``_ag`` slot. A tensor
+made by a recorded op points to its `Node`; a leaf that requires grad is fed by an
+`AccumulateGrad` node, made on first need. A node holds only what its derivative formula
+needs (see `_formulas.SAVES`), and drops it after backward unless the graph is retained.
+"""
+
+from __future__ import annotations
+
+from tocha._tensor import Tensor, wrap
+
+
+class AutogradMeta:
+    """What autograd knows of one tensor."""
+
+    __slots__ = (
+        "requires_grad",
+        "grad",
+        "grad_fn",
+        "output_nr",
+        "retains_grad",
+        "hooks",
+        "post_accumulate_hooks",
+        "accumulator",
+    )
+
+    def __init__(self, requires_grad: bool, grad_fn=None, output_nr: int = 0):
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.retains_grad = False
+        self.hooks = None
+        self.post_accumulate_hooks = None
+        self.accumulator = None
+
+
+class Node:
+    """One recorded op: its derivative formula, what the formula needs, and one edge per
+    argument (the node that receives that argument's gradient, or None).
+
+    ``name()`` is PyTorch's style: ``MulBackward0``.
+    """
+
+    __slots__ = (
+        "op_name",
+        "formula",
+        "saved",
+        "edges",
+        "edge_nrs",
+        "input_meta",
+        "versions",
+        "out_data",
+        "out_meta",
+        "n_outputs",
+        "pre_hooks",
+        "hooks",
+        "released",
+        "trace",
+        "__weakref__",
+    )
+
+    def name(self) -> str:
+        return "".join(part.capitalize() for part in self.op_name.split("_")) + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(
+            (edge, nr)
+            for edge, nr, meta in zip(self.edges, self.edge_nrs, self.input_meta)
+            if meta is not None
+        )
+
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs)` runs after this node computed its gradients."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+        return _Handle(self.hooks, fn)
+
+    def register_prehook(self, fn):
+        """`fn(grad_outputs)` runs before this node; it may return replacement gradients."""
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        self.pre_hooks.append(fn)
+        return _Handle(self.pre_hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+
+class AccumulateGrad:
+    """The node that adds a gradient into a leaf tensor's ``.grad``."""
+
+    __slots__ = ("variable", "pre_hooks", "hooks", "__weakref__")
+    edges = ()
+    edge_nrs = ()
+    n_outputs = 1
+
+    def __init__(self, variable: Tensor):
+        self.variable = variable
+        self.pre_hooks = None
+        self.hooks = None
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+    register_hook = Node.register_hook
+    register_prehook = Node.register_prehook
+
+
+class _Handle:
+    """Removes a hook from the list it was added to."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+def accumulator_of(t: Tensor) -> AccumulateGrad:
+    """The AccumulateGrad node of a leaf (one per leaf, made on first need)."""
+    meta = t._ag
+    acc = meta.accumulator
+    if acc is None:
+        acc = meta.accumulator = AccumulateGrad(t)
+    return acc
+
+
+def edge_of(t: Tensor):
+    """Where the gradient of `t` goes: its grad_fn, its accumulator, or None."""
+    meta = t._ag
+    if meta is None or not meta.requires_grad:
+        return None
+    if meta.grad_fn is not None:
+        return meta.grad_fn
+    return accumulator_of(t)
+
+
+def output_tensor(node: Node, data, dev, output_nr: int = 0) -> Tensor:
+    """A tensor around a node's saved output data that is part of the graph (its grad_fn is
+    the node), for formulas evaluated with create_graph."""
+    t = wrap(data, dev)
+    t._ag = AutogradMeta(True, node, output_nr)
+    return t

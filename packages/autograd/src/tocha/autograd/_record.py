@@ -1,0 +1,134 @@
+"""The autograd layer of the dispatcher: records one node per op that needs it.
+
+tocha-core calls `record(op, args, out)` after running an op's kernel, when grad mode is on
+and an argument requires grad; `rebase(target, result)` after an in-place op.
+"""
+
+from __future__ import annotations
+
+from tocha._dispatch import LAYERS, bump_version
+from tocha._tensor import Tensor
+
+from ._formulas import FORMULAS
+from ._graph import AutogradMeta, Node, edge_of
+from .anomaly_mode import ANOMALY, creation_trace
+
+
+class TensorMeta:
+    """Stands in a node for an argument tensor its formula does not need: shape, dtype,
+    device; enough to shape a gradient, never its values."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t: Tensor):
+        self.shape = t.shape
+        self.dtype = t.dtype
+        self.device = t._device
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+
+def _version_counter(t: Tensor) -> list:
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc
+
+
+def _is_float(t: Tensor) -> bool:
+    return t._data.dtype.kind in "fcV"
+
+
+def record(op, args, out):
+    """Record `op(*args) -> out` on the tape; returns `out`, now requiring grad."""
+    if not op.differentiable:
+        return out
+    entry = FORMULAS.get(op.name)
+    saves, save_out = entry.saves if entry is not None else (None, True)
+    node = Node.__new__(Node)
+    node.op_name = op.name
+    node.formula = None if entry is None else entry.formula
+    edges = []
+    nrs = []
+    saved = []
+    metas = []
+    versions = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            edges.append(edge_of(arg))
+            nrs.append(arg._ag.output_nr if arg._ag is not None else 0)
+            metas.append(TensorMeta(arg))
+            if saves is None or i in saves:
+                saved.append(arg)
+                vc = _version_counter(arg)
+                versions.append((arg, vc, vc[0]))
+            else:
+                saved.append(metas[-1])
+        else:
+            edges.append(None)
+            nrs.append(0)
+            metas.append(None)
+            saved.append(arg)
+    node.edges = edges
+    node.edge_nrs = nrs
+    node.saved = saved
+    node.input_meta = metas
+    node.pre_hooks = None
+    node.hooks = None
+    node.released = False
+    node.trace = creation_trace() if ANOMALY.enabled else None
+    outputs = out if type(out) is tuple else (out,)
+    node.n_outputs = len(outputs)
+    node.out_data = None
+    node.out_meta = tuple(TensorMeta(t) for t in outputs)
+    if save_out:
+        node.out_data = tuple(t._data for t in outputs)
+    for i, t in enumerate(outputs):
+        if _is_float(t):
+            t._ag = AutogradMeta(True, node, i)
+            if save_out:
+                vc = _version_counter(t)
+                versions.append((None, vc, vc[0]))
+    node.versions = versions
+    return out
+
+
+def rebase(target: Tensor, result: Tensor) -> None:
+    """After an in-place op on a tensor autograd tracks: write `result`'s values into
+    `target` and give `target` the history of `result` (a view's base is rewired too)."""
+    meta = target._ag
+    base = target._base
+    if meta is not None and meta.requires_grad and meta.grad_fn is None and base is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if base is not None and base._ag is not None and base._ag.requires_grad and \
+            base._ag.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
+        )
+    target._data[...] = result._data
+    bump_version(target)
+    if base is None:
+        target._ag = result._ag
+        return
+    from ._views import rebase_view
+
+    rebase_view(target, base, result)
+
+
+def install() -> None:
+    LAYERS.autograd = record
+    LAYERS.rebase = rebase

@@ -1,0 +1,68 @@
+"""Anomaly detection: NaN gradients raise, naming the forward op and where it was made."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+
+
+class _Anomaly(threading.local):
+    enabled = False
+    check_nan = True
+
+
+ANOMALY = _Anomaly()
+
+
+def creation_trace() -> str:
+    """The traceback of the forward call that is recording a node (kept in anomaly mode)."""
+    return "".join(traceback.format_stack()[:-3])
+
+
+def check_nan(node, grads) -> None:
+    """Raise if a node produced NaN in one of its gradients."""
+    if not ANOMALY.check_nan:
+        return
+    for i, grad in enumerate(grads):
+        if grad is not None and grad.is_floating_point() and bool(grad.isnan().any()):
+            where = f"\nTraceback of forward call that caused the error:\n{node.trace}" \
+                if node.trace else ""
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {i}th output.{where}"
+            )
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that checks every backward node for NaN results and
+    records where each node's forward op was called."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
+        ANOMALY.enabled, ANOMALY.check_nan = True, self.check_nan
+        return self
+
+    def __exit__(self, *exc):
+        ANOMALY.enabled, ANOMALY.check_nan = self._prev
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly(self.check_nan):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off."""
+    ANOMALY.enabled, ANOMALY.check_nan = bool(mode), check_nan
+
+
+def is_anomaly_enabled() -> bool:
+    return ANOMALY.enabled
