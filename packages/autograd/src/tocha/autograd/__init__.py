@@ -11,14 +11,22 @@ from tocha._grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 
-from . import _record
+from . import _record, functional  # noqa: F401
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .function import Function, FunctionCtx, once_differentiable
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 
 __all__ = [
     "backward",
     "grad",
+    "Function",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "FunctionCtx",
+    "once_differentiable",
     "detect_anomaly",
     "set_detect_anomaly",
     "is_anomaly_enabled",

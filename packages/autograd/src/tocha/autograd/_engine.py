@@ -186,16 +186,17 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     for tensor, vc, version in node.versions:
         if vc[0] != version:
             _raise_modified(node, tensor, vc[0], version)
-    outs = node.out_meta
-    for k, grad in enumerate(grads):
-        if grad is None:
-            grads[k] = _zeros(outs[k])
+    if node.materialize:
+        outs = node.out_meta
+        for k, grad in enumerate(grads):
+            if grad is None:
+                grads[k] = _zeros(outs[k])
     out = _outputs(node, create_graph)
     grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
     results = node.formula(grad_arg, out, *node.saved)
     if not isinstance(results, tuple):
         results = (results,)
-    incoming = set(map(id, grads))
+    incoming = {id(g) for g in grads if g is not None}
     seen = {}
     for r in results:
         if r is not None:

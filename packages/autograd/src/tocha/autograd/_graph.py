@@ -57,11 +57,14 @@ class Node:
         "pre_hooks",
         "hooks",
         "released",
+        "materialize",
         "trace",
         "__weakref__",
     )
 
     def name(self) -> str:
+        if not self.op_name[:1].islower():  # a custom Function's class name
+            return self.op_name + "Backward"
         return "".join(part.capitalize() for part in self.op_name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:

@@ -87,6 +87,7 @@ def record(op, args, out):
     node.pre_hooks = None
     node.hooks = None
     node.released = False
+    node.materialize = True
     node.trace = creation_trace() if ANOMALY.enabled else None
     outputs = out if type(out) is tuple else (out,)
     node.n_outputs = len(outputs)

@@ -1,0 +1,139 @@
+"""Finite-difference checks of gradients (`gradcheck`) and of second derivatives
+(`gradgradcheck`), with PyTorch's arguments and tolerances."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tocha
+from tocha._tensor import Tensor
+
+from ._api import grad as autograd_grad
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """A gradient computed by autograd differs from its finite-difference estimate."""
+
+
+def _as_tuple(x) -> tuple:
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _differentiable_outputs(outputs) -> list:
+    return [o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.requires_grad]
+
+
+def _float_outputs(outputs) -> list:
+    return [o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.is_floating_point()]
+
+
+def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
+    """jac[o][i]: (numel of output o) x (numel of input i), by central differences."""
+    with tocha.no_grad():
+        n_out = len(_float_outputs(func(*inputs)))
+    jacobians = [[None] * len(targets) for _ in range(n_out)]
+    for i, t in enumerate(targets):
+        data = t._data
+        columns = [[] for _ in range(n_out)]
+        for index in np.ndindex(data.shape):
+            original = data[index].copy()
+            data[index] = original + eps
+            with tocha.no_grad():
+                plus = [o.numpy(force=True).copy() for o in _float_outputs(func(*inputs))]
+            data[index] = original - eps
+            with tocha.no_grad():
+                minus = [o.numpy(force=True).copy() for o in _float_outputs(func(*inputs))]
+            data[index] = original
+            for o in range(n_out):
+                columns[o].append(((plus[o] - minus[o]) / (2 * eps)).reshape(-1))
+        for o in range(n_out):
+            size = columns[o][0].size if columns[o] else 0
+            jacobians[o][i] = (np.stack(columns[o], axis=1) if columns[o]
+                               else np.zeros((size, 0)))
+    return jacobians
+
+
+def _analytical_jacobians(outputs, targets) -> list:
+    jacobians = []
+    for out in outputs:
+        rows = [[] for _ in targets]
+        for k in range(out.numel()):
+            one_hot = tocha.zeros_like(out)
+            one_hot.view(-1)[k] = 1
+            grads = autograd_grad(out, targets, one_hot, retain_graph=True, allow_unused=True)
+            for i, (t, g) in enumerate(zip(targets, grads)):
+                if g is not None and g.shape != t.shape:
+                    raise GradcheckError(
+                        f"Gradient for input {i} has shape {tuple(g.shape)}, expected "
+                        f"{tuple(t.shape)}"
+                    )
+                rows[i].append(np.zeros(t.numel()) if g is None
+                               else g.numpy(force=True).reshape(-1).astype(np.float64))
+        jacobians.append([np.stack(r) if r else np.zeros((0, t.numel()))
+                          for r, t in zip(rows, targets)])
+    return jacobians
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """Check the gradients autograd computes for `func` at `inputs` (tensors with
+    ``requires_grad=True``, ideally float64) against central finite differences:
+    ``|analytical - numerical| <= atol + rtol * |numerical|`` elementwise."""
+    inputs = _as_tuple(inputs)
+    targets = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not targets:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    outputs = _float_outputs(func(*inputs))
+    differentiable = [o for o in outputs if o.requires_grad]
+    numerical = _numerical_jacobians(func, inputs, targets, eps)
+    analytical = _analytical_jacobians(differentiable, targets)
+    diff_index = [k for k, o in enumerate(outputs) if o.requires_grad]
+    for o, num_row in enumerate(numerical):
+        for i, num in enumerate(num_row):
+            if o in diff_index:
+                ana = analytical[diff_index.index(o)][i]
+            else:
+                ana = np.zeros_like(num)
+            if ana.shape != num.shape or not np.allclose(ana, num, rtol=rtol, atol=atol):
+                message = (f"Jacobian mismatch for output {o} with respect to input {i},\n"
+                           f"numerical:{num}\nanalytical:{ana}\n")
+                if raise_exception:
+                    raise GradcheckError(message)
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """Check second derivatives: `gradcheck` of the map (inputs, grad_outputs) ->
+    gradients of `func`, computed with ``create_graph=True``."""
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        generator = tocha.Generator().manual_seed(0)
+        grad_outputs = tuple(
+            tocha.randn(o.shape, dtype=o.dtype, generator=generator).requires_grad_()
+            for o in _differentiable_outputs(func(*inputs))
+        )
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        outputs = _differentiable_outputs(func(*args[:n]))
+        chosen = [a for a in args[:n] if isinstance(a, Tensor) and a.requires_grad]
+        grads = autograd_grad(outputs, chosen, args[n:], create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
