@@ -139,3 +139,55 @@ d("clamp", "0", _clamp)
 d("clone", "", lambda g, out, x: g)
 d("to_dtype", "", lambda g, out, x, dtype: (g, None))
 d("to_device", "", lambda g, out, x, dev: (g.to(x.device), None))
+
+
+# -- reductions -----------------------------------------------------------------------------
+def _unreduce(g, shape, dims, keepdim):
+    """`g`, the gradient of a reduction over `dims`, broadcast back to the input `shape`."""
+    if not keepdim and len(shape) and g.dim() != len(shape):
+        reduced = range(len(shape)) if dims is None else sorted(d % len(shape) for d in dims)
+        for d in reduced:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _count(shape, dims) -> int:
+    n = 1
+    for d in range(len(shape)) if dims is None else dims:
+        n *= shape[d]
+    return n
+
+
+d("sum", "", lambda g, out, x, dims, keepdim, dtype: _unreduce(g, x.shape, dims, keepdim))
+d("mean", "", lambda g, out, x, dims, keepdim, dtype:
+  _unreduce(g, x.shape, dims, keepdim) / _count(x.shape, dims))
+
+
+# -- views ----------------------------------------------------------------------------------
+def _positions(shape, key):
+    import numpy as np
+
+    return tocha.from_numpy(np.arange(shape.numel(), dtype=np.int64).reshape(shape)[key])
+
+
+def _scatter(g, shape, positions):
+    """A zero tensor of `shape` with `g` added at the flat `positions` (same shape as g)."""
+    flat = tocha.zeros(shape.numel(), dtype=g.dtype, device=g.device)
+    flat = flat.index_put((positions.reshape(-1).to(g.device),), g.reshape(-1),
+                          accumulate=True)
+    return flat.reshape(shape)
+
+
+def _inverse(perm):
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
+
+
+d("view", "", lambda g, out, x, shape: g.reshape(x.shape))
+d("permute", "", lambda g, out, x, dims: g.permute(_inverse(dims)))
+d("expand", "", lambda g, out, x, shape: g)
+d("squeeze", "", lambda g, out, x, dims: g.reshape(x.shape))
+d("unsqueeze", "", lambda g, out, x, dim: g.squeeze(dim))
+d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape, key)))

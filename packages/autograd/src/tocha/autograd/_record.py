@@ -7,7 +7,7 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 from __future__ import annotations
 
 from tocha._dispatch import LAYERS, bump_version
-from tocha._tensor import Tensor
+from tocha._tensor import Tensor, wrap
 
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, Node, edge_of
@@ -120,6 +120,7 @@ def rebase(target: Tensor, result: Tensor) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place "
             "operation."
         )
+    _keep_original(target, result)
     target._data[...] = result._data
     bump_version(target)
     if base is None:
@@ -128,6 +129,20 @@ def rebase(target: Tensor, result: Tensor) -> None:
     from ._views import rebase_view
 
     rebase_view(target, base, result)
+
+
+def _keep_original(target: Tensor, result: Tensor) -> None:
+    """The node of `result` may have saved `target`, about to be overwritten: give it a copy
+    of target's current values and history instead (as PyTorch saves ``original_self``)."""
+    node = result._ag.grad_fn if result._ag is not None else None
+    if node is None or not any(t is target for t, _, _ in node.versions):
+        return
+    original = wrap(target._data.copy(), target._device)
+    original._ag = target._ag
+    original._vc = [0]
+    node.saved = [original if s is target else s for s in node.saved]
+    node.versions = [(original, original._vc, 0) if t is target else (t, vc, v)
+                     for t, vc, v in node.versions]
 
 
 def install() -> None:

@@ -1,0 +1,79 @@
+"""In-place ops on views: rewiring the history of the view's base.
+
+When a view of `base` is overwritten in place by the values of `result`, the base's new
+history is "copy the slices": its gradient flows to the old base everywhere outside the
+view's region, and to `result` inside it. The view then becomes a strided view of the new
+base. The region is given by the flat positions (in the base) of the view's elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tocha
+from tocha._tensor import Tensor
+
+from ._graph import AutogradMeta, Node, edge_of
+from ._record import TensorMeta
+
+
+def _positions(view: Tensor, base: Tensor) -> np.ndarray:
+    """For every element of `view`, its flat index in (contiguous) `base`."""
+    if not base.is_contiguous():
+        raise NotImplementedError(
+            "in-place operations on views of a non-contiguous base are not supported by "
+            "autograd yet; call .contiguous() on the base first"
+        )
+    offset = view.storage_offset() - base.storage_offset()
+    flat = np.arange(base.numel(), dtype=np.int64)
+    strides = tuple(s * flat.itemsize for s in view.stride())
+    return np.lib.stride_tricks.as_strided(flat[offset:], view.shape, strides).copy()
+
+
+def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor) -> Node:
+    node = Node.__new__(Node)
+    node.op_name = name
+    node.formula = formula
+    node.edges = [edge_of(t) if isinstance(t, Tensor) else None for t in inputs]
+    node.edge_nrs = [t._ag.output_nr if isinstance(t, Tensor) and t._ag is not None else 0
+                     for t in inputs]
+    node.input_meta = [TensorMeta(t) if isinstance(t, Tensor) else None for t in inputs]
+    node.saved = saved
+    node.versions = []
+    node.out_data = None
+    node.out_meta = (TensorMeta(output),)
+    node.n_outputs = 1
+    node.pre_hooks = None
+    node.hooks = None
+    node.released = False
+    node.materialize = True
+    node.trace = None
+    return node
+
+
+def _copy_slices(g, out, index, keep):
+    flat = g.reshape(-1)
+    return (flat * keep).reshape(g.shape), flat[index]
+
+
+def _strided_view(g, out, index, base_meta):
+    flat = tocha.zeros(base_meta.shape.numel(), dtype=g.dtype, device=g.device)
+    flat = flat.index_put((index.reshape(-1),), g.reshape(-1), accumulate=True)
+    return (flat.reshape(base_meta.shape),)
+
+
+def rebase_view(target: Tensor, base: Tensor, result: Tensor) -> None:
+    """`target`, a view of `base`, now holds `result`'s values: rewire both histories."""
+    positions = _positions(target, base)
+    index = tocha.from_numpy(positions).to(base.device)
+    keep_mask = np.ones(base.numel(), dtype=base._data.dtype)
+    keep_mask[positions.reshape(-1)] = 0
+    keep = tocha.from_numpy(keep_mask).to(base.device)
+    base_old = base.detach() if base._ag is None else base
+    inputs = (base_old, result)
+    copy = _node("copy_slices", _copy_slices, inputs, (index, keep), base)
+    if base._ag is None or not base._ag.requires_grad:
+        copy.edges[0] = None
+    base._ag = AutogradMeta(True, copy, 0)
+    view = _node("as_strided", _strided_view, (base,), (index, TensorMeta(base)), target)
+    target._ag = AutogradMeta(True, view, 0)
