@@ -216,9 +216,8 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     if node.hooks is not None:
         for hook in node.hooks:
             hook(tuple(g for _, _, g, _ in edges), tuple(grads))
-    if not retain_graph:
-        if node.versions or node.out_data is not None:
-            node.released = True
+    if not retain_graph and (node.versions or node.out_data is not None):
+        node.released = True
         node.saved = None
         node.out_data = None
     return edges
