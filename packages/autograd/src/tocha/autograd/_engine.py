@@ -77,8 +77,9 @@ class _Buffer:
         if current is None:
             self.grads[k] = grad
             self.owned[k] = owned
-        elif self.owned[k] and not create_graph and current.shape == grad.shape:
-            current += grad
+        elif self.owned[k] and not create_graph and current._data.shape == grad._data.shape \
+                and current._data.dtype == grad._data.dtype:
+            current._data += grad._data
         else:
             self.grads[k] = current + grad
             self.owned[k] = True
@@ -196,21 +197,13 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     results = node.formula(grad_arg, out, *node.saved)
     if not isinstance(results, tuple):
         results = (results,)
-    incoming = {id(g) for g in grads if g is not None}
-    seen = {}
-    for r in results:
-        if r is not None:
-            seen[id(r)] = seen.get(id(r), 0) + 1
     edges = []
     for edge, nr, meta, grad in zip(node.edges, node.edge_nrs, node.input_meta, results):
         if edge is None or grad is None:
             edges.append((None, 0, None, False))
             continue
         shaped = _conform(grad, meta)
-        owned = shaped is not grad or (
-            grad._base is None and id(grad) not in incoming and seen[id(grad)] == 1
-        )
-        edges.append((edge, nr, shaped, owned))
+        edges.append((edge, nr, shaped, shaped is not grad or _exclusive(grad, grads, results)))
     if ANOMALY.enabled:
         check_nan(node, [g for _, _, g, _ in edges])
     if node.hooks is not None:
@@ -221,6 +214,21 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         node.saved = None
         node.out_data = None
     return edges
+
+
+def _exclusive(grad, incoming, results) -> bool:
+    """Whether a formula's result is a fresh tensor that no other edge receives (so the
+    engine may accumulate into it in place)."""
+    if grad._base is not None:
+        return False
+    for g in incoming:
+        if g is grad:
+            return False
+    count = 0
+    for r in results:
+        if r is grad:
+            count += 1
+    return count == 1
 
 
 def _outputs(node, create_graph: bool):
@@ -243,9 +251,9 @@ def _zeros(meta) -> Tensor:
 
 def _conform(grad: Tensor, meta) -> Tensor:
     """A gradient reduced to its input's shape (undoing broadcasting) and cast to its dtype."""
-    if grad.shape != meta.shape:
+    if grad._data.shape != meta.raw_shape:
         grad = sum_to(grad, meta.shape)
-    if grad.dtype is not meta.dtype:
+    if grad._data.dtype != meta.np_dtype:
         if grad.dtype.is_complex and not meta.dtype.is_complex:
             grad = grad.real
         grad = grad.to(meta.dtype)
@@ -278,11 +286,13 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
             meta.grad = grad
         else:
             meta.grad = grad if owned and grad._ag is None else _detached_copy(grad)
-    elif create_graph or current._ag is not None:
+    elif create_graph or current._ag is not None or grad._device is not current._device:
         meta.grad = current + grad
+    elif current._data.shape == grad._data.shape and current._data.dtype == grad._data.dtype:
+        current._data += grad._data
+        bump_version(current)
     else:
         current += grad
-        bump_version(current)
     if meta.post_accumulate_hooks:
         for hook in meta.post_accumulate_hooks:
             hook(t)

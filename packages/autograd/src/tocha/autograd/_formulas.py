@@ -144,6 +144,8 @@ d("to_device", "", lambda g, out, x, dev: (g.to(x.device), None))
 # -- reductions -----------------------------------------------------------------------------
 def _unreduce(g, shape, dims, keepdim):
     """`g`, the gradient of a reduction over `dims`, broadcast back to the input `shape`."""
+    if dims is None and not keepdim:
+        return g.expand(shape)
     if not keepdim and len(shape) and g.dim() != len(shape):
         reduced = range(len(shape)) if dims is None else sorted(d % len(shape) for d in dims)
         for d in reduced:

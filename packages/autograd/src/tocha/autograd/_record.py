@@ -7,10 +7,11 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 from __future__ import annotations
 
 from tocha._dispatch import LAYERS, bump_version
-from tocha._tensor import Tensor, wrap
+from tocha._dtype import FROM_NP
+from tocha._tensor import Size, Tensor, wrap
 
 from ._formulas import FORMULAS
-from ._graph import AutogradMeta, Node, edge_of
+from ._graph import AutogradMeta, Node, accumulator_of
 from .anomaly_mode import ANOMALY, creation_trace
 
 
@@ -18,22 +19,31 @@ class TensorMeta:
     """Stands in a node for an argument tensor its formula does not need: shape, dtype,
     device; enough to shape a gradient, never its values."""
 
-    __slots__ = ("shape", "dtype", "device")
+    __slots__ = ("raw_shape", "np_dtype", "device")
 
     def __init__(self, t: Tensor):
-        self.shape = t.shape
-        self.dtype = t.dtype
+        data = t._data
+        self.raw_shape = data.shape
+        self.np_dtype = data.dtype
         self.device = t._device
 
+    @property
+    def shape(self) -> Size:
+        return Size(self.raw_shape)
+
+    @property
+    def dtype(self):
+        return FROM_NP[self.np_dtype]
+
     def dim(self) -> int:
-        return len(self.shape)
+        return len(self.raw_shape)
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self.raw_shape)
 
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[dim]
+        return self.shape if dim is None else self.raw_shape[dim]
 
     def numel(self) -> int:
         return self.shape.numel()
@@ -66,8 +76,16 @@ def record(op, args, out):
     versions = []
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
-            edges.append(edge_of(arg))
-            nrs.append(arg._ag.output_nr if arg._ag is not None else 0)
+            ag = arg._ag
+            if ag is None or not ag.requires_grad:
+                edges.append(None)
+                nrs.append(0)
+            elif ag.grad_fn is not None:
+                edges.append(ag.grad_fn)
+                nrs.append(ag.output_nr)
+            else:
+                edges.append(ag.accumulator or accumulator_of(arg))
+                nrs.append(0)
             metas.append(TensorMeta(arg))
             if saves is None or i in saves:
                 saved.append(arg)
