@@ -11,7 +11,7 @@ from tocha._grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 
-from . import _record, functional  # noqa: F401
+from . import _record, functional, graph  # noqa: F401
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck

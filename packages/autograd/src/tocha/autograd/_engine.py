@@ -15,6 +15,7 @@ from tocha._tensor import Tensor, wrap
 
 from ._graph import AccumulateGrad
 from .anomaly_mode import ANOMALY, check_nan
+from .graph import Packed
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -194,7 +195,10 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
                 grads[k] = _zeros(outs[k])
     out = _outputs(node, create_graph)
     grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
-    results = node.formula(grad_arg, out, *node.saved)
+    saved = node.saved
+    if node.versions and any(type(s) is Packed for s in saved):
+        saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
+    results = node.formula(grad_arg, out, *saved)
     if not isinstance(results, tuple):
         results = (results,)
     edges = []

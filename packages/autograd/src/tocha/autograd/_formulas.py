@@ -193,3 +193,8 @@ d("expand", "", lambda g, out, x, shape: g)
 d("squeeze", "", lambda g, out, x, dims: g.reshape(x.shape))
 d("unsqueeze", "", lambda g, out, x, dim: g.squeeze(dim))
 d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape, key)))
+
+
+# -- selection ------------------------------------------------------------------------------
+d("where", "0", lambda g, out, cond, a, b: (None, tocha.where(cond, g, 0.0),
+                                            tocha.where(cond, 0.0, g)))

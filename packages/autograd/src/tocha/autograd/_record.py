@@ -13,6 +13,7 @@ from tocha._tensor import Size, Tensor, wrap
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, Node, accumulator_of
 from .anomaly_mode import ANOMALY, creation_trace
+from .graph import HOOKS, pack
 
 
 class TensorMeta:
@@ -88,9 +89,9 @@ def record(op, args, out):
                 nrs.append(0)
             metas.append(TensorMeta(arg))
             if saves is None or i in saves:
-                saved.append(arg)
                 vc = _version_counter(arg)
                 versions.append((arg, vc, vc[0]))
+                saved.append(pack(arg) if HOOKS.stack else arg)
             else:
                 saved.append(metas[-1])
         else:

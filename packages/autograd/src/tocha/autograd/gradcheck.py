@@ -130,9 +130,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     n = len(inputs)
 
     def first_derivatives(*args):
-        outputs = _differentiable_outputs(func(*args[:n]))
-        chosen = [a for a in args[:n] if isinstance(a, Tensor) and a.requires_grad]
-        grads = autograd_grad(outputs, chosen, args[n:], create_graph=True, allow_unused=True)
+        with tocha.enable_grad():
+            outputs = _differentiable_outputs(func(*args[:n]))
+            chosen = [a for a in args[:n] if isinstance(a, Tensor) and a.requires_grad]
+            grads = autograd_grad(outputs, chosen, args[n:], create_graph=True,
+                                  allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
