@@ -1,0 +1,29 @@
+"""Every differentiable primitive of tocha-core has a derivative formula."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha  # noqa: F401
+from tocha._dispatch import REGISTRY
+from tocha.autograd._formulas import FORMULAS
+
+# Primitives whose gradient is handled outside the formula table.
+NOT_IN_TABLE = {"to_device"} - set(FORMULAS)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, op in REGISTRY.items() if op.differentiable and n not in NOT_IN_TABLE)
+)
+def test_every_differentiable_primitive_has_a_formula(name):
+    assert name in FORMULAS, f"tocha-autograd has no derivative for {name}"
+
+
+def test_formulas_name_only_existing_primitives():
+    assert set(FORMULAS) <= set(REGISTRY)
+
+
+def test_non_differentiable_ops_record_nothing():
+    x = tocha.ones(3, requires_grad=True)
+    for result in (x > 0, x.argmax(), x.isnan()):
+        assert result.grad_fn is None and not result.requires_grad
