@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import tocha
+from tocha._dispatch import REGISTRY, call
 
 
 class Derivative:
@@ -26,10 +29,27 @@ class Derivative:
 FORMULAS: dict[str, Derivative] = {}
 
 
+class _From:
+    """Argument positions `start` and after (a saves spec like "2+")."""
+
+    __slots__ = ("start",)
+
+    def __init__(self, start: int):
+        self.start = start
+
+    def __contains__(self, i: int) -> bool:
+        return i >= self.start
+
+
 def d(name: str, saves: str, formula) -> None:
+    """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "o"
+    for the output, "2+" for position 2 and every later one."""
     if name in FORMULAS:
         raise ValueError(f"derivative of {name!r} is declared twice")
-    positions = frozenset(int(c) for c in saves if c.isdigit())
+    if "+" in saves:
+        positions = _From(int(saves[saves.index("+") - 1]))
+    else:
+        positions = frozenset(int(c) for c in saves if c.isdigit())
     FORMULAS[name] = Derivative(formula, (positions, "o" in saves))
 
 
@@ -198,3 +218,36 @@ d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape,
 # -- selection ------------------------------------------------------------------------------
 d("where", "0", lambda g, out, cond, a, b: (None, tocha.where(cond, g, 0.0),
                                             tocha.where(cond, 0.0, g)))
+
+
+def _index_put(g, out, x, values, *rest):
+    tensors, (pattern, accumulate) = rest[:-2], rest[-2:]
+    index_op, put_op = REGISTRY["index"], REGISTRY["index_put"]
+    grad_values = call(index_op, (g, *tensors), pattern)
+    if accumulate:
+        grad_x = g
+    else:
+        grad_x = call(put_op, (g, tocha.zeros((), dtype=g.dtype, device=g.device), *tensors),
+                      pattern, False)
+    return (grad_x, grad_values) + (None,) * len(rest)
+
+
+d("index_put", "2+", _index_put)
+
+
+def _index(g, out, x, *rest):
+    tensors, pattern = rest[:-1], rest[-1]
+    zeros = tocha.zeros(x.shape, dtype=g.dtype, device=g.device)
+    grad = call(REGISTRY["index_put"], (zeros, g, *tensors), pattern, True)
+    return (grad,) + (None,) * len(rest)
+
+
+def _masked_select(g, out, x, mask):
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    zeros = tocha.zeros(shape, dtype=g.dtype, device=g.device)
+    return zeros.index_put((mask.expand(shape),), g), None
+
+
+d("index", "1+", _index)
+d("masked_fill", "1", lambda g, out, x, mask, value: (tocha.where(mask, 0.0, g), None, None))
+d("masked_select", "1", _masked_select)
