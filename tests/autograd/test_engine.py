@@ -89,7 +89,7 @@ def test_backward_gradient_and_inputs():
 
 def test_grad_returns_without_accumulating():
     x, y = leaf(3), leaf(3)
-    gx, = autograd.grad((x * y).sum(), x)
+    (gx,) = autograd.grad((x * y).sum(), x)
     np.testing.assert_allclose(gx.numpy(), y.detach().numpy())
     assert x.grad is None
 
@@ -107,17 +107,17 @@ def test_grad_of_an_unused_input():
 def test_grad_of_non_leaf_input():
     x = leaf(3)
     h = x * 3
-    gh, = autograd.grad((h * h).sum(), h)
+    (gh,) = autograd.grad((h * h).sum(), h)
     np.testing.assert_allclose(gh.numpy(), 2 * h.detach().numpy())
 
 
 def test_higher_order_with_create_graph(torch):
     xn = RNG.random(4)
     x, xt = tocha.tensor(xn, requires_grad=True), torch.tensor(xn, requires_grad=True)
-    g, = autograd.grad((x.sin() * x).sum(), x, create_graph=True)
-    gt, = torch.autograd.grad((xt.sin() * xt).sum(), xt, create_graph=True)
-    g2, = autograd.grad(g.sum(), x)
-    g2t, = torch.autograd.grad(gt.sum(), xt)
+    (g,) = autograd.grad((x.sin() * x).sum(), x, create_graph=True)
+    (gt,) = torch.autograd.grad((xt.sin() * xt).sum(), xt, create_graph=True)
+    (g2,) = autograd.grad(g.sum(), x)
+    (g2t,) = torch.autograd.grad(gt.sum(), xt)
     np.testing.assert_allclose(g2.numpy(), g2t.numpy(), rtol=1e-12)
 
 

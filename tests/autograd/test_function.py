@@ -235,8 +235,9 @@ def test_functional_against_closed_forms():
 def test_jacobian_of_two_inputs_matches_torch(torch):
     an, bn = RNG.random(2), RNG.random(3)
     ours = jacobian(lambda a, b: (a[:, None] * b).exp(), (tocha.tensor(an), tocha.tensor(bn)))
-    theirs = torch.autograd.functional.jacobian(lambda a, b: (a[:, None] * b).exp(),
-                                                (torch.tensor(an), torch.tensor(bn)))
+    theirs = torch.autograd.functional.jacobian(
+        lambda a, b: (a[:, None] * b).exp(), (torch.tensor(an), torch.tensor(bn))
+    )
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
 

@@ -9,7 +9,9 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from ._version import __version__  # noqa: E402
+from . import _ops, _printing  # noqa: E402, F401
+from ._api import PUBLIC as _PUBLIC  # noqa: E402
+from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
     bfloat16,
     bool,
@@ -40,7 +42,6 @@ from ._dtype import (  # noqa: E402
     short,
     uint8,
 )
-from ._device import device  # noqa: E402
 from ._grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -50,8 +51,7 @@ from ._grad_mode import (  # noqa: E402
     set_grad_enabled,
 )
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
-from . import _ops  # noqa: E402
-from ._api import PUBLIC as _PUBLIC  # noqa: E402
+from ._version import __version__  # noqa: E402
 
 globals().update(_PUBLIC)
 

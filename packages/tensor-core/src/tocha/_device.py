@@ -33,8 +33,10 @@ class device:
         name = type
         if ":" in type:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was "
-                                   f"passed explicitly: {type}")
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was "
+                    f"passed explicitly: {type}"
+                )
             name, _, digits = type.partition(":")
             if not digits.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")

@@ -191,8 +191,10 @@ def binary(op, a, b, int_to_float=False):
     if ta is Tensor and tb is Tensor:
         dev = a._device
         ad, bd = a._data, b._data
-        if b._device is not dev or bd.dtype is not ad.dtype or (
-            int_to_float and ad.dtype.kind in "biu"
+        if (
+            b._device is not dev
+            or bd.dtype is not ad.dtype
+            or (int_to_float and ad.dtype.kind in "biu")
         ):
             ad, bd, dev = _promote_binary(a, b, int_to_float)
         tracked = a._ag is not None or b._ag is not None
@@ -241,7 +243,9 @@ def _scalar_like(value, np_dtype):
     scalar = _SCALAR_CACHE.get(key)
     if scalar is None:
         if type(value) is int and not -(2**63) <= value < 2**64:
-            raise OverflowError("int too big to convert")
+            raise OverflowError(
+                "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
+            )
         try:
             scalar = np_dtype.type(value)
         except OverflowError:
@@ -318,8 +322,12 @@ def _explain_binary(op, a, b, exc) -> Exception:
     shapes = [tuple(x.shape) for x in (a, b) if isinstance(x, Tensor)]
     if isinstance(exc, ValueError) and "broadcast" in str(exc) and len(shapes) == 2:
         return broadcast_error(*shapes)
+    if isinstance(exc, ValueError) and "negative integer powers" in str(exc):
+        return RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(exc, OverflowError):
-        return RuntimeError(f"value cannot be converted to the tensor's type without overflow: {exc}")
+        return RuntimeError(
+            f"value cannot be converted to the tensor's type without overflow: {exc}"
+        )
     if isinstance(exc, TypeError):
         dtypes = {x.dtype for x in (a, b) if isinstance(x, Tensor)}
         if "boolean subtract" in str(exc):
@@ -328,7 +336,7 @@ def _explain_binary(op, a, b, exc) -> Exception:
                 "`^` or `logical_xor()` operator instead."
             )
         names = ", ".join(f"'{_dtype.TITLE[d]}'" for d in sorted(dtypes, key=lambda d: d.name))
-        return RuntimeError(f'"{op.name}" not implemented for {names}')
+        return NotImplementedError(f'"{op.name}" not implemented for {names}')
     return exc
 
 

@@ -44,7 +44,12 @@ _builtin_bool, _builtin_int, _builtin_float = bool, int, float
 # Category ranks: bool < integer < floating < complex.
 BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 KIND_RANK = {"b": BOOL, "u": INTEGRAL, "i": INTEGRAL, "f": FLOATING, "V": FLOATING, "c": COMPLEX}
-SCALAR_RANK = {_builtin_bool: BOOL, _builtin_int: INTEGRAL, _builtin_float: FLOATING, complex: COMPLEX}
+SCALAR_RANK = {
+    _builtin_bool: BOOL,
+    _builtin_int: INTEGRAL,
+    _builtin_float: FLOATING,
+    complex: COMPLEX,
+}
 
 
 class dtype:
@@ -105,11 +110,41 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (
+    bool,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 BY_NAME = {d.name: d for d in ALL}
 # PyTorch's scalar type names, used in its error messages.
-TITLE = dict(zip(ALL, ("Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
-                       "Float", "Double", "ComplexFloat", "ComplexDouble")))
+TITLE = dict(
+    zip(
+        ALL,
+        (
+            "Bool",
+            "Byte",
+            "Char",
+            "Short",
+            "Int",
+            "Long",
+            "Half",
+            "BFloat16",
+            "Float",
+            "Double",
+            "ComplexFloat",
+            "ComplexDouble",
+        ),
+    )
+)
 # NumPy dtype -> tocha dtype; bfloat16 joins when ml_dtypes is loaded.
 FROM_NP = {d._np: d for d in ALL if d._np is not None}
 
@@ -139,7 +174,10 @@ def from_np(np_dtype) -> dtype:
         ) from None
 
 
-_NP_ALIASES = {"i": {8: int64, 4: int32, 2: int16, 1: int8}, "f": {8: float64, 4: float32, 2: float16}}
+_NP_ALIASES = {
+    "i": {8: int64, 4: int32, 2: int16, 1: int8},
+    "f": {8: float64, 4: float32, 2: float16},
+}
 
 
 class _Defaults:
@@ -225,28 +263,32 @@ def operand_dtype(x) -> tuple[_builtin_int, dtype | None, _builtin_int]:
 
 
 def promote_operands(operands) -> dtype:
-    """Promote tensors and scalars with PyTorch's three-tier rule."""
-    best = [None, None, None]  # per priority: promoted dtype (scalars: highest rank)
-    scalar_rank = -1
+    """Promote tensors and scalars with PyTorch's three-tier rule: dimensioned tensors, then
+    0-dim tensors, then Python scalars (taken as the default dtype of their category); a lower
+    tier counts only when its category (bool < integer < floating < complex) is higher."""
+    tiers = [None, None, None]  # scalars, 0-dim tensors, dimensioned tensors
     for x in operands:
         priority, d, rank = operand_dtype(x)
-        if priority == 0:
-            scalar_rank = max(scalar_rank, rank)
-        else:
-            best[priority] = d if best[priority] is None else PROMOTE[best[priority], d]
-    result = best[2]
-    zero_dim = best[1]
-    if result is None:
-        result = zero_dim
-    elif zero_dim is not None and zero_dim.rank > result.rank:
-        result = zero_dim
-    if result is None:
-        return default_for_rank(scalar_rank)
-    if scalar_rank > result.rank:
-        if scalar_rank == COMPLEX and result.is_floating_point:
-            return complex128 if result is float64 else DEFAULTS.complex
-        return default_for_rank(scalar_rank)
-    return result
+        if d is None:
+            d = default_for_rank(rank)
+        tiers[priority] = d if tiers[priority] is None else PROMOTE[tiers[priority], d]
+    return _combine(tiers[2], _combine(tiers[1], tiers[0]))
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """PyTorch's ``combine_categories``: the higher tier's dtype unless the lower tier's
+    category is higher (a float tensor with a complex scalar keeps its width)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return PROMOTE[higher, lower]
+    return higher
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtin_bool:

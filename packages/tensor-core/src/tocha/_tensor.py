@@ -269,9 +269,8 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous"
-            )
+            amount = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
         return bool(self.item())
 
     def __float__(self) -> float:
@@ -285,14 +284,12 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "biu" or self._data.size != 1:
-            raise TypeError(
-                "only integer tensors of a single element can be converted to an index"
-            )
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def _scalar_for(self, kind: str):
         if self._data.size != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
     __hash__ = object.__hash__
@@ -314,8 +311,10 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         if self._data.ndim < 2:
-            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                               f"Got {self._data.ndim}-D tensor.")
+            raise RuntimeError(
+                "tensor.mT is only supported on matrices or batches of matrices. "
+                f"Got {self._data.ndim}-D tensor."
+            )
         return self.transpose(-2, -1)
 
     @property

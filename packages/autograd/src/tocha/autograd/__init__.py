@@ -14,9 +14,9 @@ from tocha._grad_mode import (  # noqa: F401
 from . import _record, functional, graph  # noqa: F401
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .function import Function, FunctionCtx, once_differentiable
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "backward",

@@ -50,8 +50,13 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
     return result
 
 
-def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
-             create_graph: bool = False, inputs=None) -> None:
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
     """Accumulate into the leaves' ``.grad`` the gradient of `tensors` (weighted by
     `grad_tensors`, needed for non-scalar outputs); only into `inputs` when given."""
     outputs = _as_tuple(tensors)
@@ -63,9 +68,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     run_backward(outputs, grads, retain, create_graph, chosen, accumulate=True)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
-         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
@@ -107,8 +120,7 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
             )
         return
     if value and t._data.dtype.kind not in "fcV":
-        raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                           "gradients")
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
     if meta is None:
         t._ag = AutogradMeta(value)
     else:
@@ -118,8 +130,10 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
 def set_grad(t: Tensor, value) -> None:
     if value is not None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                            f"type {type(value).__name__}")
+            raise TypeError(
+                f"assigned grad expected to be a Tensor or None but got grad of "
+                f"type {type(value).__name__}"
+            )
         if value.shape != t.shape:
             raise RuntimeError("assigned grad has data of a different size")
         if value.dtype is not t.dtype:
@@ -131,8 +145,9 @@ def set_grad(t: Tensor, value) -> None:
     t._ag.grad = value
 
 
-def _backward(self: Tensor, gradient=None, retain_graph=None, create_graph=False,
-              inputs=None) -> None:
+def _backward(
+    self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None
+) -> None:
     """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
     backward(self, gradient, retain_graph, create_graph, inputs)
 
@@ -159,9 +174,7 @@ def _register_post_accumulate_grad_hook(self: Tensor, hook):
     """`hook(tensor)` runs after a gradient was accumulated into this leaf's ``.grad``."""
     meta = self._ag
     if meta is None or meta.grad_fn is not None:
-        raise RuntimeError(
-            "post accumulate grad hooks cannot be registered on non-leaf tensors"
-        )
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if meta.post_accumulate_hooks is None:
         meta.post_accumulate_hooks = []
     meta.post_accumulate_hooks.append(hook)
@@ -189,4 +202,3 @@ def install_methods() -> None:
     Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
     Tensor.retain_grad = _retain_grad
     Tensor.retains_grad = property(_retains_grad)
-

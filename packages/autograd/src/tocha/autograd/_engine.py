@@ -78,16 +78,21 @@ class _Buffer:
         if current is None:
             self.grads[k] = grad
             self.owned[k] = owned
-        elif self.owned[k] and not create_graph and current._data.shape == grad._data.shape \
-                and current._data.dtype == grad._data.dtype:
+        elif (
+            self.owned[k]
+            and not create_graph
+            and current._data.shape == grad._data.shape
+            and current._data.dtype == grad._data.dtype
+        ):
             current._data += grad._data
         else:
             self.grads[k] = current + grad
             self.owned[k] = True
 
 
-def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, inputs=None,
-                 accumulate: bool = True):
+def run_backward(
+    roots, root_grads, retain_graph: bool, create_graph: bool, inputs=None, accumulate: bool = True
+):
     """Backpropagate `root_grads` from the tensors `roots`.
 
     With `accumulate`, gradients are added into the ``.grad`` of leaves (only of `inputs`
@@ -242,8 +247,9 @@ def _outputs(node, create_graph: bool):
 
     tensors = []
     for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta)):
-        tensors.append(output_tensor(node, data, meta.device, k) if create_graph
-                       else wrap(data, meta.device))
+        tensors.append(
+            output_tensor(node, data, meta.device, k) if create_graph else wrap(data, meta.device)
+        )
     return tensors[0] if node.n_outputs == 1 else tuple(tensors)
 
 
@@ -305,8 +311,11 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
 def _detached_copy(grad: Tensor) -> Tensor:
     from tocha._backend import backend_of
 
-    data = grad._data.copy() if grad._device.type == "cpu" else backend_of(grad._device) \
-        .xp.array(grad._data, copy=True)
+    data = (
+        grad._data.copy()
+        if grad._device.type == "cpu"
+        else backend_of(grad._device).xp.array(grad._data, copy=True)
+    )
     return wrap(data, grad._device)
 
 

@@ -102,10 +102,10 @@ d("nan_to_num", "0", lambda g, out, x, nan, posinf, neginf: g * x.isfinite())
 # -- binary ---------------------------------------------------------------------------------
 def _pow(g, out, x, y):
     if isinstance(y, tocha.Tensor):
-        dx = g * tocha.where(y == 0, 0.0, y * x ** (y - 1)) if isinstance(x, tocha.Tensor) \
-            else None
-        base_log = x.log() if isinstance(x, tocha.Tensor) else math.log(x) if x > 0 else \
-            float("nan")
+        dx = g * tocha.where(y == 0, 0.0, y * x ** (y - 1)) if isinstance(x, tocha.Tensor) else None
+        base_log = (
+            x.log() if isinstance(x, tocha.Tensor) else math.log(x) if x > 0 else float("nan")
+        )
         dy = g * out * base_log
         if isinstance(x, tocha.Tensor):
             dy = tocha.where((x == 0) & (y >= 0), 0.0, dy)
@@ -181,8 +181,13 @@ def _count(shape, dims) -> int:
 
 
 d("sum", "", lambda g, out, x, dims, keepdim, dtype: _unreduce(g, x.shape, dims, keepdim))
-d("mean", "", lambda g, out, x, dims, keepdim, dtype:
-  _unreduce(g, x.shape, dims, keepdim) / _count(x.shape, dims))
+d(
+    "mean",
+    "",
+    lambda g, out, x, dims, keepdim, dtype: (
+        _unreduce(g, x.shape, dims, keepdim) / _count(x.shape, dims)
+    ),
+)
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -195,8 +200,7 @@ def _positions(shape, key):
 def _scatter(g, shape, positions):
     """A zero tensor of `shape` with `g` added at the flat `positions` (same shape as g)."""
     flat = tocha.zeros(shape.numel(), dtype=g.dtype, device=g.device)
-    flat = flat.index_put((positions.reshape(-1).to(g.device),), g.reshape(-1),
-                          accumulate=True)
+    flat = flat.index_put((positions.reshape(-1).to(g.device),), g.reshape(-1), accumulate=True)
     return flat.reshape(shape)
 
 
@@ -216,8 +220,11 @@ d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape,
 
 
 # -- selection ------------------------------------------------------------------------------
-d("where", "0", lambda g, out, cond, a, b: (None, tocha.where(cond, g, 0.0),
-                                            tocha.where(cond, 0.0, g)))
+d(
+    "where",
+    "0",
+    lambda g, out, cond, a, b: (None, tocha.where(cond, g, 0.0), tocha.where(cond, 0.0, g)),
+)
 
 
 def _index_put(g, out, x, values, *rest):
@@ -227,8 +234,9 @@ def _index_put(g, out, x, values, *rest):
     if accumulate:
         grad_x = g
     else:
-        grad_x = call(put_op, (g, tocha.zeros((), dtype=g.dtype, device=g.device), *tensors),
-                      pattern, False)
+        grad_x = call(
+            put_op, (g, tocha.zeros((), dtype=g.dtype, device=g.device), *tensors), pattern, False
+        )
     return (grad_x, grad_values) + (None,) * len(rest)
 
 

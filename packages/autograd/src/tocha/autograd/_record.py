@@ -133,11 +133,14 @@ def rebase(target: Tensor, result: Tensor) -> None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if base is not None and base._ag is not None and base._ag.requires_grad and \
-            base._ag.grad_fn is None:
+    if (
+        base is not None
+        and base._ag is not None
+        and base._ag.requires_grad
+        and base._ag.grad_fn is None
+    ):
         raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation."
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     _keep_original(target, result)
     target._data[...] = result._data
@@ -160,8 +163,9 @@ def _keep_original(target: Tensor, result: Tensor) -> None:
     original._ag = target._ag
     original._vc = [0]
     node.saved = [original if s is target else s for s in node.saved]
-    node.versions = [(original, original._vc, 0) if t is target else (t, vc, v)
-                     for t, vc, v in node.versions]
+    node.versions = [
+        (original, original._vc, 0) if t is target else (t, vc, v) for t, vc, v in node.versions
+    ]
 
 
 def install() -> None:

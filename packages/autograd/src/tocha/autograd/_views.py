@@ -35,8 +35,9 @@ def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor) -> No
     node.op_name = name
     node.formula = formula
     node.edges = [edge_of(t) if isinstance(t, Tensor) else None for t in inputs]
-    node.edge_nrs = [t._ag.output_nr if isinstance(t, Tensor) and t._ag is not None else 0
-                     for t in inputs]
+    node.edge_nrs = [
+        t._ag.output_nr if isinstance(t, Tensor) and t._ag is not None else 0 for t in inputs
+    ]
     node.input_meta = [TensorMeta(t) if isinstance(t, Tensor) else None for t in inputs]
     node.saved = saved
     node.versions = []

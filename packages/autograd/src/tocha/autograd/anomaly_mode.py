@@ -25,8 +25,11 @@ def check_nan(node, grads) -> None:
         return
     for i, grad in enumerate(grads):
         if grad is not None and grad.is_floating_point() and bool(grad.isnan().any()):
-            where = f"\nTraceback of forward call that caused the error:\n{node.trace}" \
-                if node.trace else ""
+            where = (
+                f"\nTraceback of forward call that caused the error:\n{node.trace}"
+                if node.trace
+                else ""
+            )
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan values in its {i}th output.{where}"
             )

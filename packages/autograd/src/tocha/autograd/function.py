@@ -30,8 +30,10 @@ class FunctionCtx:
         """Keep tensors (or None) for backward, checked against later in-place changes."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
         self._saved = tensors
         self._versions = tuple(
             (t, _version_counter(t), _version_counter(t)[0]) for t in tensors if t is not None
@@ -41,7 +43,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
-        for t, vc, version in self._versions:
+        for _, vc, version in self._versions:
             if vc[0] != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
@@ -79,14 +81,17 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom "
-                                  "autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for "
-                                  "your custom autograd.Function to use it with backward mode "
-                                  "AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward mode "
+            "AD."
+        )
 
     vjp = backward
 
@@ -95,8 +100,9 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         tracked = STATE.grad_enabled and any(t.requires_grad for t in tensors)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad and tracked
-                                     for a in args)
+        ctx.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a.requires_grad and tracked for a in args
+        )
         with no_grad():
             if _has_setup_context(cls):
                 output = cls.forward(*args, **kwargs)
@@ -121,8 +127,9 @@ def _record_function(cls, ctx, args, output):
     node = Node.__new__(Node)
     node.op_name = cls.__name__
     node.edges = [edge_of(a) if isinstance(a, Tensor) else None for a in args]
-    node.edge_nrs = [a._ag.output_nr if isinstance(a, Tensor) and a._ag is not None else 0
-                     for a in args]
+    node.edge_nrs = [
+        a._ag.output_nr if isinstance(a, Tensor) and a._ag is not None else 0 for a in args
+    ]
     node.input_meta = [TensorMeta(a) if isinstance(a, Tensor) else None for a in args]
     node.saved = (ctx,)
     node.versions = list(ctx._versions)
@@ -147,8 +154,7 @@ def _record_function(cls, ctx, args, output):
         if id(t) in non_diff or t._data.dtype.kind not in "fcV":
             results.append(t)
             continue
-        if id(t) in dirty and t._ag is not None and t._ag.grad_fn is None and \
-                t._ag.requires_grad:
+        if id(t) in dirty and t._ag is not None and t._ag.grad_fn is None and t._ag.requires_grad:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
@@ -185,4 +191,3 @@ def once_differentiable(fn):
             return fn(ctx, *args)
 
     return wrapper
-

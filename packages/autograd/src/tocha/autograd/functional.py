@@ -38,18 +38,27 @@ def _grads_or_zeros(outputs, inputs, grad_outputs, create_graph: bool, strict: b
     usable = [i for i, o in enumerate(outputs) if o.requires_grad]
     if not usable:
         if strict:
-            raise RuntimeError("The output of the user-provided function is independent of "
-                               "input 0. This is not allowed in strict mode.")
+            raise RuntimeError(
+                "The output of the user-provided function is independent of "
+                "input 0. This is not allowed in strict mode."
+            )
         return tuple(tocha.zeros_like(t) for t in inputs)
-    grads = grad([outputs[i] for i in usable], inputs,
-                 [grad_outputs[i] for i in usable], retain_graph=True,
-                 create_graph=create_graph, allow_unused=True)
+    grads = grad(
+        [outputs[i] for i in usable],
+        inputs,
+        [grad_outputs[i] for i in usable],
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
     result = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent "
-                                   f"of input {i}. This is not allowed in strict mode.")
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent "
+                    f"of input {i}. This is not allowed in strict mode."
+                )
             g = tocha.zeros_like(t)
         result.append(g if create_graph else g.detach())
     return tuple(result)
@@ -67,8 +76,10 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         outputs, out_tuple = _tuple(func(*inputs))
         if v is None:
             if len(outputs) != 1 or outputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided "
-                                   "function returns a single Tensor with a single element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the user-provided "
+                    "function returns a single Tensor with a single element."
+                )
             v = (tocha.ones_like(outputs[0]),)
         else:
             v, _ = _tuple(v)
@@ -85,9 +96,11 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         outputs, out_tuple = _tuple(func(*inputs))
         if v is None:
             if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
+                raise RuntimeError(
+                    "The vector v can only be None if the input to the "
+                    "user-provided function is a single Tensor with a single "
+                    "element."
+                )
             v = (tocha.ones_like(inputs[0]),)
         else:
             v, _ = _tuple(v)
@@ -98,8 +111,14 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return _untuple(outs, out_tuple), _untuple(result, out_tuple)
 
 
-def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode"):
+def jacobian(
+    func,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+):
     """The Jacobian of `func` at `inputs`: for output o and input i a tensor of shape
     ``o.shape + i.shape`` (nested tuples when `func` or `inputs` are tuples)."""
     inputs, in_tuple = _tuple(inputs)
@@ -126,8 +145,14 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     return _untuple(blocks, out_tuple)
 
 
-def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+):
     """The Hessian of a scalar function `func` at `inputs`."""
     inputs, in_tuple = _tuple(inputs)
 
@@ -135,13 +160,18 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
         with tocha.enable_grad():
             out = func(*args)
             if not isinstance(out, Tensor) or out.numel() != 1:
-                raise RuntimeError("The function given to hessian should return a single "
-                                   "Tensor with a single element.")
+                raise RuntimeError(
+                    "The function given to hessian should return a single "
+                    "Tensor with a single element."
+                )
             return _grads_or_zeros((out,), args, (tocha.ones_like(out),), True, strict)
 
-    return jacobian(gradient if in_tuple else (lambda x: gradient(x)[0]),
-                    inputs if in_tuple else inputs[0], create_graph=create_graph,
-                    strict=strict)
+    return jacobian(
+        gradient if in_tuple else (lambda x: gradient(x)[0]),
+        inputs if in_tuple else inputs[0],
+        create_graph=create_graph,
+        strict=strict,
+    )
 
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):

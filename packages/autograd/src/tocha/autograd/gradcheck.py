@@ -50,8 +50,7 @@ def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
                 columns[o].append(((plus[o] - minus[o]) / (2 * eps)).reshape(-1))
         for o in range(n_out):
             size = columns[o][0].size if columns[o] else 0
-            jacobians[o][i] = (np.stack(columns[o], axis=1) if columns[o]
-                               else np.zeros((size, 0)))
+            jacobians[o][i] = np.stack(columns[o], axis=1) if columns[o] else np.zeros((size, 0))
     return jacobians
 
 
@@ -69,27 +68,45 @@ def _analytical_jacobians(outputs, targets) -> list:
                         f"Gradient for input {i} has shape {tuple(g.shape)}, expected "
                         f"{tuple(t.shape)}"
                     )
-                rows[i].append(np.zeros(t.numel()) if g is None
-                               else g.numpy(force=True).reshape(-1).astype(np.float64))
-        jacobians.append([np.stack(r) if r else np.zeros((0, t.numel()))
-                          for r, t in zip(rows, targets)])
+                rows[i].append(
+                    np.zeros(t.numel())
+                    if g is None
+                    else g.numpy(force=True).reshape(-1).astype(np.float64)
+                )
+        jacobians.append(
+            [np.stack(r) if r else np.zeros((0, t.numel())) for r, t in zip(rows, targets)]
+        )
     return jacobians
 
 
-def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, nondet_tol: float = 0.0,
-              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
-              check_forward_ad: bool = False, check_backward_ad: bool = True,
-              fast_mode: bool = False, masked: bool | None = None) -> bool:
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
     """Check the gradients autograd computes for `func` at `inputs` (tensors with
     ``requires_grad=True``, ideally float64) against central finite differences:
     ``|analytical - numerical| <= atol + rtol * |numerical|`` elementwise."""
     inputs = _as_tuple(inputs)
     targets = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not targets:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of the them have requires_grad=True."
+        )
     outputs = _float_outputs(func(*inputs))
     differentiable = [o for o in outputs if o.requires_grad]
     numerical = _numerical_jacobians(func, inputs, targets, eps)
@@ -102,21 +119,35 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             else:
                 ana = np.zeros_like(num)
             if ana.shape != num.shape or not np.allclose(ana, num, rtol=rtol, atol=atol):
-                message = (f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                           f"numerical:{num}\nanalytical:{ana}\n")
+                message = (
+                    f"Jacobian mismatch for output {o} with respect to input {i},\n"
+                    f"numerical:{num}\nanalytical:{ana}\n"
+                )
                 if raise_exception:
                     raise GradcheckError(message)
                 return False
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
-                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
-                  raise_exception: bool = True, nondet_tol: float = 0.0,
-                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
-                  check_rev_over_rev: bool = True, fast_mode: bool = False,
-                  masked: bool = False) -> bool:
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
     """Check second derivatives: `gradcheck` of the map (inputs, grad_outputs) ->
     gradients of `func`, computed with ``create_graph=True``."""
     inputs = _as_tuple(inputs)
@@ -133,9 +164,14 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         with tocha.enable_grad():
             outputs = _differentiable_outputs(func(*args[:n]))
             chosen = [a for a in args[:n] if isinstance(a, Tensor) and a.requires_grad]
-            grads = autograd_grad(outputs, chosen, args[n:], create_graph=True,
-                                  allow_unused=True)
+            grads = autograd_grad(outputs, chosen, args[n:], create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_derivatives,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )

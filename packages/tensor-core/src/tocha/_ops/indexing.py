@@ -202,8 +202,7 @@ def _check_indices(xp, shape, arrays, pattern) -> None:
     except ValueError:
         listed = ", ".join(str(s) for s in shapes)
         raise IndexError(
-            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
-            f"{listed}"
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
         ) from None
     dim = ordinal = 0
     for p in pattern:
@@ -254,15 +253,31 @@ def _expand_error(value, target) -> RuntimeError:
 _INDEX_TYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
 # PyTorch's C++ scalar type names, used in its conversion errors.
 _C_NAME = {
-    "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-    "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-    "float64": "double", "complex64": "c10::complex<float>",
+    "bool": "bool",
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
 _MASK_NAME = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-    "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
 
@@ -351,8 +366,10 @@ def _as_tuple(key) -> tuple:
         return key
     if isinstance(key, (list, np.ndarray)) and len(key) < 32:
         for k in key:
-            if isinstance(k, (Tensor, list, tuple, slice, np.ndarray)) or k is None or (
-                k is Ellipsis
+            if (
+                isinstance(k, (Tensor, list, tuple, slice, np.ndarray))
+                or k is None
+                or (k is Ellipsis)
             ):
                 return tuple(key)
     return (key,)
@@ -567,8 +584,9 @@ def _assign_tracked(self: Tensor, key, value) -> None:
     LAYERS.rebase(self, result.view(tuple(self.shape)))
 
 
-_ARANGE = defop("positions", lambda xp: lambda n: xp.arange(n, dtype=xp.int64),
-                differentiable=False)
+_ARANGE = defop(
+    "positions", lambda xp: lambda n: xp.arange(n, dtype=xp.int64), differentiable=False
+)
 
 
 def _setitem(self: Tensor, key, value) -> None:
@@ -846,7 +864,7 @@ def _where_operand(x, d: _dtype.dtype, dev) -> Tensor:
 
 def _first_broadcast_error(shapes) -> RuntimeError:
     for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
+        for b in shapes[i + 1 :]:
             try:
                 np.broadcast_shapes(a, b)
             except ValueError:
