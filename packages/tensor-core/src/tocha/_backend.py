@@ -19,6 +19,8 @@ ENTRY_POINT_GROUP = "tocha.backends"
 
 # Backends tocha-core ships: loaded without reading any distribution's metadata.
 _BUILTIN = {"cpu": ("tocha-core", "tocha._cpu:register")}
+# Byte sizes of PCG64's state words: state, increment, has_uint32, uinteger.
+_PCG64_LAYOUT = (16, 16, 1, 4)
 
 
 class Backend:
@@ -81,6 +83,41 @@ class Backend:
         return {}
 
     def manual_seed(self, seed: int) -> None:
+        return None
+
+    def new_generator(self, seed: int, dev: device):
+        """A random bit stream for `dev` seeded with `seed` (0 <= seed < 2**64): an object with
+        NumPy's ``Generator`` API (``random``, ``standard_normal``, ``integers``,
+        ``standard_exponential``, ``permutation``). Here NumPy's PCG64; a backend whose arrays
+        are not NumPy's overrides this and the two state methods."""
+        return np.random.Generator(np.random.PCG64(seed))
+
+    def generator_state(self, gen) -> bytes:
+        """The state of a generator from `new_generator`, as bytes."""
+        s = gen.bit_generator.state
+        words = (s["state"]["state"], s["state"]["inc"], s["has_uint32"], s["uinteger"])
+        return b"".join(w.to_bytes(n, "little") for w, n in zip(words, _PCG64_LAYOUT))
+
+    def set_generator_state(self, gen, state: bytes) -> None:
+        """Restore a state `generator_state` gave; ValueError if it is not one."""
+        if len(state) != sum(_PCG64_LAYOUT):
+            raise ValueError(f"expected a PCG64 state of {sum(_PCG64_LAYOUT)} bytes but found "
+                             f"{len(state)}")
+        words, offset = [], 0
+        for n in _PCG64_LAYOUT:
+            words.append(int.from_bytes(state[offset:offset + n], "little"))
+            offset += n
+        gen.bit_generator.state = {
+            "bit_generator": "PCG64", "state": {"state": words[0], "inc": words[1]},
+            "has_uint32": words[2], "uinteger": words[3],
+        }
+
+    def current_device(self) -> int:
+        """The index of the device that ops use when none is named."""
+        return 0
+
+    def empty_cache(self) -> None:
+        """Give cached, unused device memory back to the device."""
         return None
 
     def data_ptr(self, array) -> int:

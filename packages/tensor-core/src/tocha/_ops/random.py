@@ -1,0 +1,681 @@
+"""Random sampling: generators and seeding, sampling factories (rand, randn, randint, randperm,
+normal, bernoulli, multinomial) and the Tensor's in-place samplers.
+
+A `Generator` holds its backend's bit stream (`Backend.new_generator`: NumPy's PCG64 on the
+CPU). Kernels receive that stream as their first argument and use only NumPy's ``Generator``
+API, so one kernel serves every backend that supplies such an object. Values differ from
+PyTorch's mt19937 stream; the same seed gives the same values in tocha.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import numbers
+import os
+
+import numpy as np
+
+from .. import _dtype
+from .._api import export
+from .._backend import _entries, backend_of, resolve_device
+from .._device import CPU
+from .._dispatch import broadcast_error, bump_version, check_same_device, defop
+from .._grad_mode import STATE
+from .._tensor import Tensor, wrap
+from .creation import _device_of, _finish, parse_size
+
+DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
+_SEED_MIN, _SEED_END = -(2**63), 2**64
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, Tensor):
+        seed = seed.item()
+    if not isinstance(seed, numbers.Integral):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = int(seed)
+    if not _SEED_MIN <= seed < _SEED_END:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % _SEED_END
+
+
+class Generator:
+    """A source of random numbers for one device, as `torch.Generator`.
+
+    ``Generator(device='cpu')``; seeded with `manual_seed` (which returns the generator) or
+    `seed`; `get_state` / `set_state` save and restore its state as a uint8 tensor.
+    """
+
+    __slots__ = ("device", "_backend", "_impl", "_seed")
+
+    def __init__(self, device="cpu"):
+        dev = resolve_device(device)
+        self.device = dev
+        self._backend = backend_of(dev)
+        self._seed = DEFAULT_SEED
+        self._impl = self._backend.new_generator(DEFAULT_SEED, dev)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Seed the generator (any integer in [-2**63, 2**64)); returns the generator."""
+        self._seed = _check_seed(seed)
+        self._impl = self._backend.new_generator(self._seed, self.device)
+        return self
+
+    def seed(self) -> int:
+        """Seed the generator from the operating system's entropy; returns that seed."""
+        self.manual_seed(int.from_bytes(os.urandom(8), "little"))
+        return self._seed
+
+    def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator's state as a 1-D uint8 CPU tensor (its seed, then the stream's)."""
+        state = self._seed.to_bytes(8, "little") + self._backend.generator_state(self._impl)
+        return wrap(np.frombuffer(state, dtype=np.uint8).copy(), CPU)
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restore a state from `get_state`; returns the generator."""
+        if not isinstance(new_state, Tensor) or new_state.dtype is not _dtype.uint8:
+            raise TypeError("RNG state must be a tocha.ByteTensor")
+        data = new_state._host().tobytes()
+        try:
+            self._backend.set_generator_state(self._impl, data[8:])
+        except (ValueError, TypeError) as exc:
+            raise RuntimeError(f"Invalid RNG state of {len(data)} bytes for a "
+                               f"{self.device.type} generator: {exc}") from None
+        self._seed = int.from_bytes(data[:8], "little")
+        return self
+
+    def __repr__(self) -> str:
+        return f"<tocha.Generator object on {self.device}>"
+
+
+_defaults: dict = {}  # device -> its default Generator
+_global_seed = [DEFAULT_SEED]
+
+
+def _default_generator(dev) -> Generator:
+    gen = _defaults.get(dev)
+    if gen is None:
+        gen = _defaults[dev] = Generator(dev).manual_seed(_global_seed[0])
+    return gen
+
+
+default_generator = _default_generator(CPU)
+
+
+def _generator(generator, dev):
+    """The bit stream to sample `dev`'s values from: `generator`'s, else the default's."""
+    if generator is None:
+        if dev is CPU:
+            return default_generator._impl
+        return _default_generator(dev)._impl
+    if generator.device.type != dev.type:
+        raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator._impl
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generators of every device (and every loaded backend's own random
+    state); returns the default CPU generator."""
+    seed = _check_seed(seed)
+    _global_seed[0] = seed
+    for gen in _defaults.values():
+        gen.manual_seed(seed)
+    for entry in list(_entries.values()):
+        if entry.backend is not None:
+            entry.backend.manual_seed(seed)
+    return default_generator
+
+
+def manual_seed_device_type(device_type: str, seed: int) -> None:
+    """Seed the default generators of the devices of one type (``tocha.cuda.manual_seed``)."""
+    for dev, gen in list(_defaults.items()):
+        if dev.type == device_type:
+            gen.manual_seed(seed)
+
+
+def seed() -> int:
+    """Seed every default generator from the operating system's entropy; returns the seed."""
+    s = int.from_bytes(os.urandom(8), "little")
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The seed of the default CPU generator."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default CPU generator's state, a uint8 tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default CPU generator's state from `get_rng_state`."""
+    default_generator.set_state(new_state)
+
+
+for _fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state):
+    export(_fn)
+export(Generator, "Generator")
+export(default_generator, "default_generator")
+
+
+# -- kernels: `gen` is the backend's bit stream, `dtype` a NumPy dtype ------------------------
+def _standard(xp, gen, method, shape, dtype):
+    """Standard samples (``random``: uniform on [0, 1), ``standard_normal``,
+    ``standard_exponential``) for a float or complex `dtype`: float32 or float64 draws (a
+    complex value takes two), scaled in place by the caller, then `_as_dtype`."""
+    wide = dtype.itemsize == 8 and dtype.kind == "f" or dtype.itemsize == 16
+    draw_dtype = xp.float64 if wide else xp.float32
+    if dtype.kind == "c":
+        shape = (*shape, 2)
+    return getattr(gen, method)(shape, dtype=draw_dtype)
+
+
+def _as_dtype(sample, dtype):
+    if dtype.kind == "c":
+        return sample.view(dtype)[..., 0]
+    return sample.astype(dtype, copy=False)
+
+
+def _uniform_kernel(xp):
+    def kernel(gen, shape, dtype, low, high):
+        u = _standard(xp, gen, "random", shape, dtype)
+        if low != 0 or high != 1:
+            u *= high - low
+            u += low
+        return _as_dtype(u, dtype)
+
+    return kernel
+
+
+def _normal_kernel(xp):
+    def kernel(gen, shape, dtype, mean, std):
+        """`mean` and `std` are numbers or arrays that broadcast to `shape`."""
+        z = _standard(xp, gen, "standard_normal", shape, dtype)
+        if dtype.kind == "c":
+            z *= math.sqrt(0.5)  # a complex normal has variance 1: each part 1/2
+            z = z.view(dtype)[..., 0]
+        if type(std) is not float or std != 1.0:
+            z *= std
+        if type(mean) is not float or mean != 0.0:
+            z += mean
+        return z.astype(dtype, copy=False)
+
+    return kernel
+
+
+def _exponential_kernel(xp):
+    def kernel(gen, shape, dtype, rate):
+        e = _standard(xp, gen, "standard_exponential", shape, dtype)
+        e /= rate
+        return _as_dtype(e, dtype)
+
+    return kernel
+
+
+def _integers_kernel(xp):
+    def kernel(gen, shape, dtype, low, high):
+        """Integers in [low, high) as `dtype`."""
+        return gen.integers(low, high - 1, size=shape, dtype=xp.int64,
+                            endpoint=True).astype(dtype, copy=False)
+
+    return kernel
+
+
+def _permutation_kernel(xp):
+    def kernel(gen, n, dtype):
+        return gen.permutation(n).astype(dtype, copy=False)
+
+    return kernel
+
+
+_BAD_P = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+          "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _bernoulli_kernel(xp):
+    def kernel(gen, shape, dtype, p):
+        """1 with probability `p` (a number or an array broadcasting to `shape`), else 0."""
+        if not isinstance(p, float) and not bool(((p >= 0) & (p <= 1)).all()):
+            raise RuntimeError(_BAD_P)
+        wide = getattr(p, "dtype", None) == xp.float64
+        u = gen.random(shape, dtype=xp.float64 if wide else xp.float32)
+        return (u < p).astype(dtype)
+
+    return kernel
+
+
+def _multinomial_kernel(xp):
+    def kernel(gen, p, num_samples, replacement):
+        """`num_samples` category indices per row of the 2-D weights `p`."""
+        if not bool(xp.isfinite(p).all()) or bool((p < 0).any()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        p = p.astype(xp.float64)
+        total = p.sum(axis=-1, keepdims=True)
+        if p.shape[0] and not bool((total > 0).all()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement:
+            # Exponential race: the k smallest E_i / p_i are a draw without replacement;
+            # zero weights come last, in index order.
+            keys = gen.standard_exponential(p.shape) / p
+            return xp.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
+        cdf = xp.cumsum(p, axis=-1)
+        cdf /= cdf[:, -1:]
+        u = gen.random((p.shape[0], num_samples))
+        out = xp.empty(u.shape, dtype=xp.int64)
+        for row in range(p.shape[0]):
+            out[row] = xp.searchsorted(cdf[row], u[row], side="right")
+        return out
+
+    return kernel
+
+
+uniform_op = defop("uniform", _uniform_kernel, differentiable=False)
+normal_op = defop("normal", _normal_kernel, differentiable=False)
+exponential_op = defop("exponential", _exponential_kernel, differentiable=False)
+integers_op = defop("randint", _integers_kernel, differentiable=False)
+permutation_op = defop("randperm", _permutation_kernel, differentiable=False)
+bernoulli_op = defop("bernoulli", _bernoulli_kernel, differentiable=False)
+multinomial_op = defop("multinomial", _multinomial_kernel, differentiable=False)
+
+
+# -- argument checks ------------------------------------------------------------------------
+def _not_implemented(kernel_name: str, d: _dtype.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dtype.TITLE[d]}\'')
+
+
+def _float_dtype(d: _dtype.dtype, kernel_name: str) -> _dtype.dtype:
+    if not (d.is_floating_point or d.is_complex):
+        raise _not_implemented(kernel_name, d)
+    return d
+
+
+def _num(x) -> str:
+    """A number as PyTorch's messages print it (``2``, ``1.5``)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+_C_NAMES = {
+    _dtype.bool: "bool", _dtype.uint8: "unsigned char", _dtype.int8: "signed char",
+    _dtype.int16: "short int", _dtype.int32: "int", _dtype.int64: "long int",
+    _dtype.float16: "c10::Half", _dtype.bfloat16: "c10::BFloat16", _dtype.float32: "float",
+    _dtype.float64: "double",
+}
+
+
+@functools.cache
+def _bounds(d: _dtype.dtype) -> tuple:
+    if d is _dtype.bool:
+        return 0, 1
+    if d.rank == _dtype.INTEGRAL:
+        info = _dtype.iinfo(d)
+        return info.min, info.max
+    if d is _dtype.float16:
+        return -65504, 65504
+    return -math.inf, math.inf
+
+
+def _check_range(low: int, high: int, d: _dtype.dtype) -> None:
+    """[low, high) must be non-empty and within `d`'s range (PyTorch's random_ checks)."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if d.is_complex:
+        raise _not_implemented("random_from_to", d)
+    lo, hi = _bounds(d)
+    if low < lo:
+        raise RuntimeError(f"from is out of bounds for {_C_NAMES[d]}")
+    if high - 1 > hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[d]}")
+
+
+def _int_arg(value, fn_name: str, arg: str) -> int:
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, builtins.bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn_name}(): argument '{arg}' must be int, not "
+                        f"{type(value).__name__}")
+    return int(value)
+
+
+# -- factories ------------------------------------------------------------------------------
+def rand(*size, generator: Generator | None = None, out: Tensor | None = None,
+         dtype: _dtype.dtype | None = None, layout=None, device=None,
+         requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+    """Values drawn uniformly from [0, 1), of shape `size` (default dtype float32).
+
+    A complex dtype draws the real and imaginary parts independently.
+    """
+    shape = parse_size(size, "rand")
+    dev = _device_of(device)
+    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "check_uniform_bounds")
+    data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+def randn(*size, generator: Generator | None = None, out: Tensor | None = None,
+          dtype: _dtype.dtype | None = None, layout=None, device=None,
+          requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+    """Values drawn from the standard normal distribution, of shape `size`.
+
+    A complex dtype draws a complex normal of variance 1 (each part of variance 1/2).
+    """
+    shape = parse_size(size, "randn")
+    dev = _device_of(device)
+    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu")
+    data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+def _like(input: Tensor, dtype, device):
+    dev = input._device if device is None else resolve_device(device)
+    return input._data.shape, dtype or input.dtype, dev
+
+
+def rand_like(input: Tensor, *, generator: Generator | None = None,
+              dtype: _dtype.dtype | None = None, layout=None, device=None,
+              requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+    """`rand` with the shape (and by default the dtype and device) of `input`."""
+    shape, d, dev = _like(input, dtype, device)
+    _float_dtype(d, "check_uniform_bounds")
+    data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
+    return _finish(wrap(data, dev), requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Generator | None = None,
+               dtype: _dtype.dtype | None = None, layout=None, device=None,
+               requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+    """`randn` with the shape (and by default the dtype and device) of `input`."""
+    shape, d, dev = _like(input, dtype, device)
+    _float_dtype(d, "normal_kernel_cpu")
+    data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
+    return _finish(wrap(data, dev), requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator: Generator | None = None,
+            out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
+            device=None, requires_grad: builtins.bool = False,
+            pin_memory: builtins.bool = False) -> Tensor:
+    """Integers drawn uniformly from [low, high), of shape `size` (default dtype int64):
+    ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments: expected (high, size) or "
+                        "(low, high, size)")
+    low, high = _int_arg(low, "randint", "low"), _int_arg(high, "randint", "high")
+    shape = parse_size((size,), "randint")
+    d = dtype or _dtype.int64
+    _check_range(low, high, d)
+    dev = _device_of(device)
+    data = integers_op.kernels[dev](_generator(generator, dev), shape, d.np, low, high)
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+def randint_like(input: Tensor, low=0, high=None, *, generator: Generator | None = None,
+                 dtype: _dtype.dtype | None = None, layout=None, device=None,
+                 requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+    """`randint` with the shape (and by default the dtype and device) of `input`:
+    ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    low, high = _int_arg(low, "randint_like", "low"), _int_arg(high, "randint_like", "high")
+    shape, d, dev = _like(input, dtype, device)
+    _check_range(low, high, d)
+    data = integers_op.kernels[dev](_generator(generator, dev), shape, d.np, low, high)
+    return _finish(wrap(data, dev), requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
+             dtype: _dtype.dtype = _dtype.int64, layout=None, device=None,
+             requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (default dtype int64)."""
+    n = _int_arg(n, "randperm", "n")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype is _dtype.bool or dtype.is_complex:
+        raise _not_implemented("randperm", dtype)
+    if n - 1 > _bounds(dtype)[1]:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow"
+                           if dtype.rank == _dtype.INTEGRAL else
+                           f"n is too large for result tensor type: '{dtype}'")
+    dev = _device_of(device)
+    data = permutation_op.kernels[dev](_generator(generator, dev), n, dtype.np)
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
+for _fn in (rand, randn, rand_like, randn_like, randint, randint_like, randperm):
+    export(_fn)
+
+
+def _check_std(std) -> None:
+    if isinstance(std, Tensor):
+        if bool((std._data < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        raise broadcast_error(a, b) from None
+
+
+def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
+           out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
+           device=None, requires_grad: builtins.bool = False,
+           pin_memory: builtins.bool = False) -> Tensor:
+    """Values drawn from normal distributions of the given means and standard deviations.
+
+    ``normal(mean: Tensor, std: Tensor)`` (shapes broadcast), ``normal(mean: Tensor,
+    std: float = 1.0)``, ``normal(mean: float, std: Tensor)`` take the shape and dtype of the
+    tensor (the mean's when both are); ``normal(mean: float, std: float, size)`` makes a new
+    tensor of shape `size`.
+    """
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not (mean_t or std_t):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected a "
+                            "tensor mean or std, or a size")
+        shape = parse_size((size,), "normal")
+        _check_std(std)
+        dev = _device_of(device)
+        d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu")
+        data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, mean, std)
+        return _finish(wrap(data, dev), requires_grad, out)
+    if size is not None:
+        raise TypeError("normal() received an invalid combination of arguments: size is only "
+                        "accepted with a float mean and a float std")
+    tensors = tuple(t for t in (mean, std) if isinstance(t, Tensor))
+    dev = check_same_device(tensors)
+    d = _float_dtype(tensors[0].dtype, "normal_kernel_cpu")
+    _check_std(std)
+    shape = _broadcast(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
+    data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np,
+                                  mean._data if mean_t else mean, std._data if std_t else std)
+    result = wrap(data, dev)
+    return result if out is None else _finish(result, False, out)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
+              out: Tensor | None = None) -> Tensor:
+    """1 or 0 drawn with the probabilities in `input` (or `p` for every element), with
+    `input`'s shape and dtype."""
+    if p is not None:
+        result = bernoulli_(_empty_like(input), p, generator=generator)
+    else:
+        d = input.dtype
+        if not (d.is_floating_point or d.is_complex):
+            raise _not_implemented("bernoulli_tensor_cpu_p_", d)
+        dev = input._device
+        result = wrap(bernoulli_op.kernels[dev](_generator(generator, dev), input._data.shape,
+                                                d.np, input._data), dev)
+    return result if out is None else _finish(result, False, out)
+
+
+def _empty_like(t: Tensor) -> Tensor:
+    return wrap(backend_of(t._device).xp.empty(t._data.shape, t._data.dtype), t._device)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: builtins.bool = False, *,
+                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
+    """Category indices drawn from the weights in each row of `input` (1-D or 2-D, not
+    necessarily normalised): shape ``(num_samples,)`` or ``(rows, num_samples)``, int64.
+
+    Without `replacement` each row's draws are distinct.
+    """
+    num_samples = _int_arg(num_samples, "multinomial", "num_samples")
+    ndim = input._data.ndim
+    if ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    d = input.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.TITLE[d]}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input._data.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if n > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    dev = input._device
+    p = input._data if ndim == 2 else input._data[None]
+    data = multinomial_op.kernels[dev](_generator(generator, dev), p, num_samples,
+                                       builtins.bool(replacement))
+    result = wrap(data if ndim == 2 else data[0], dev)
+    return result if out is None else _finish(result, False, out)
+
+
+export(normal)
+export(bernoulli, method=True)
+export(multinomial, method=True)
+
+
+# -- in-place samplers ----------------------------------------------------------------------
+def _fill(self: Tensor, op, *args) -> Tensor:
+    """Write a fresh sample of `op` (shape and dtype of `self`) into `self`."""
+    if self._ag is not None and STATE.grad_enabled and self.requires_grad:
+        if self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        raise RuntimeError("in-place random sampling into a tensor that requires grad is "
+                           "not supported; sample under tocha.no_grad()")
+    self._data[...] = op.kernels[self._device](*args)
+    bump_version(self)
+    return self
+
+
+def uniform_(self: Tensor, from_: float = 0, to: float = 1, *,
+             generator: Generator | None = None) -> Tensor:
+    """Fill `self` with values drawn uniformly from [from_, to)."""
+    d = _float_dtype(self.dtype, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_num(from_)} > to={_num(to)}")
+    gen = _generator(generator, self._device)
+    return _fill(self, uniform_op, gen, self._data.shape, d.np, from_, to)
+
+
+def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill `self` with values drawn from the normal distribution N(mean, std**2)."""
+    d = _float_dtype(self.dtype, "normal_kernel_cpu")
+    _check_std(std)
+    gen = _generator(generator, self._device)
+    return _fill(self, normal_op, gen, self._data.shape, d.np, mean, std)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fill `self` with 1 drawn with probability `p` (a number, or a tensor broadcasting to
+    `self`'s shape), else 0."""
+    if isinstance(p, Tensor):
+        if p._device is not self._device:
+            check_same_device((self, p))
+        _check_expand(p._data.shape, self._data.shape)
+        prob = p._data
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
+        prob = float(p)
+    gen = _generator(generator, self._device)
+    return _fill(self, bernoulli_op, gen, self._data.shape, self._data.dtype, prob)
+
+
+def _check_expand(shape: tuple, target: tuple) -> None:
+    """`shape` must expand to `target` (PyTorch's ``expand`` errors)."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"the number of sizes provided ({len(target)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({len(shape)})")
+    offset = len(target) - len(shape)
+    for i, size in enumerate(shape):
+        if size != 1 and size != target[offset + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[offset + i]}) must match the "
+                f"existing size ({size}) at non-singleton dimension {offset + i}.  Target "
+                f"sizes: {list(target)}.  Tensor sizes: {list(shape)}"
+            )
+
+
+_NOT_GIVEN = object()
+
+
+def random_(self: Tensor, from_=_NOT_GIVEN, to=_NOT_GIVEN, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill `self` with integers drawn uniformly: ``random_()`` from [0, the dtype's largest
+    exactly representable integer], ``random_(to)`` from [0, to), ``random_(from_, to)``
+    from [from_, to) (``to=None``: up to the largest)."""
+    d = self.dtype
+    if d.is_complex:
+        raise _not_implemented("random_", d)
+    if to is _NOT_GIVEN:
+        low, high = (0, None) if from_ is _NOT_GIVEN else (0, from_)
+    else:
+        low, high = from_, to
+    if high is None:
+        high = _random_top(d) + 1
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or "
+                               f"equal to 'to', but got from={low} > to={high - 1}")
+    low, high = _int_arg(low, "random_", "from"), _int_arg(high, "random_", "to")
+    _check_range(low, high, d)
+    gen = _generator(generator, self._device)
+    return _fill(self, integers_op, gen, self._data.shape, d.np, low, high)
+
+
+def _random_top(d: _dtype.dtype) -> int:
+    """The largest value ``random_()`` draws: the dtype's top, or 2**mantissa for floats."""
+    if d.is_floating_point:
+        return 2 ** {_dtype.float16: 11, _dtype.bfloat16: 8, _dtype.float32: 24}.get(d, 53)
+    return _bounds(d)[1]
+
+
+def exponential_(self: Tensor, lambd: float = 1, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill `self` with values drawn from the exponential distribution of rate `lambd`."""
+    d = self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability "
+                           f"distribution. dtype must be a floating point but you specified "
+                           f"{_dtype.TITLE[d]}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    gen = _generator(generator, self._device)
+    return _fill(self, exponential_op, gen, self._data.shape, d.np, lambd)
+
+
+for _fn in (uniform_, normal_, bernoulli_, random_, exponential_):
+    export(_fn, method=True, function=False)
