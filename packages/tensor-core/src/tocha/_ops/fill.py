@@ -1,0 +1,82 @@
+"""Writing into existing tensors: `copy_`, `fill_`, `zero_`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._api import export
+from .._backend import backend_of
+from .._dispatch import LAYERS, broadcast_error, bump_version
+from .._grad_mode import STATE
+from .._tensor import Tensor
+from .creation import full_like
+
+
+def _values(self: Tensor, src: Tensor):
+    """`src`'s data on self's device, as an array that broadcasts to self's shape."""
+    data = src._data
+    if src._device is not self._device:
+        host = backend_of(src._device).to_host(data)
+        data = backend_of(self._device).from_host(host, self._device)
+    if data.dtype.kind == "c" and self._data.dtype.kind != "c":
+        data = data.real
+    return data
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy `src` (broadcast to self's shape, cast to self's dtype, from any device) into
+    self's memory; differentiable with respect to `src`."""
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
+        )
+    if STATE.grad_enabled and (self._ag is not None or src._ag is not None):
+        shape = tuple(self.shape)
+        _check_broadcast(src._data.shape, shape)
+        LAYERS.rebase(self, src.to(self._device, self.dtype).expand(shape))
+        return self
+    data = self._data
+    _check_broadcast(src._data.shape, data.shape)
+    if src._data is data:
+        return self
+    data[...] = _values(self, src)
+    bump_version(self)
+    return self
+
+
+def _check_broadcast(src_shape, shape) -> None:
+    try:
+        broadcast = np.broadcast_shapes(src_shape, shape)
+    except ValueError:
+        raise broadcast_error(tuple(shape), tuple(src_shape)) from None
+    if broadcast != tuple(shape):
+        raise RuntimeError(
+            f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}"
+        )
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill self with `value` (a number or a 0-dim tensor)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        return copy_(self, value)
+    if STATE.grad_enabled and self._ag is not None:
+        LAYERS.rebase(self, full_like(self, value))
+        return self
+    self._data.fill(value)
+    bump_version(self)
+    return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill self with zeros."""
+    return fill_(self, 0)
+
+
+export(copy_, method=True, function=False)
+export(fill_, method=True)
+export(zero_, method=True)
