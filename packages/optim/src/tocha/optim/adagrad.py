@@ -1,0 +1,83 @@
+"""Adagrad."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tocha._backend import backend_of
+from tocha._device import CPU
+from tocha._tensor import wrap
+
+from . import _functional as F
+from ._elementwise import ElementwiseOptimizer
+from .optimizer import scalar_dtype, to_scalar
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(ElementwiseOptimizer):
+    r"""Adagrad, as ``torch.optim.Adagrad``.
+
+    .. math::
+        s \leftarrow s + g^2, \quad
+        \theta \leftarrow \theta - \frac{\gamma}{1 + (t-1)\eta} \frac{g}{\sqrt{s} + \epsilon}
+
+    Args:
+        params: the tensors to optimize, or parameter groups (dicts).
+        lr: learning rate (default 1e-2).
+        lr_decay: learning-rate decay :math:`\eta` (default 0).
+        weight_decay: L2 penalty (default 0).
+        initial_accumulator_value: the starting value of the sum :math:`s` (default 0).
+        eps: added to the denominator (default 1e-10).
+        foreach: the multi-tensor path (None: when a group has at least 8 parameters).
+        maximize: maximize the objective instead of minimizing it.
+        differentiable: not supported (must be False).
+        fused: taken as ``foreach``.
+
+    State per parameter: ``step``, ``sum`` (made at construction, as in PyTorch).
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._single_init(group, p)
+
+    def _single_init(self, group, p) -> None:
+        """PyTorch's Adagrad makes its state when constructed: step 0 and the initial sum."""
+        state = self.state[p]
+        state["step"] = wrap(np.array(0.0, scalar_dtype()), CPU)
+        xp = backend_of(p._device).xp
+        state["sum"] = wrap(xp.full_like(p._data, group["initial_accumulator_value"]),
+                            p._device)
+
+    def _tensor_state(self, group):
+        return (("sum", group["initial_accumulator_value"]),)
+
+    def _coefficients(self, group, scalars):
+        step = scalars[0]
+        step += 1
+        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), lr_decay=group["lr_decay"],
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    maximize=group["maximize"])
+
+    def _update(self, xp, p, g, states, tmp, fresh, c):
+        F.adagrad(xp, p, g, states[0], tmp, **c)

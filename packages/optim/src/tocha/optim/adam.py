@@ -1,0 +1,83 @@
+"""Adam and AdamW."""
+
+from __future__ import annotations
+
+from . import _functional as F
+from ._elementwise import ElementwiseOptimizer
+from .optimizer import to_scalar
+
+__all__ = ["Adam"]
+
+
+def check_adam_args(lr, betas, eps, weight_decay) -> None:
+    """PyTorch's checks of Adam-like arguments, with its messages."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(ElementwiseOptimizer):
+    r"""Adam, as ``torch.optim.Adam``.
+
+    .. math::
+        m \leftarrow \beta_1 m + (1-\beta_1) g, \quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,
+        \quad \theta \leftarrow \theta - \frac{\gamma}{1-\beta_1^t}
+        \frac{m}{\sqrt{v / (1-\beta_2^t)} + \epsilon}
+
+    Args:
+        params: the tensors to optimize, or parameter groups (dicts).
+        lr: learning rate (default 1e-3).
+        betas: coefficients of the running averages of the gradient and its square.
+        eps: added to the denominator (default 1e-8).
+        weight_decay: L2 penalty (default 0), or decoupled decay with
+            ``decoupled_weight_decay=True`` (AdamW).
+        amsgrad: use the maximum of past squared-gradient averages (AMSGrad).
+        foreach: the multi-tensor path (None: when a group has at least 8 parameters).
+        maximize: maximize the objective instead of minimizing it.
+        capturable: accepted for compatibility; no effect.
+        differentiable: not supported (must be False).
+        fused: taken as ``foreach``.
+        decoupled_weight_decay: AdamW's decay of the parameters.
+
+    State per parameter: ``step`` (0-dim float), ``exp_avg``, ``exp_avg_sq`` and, with
+    amsgrad, ``max_exp_avg_sq``.
+
+    Example:
+        >>> opt = tocha.optim.Adam(model.parameters(), lr=1e-3)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_adam_args(lr, betas, eps, weight_decay)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _tensor_state(self, group):
+        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        return tuple((name, 0.0) for name in names)
+
+    def _coefficients(self, group, scalars):
+        step = scalars[0]
+        step += 1
+        beta1, beta2 = group["betas"]
+        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), beta1=beta1, beta2=beta2,
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    amsgrad=group["amsgrad"], maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
+
+    def _update(self, xp, p, g, states, tmp, fresh, c):
+        F.adam(xp, p, g, states[0], states[1], states[2] if len(states) > 2 else None, tmp,
+               **c)
