@@ -47,8 +47,22 @@ def _same(a, b) -> bool:
 class _Layout:
     """A group's flat state: the arrays, the per-parameter views, the blocks and scratch."""
 
-    __slots__ = ("group", "spec", "params", "datas", "values", "pflat", "tensors", "scalars",
-                 "blocks", "gbuf", "pbuf", "tmp", "fresh", "xp")
+    __slots__ = (
+        "group",
+        "spec",
+        "params",
+        "datas",
+        "values",
+        "pflat",
+        "tensors",
+        "scalars",
+        "blocks",
+        "gbuf",
+        "pbuf",
+        "tmp",
+        "fresh",
+        "xp",
+    )
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -151,7 +165,7 @@ class ElementwiseOptimizer(Optimizer):
         buf = self._scratch.get(key)
         if buf is None or buf.size < 3 * n:
             buf = self._scratch[key] = xp.empty(3 * n, like.dtype)
-        return [buf[i * n:(i + 1) * n].reshape(like.shape) for i in range(3)]
+        return [buf[i * n : (i + 1) * n].reshape(like.shape) for i in range(3)]
 
     # -- the multi-tensor path -----------------------------------------------------------
     def _flat_step(self, group) -> bool:
@@ -179,8 +193,15 @@ class ElementwiseOptimizer(Optimizer):
             scratch = [t[:n] for t in tmp]
             if bounds is None:
                 i, a = index
-                update(xp, pflat[i][a:a + n], grads[i][a:a + n], states, scratch, fresh,
-                       coefficients)
+                update(
+                    xp,
+                    pflat[i][a : a + n],
+                    grads[i][a : a + n],
+                    states,
+                    scratch,
+                    fresh,
+                    coefficients,
+                )
                 continue
             g = xp.concatenate([grads[i] for i in index], out=lay.gbuf[:n])
             p = xp.concatenate([pflat[i] for i in index], out=lay.pbuf[:n])
@@ -194,8 +215,10 @@ class ElementwiseOptimizer(Optimizer):
 
     def _layout_valid(self, lay, group) -> bool:
         params = group["params"]
-        if lay.group is not group or lay.spec != (self._tensor_state(group),
-                                                  self._scalar_state(group)):
+        if lay.group is not group or lay.spec != (
+            self._tensor_state(group),
+            self._scalar_state(group),
+        ):
             return False
         if not _same(lay.params, params) or not _same(lay.datas, [p._data for p in params]):
             return False
@@ -208,8 +231,12 @@ class ElementwiseOptimizer(Optimizer):
         dev, dtype = params[0]._device, params[0]._data.dtype
         for p in params:
             d = p._data
-            if p._device is not dev or d.dtype != dtype or dtype.kind == "c" or \
-                    not d.flags.c_contiguous:
+            if (
+                p._device is not dev
+                or d.dtype != dtype
+                or dtype.kind == "c"
+                or not d.flags.c_contiguous
+            ):
                 return None
         tensor_spec, scalar_spec = self._tensor_state(group), self._scalar_state(group)
         fresh = False
@@ -231,9 +258,9 @@ class ElementwiseOptimizer(Optimizer):
             for name, init in scalar_spec:
                 array = scalars[name]
                 array[i] = float(state[name]) if name in state else (lr if init == "lr" else init)
-                state[name] = wrap(array[i:i + 1].reshape(()), CPU)
+                state[name] = wrap(array[i : i + 1].reshape(()), CPU)
             for name, init in tensor_spec:
-                view = tensors[name][offsets[i]:offsets[i + 1]].reshape(p._data.shape)
+                view = tensors[name][offsets[i] : offsets[i + 1]].reshape(p._data.shape)
                 if name in state:
                     xp.copyto(view, state[name]._data)
                 elif init is not None:

@@ -11,8 +11,18 @@ implementations, so both give the same values up to rounding.
 
 from __future__ import annotations
 
-__all__ = ["sgd", "adam", "adamax", "nadam", "radam", "rmsprop", "adagrad", "adadelta",
-           "asgd", "rprop"]
+__all__ = [
+    "sgd",
+    "adam",
+    "adamax",
+    "nadam",
+    "radam",
+    "rmsprop",
+    "adagrad",
+    "adadelta",
+    "asgd",
+    "rprop",
+]
 
 
 def _grad(xp, p, g, weight_decay, maximize, out):
@@ -49,8 +59,21 @@ def _ema_sq(xp, avg, d, beta, tmp):
     avg += tmp
 
 
-def sgd(xp, p, g, momentum_buffer, tmp, *, lr, momentum, dampening, weight_decay, nesterov,
-        maximize, fresh):
+def sgd(
+    xp,
+    p,
+    g,
+    momentum_buffer,
+    tmp,
+    *,
+    lr,
+    momentum,
+    dampening,
+    weight_decay,
+    nesterov,
+    maximize,
+    fresh,
+):
     """SGD with momentum (a fresh buffer starts as the gradient), dampening and Nesterov."""
     d = _grad(xp, p, g, weight_decay, maximize, tmp[0])
     update = d
@@ -70,8 +93,25 @@ def sgd(xp, p, g, momentum_buffer, tmp, *, lr, momentum, dampening, weight_decay
     p -= tmp[1]
 
 
-def adam(xp, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, tmp, *, step, lr, beta1, beta2, eps,
-         weight_decay, amsgrad, maximize, decoupled_weight_decay):
+def adam(
+    xp,
+    p,
+    g,
+    exp_avg,
+    exp_avg_sq,
+    max_exp_avg_sq,
+    tmp,
+    *,
+    step,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    weight_decay,
+    amsgrad,
+    maximize,
+    decoupled_weight_decay,
+):
     """Adam (and AdamW with ``decoupled_weight_decay``), optionally AMSGrad."""
     if weight_decay != 0 and decoupled_weight_decay:
         p *= 1 - lr * weight_decay
@@ -93,8 +133,7 @@ def adam(xp, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, tmp, *, step, lr, beta1,
     p -= denom
 
 
-def adamax(xp, p, g, exp_avg, exp_inf, tmp, *, step, lr, beta1, beta2, eps, weight_decay,
-           maximize):
+def adamax(xp, p, g, exp_avg, exp_inf, tmp, *, step, lr, beta1, beta2, eps, weight_decay, maximize):
     """Adamax: Adam with the infinity norm."""
     d = _grad(xp, p, g, weight_decay, maximize, tmp[0])
     _lerp(xp, exp_avg, d, 1 - beta1, tmp[1])
@@ -108,8 +147,26 @@ def adamax(xp, p, g, exp_avg, exp_inf, tmp, *, step, lr, beta1, beta2, eps, weig
     p -= tmp[1]
 
 
-def nadam(xp, p, g, exp_avg, exp_avg_sq, tmp, *, lr, beta1, beta2, eps, weight_decay,
-          decoupled_weight_decay, maximize, bias_correction2, mu, mu_next, mu_product):
+def nadam(
+    xp,
+    p,
+    g,
+    exp_avg,
+    exp_avg_sq,
+    tmp,
+    *,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    weight_decay,
+    decoupled_weight_decay,
+    maximize,
+    bias_correction2,
+    mu,
+    mu_next,
+    mu_product,
+):
     """NAdam: Adam with Nesterov momentum; `mu_product` is the product of the momentum
     coefficients up to this step."""
     if weight_decay != 0 and decoupled_weight_decay:
@@ -130,8 +187,23 @@ def nadam(xp, p, g, exp_avg, exp_avg_sq, tmp, *, lr, beta1, beta2, eps, weight_d
     p += tmp[2]
 
 
-def radam(xp, p, g, exp_avg, exp_avg_sq, tmp, *, step, lr, beta1, beta2, eps, weight_decay,
-          decoupled_weight_decay, maximize):
+def radam(
+    xp,
+    p,
+    g,
+    exp_avg,
+    exp_avg_sq,
+    tmp,
+    *,
+    step,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    weight_decay,
+    decoupled_weight_decay,
+    maximize,
+):
     """RAdam: Adam with a rectified adaptive learning rate."""
     if weight_decay != 0 and decoupled_weight_decay:
         p *= 1 - lr * weight_decay
@@ -150,13 +222,29 @@ def radam(xp, p, g, exp_avg, exp_avg_sq, tmp, *, step, lr, beta1, beta2, eps, we
         adaptive += eps
         xp.divide(bias_correction2**0.5, adaptive, out=adaptive)
         update *= adaptive
-        update *= ((rho_t - 4) * (rho_t - 2) * rho_inf
-                   / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        update *= (
+            (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+        ) ** 0.5
     p -= update
 
 
-def rmsprop(xp, p, g, square_avg, momentum_buffer, grad_avg, tmp, *, lr, alpha, eps,
-            weight_decay, momentum, centered, maximize):
+def rmsprop(
+    xp,
+    p,
+    g,
+    square_avg,
+    momentum_buffer,
+    grad_avg,
+    tmp,
+    *,
+    lr,
+    alpha,
+    eps,
+    weight_decay,
+    momentum,
+    centered,
+    maximize,
+):
     """RMSprop, optionally centered and with momentum."""
     d = _grad(xp, p, g, weight_decay, maximize, tmp[0])
     _ema_sq(xp, square_avg, d, alpha, tmp[1])
@@ -223,8 +311,9 @@ def asgd(xp, p, g, ax, tmp, *, lambd, eta, mu, weight_decay, maximize):
         xp.copyto(ax, p)
 
 
-def rprop(xp, p, g, prev, step_size, tmp, *, etaminus, etaplus, step_size_min,
-          step_size_max, maximize):
+def rprop(
+    xp, p, g, prev, step_size, tmp, *, etaminus, etaplus, step_size_min, step_size_max, maximize
+):
     """Rprop: per-element step sizes grown or shrunk by the sign of successive gradients."""
     d = tmp[0]
     if maximize:

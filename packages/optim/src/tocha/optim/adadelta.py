@@ -31,8 +31,19 @@ class Adadelta(ElementwiseOptimizer):
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        rho=0.9,
+        eps=1e-6,
+        weight_decay=0,
+        foreach=None,
+        *,
+        capturable=False,
+        maximize=False,
+        differentiable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
@@ -41,9 +52,16 @@ class Adadelta(ElementwiseOptimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                        maximize=maximize, capturable=capturable, foreach=foreach,
-                        differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -51,8 +69,13 @@ class Adadelta(ElementwiseOptimizer):
 
     def _coefficients(self, group, scalars):
         scalars[0] += 1
-        return dict(lr=to_scalar(group["lr"]), rho=group["rho"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return dict(
+            lr=to_scalar(group["lr"]),
+            rho=group["rho"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.adadelta(xp, p, g, states[0], states[1], tmp, **c)

@@ -37,9 +37,20 @@ class Adagrad(ElementwiseOptimizer):
     State per parameter: ``step``, ``sum`` (made at construction, as in PyTorch).
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
-                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
-                 differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:
@@ -48,14 +59,23 @@ class Adagrad(ElementwiseOptimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= initial_accumulator_value:
             raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
+            )
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
@@ -66,8 +86,7 @@ class Adagrad(ElementwiseOptimizer):
         state = self.state[p]
         state["step"] = wrap(np.array(0.0, scalar_dtype()), CPU)
         xp = backend_of(p._device).xp
-        state["sum"] = wrap(xp.full_like(p._data, group["initial_accumulator_value"]),
-                            p._device)
+        state["sum"] = wrap(xp.full_like(p._data, group["initial_accumulator_value"]), p._device)
 
     def _tensor_state(self, group):
         return (("sum", group["initial_accumulator_value"]),)
@@ -75,9 +94,14 @@ class Adagrad(ElementwiseOptimizer):
     def _coefficients(self, group, scalars):
         step = scalars[0]
         step += 1
-        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), lr_decay=group["lr_decay"],
-                    eps=group["eps"], weight_decay=group["weight_decay"],
-                    maximize=group["maximize"])
+        return dict(
+            step=float(step[0]),
+            lr=to_scalar(group["lr"]),
+            lr_decay=group["lr_decay"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.adagrad(xp, p, g, states[0], tmp, **c)

@@ -53,16 +53,38 @@ class Adam(ElementwiseOptimizer):
         >>> opt = tocha.optim.Adam(model.parameters(), lr=1e-3)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         check_adam_args(lr, betas, eps, weight_decay)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                        capturable=capturable, differentiable=differentiable, fused=fused,
-                        decoupled_weight_decay=decoupled_weight_decay)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -73,11 +95,17 @@ class Adam(ElementwiseOptimizer):
         step = scalars[0]
         step += 1
         beta1, beta2 = group["betas"]
-        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), beta1=beta1, beta2=beta2,
-                    eps=group["eps"], weight_decay=group["weight_decay"],
-                    amsgrad=group["amsgrad"], maximize=group["maximize"],
-                    decoupled_weight_decay=group["decoupled_weight_decay"])
+        return dict(
+            step=float(step[0]),
+            lr=to_scalar(group["lr"]),
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            amsgrad=group["amsgrad"],
+            maximize=group["maximize"],
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
-        F.adam(xp, p, g, states[0], states[1], states[2] if len(states) > 2 else None, tmp,
-               **c)
+        F.adam(xp, p, g, states[0], states[1], states[2] if len(states) > 2 else None, tmp, **c)

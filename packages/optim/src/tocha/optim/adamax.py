@@ -32,12 +32,30 @@ class Adamax(ElementwiseOptimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         check_adam_args(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        foreach=foreach, maximize=maximize, differentiable=differentiable,
-                        capturable=capturable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -47,9 +65,15 @@ class Adamax(ElementwiseOptimizer):
         step = scalars[0]
         step += 1
         beta1, beta2 = group["betas"]
-        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), beta1=beta1, beta2=beta2,
-                    eps=group["eps"], weight_decay=group["weight_decay"],
-                    maximize=group["maximize"])
+        return dict(
+            step=float(step[0]),
+            lr=to_scalar(group["lr"]),
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.adamax(xp, p, g, states[0], states[1], tmp, **c)

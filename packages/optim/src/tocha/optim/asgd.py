@@ -33,15 +33,34 @@ class ASGD(ElementwiseOptimizer):
     State per parameter: ``step``, ``eta``, ``mu``, ``ax`` (the average).
     """
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
-                 foreach=None, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                        foreach=foreach, maximize=maximize, differentiable=differentiable,
-                        capturable=capturable)
+        defaults = dict(
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _scalar_state(self, group):
@@ -58,8 +77,13 @@ class ASGD(ElementwiseOptimizer):
         lr, lambd = to_scalar(group["lr"]), group["lambd"]
         eta[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         mu[...] = 1 / max(1, step - group["t0"])
-        return dict(lambd=lambd, eta=eta_value, mu=mu_value,
-                    weight_decay=group["weight_decay"], maximize=group["maximize"])
+        return dict(
+            lambd=lambd,
+            eta=eta_value,
+            mu=mu_value,
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.asgd(xp, p, g, states[0], tmp, **c)

@@ -31,8 +31,9 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     return (xmin_bound + xmax_bound) / 2.0
 
 
-def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                  max_ls=25):
+def _strong_wolfe(
+    xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25
+):
     """A step length `t` along `d` meeting the strong Wolfe conditions (bracketing, then
     zooming by cubic interpolation). Returns the loss, flat gradient, step and evaluations."""
     d_norm = float(xp.abs(d).max())
@@ -59,8 +60,9 @@ def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_c
         min_step = t + 0.01 * (t - t_prev)
         max_step = t * 10
         tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                               bounds=(min_step, max_step))
+        t = _cubic_interpolate(
+            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
+        )
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
@@ -73,8 +75,9 @@ def _strong_wolfe(xp, obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_c
     while not done and ls_iter < max_ls:
         if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1],
-                               bracket_f[1], bracket_gtd[1])
+        t = _cubic_interpolate(
+            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        )
         eps = 0.1 * (max(bracket) - min(bracket))
         if min(max(bracket) - t, t - min(bracket)) < eps:
             if insuf_progress or t >= max(bracket) or t <= min(bracket):
@@ -138,15 +141,30 @@ class LBFGS(Optimizer):
         >>> opt.step(closure)
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
-                        tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
-                        history_size=history_size, line_search_fn=line_search_fn)
+        defaults = dict(
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
+            line_search_fn=line_search_fn,
+        )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
@@ -176,7 +194,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             data = self._real(p._data)
             numel = data.size
-            data += update[offset:offset + numel].reshape(data.shape) * step_size
+            data += update[offset : offset + numel].reshape(data.shape) * step_size
             bump_version(p)
             offset += numel
 
@@ -287,8 +305,16 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(closure, x, t, d)
 
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    xp, obj_func, x_init, t, d, loss, flat_grad, gtd,
-                    max_ls=max_eval - current_evals)
+                    xp,
+                    obj_func,
+                    x_init,
+                    t,
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
+                    max_ls=max_eval - current_evals,
+                )
                 self._add_grad(t, d)
                 opt_cond = float(xp.abs(flat_grad).max()) <= tolerance_grad
             else:

@@ -34,16 +34,36 @@ class NAdam(ElementwiseOptimizer):
     State per parameter: ``step``, ``mu_product``, ``exp_avg``, ``exp_avg_sq``.
     """
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
-                 maximize=False, capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        momentum_decay=4e-3,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         check_adam_args(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        momentum_decay=momentum_decay,
-                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
-                        foreach=foreach, capturable=capturable, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _scalar_state(self, group):
@@ -61,11 +81,19 @@ class NAdam(ElementwiseOptimizer):
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product *= mu
-        return dict(lr=to_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
-                    weight_decay=group["weight_decay"],
-                    decoupled_weight_decay=group["decoupled_weight_decay"],
-                    maximize=group["maximize"], bias_correction2=1 - beta2**step, mu=mu,
-                    mu_next=mu_next, mu_product=float(mu_product[0]))
+        return dict(
+            lr=to_scalar(group["lr"]),
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+            maximize=group["maximize"],
+            bias_correction2=1 - beta2**step,
+            mu=mu,
+            mu_next=mu_next,
+            mu_product=float(mu_product[0]),
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.nadam(xp, p, g, states[0], states[1], tmp, **c)

@@ -89,8 +89,10 @@ def _hooked_step(step: Callable) -> Callable:
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"{step} must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {result}.")
+                        raise RuntimeError(
+                            f"{step} must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {result}."
+                        )
                     args, kwargs = result
         out = step(self, *args, **kwargs)
         post = self._optimizer_step_post_hooks
@@ -134,8 +136,10 @@ class Optimizer:
         self.defaults = defaults
         self._init_hooks()
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                "Tensors or dicts, but got " + _typename(params)
+            )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         param_groups = list(params)
@@ -155,13 +159,18 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"defaults": self.defaults, "state": self.state,
-                "param_groups": self.param_groups}
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        for name in ("step_pre", "step_post", "state_dict_pre", "state_dict_post",
-                     "load_state_dict_pre", "load_state_dict_post"):
+        for name in (
+            "step_pre",
+            "step_post",
+            "state_dict_pre",
+            "state_dict_post",
+            "load_state_dict_pre",
+            "load_state_dict_post",
+        ):
             self.__dict__.setdefault(f"_optimizer_{name}_hooks", OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
@@ -194,25 +203,29 @@ class Optimizer:
         """Register ``hook(optimizer, args, kwargs) -> None``, run after each ``step``."""
         return self._register(self._optimizer_step_post_hooks, hook)
 
-    def register_state_dict_pre_hook(self, hook: Callable,
-                                     prepend: bool = False) -> RemovableHandle:
+    def register_state_dict_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
         """Register ``hook(optimizer) -> None``, run before ``state_dict``."""
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
-    def register_state_dict_post_hook(self, hook: Callable,
-                                      prepend: bool = False) -> RemovableHandle:
+    def register_state_dict_post_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict) -> state_dict or None``, run after
         ``state_dict``."""
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook: Callable,
-                                          prepend: bool = False) -> RemovableHandle:
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict) -> state_dict or None``, run before
         ``load_state_dict`` on a shallow copy of the dict given."""
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook: Callable,
-                                           prepend: bool = False) -> RemovableHandle:
+    def register_load_state_dict_post_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
         """Register ``hook(optimizer) -> None``, run after ``load_state_dict``."""
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
@@ -232,15 +245,22 @@ class Optimizer:
         def pack_group(group: dict[str, Any]) -> dict[str, Any]:
             nonlocal start_index
             packed = {k: v for k, v in group.items() if k != "params"}
-            param_mappings.update({id(p): i for i, p in enumerate(group["params"], start_index)
-                                   if id(p) not in param_mappings})
+            param_mappings.update(
+                {
+                    id(p): i
+                    for i, p in enumerate(group["params"], start_index)
+                    if id(p) not in param_mappings
+                }
+            )
             packed["params"] = [param_mappings[id(p)] for p in group["params"]]
             start_index += len(packed["params"])
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v
-                        for k, v in self.state.items()}
+        packed_state = {
+            (param_mappings[id(k)] if isinstance(k, Tensor) else k): v
+            for k, v in self.state.items()
+        }
         state_dict = {"state": packed_state, "param_groups": param_groups}
         for post_hook in self._optimizer_state_dict_post_hooks.values():
             result = post_hook(self, state_dict)
@@ -264,10 +284,16 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                             "the size of optimizer's group")
-        id_map = dict(zip(itertools.chain.from_iterable(g["params"] for g in saved_groups),
-                          itertools.chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match "
+                "the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                itertools.chain.from_iterable(g["params"] for g in saved_groups),
+                itertools.chain.from_iterable(g["params"] for g in groups),
+            )
+        )
         state: defaultdict = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
@@ -316,9 +342,11 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, "
-                            "but the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
         else:
             param_group["params"] = list(params)
         tensors, names = [], []
@@ -331,36 +359,46 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError("all optimizer params should be with/without names. Some param "
-                                 "names are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param "
+                    "names are missing"
+                )
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(param)
+                )
             if not self.defaults.get("differentiable", None) and not (
                 param.is_leaf or getattr(param, "retains_grad", False)
             ):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    "parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         if len(tensors) != len(set(tensors)):
             import warnings
 
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in "
+                "future, this will cause an error; see "
+                "github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         param_set: set = set()
         for group in self.param_groups:
             param_set.update(group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 current = "with names" if "param_names" in param_group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {current} to the optimizer")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current} to the optimizer"
+                )
         if not param_set.isdisjoint(tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -376,9 +414,14 @@ def _typename(obj) -> str:
     return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
 
 
-_TENSOR_TYPES = {tocha.float32: "FloatTensor", tocha.float64: "DoubleTensor",
-                 tocha.float16: "HalfTensor", tocha.int64: "LongTensor",
-                 tocha.int32: "IntTensor", tocha.bool: "BoolTensor"}
+_TENSOR_TYPES = {
+    tocha.float32: "FloatTensor",
+    tocha.float64: "DoubleTensor",
+    tocha.float16: "HalfTensor",
+    tocha.int64: "LongTensor",
+    tocha.int32: "IntTensor",
+    tocha.bool: "BoolTensor",
+}
 
 
 def _cast(param: Tensor, value, key=None):

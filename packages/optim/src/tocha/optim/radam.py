@@ -30,14 +30,32 @@ class RAdam(ElementwiseOptimizer):
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
-                 capturable=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        decoupled_weight_decay=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+    ):
         check_adam_args(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        maximize=maximize, foreach=foreach, capturable=capturable,
-                        decoupled_weight_decay=decoupled_weight_decay,
-                        differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -47,10 +65,16 @@ class RAdam(ElementwiseOptimizer):
         step = scalars[0]
         step += 1
         beta1, beta2 = group["betas"]
-        return dict(step=float(step[0]), lr=to_scalar(group["lr"]), beta1=beta1, beta2=beta2,
-                    eps=group["eps"], weight_decay=group["weight_decay"],
-                    decoupled_weight_decay=group["decoupled_weight_decay"],
-                    maximize=group["maximize"])
+        return dict(
+            step=float(step[0]),
+            lr=to_scalar(group["lr"]),
+            beta1=beta1,
+            beta2=beta2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.radam(xp, p, g, states[0], states[1], tmp, **c)

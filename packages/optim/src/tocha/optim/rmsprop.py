@@ -36,9 +36,20 @@ class RMSprop(ElementwiseOptimizer):
     ``grad_avg`` (centered).
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -49,9 +60,18 @@ class RMSprop(ElementwiseOptimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -64,9 +84,15 @@ class RMSprop(ElementwiseOptimizer):
 
     def _coefficients(self, group, scalars):
         scalars[0] += 1
-        return dict(lr=to_scalar(group["lr"]), alpha=group["alpha"], eps=group["eps"],
-                    weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"], maximize=group["maximize"])
+        return dict(
+            lr=to_scalar(group["lr"]),
+            alpha=group["alpha"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            momentum=group["momentum"],
+            centered=group["centered"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         rest = iter(states[1:])

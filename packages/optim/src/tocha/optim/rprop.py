@@ -27,15 +27,31 @@ class Rprop(ElementwiseOptimizer):
     State per parameter: ``step``, ``prev``, ``step_size``.
     """
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        etas=(0.5, 1.2),
+        step_sizes=(1e-6, 50),
+        *,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable,
-                        capturable=capturable)
+        defaults = dict(
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def _tensor_state(self, group):
@@ -45,8 +61,13 @@ class Rprop(ElementwiseOptimizer):
         scalars[0] += 1
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
-        return dict(etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min,
-                    step_size_max=step_size_max, maximize=group["maximize"])
+        return dict(
+            etaminus=etaminus,
+            etaplus=etaplus,
+            step_size_min=step_size_min,
+            step_size_max=step_size_max,
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.rprop(xp, p, g, states[0], states[1], tmp, **c)

@@ -35,9 +35,20 @@ class SGD(ElementwiseOptimizer):
         >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -48,9 +59,17 @@ class SGD(ElementwiseOptimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                        foreach=foreach, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -69,9 +88,14 @@ class SGD(ElementwiseOptimizer):
         return ()
 
     def _coefficients(self, group, scalars):
-        return dict(lr=to_scalar(group["lr"]), momentum=group["momentum"],
-                    dampening=group["dampening"], weight_decay=group["weight_decay"],
-                    nesterov=group["nesterov"], maximize=group["maximize"])
+        return dict(
+            lr=to_scalar(group["lr"]),
+            momentum=group["momentum"],
+            dampening=group["dampening"],
+            weight_decay=group["weight_decay"],
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+        )
 
     def _update(self, xp, p, g, states, tmp, fresh, c):
         F.sgd(xp, p, g, states[0] if states else None, tmp, fresh=fresh, **c)

@@ -29,11 +29,17 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = dict(lr=lr, betas=betas, eps=eps, maximize=maximize)
         super().__init__(params, defaults)
-        complex_params = [[i, j] for i, group in enumerate(self.param_groups)
-                          for j, p in enumerate(group["params"]) if p.is_complex()]
+        complex_params = [
+            [i, j]
+            for i, group in enumerate(self.param_groups)
+            for j, p in enumerate(group["params"])
+            if p.is_complex()
+        ]
         if complex_params:
-            raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
-                             "support complex parameters")
+            raise ValueError(
+                f"Complex params at indices {complex_params}: SparseAdam does not "
+                "support complex parameters"
+            )
 
     def step(self, closure=None):
         """Evaluate `closure` if given, then raise: tocha's gradients are never sparse."""
@@ -44,6 +50,7 @@ class SparseAdam(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    raise RuntimeError("SparseAdam does not support dense gradients, please "
-                                       "consider Adam instead")
+                    raise RuntimeError(
+                        "SparseAdam does not support dense gradients, please consider Adam instead"
+                    )
         return loss
