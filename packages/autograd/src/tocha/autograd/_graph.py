@@ -137,6 +137,36 @@ class _Handle:
             self._hooks.remove(self._fn)
 
 
+def new_node(
+    op_name, formula, edges, edge_nrs, input_meta, saved, versions, out_meta, out_data=None
+) -> Node:
+    """A node with no hooks, not yet run; `out_meta` has one entry per output."""
+    node = Node.__new__(Node)
+    node.op_name = op_name
+    node.formula = formula
+    node.edges = edges
+    node.edge_nrs = edge_nrs
+    node.input_meta = input_meta
+    node.saved = saved
+    node.versions = versions
+    node.out_meta = out_meta
+    node.out_data = out_data
+    node.n_outputs = len(out_meta)
+    node.pre_hooks = None
+    node.hooks = None
+    node.released = False
+    node.materialize = True
+    node.trace = None
+    return node
+
+
+def edges_of(args) -> tuple[list, list]:
+    """The edge (and output number) that each argument's gradient takes."""
+    edges = [edge_of(a) if isinstance(a, Tensor) else None for a in args]
+    nrs = [a._ag.output_nr if isinstance(a, Tensor) and a._ag is not None else 0 for a in args]
+    return edges, nrs
+
+
 def accumulator_of(t: Tensor) -> AccumulateGrad:
     """The AccumulateGrad node of a leaf (one per leaf, made on first need)."""
     meta = t._ag

@@ -11,7 +11,7 @@ from tocha._dtype import FROM_NP
 from tocha._tensor import Size, Tensor, wrap
 
 from ._formulas import FORMULAS
-from ._graph import AutogradMeta, Node, accumulator_of
+from ._graph import AutogradMeta, accumulator_of, new_node
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
@@ -67,9 +67,6 @@ def record(op, args, out):
         return out
     entry = FORMULAS.get(op.name)
     saves, save_out = entry.saves if entry is not None else (None, True)
-    node = Node.__new__(Node)
-    node.op_name = op.name
-    node.formula = None if entry is None else entry.formula
     edges = []
     nrs = []
     saved = []
@@ -99,28 +96,26 @@ def record(op, args, out):
             nrs.append(0)
             metas.append(None)
             saved.append(arg)
-    node.edges = edges
-    node.edge_nrs = nrs
-    node.saved = saved
-    node.input_meta = metas
-    node.pre_hooks = None
-    node.hooks = None
-    node.released = False
-    node.materialize = True
-    node.trace = creation_trace() if ANOMALY.enabled else None
     outputs = out if type(out) is tuple else (out,)
-    node.n_outputs = len(outputs)
-    node.out_data = None
-    node.out_meta = tuple(TensorMeta(t) for t in outputs)
-    if save_out:
-        node.out_data = tuple(t._data for t in outputs)
+    node = new_node(
+        op.name,
+        None if entry is None else entry.formula,
+        edges,
+        nrs,
+        metas,
+        saved,
+        versions,
+        tuple(TensorMeta(t) for t in outputs),
+        tuple(t._data for t in outputs) if save_out else None,
+    )
+    if ANOMALY.enabled:
+        node.trace = creation_trace()
     for i, t in enumerate(outputs):
         if _is_float(t):
             t._ag = AutogradMeta(True, node, i)
             if save_out:
                 vc = _version_counter(t)
                 versions.append((None, vc, vc[0]))
-    node.versions = versions
     return out
 
 

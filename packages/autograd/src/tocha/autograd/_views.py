@@ -13,7 +13,7 @@ import numpy as np
 import tocha
 from tocha._tensor import Tensor
 
-from ._graph import AutogradMeta, Node, edge_of
+from ._graph import AutogradMeta, edges_of, new_node
 from ._record import TensorMeta
 
 
@@ -30,26 +30,10 @@ def _positions(view: Tensor, base: Tensor) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(flat[offset:], view.shape, strides).copy()
 
 
-def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor) -> Node:
-    node = Node.__new__(Node)
-    node.op_name = name
-    node.formula = formula
-    node.edges = [edge_of(t) if isinstance(t, Tensor) else None for t in inputs]
-    node.edge_nrs = [
-        t._ag.output_nr if isinstance(t, Tensor) and t._ag is not None else 0 for t in inputs
-    ]
-    node.input_meta = [TensorMeta(t) if isinstance(t, Tensor) else None for t in inputs]
-    node.saved = saved
-    node.versions = []
-    node.out_data = None
-    node.out_meta = (TensorMeta(output),)
-    node.n_outputs = 1
-    node.pre_hooks = None
-    node.hooks = None
-    node.released = False
-    node.materialize = True
-    node.trace = None
-    return node
+def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor):
+    edges, nrs = edges_of(inputs)
+    metas = [TensorMeta(t) for t in inputs]
+    return new_node(name, formula, edges, nrs, metas, saved, [], (TensorMeta(output),))
 
 
 def _copy_slices(g, out, index, keep):

@@ -8,7 +8,7 @@ from tocha._grad_mode import STATE, no_grad
 from tocha._tensor import Tensor
 
 from ._engine import FREED_MESSAGE
-from ._graph import AutogradMeta, Node, edge_of
+from ._graph import AutogradMeta, edges_of, new_node
 from ._record import TensorMeta, _version_counter
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -124,24 +124,18 @@ def _has_setup_context(cls) -> bool:
 
 def _record_function(cls, ctx, args, output):
     outputs = output if isinstance(output, tuple) else (output,)
-    node = Node.__new__(Node)
-    node.op_name = cls.__name__
-    node.edges = [edge_of(a) if isinstance(a, Tensor) else None for a in args]
-    node.edge_nrs = [
-        a._ag.output_nr if isinstance(a, Tensor) and a._ag is not None else 0 for a in args
-    ]
-    node.input_meta = [TensorMeta(a) if isinstance(a, Tensor) else None for a in args]
-    node.saved = (ctx,)
-    node.versions = list(ctx._versions)
+    edges, nrs = edges_of(args)
+    node = new_node(
+        cls.__name__,
+        _formula(cls, len(args)),
+        edges,
+        nrs,
+        [TensorMeta(a) if isinstance(a, Tensor) else None for a in args],
+        (ctx,),
+        list(ctx._versions),
+        tuple(TensorMeta(t) if isinstance(t, Tensor) else None for t in outputs),
+    )
     node.materialize = ctx.materialize_grads
-    node.out_data = None
-    node.out_meta = tuple(TensorMeta(t) if isinstance(t, Tensor) else None for t in outputs)
-    node.n_outputs = len(outputs)
-    node.pre_hooks = None
-    node.hooks = None
-    node.released = False
-    node.trace = None
-    node.formula = _formula(cls, len(args))
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}
     results = []
