@@ -110,6 +110,7 @@ def check_same_device(tensors):
 import numpy as _np  # noqa: E402
 
 from . import _dtype  # noqa: E402
+from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 from ._tensor import Tensor, wrap  # noqa: E402
 
 _ndarray = _np.ndarray
@@ -188,7 +189,7 @@ def binary(op, a, b, int_to_float=False):
     """Elementwise op of two operands (Tensors or Python scalars, at least one Tensor),
     broadcast, promoted with PyTorch's rules."""
     ta, tb = type(a), type(b)
-    if ta is Tensor and tb is Tensor:
+    if ta in _TENSOR_TYPES and tb in _TENSOR_TYPES:
         dev = a._device
         ad, bd = a._data, b._data
         if (
@@ -198,7 +199,7 @@ def binary(op, a, b, int_to_float=False):
         ):
             ad, bd, dev = _promote_binary(a, b, int_to_float)
         tracked = a._ag is not None or b._ag is not None
-    elif ta is Tensor and tb in _SCALAR_RANK:
+    elif ta in _TENSOR_TYPES and tb in _SCALAR_RANK:
         dev = a._device
         ad = a._data
         if _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind] and not (
@@ -208,7 +209,7 @@ def binary(op, a, b, int_to_float=False):
         else:
             ad, bd, dev = _promote_binary(a, b, int_to_float)
         tracked = a._ag is not None
-    elif tb is Tensor and ta in _SCALAR_RANK:
+    elif tb in _TENSOR_TYPES and ta in _SCALAR_RANK:
         dev = b._device
         bd = b._data
         if _SCALAR_RANK[ta] <= _KIND_RANK[bd.dtype.kind] and not (

@@ -70,6 +70,10 @@ class Tensor:
     __slots__ = ("_data", "_device", "_ag", "_base", "_vc", "__weakref__")
     __array_priority__ = 1000
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        TENSOR_TYPES.add(cls)
+
     # -- metadata -------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
@@ -324,6 +328,10 @@ class Tensor:
     @property
     def mH(self) -> Tensor:
         return self.mT.conj() if self.is_complex() else self.mT
+
+
+# Tensor and its subclasses (nn.Parameter...): the dispatcher's fast paths test membership.
+TENSOR_TYPES = {Tensor}
 
 
 def wrap(data, dev) -> Tensor:
