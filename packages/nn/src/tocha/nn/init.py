@@ -1,0 +1,1 @@
+"""tocha.nn.init: parameter initialisation, as ``torch.nn.init``."""
