@@ -285,3 +285,14 @@ def test_detect_anomaly_names_the_forward_op():
         y = x.sqrt() * 0
         with pytest.raises(RuntimeError, match="SqrtBackward0.*nan"):
             y.sum().backward()
+
+
+def test_a_path_without_gradient_does_not_block_other_paths(torch):
+    grads = []
+    for lib in (tocha, torch):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = lib.tensor([1.0, 1.0, -1.0], requires_grad=True)
+        (lib.copysign(x, y) + y * 2).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0])
+    np.testing.assert_allclose(grads[0][1], grads[1][1])

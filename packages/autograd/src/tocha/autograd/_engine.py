@@ -129,7 +129,10 @@ def run_backward(
     try:
         while ready:
             node = ready.pop()
-            buf = buffers.pop(node)
+            buf = buffers.pop(node, None)
+            if buf is None:  # every path into this node carried no gradient
+                _release_children(node, deps, ready)
+                continue
             grads = _run_pre_hooks(node, buf.grads)
             if captures is not None and node in captures:
                 for i, k, t in captures[node]:
@@ -144,18 +147,28 @@ def run_backward(
                 continue
             input_grads = _apply(node, grads, retain_graph, create_graph)
             for edge, nr, grad, owned in input_grads:
-                if edge is None or grad is None:
+                if edge is None:
                     continue
-                target = buffers.get(edge)
-                if target is None:
-                    target = buffers[edge] = _Buffer(edge.n_outputs)
-                target.add(nr, grad, owned, create_graph)
+                if grad is not None:
+                    target = buffers.get(edge)
+                    if target is None:
+                        target = buffers[edge] = _Buffer(edge.n_outputs)
+                    target.add(nr, grad, owned, create_graph)
                 deps[edge] -= 1
                 if deps[edge] == 0:
                     ready.append(edge)
     finally:
         STATE.grad_enabled = previous_mode
     return results
+
+
+def _release_children(node, deps: dict, ready: list) -> None:
+    """A node skipped for lack of gradients still counts as done for the nodes it leads to."""
+    for edge in node.edges:
+        if edge is not None:
+            deps[edge] -= 1
+            if deps[edge] == 0:
+                ready.append(edge)
 
 
 def _accumulator(t: Tensor):
@@ -209,7 +222,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     edges = []
     for edge, nr, meta, grad in zip(node.edges, node.edge_nrs, node.input_meta, results):
         if edge is None or grad is None:
-            edges.append((None, 0, None, False))
+            edges.append((edge, nr, None, False))
             continue
         shaped = _conform(grad, meta)
         edges.append((edge, nr, shaped, shaped is not grad or _exclusive(grad, grads, results)))

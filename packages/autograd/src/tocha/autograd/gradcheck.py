@@ -32,7 +32,8 @@ def _float_outputs(outputs) -> list:
 def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
     """jac[o][i]: (numel of output o) x (numel of input i), by central differences."""
     with tocha.no_grad():
-        n_out = len(_float_outputs(func(*inputs)))
+        sizes = [o.numel() for o in _float_outputs(func(*inputs))]
+    n_out = len(sizes)
     jacobians = [[None] * len(targets) for _ in range(n_out)]
     for i, t in enumerate(targets):
         data = t._data
@@ -49,8 +50,9 @@ def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
             for o in range(n_out):
                 columns[o].append(((plus[o] - minus[o]) / (2 * eps)).reshape(-1))
         for o in range(n_out):
-            size = columns[o][0].size if columns[o] else 0
-            jacobians[o][i] = np.stack(columns[o], axis=1) if columns[o] else np.zeros((size, 0))
+            jacobians[o][i] = (
+                np.stack(columns[o], axis=1) if columns[o] else np.zeros((sizes[o], 0))
+            )
     return jacobians
 
 
