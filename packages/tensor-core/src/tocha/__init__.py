@@ -52,6 +52,7 @@ from ._grad_mode import (  # noqa: E402
 )
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 from ._version import __version__  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)
 
@@ -65,6 +66,9 @@ _SUBPACKAGES = {
     "backends": "tocha-core",
     "cuda": "tocha-core",
     "testing": "tocha-core",
+    "linalg": "tocha-core",
+    "fft": "tocha-core",
+    "special": "tocha-core",
 }
 
 
