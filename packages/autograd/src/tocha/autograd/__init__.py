@@ -11,7 +11,14 @@ from tocha._grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 
-from . import _record, functional, graph  # noqa: F401
+from . import (  # noqa: F401
+    _formulas_extra,
+    _formulas_linalg,
+    _formulas_scatter,
+    _record,
+    functional,
+    graph,
+)
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly

@@ -2,3 +2,7 @@
 
 The implementations live in ``tocha.nn._functional.<family>``; this module re-exports them.
 """
+
+from ._functional.activation import *  # noqa: F403
+from ._functional.dropout import *  # noqa: F403
+from ._functional.linear import *  # noqa: F403

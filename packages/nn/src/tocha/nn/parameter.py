@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tocha._tensor import Tensor, wrap
+from tocha.serialization import register_tensor_type
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter"]
 
@@ -62,6 +63,9 @@ class UninitializedParameter(Parameter):
     it exists for ``isinstance`` checks only."""
 
     __slots__ = ()
+
+
+register_tensor_type(Parameter, "torch.nn.parameter.Parameter", _rebuild_parameter)
 
 
 class Buffer(Tensor):

@@ -1,0 +1,485 @@
+"""Activation functions: the functional forms behind ``tocha.nn`` activation layers.
+
+softmax and log_softmax are one primitive each with a hand-written backward (itself a
+primitive, differentiable again); the pointwise activations are one primitive each whose
+derivative is written in tocha ops; the rest are cheap composites.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import tocha
+from tocha import _dtype
+from tocha._dispatch import LAYERS, REGISTRY, bump_version, call, defop
+from tocha._grad_mode import STATE
+from tocha._tensor import Tensor
+from tocha.autograd._formulas import d
+
+__all__ = [
+    "celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
+    "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish",
+    "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid", "silu",
+    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+    "threshold", "threshold_",
+]
+
+SQRT_HALF = math.sqrt(0.5)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+TANH_K = math.sqrt(2.0 / math.pi)
+TANH_C = 0.044715
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _inplace(target: Tensor, result: Tensor) -> Tensor:
+    """Write `result` into `target` (which takes result's history when autograd tracks it)."""
+    if STATE.grad_enabled and result._ag is not None:
+        LAYERS.rebase(target, result)
+    else:
+        target._data[...] = result._data
+        bump_version(target)
+    return target
+
+
+def _apply(op, input: Tensor, inplace: bool, *args) -> Tensor:
+    out = call(op, (input,), *args)
+    return _inplace(input, out) if inplace else out
+
+
+# -- softmax family: one primitive each, with a primitive backward --------------------------
+def _softmax_kernel(xp):
+    def kernel(x, dim):
+        e = x - x.max(axis=dim, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=dim, keepdims=True)
+        return e
+
+    return kernel
+
+
+def _log_softmax_kernel(xp):
+    def kernel(x, dim):
+        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return shifted
+
+    return kernel
+
+
+def _softmax_backward_kernel(xp):
+    def kernel(g, out, dim):
+        gy = g * out
+        gy -= out * gy.sum(axis=dim, keepdims=True)
+        return gy
+
+    return kernel
+
+
+def _log_softmax_backward_kernel(xp):
+    def kernel(g, out, dim):
+        return g - xp.exp(out) * g.sum(axis=dim, keepdims=True)
+
+    return kernel
+
+
+softmax_op = defop("softmax", _softmax_kernel)
+log_softmax_op = defop("log_softmax", _log_softmax_kernel)
+softmax_backward_op = defop("softmax_backward_data", _softmax_backward_kernel)
+log_softmax_backward_op = defop("log_softmax_backward_data", _log_softmax_backward_kernel)
+
+
+def _softmax_backward_backward(gg, _, g, out, dim):
+    """y = out * (g - sum(g * out)): gradients by g and by out."""
+    total = (gg * out).sum(dim, keepdim=True)
+    grad_out = gg * (g - (g * out).sum(dim, keepdim=True)) - g * total
+    return call(softmax_backward_op, (gg, out), dim), grad_out, None
+
+
+def _log_softmax_backward_backward(gg, _, g, out, dim):
+    """y = g - exp(out) * sum(g): gradients by g and by out."""
+    e = out.exp()
+    grad_g = gg - (gg * e).sum(dim, keepdim=True)
+    return grad_g, -gg * e * g.sum(dim, keepdim=True), None
+
+
+d("softmax", "o", lambda g, out, x, dim: (call(softmax_backward_op, (g, out), dim), None))
+d("log_softmax", "o", lambda g, out, x, dim: (call(log_softmax_backward_op, (g, out), dim), None))
+d("softmax_backward_data", "01", _softmax_backward_backward)
+d("log_softmax_backward_data", "01", _log_softmax_backward_backward)
+
+
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    if dim is None:
+        dim = _get_softmax_dim(name, input.dim(), 4)
+    ndim = max(input.dim(), 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.rank < _dtype.FLOATING:
+        raise RuntimeError(f'"{kernel}" not implemented for \'{_dtype.TITLE[input.dtype]}\'')
+    return input, dim % ndim if input.dim() else None
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: tocha.dtype | None = None) -> Tensor:
+    """``exp(x_i) / sum_j exp(x_j)`` along `dim` (computed in `dtype` when given).
+
+    Example:
+        >>> F.softmax(tocha.tensor([1.0, 2.0]), dim=0)
+        tensor([0.2689, 0.7311])
+    """
+    x, dim = _softmax_input(input, dim, dtype, "softmax", "softmax_lastdim_kernel_impl")
+    return call(softmax_op, (x,), dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: tocha.dtype | None = None) -> Tensor:
+    """``x_i - log(sum_j exp(x_j))`` along `dim`, computed stably (in `dtype` when given)."""
+    x, dim = _softmax_input(input, dim, dtype, "log_softmax", "log_softmax_lastdim_kernel_impl")
+    return call(log_softmax_op, (x,), dim)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: tocha.dtype | None = None) -> Tensor:
+    """``softmax(-x)`` along `dim`."""
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    x = input.to(dtype) if dtype is not None else input
+    return softmax(-x, dim)
+
+
+# -- pointwise primitives: kernel against xp, derivative in tocha ops -----------------------
+def _elu_kernel(xp):
+    def kernel(x, alpha, scale, input_scale):
+        neg = xp.expm1(xp.minimum(x, 0) * input_scale)
+        neg *= alpha
+        out = xp.where(x > 0, x, neg)
+        if scale != 1:
+            out *= scale
+        return out
+
+    return kernel
+
+
+def _gelu_kernel(xp):
+    erf = REGISTRY["erf"].generic(xp)
+
+    def kernel(x, approximate):
+        if approximate == "tanh":
+            inner = xp.tanh(TANH_K * (x + TANH_C * x * x * x))
+        else:
+            inner = erf(x * SQRT_HALF)
+        inner += 1
+        inner *= x
+        inner *= 0.5
+        return inner
+
+    return kernel
+
+
+def _softplus_kernel(xp):
+    def kernel(x, beta, threshold):
+        bx = x * beta
+        return xp.where(bx > threshold, x, xp.logaddexp(bx, 0) / beta).astype(x.dtype)
+
+    return kernel
+
+
+def _mish_kernel(xp):
+    def kernel(x):
+        return x * xp.tanh(xp.logaddexp(x, 0))
+
+    return kernel
+
+
+def _silu_kernel(xp):
+    def kernel(x):
+        return x / (1 + xp.exp(-x))
+
+    return kernel
+
+
+def _kernel(fn):
+    """A kernel factory from a function of (xp, x, *args)."""
+    return lambda xp: lambda x, *args: fn(xp, x, *args)
+
+
+def _gelu_grad(g, out, x, approximate):
+    if approximate == "tanh":
+        x2 = x * x
+        t = (TANH_K * (x + TANH_C * x2 * x)).tanh()
+        dt = (1 - t * t) * (TANH_K * (1 + 3 * TANH_C * x2))
+        return g * (0.5 * (1 + t) + 0.5 * x * dt), None
+    cdf = 0.5 * (1 + (x * SQRT_HALF).erf())
+    pdf = (-0.5 * x * x).exp() * INV_SQRT_2PI
+    return g * (cdf + x * pdf), None
+
+
+def _silu_grad(g, out, x):
+    s = x.sigmoid()
+    return g * s * (1 + x * (1 - s))
+
+
+def _mish_grad(g, out, x):
+    t = call(softplus_op, (x,), 1.0, 20.0).tanh()
+    return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
+def _elu_grad(g, out, x, alpha, scale, input_scale):
+    neg = (x * input_scale).exp() * (alpha * scale * input_scale)
+    return g * tocha.where(x > 0, scale, neg), None, None, None
+
+
+elu_op = defop("elu", _elu_kernel)
+gelu_op = defop("gelu", _gelu_kernel)
+silu_op = defop("silu", _silu_kernel)
+mish_op = defop("mish", _mish_kernel)
+softplus_op = defop("softplus", _softplus_kernel)
+leaky_relu_op = defop("leaky_relu", _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope)))
+hardtanh_op = defop("hardtanh", _kernel(lambda xp, x, low, high: xp.clip(x, low, high)))
+hardsigmoid_op = defop("hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6))
+hardswish_op = defop("hardswish", _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6))
+log_sigmoid_op = defop(
+    "log_sigmoid", _kernel(lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))))
+)
+threshold_op = defop(
+    "threshold", _kernel(lambda xp, x, th, value: xp.where(x > th, x, xp.asarray(value, x.dtype)))
+)
+softshrink_op = defop(
+    "softshrink",
+    _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x - xp.sign(x) * lambd, 0 * x)),
+)
+hardshrink_op = defop(
+    "hardshrink", _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0 * x))
+)
+
+d("elu", "0", _elu_grad)
+d("gelu", "0", _gelu_grad)
+d("silu", "0", _silu_grad)
+d("mish", "0", _mish_grad)
+d("softplus", "0", lambda g, out, x, beta, th: (
+    g * tocha.where(x * beta > th, 1.0, (x * beta).sigmoid()), None, None))
+d("leaky_relu", "0", lambda g, out, x, slope: (g * tocha.where(x > 0, 1.0, slope), None))
+d("hardtanh", "0", lambda g, out, x, low, high: (g * ((x > low) & (x < high)), None, None))
+d("hardsigmoid", "0", lambda g, out, x: g * ((x > -3) & (x < 3)) / 6)
+d("hardswish", "0", lambda g, out, x: g * tocha.where(
+    x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)))
+d("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
+d("threshold", "0", lambda g, out, x, th, value: (g * (x > th), None, None))
+d("softshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
+d("hardshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(0, x)`` elementwise."""
+    return tocha.relu_(input) if inplace else tocha.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place `relu`."""
+    return tocha.relu_(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else `value`."""
+    return _apply(threshold_op, input, inplace, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place `threshold`."""
+    return _apply(threshold_op, input, True, threshold, value)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _apply(hardtanh_op, input, inplace, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place `hardtanh`."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    return _apply(elu_op, input, inplace, alpha, 1.0, 1.0)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place `elu`."""
+    return elu(input, alpha, True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return _apply(elu_op, input, inplace, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place `selu`."""
+    return selu(input, True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _apply(elu_op, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place `celu`."""
+    return celu(input, alpha, True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for ``x > 0``, else ``negative_slope * x``."""
+    return _apply(leaky_relu_op, input, inplace, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place `leaky_relu`."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """`leaky_relu` with a learnt slope, one per channel (dim 1) or one shared."""
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    n = weight.numel()
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(
+            f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{n} and channel size = {channels}.")
+    if n != 1 and input.dim() >= 2:
+        weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
+    elif input.dim() == 1 and n != 1:
+        weight = weight.reshape(n)
+    else:
+        weight = weight.reshape(())
+    return tocha.where(input > 0, input, weight * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomised leaky ReLU: in training, each negative input gets a slope drawn uniformly
+    from ``[lower, upper]``; in evaluation, the slope is their mean."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slopes = tocha.empty_like(input).uniform_(lower, upper)
+    out = tocha.where(input >= 0, input, input * slopes)
+    return _inplace(input, out) if inplace else out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """In-place `rrelu`."""
+    return rrelu(input, lower, upper, training, True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (Phi the standard normal CDF), or its tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return call(gelu_op, (input,), approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``."""
+    return _apply(silu_op, input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _apply(mish_op, input, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``."""
+    return _apply(hardsigmoid_op, input, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    return _apply(hardswish_op, input, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return call(softplus_op, (input,), beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed stably."""
+    return call(log_sigmoid_op, (input,))
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above `lambd`, ``x + lambd`` below ``-lambd``, else 0."""
+    if lambd < 0:
+        raise RuntimeError(
+            f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
+    return call(softshrink_op, (input,), lambd)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    return call(hardshrink_op, (input,), lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))``."""
+    return tocha.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return tocha.tanh(input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: ``a * sigmoid(b)``, `a` and `b` the halves of `input` along `dim`."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension "
+                           f"{dim % input.dim()} is size {size}")
+    a, b = input.split(size // 2, dim)
+    return a * b.sigmoid()

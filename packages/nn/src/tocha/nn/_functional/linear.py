@@ -1,0 +1,308 @@
+"""Linear maps, embeddings and distances: linear, bilinear, embedding, embedding_bag, one_hot,
+normalize, cosine_similarity, pairwise_distance.
+
+`linear` and `embedding` are one primitive each (their derivatives in tocha ops); the rest
+are composites.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tocha
+from tocha import _dtype
+from tocha._dispatch import call, defop
+from tocha._tensor import Tensor
+from tocha.autograd._formulas import d
+
+__all__ = [
+    "bilinear", "cosine_similarity", "embedding", "embedding_bag", "linear", "normalize",
+    "one_hot", "pairwise_distance",
+]
+
+
+# -- linear: x @ w.T + b as one node --------------------------------------------------------
+def _linear_kernel(xp):
+    def kernel(x, w, b=None):
+        out = x @ w.T
+        if b is not None:
+            out += b
+        return out
+
+    return kernel
+
+
+def _linear_grad(g, out, x, w, b=None):
+    grad_x = g @ w
+    g2 = g.reshape(-1, g.shape[-1]) if g.dim() != 2 else g
+    x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
+    if x.dim() == 1:
+        grad_w = g.unsqueeze(-1) * x
+    else:
+        grad_w = g2.mT @ x2
+    if b is None:
+        return grad_x, grad_w
+    return grad_x, grad_w, g2.sum(0) if g.dim() > 1 else g
+
+
+linear_op = defop("linear", _linear_kernel)
+d("linear", "01", _linear_grad)
+
+
+def _shape_text(shape) -> str:
+    return "x".join(str(n) for n in shape)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``.
+
+    Shape:
+        input ``(*, in_features)``, weight ``(out_features, in_features)``, bias
+        ``(out_features)``; output ``(*, out_features)``.
+    """
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{_dtype.TITLE[input.dtype].lower()} != {_dtype.TITLE[weight.dtype].lower()}"
+        )
+    if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1]:
+        if weight.dim() == 2 and input.dim() >= 1:
+            rows = input.numel() // max(input.shape[-1], 1) if input.dim() > 1 else 1
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                f"{_shape_text(reversed(weight.shape))})"
+            )
+        raise RuntimeError(f"linear: weight must be 2-D, input at least 1-D, got weight of "
+                           f"{weight.dim()} dims and input of {input.dim()} dims")
+    if bias is None:
+        return call(linear_op, (input, weight))
+    return call(linear_op, (input, weight, bias))
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """``y_k = x1 @ weight[k] @ x2 + bias_k``.
+
+    Shape:
+        input1 ``(*, in1)``, input2 ``(*, in2)``, weight ``(out, in1, in2)``; output
+        ``(*, out)``.
+    """
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
+            f"and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+            f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+            f"expected {weight.shape[2]}")
+    out = tocha.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# -- embedding ------------------------------------------------------------------------------
+def _embedding_kernel(xp):
+    def kernel(weight, indices):
+        return weight[indices]
+
+    return kernel
+
+
+def _embedding_grad(g, out, weight, indices, padding_idx, scale_grad_by_freq):
+    flat = indices.reshape(-1)
+    rows = g.reshape(-1, weight.shape[-1])
+    if padding_idx is not None:
+        rows = rows * (flat != padding_idx).unsqueeze(1)
+    if scale_grad_by_freq:
+        counts = tocha.bincount(flat, minlength=weight.shape[0])
+        rows = rows / counts[flat].unsqueeze(1).to(g.dtype)
+    zeros = tocha.zeros(weight.shape, dtype=g.dtype, device=g.device)
+    return zeros.index_put((flat,), rows, accumulate=True), None, None, None
+
+
+embedding_op = defop("embedding", _embedding_kernel)
+d("embedding", "1", _embedding_grad)
+
+
+def _check_indices(input: Tensor, fn: str) -> None:
+    if input.dtype not in (tocha.int64, tocha.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got torch.{_dtype.TITLE[input.dtype]}Tensor instead "
+            f"(while checking arguments for {fn})"
+        )
+
+
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float):
+    """Rescale, in place, the rows of `weight` that `input` reads to norms of at most
+    `max_norm`."""
+    with tocha.no_grad():
+        rows = tocha.unique(input.reshape(-1))
+        selected = weight.detach()[rows]
+        norms = selected.norm(norm_type, dim=1, keepdim=True)
+        scale = tocha.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.detach().index_put_((rows,), selected * scale)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """The rows of `weight` at the indices `input`.
+
+    `padding_idx` rows get no gradient; `max_norm` renormalises (in place) the rows read to
+    at most that norm; `scale_grad_by_freq` divides gradients by how often each index occurs.
+
+    Shape:
+        input ``(*)`` of int64 or int32, weight ``(num_embeddings, embedding_dim)``; output
+        ``(*, embedding_dim)``.
+    """
+    _check_indices(input, "embedding")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    if input.numel() and (input.max().item() >= n or input.min().item() < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq)
+
+
+def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):
+    """The flat indices, the bag of each, and the number of bags."""
+    if input.dim() == 2:
+        bags, length = input.shape
+        ids = np.repeat(np.arange(bags), length)
+        return input.reshape(-1), ids, bags
+    starts = offsets.numpy(force=True).astype(np.int64)
+    if include_last_offset:
+        starts = starts[:-1]
+    bags = len(starts)
+    ids = np.searchsorted(starts, np.arange(input.shape[0]), side="right") - 1
+    return input, ids, bags
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embeddings, without building the embeddings.
+
+    A 2-D `input` is ``(bags, length)``; a 1-D `input` is cut into bags at `offsets` (the
+    start of each bag). Entries equal to `padding_idx` are left out of their bag; an empty
+    bag gives zeros. `per_sample_weights` scales each entry (mode "sum" only).
+    """
+    _check_indices(input, "embedding_bag")
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}")
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "the Pytorch GitHub.")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    flat, ids, bags = _bag_ids(input, offsets, include_last_offset)
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    keep = np.ones(flat.shape[0], dtype=bool)
+    if padding_idx is not None:
+        keep = flat.numpy(force=True) != padding_idx
+    emb = embedding(flat, weight, padding_idx, None, norm_type, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        emb = emb * per_sample_weights.reshape(-1, 1)
+    dim = weight.shape[1]
+    index = tocha.from_numpy(ids).to(weight.device)
+    zeros = tocha.zeros((bags, dim), dtype=weight.dtype, device=weight.device)
+    if mode == "max":
+        mask = tocha.from_numpy(keep).to(weight.device).unsqueeze(1)
+        emb = tocha.where(mask, emb, -float("inf"))
+        out = zeros.scatter_reduce(0, index.unsqueeze(1).expand(-1, dim), emb, "amax",
+                                   include_self=False)
+        return tocha.where(out.isneginf(), 0.0, out)
+    out = zeros.index_add(0, index, emb)
+    if mode == "mean":
+        counts = np.bincount(ids[keep], minlength=bags).astype(np.float64)
+        counts = tocha.from_numpy(np.maximum(counts, 1)).to(weight.device, weight.dtype)
+        out = out / counts.unsqueeze(1)
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 vectors with a 1 at each index of `tensor` (``num_classes`` long, by default
+    ``tensor.max() + 1``).
+
+    Shape:
+        ``(*)`` -> ``(*, num_classes)``.
+    """
+    if tensor.dtype != tocha.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        if tensor.min().item() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        top = tensor.max().item()
+        if num_classes == -1:
+            num_classes = top + 1
+        elif top >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = tocha.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(||input||_p, eps)`` along `dim`."""
+    result = input / input.norm(p, dim, keepdim=True).clamp_min(eps)
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along `dim` (inputs broadcast)."""
+    x1, x2 = tocha.broadcast_tensors(x1, x2)
+    if not x1.is_floating_point():
+        x1, x2 = x1.float(), x2.float()
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
