@@ -125,6 +125,26 @@ ALL = (
     complex128,
 )
 BY_NAME = {d.name: d for d in ALL}
+# PyTorch's C++ names of the dtypes, which its conversion errors print.
+C_NAME = dict(
+    zip(
+        ALL,
+        (
+            "bool",
+            "uint8_t",
+            "int8_t",
+            "int16_t",
+            "int",
+            "int64_t",
+            "c10::Half",
+            "c10::BFloat16",
+            "float",
+            "double",
+            "c10::complex<float>",
+            "c10::complex<double>",
+        ),
+    )
+)
 # PyTorch's scalar type names, used in its error messages.
 TITLE = dict(
     zip(
@@ -192,7 +212,7 @@ DEFAULTS.complex = complex64
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype of float tensors made from Python floats (float32 or float64)."""
     if d not in (float16, bfloat16, float32, float64):
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     DEFAULTS.float = d
     DEFAULTS.complex = complex128 if d is float64 else complex64
 
@@ -311,7 +331,7 @@ class finfo:
         self.max = _builtin_float(info.max)
         self.min = _builtin_float(info.min)
         self.tiny = self.smallest_normal = _builtin_float(info.smallest_normal)
-        self.resolution = _builtin_float(info.resolution)
+        self.resolution = 10.0 ** -_builtin_int(info.precision)
 
     def __repr__(self) -> str:
         return (

@@ -18,10 +18,16 @@ def inplace_result(target: Tensor, result_dtype: _dtype.dtype, op_name: str) -> 
         )
 
 
-def write_out(out: Tensor, result: Tensor) -> Tensor:
-    """Copy `result` into the ``out=`` tensor, resizing `out` when its shape differs."""
+def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
+    """Copy `result` into the ``out=`` tensor, resizing `out` when its shape differs. With
+    `exact`, `out` must have the result's dtype (PyTorch's rule for ops that keep the input's
+    dtype, such as ``abs`` and ``floor``); else the result must cast to it safely."""
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if exact and out._data.dtype != result._data.dtype:
+        raise RuntimeError(
+            f"Found dtype {_dtype.TITLE[out.dtype]} but expected {_dtype.TITLE[result.dtype]}"
+        )
     if out._device is not result._device:
         raise device_mismatch(result._device, out._device)
     if STATE.grad_enabled and (result._ag is not None or out._ag is not None):

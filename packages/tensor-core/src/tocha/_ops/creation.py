@@ -24,16 +24,23 @@ def parse_size(size, fn_name: str = "zeros") -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     shape = []
-    for s in size:
+    for pos, s in enumerate(size, 1):
         if isinstance(s, Tensor):
             s = s.__index__()
         if isinstance(s, builtins.bool) or not isinstance(s, numbers.Integral):
+            kind = type(s).__name__
+            if len(size) == 1:
+                raise TypeError(
+                    f"{fn_name}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
+                )
             raise TypeError(
-                f"{fn_name}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(s).__name__}"
+                f"{fn_name}(): argument 'size' failed to unpack the object at pos "
+                f'{pos} with error "type must be tuple of ints,but got {kind}"'
             )
         shape.append(int(s))
     if any(s < 0 for s in shape):
+        if fn_name == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         bad = next(s for s in shape if s < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
     return tuple(shape)
@@ -59,9 +66,16 @@ FILLED_OPS = {name: defop(name, factory, differentiable=False) for name, factory
 
 
 def _filled_function(op):
-    def fn(*size, out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
-           device=None, requires_grad: builtins.bool = False, pin_memory: builtins.bool = False,
-           memory_format=None) -> Tensor:
+    def fn(
+        *size,
+        out: Tensor | None = None,
+        dtype: _dtype.dtype | None = None,
+        layout=None,
+        device=None,
+        requires_grad: builtins.bool = False,
+        pin_memory: builtins.bool = False,
+        memory_format=None,
+    ) -> Tensor:
         shape = parse_size(size, op.name)
         dev = _device_of(device)
         d = dtype or _dtype.DEFAULTS.float
@@ -73,8 +87,15 @@ def _filled_function(op):
 
 
 def _like_function(op):
-    def fn(input: Tensor, *, dtype: _dtype.dtype | None = None, layout=None, device=None,
-           requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+    def fn(
+        input: Tensor,
+        *,
+        dtype: _dtype.dtype | None = None,
+        layout=None,
+        device=None,
+        requires_grad: builtins.bool = False,
+        memory_format=None,
+    ) -> Tensor:
         dev = input._device if device is None else resolve_device(device)
         d = (dtype or input.dtype).np
         return _finish(wrap(op.kernels[dev](input._data.shape, d), dev), requires_grad)
@@ -88,8 +109,11 @@ for _op in FILLED_OPS.values():
     export(_filled_function(_op))
     export(_like_function(_op))
 
-full_op = defop("full", lambda xp: lambda shape, value, dtype: xp.full(shape, value, dtype),
-                differentiable=False)
+full_op = defop(
+    "full",
+    lambda xp: lambda shape, value, dtype: xp.full(shape, value, dtype),
+    differentiable=False,
+)
 
 
 def _scalar_dtype(value) -> _dtype.dtype:
@@ -99,20 +123,44 @@ def _scalar_dtype(value) -> _dtype.dtype:
     return _dtype.default_for_rank(rank)
 
 
-def full(size, fill_value, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None,
-         layout=None, device=None, requires_grad: builtins.bool = False,
-         pin_memory: builtins.bool = False) -> Tensor:
+def full(
+    size,
+    fill_value,
+    *,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """A tensor of shape `size` filled with `fill_value`; the dtype follows the value's type
     (bool, int64, or the default float) unless given."""
     shape = parse_size((size,), "full")
     dev = _device_of(device)
     d = dtype or _scalar_dtype(fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
+        raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
     return _finish(wrap(full_op.kernels[dev](shape, value, d.np), dev), requires_grad, out)
 
 
-def full_like(input: Tensor, fill_value, *, dtype: _dtype.dtype | None = None, layout=None,
-              device=None, requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+def _refuse(kernel: str, d: _dtype.dtype, allow_complex: builtins.bool = True) -> None:
+    """PyTorch's error for a range factory asked for a dtype it has no kernel for."""
+    if d is _dtype.bool or (d.is_complex and not allow_complex):
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_dtype.TITLE[d]}'")
+
+
+def full_like(
+    input: Tensor,
+    fill_value,
+    *,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    memory_format=None,
+) -> Tensor:
     """A tensor like `input` filled with `fill_value`."""
     dev = input._device if device is None else resolve_device(device)
     d = dtype or input.dtype
@@ -127,7 +175,8 @@ export(full_like)
 
 # -- ranges ---------------------------------------------------------------------------------
 arange_op = defop(
-    "arange", lambda xp: lambda start, end, step, dtype: xp.arange(start, end, step, dtype=dtype),
+    "arange",
+    lambda xp: lambda start, end, step, dtype: xp.arange(start, end, step, dtype=dtype),
     differentiable=False,
 )
 
@@ -136,9 +185,17 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start=0, end=None, step=1, *, out: Tensor | None = None,
-           dtype: _dtype.dtype | None = None, layout=None, device=None,
-           requires_grad: builtins.bool = False) -> Tensor:
+def arange(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """Values from `start` to `end` (excluded) by `step`: ``ceil((end - start) / step)`` of
     them. int64 when all bounds are ints, else the default float dtype."""
     if end is None:
@@ -147,17 +204,23 @@ def arange(start=0, end=None, step=1, *, out: Tensor | None = None,
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.DEFAULTS.float if is_float else _dtype.int64
+    _refuse("arange", dtype, allow_complex=False)
     dev = _device_of(device)
     n = max(0, math.ceil((end - start) / step))
-    if dtype.is_floating_point or dtype.is_complex:
-        data = (arange_op.kernels[CPU](0, n, 1, np.float64) * step + start).astype(dtype.np)
-        data = backend_of(dev).from_host(data, dev) if dev is not CPU else data
+    if not (dtype.is_floating_point or dtype.is_complex):
+        start, step = int(start), int(step)
+        if step == 0 and dtype is _dtype.int64:
+            raise ValueError("step must be nonzero")
+        data = arange_op.kernels[dev](0, n, 1, np.int64) * step + start
+        data = data.astype(dtype.np, copy=False)
     else:
-        data = arange_op.kernels[dev](start, start + n * step, step, dtype.np)[:n]
+        values = arange_op.kernels[CPU](0, n, 1, np.float64) * step + start
+        data = _cast_host(values, dtype)
+        data = backend_of(dev).from_host(data, dev) if dev is not CPU else data
     return _finish(wrap(data, dev), requires_grad, out)
 
 
@@ -167,22 +230,43 @@ def _linspace_values(start, end, steps, base=None):
     return np.linspace(start, end, steps, dtype=np.result_type(float, start, end))
 
 
-def linspace(start, end, steps: int, *, out: Tensor | None = None,
-             dtype: _dtype.dtype | None = None, layout=None, device=None,
-             requires_grad: builtins.bool = False) -> Tensor:
+def linspace(
+    start,
+    end,
+    steps: int,
+    *,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included."""
     start, end = _number(start), _number(end)
     values = _linspace_values(start, end, steps)
     d = dtype or (_dtype.DEFAULTS.complex if values.dtype.kind == "c" else _dtype.DEFAULTS.float)
+    if steps > 1:
+        _refuse("linspace", d)
     return _from_host(values, d, device, requires_grad, out)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, out: Tensor | None = None,
-             dtype: _dtype.dtype | None = None, layout=None, device=None,
-             requires_grad: builtins.bool = False) -> Tensor:
+def logspace(
+    start,
+    end,
+    steps: int,
+    base: float = 10.0,
+    *,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     values = np.power(base, _linspace_values(_number(start), _number(end), steps))
     d = dtype or _dtype.DEFAULTS.float
+    if steps > 1:
+        _refuse("logspace", d)
     return _from_host(values, d, device, requires_grad, out)
 
 
@@ -199,16 +283,26 @@ def _cast_host(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
         values = values.real
     if d.rank < _dtype.FLOATING and values.dtype.kind in "fc":
         values = np.trunc(values)
+        if d is not _dtype.bool:  # out-of-range values wrap around, as in PyTorch
+            values = values.astype(np.int64)
     return values.astype(d.np, copy=False)
 
 
-eye_op = defop("eye", lambda xp: lambda n, m, dtype: xp.eye(n, m, dtype=dtype),
-               differentiable=False)
+eye_op = defop(
+    "eye", lambda xp: lambda n, m, dtype: xp.eye(n, m, dtype=dtype), differentiable=False
+)
 
 
-def eye(n: int, m: int | None = None, *, out: Tensor | None = None,
-        dtype: _dtype.dtype | None = None, layout=None, device=None,
-        requires_grad: builtins.bool = False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """The ``n x m`` identity matrix (``m`` defaults to ``n``)."""
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
@@ -250,9 +344,10 @@ def _ragged_error(data, dim=0):
     return None
 
 
-def _host_array(data) -> np.ndarray:
+def _host_array(data, dtype=None) -> np.ndarray:
     """NumPy array of Python data with PyTorch's dtype inference (Python floats become the
-    default float dtype, ints int64)."""
+    default float dtype, ints int64); with `dtype` given, Python numbers stay exact for the
+    one cast the caller makes."""
     if isinstance(data, Tensor):
         return np.array(data._host(), copy=True)
     if isinstance(data, np.ndarray):
@@ -279,7 +374,7 @@ def _host_array(data) -> np.ndarray:
         raise TypeError(f"Could not infer dtype of {_first_leaf_type(data)}")
     if kind == "u" and array.dtype.itemsize == 8:
         raise RuntimeError("Overflow when unpacking long")
-    if _from_python(data):
+    if dtype is None and _from_python(data):
         if kind == "f":
             return array.astype(_dtype.DEFAULTS.float.np, copy=False)
         if kind == "c":
@@ -293,7 +388,7 @@ def _from_python(data) -> builtins.bool:
     """Whether the leaves of nested data are Python numbers (not NumPy scalars or tensors)."""
     while isinstance(data, (list, tuple)) and data:
         data = data[0]
-    return isinstance(data, (builtins.bool, int, float, complex, list, tuple))
+    return type(data) in (builtins.bool, int, float, complex, list, tuple)
 
 
 def _first_leaf_type(data) -> str:
@@ -302,17 +397,32 @@ def _first_leaf_type(data) -> str:
     return type(data).__name__
 
 
-def tensor(data, *, dtype: _dtype.dtype | None = None, device=None,
-           requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+def tensor(
+    data,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists of numbers, a NumPy array, a
     tensor). Python ints give int64, floats the default float dtype, bools bool."""
-    array = _host_array(data)
+    array = _host_array(data, dtype)
     if dtype is not None:
+        if dtype.rank == _dtype.INTEGRAL and array.dtype.kind in "fiu" and array.size:
+            _check_range(array, dtype)
         array = _cast_host(array, dtype)
     dev = _device_of(device)
     if dev is not CPU:
         array = backend_of(dev).from_host(array, dev)
     return _finish(wrap(array, dev), requires_grad)
+
+
+def _check_range(array: np.ndarray, d: _dtype.dtype) -> None:
+    """PyTorch refuses numbers that an integer dtype cannot hold when it builds a tensor."""
+    info = np.iinfo(d.np)
+    if array.min() < info.min or array.max() > info.max:
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
 
 
 def as_tensor(data, dtype: _dtype.dtype | None = None, device=None) -> Tensor:
@@ -348,8 +458,9 @@ def from_dlpack(ext_tensor) -> Tensor:
         return ext_tensor
     device_type, _ = ext_tensor.__dlpack_device__()
     if device_type != 1:  # kDLCPU
-        raise RuntimeError(f"from_dlpack: DLPack device type {device_type} is not supported "
-                           "by the CPU backend")
+        raise RuntimeError(
+            f"from_dlpack: DLPack device type {device_type} is not supported by the CPU backend"
+        )
     return wrap(np.from_dlpack(ext_tensor), CPU)
 
 
@@ -360,6 +471,8 @@ for _fn in (tensor, as_tensor, from_numpy, from_dlpack):
 # -- dtype and device conversion ------------------------------------------------------------
 def _cast_kernel(xp):
     def kernel(x, np_dtype):
+        if x.dtype.kind == "c" and np_dtype.kind == "b":
+            return x != 0
         if x.dtype.kind == "c" and np_dtype.kind != "c":
             x = x.real
         return x.astype(np_dtype)
@@ -391,9 +504,9 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
+    dtype, device = _parse_to(args, kwargs)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    dtype, device = _parse_to(args, kwargs)
     result = self
     if device is not None:
         dev = resolve_device(device)
@@ -436,11 +549,20 @@ def _as(d):
     return method
 
 
-for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64),
-                  ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
-                  ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16),
-                  ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
-                  ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):
+for _name, _d in (
+    ("float", _dtype.float32),
+    ("double", _dtype.float64),
+    ("half", _dtype.float16),
+    ("bfloat16", _dtype.bfloat16),
+    ("long", _dtype.int64),
+    ("int", _dtype.int32),
+    ("short", _dtype.int16),
+    ("char", _dtype.int8),
+    ("byte", _dtype.uint8),
+    ("bool", _dtype.bool),
+    ("cfloat", _dtype.complex64),
+    ("cdouble", _dtype.complex128),
+):
     export(_as(_d), _name, method=True, function=False)
 
 
@@ -454,8 +576,9 @@ def cpu(self: Tensor, memory_format=None) -> Tensor:
     return to(self, CPU)
 
 
-def cuda(self: Tensor, device=None, non_blocking: builtins.bool = False,
-         memory_format=None) -> Tensor:
+def cuda(
+    self: Tensor, device=None, non_blocking: builtins.bool = False, memory_format=None
+) -> Tensor:
     """`self` on a CUDA device (``cuda:0`` by default)."""
     if isinstance(device, int):
         device = f"cuda:{device}"

@@ -252,20 +252,6 @@ def _expand_error(value, target) -> RuntimeError:
 
 _INDEX_TYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
 # PyTorch's C++ scalar type names, used in its conversion errors.
-_C_NAME = {
-    "bool": "bool",
-    "uint8": "uint8_t",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int",
-    "int64": "int64_t",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 _MASK_NAME = {
     "bool": "bool",
     "uint8": "unsigned char",
@@ -323,7 +309,7 @@ _INF = float("inf")
 
 
 def _overflow(d: _dtype.dtype) -> RuntimeError:
-    return RuntimeError(f"value cannot be converted to type {_C_NAME[d.name]} without overflow")
+    return RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
 
 
 def _tensor_type_name(t: Tensor) -> str:

@@ -11,6 +11,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import (
     LAYERS,
+    _scalar_like,
     binary,
     bump_version,
     call,
@@ -29,11 +30,17 @@ def uf(name):
 
 
 def _composite(build):
-    """Factory of a kernel ``k(*arrays, out=None)`` from ``build(xp, *arrays) -> array``."""
+    """Factory of a kernel ``k(*arrays, out=None)`` from ``build(xp, *arrays) -> array``.
+    float16 and bfloat16 operands are computed in float32 and rounded once, as PyTorch does."""
 
     def factory(xp):
         def kernel(*arrays, out=None):
-            result = build(xp, *arrays)
+            d = _dtype_of(arrays)
+            if d is not None and d.itemsize == 2 and d.kind in "fV":
+                wide = [a.astype(xp.float32) if hasattr(a, "dtype") else a for a in arrays]
+                result = build(xp, *wide).astype(d)
+            else:
+                result = build(xp, *arrays)
             if out is None:
                 return result
             out[...] = result
@@ -63,10 +70,61 @@ def _int_identity(factory):
     return wrapped
 
 
+def _title(np_dtype) -> str:
+    """PyTorch's name of a NumPy dtype in its error messages ('Float', 'ComplexDouble')."""
+    return _dtype.TITLE[_dtype.from_np(np_dtype)]
+
+
+def _dtype_of(arrays):
+    """The dtype of the first array among a kernel's operands (others may be Python scalars)."""
+    for x in arrays:
+        d = getattr(x, "dtype", None)
+        if d is not None:
+            return d
+    return None
+
+
+def refusing(factory, *rules):
+    """A kernel that raises PyTorch's error for operand dtypes PyTorch has no kernel for.
+
+    Each rule is ``(kinds, message)`` or ``(kinds, message, exception type)``: `kinds` are
+    NumPy dtype kinds (``b`` bool, ``iu`` integers, ``f`` and ``V`` (bfloat16) floats, ``c``
+    complex) of the first array operand; ``{}`` in `message` becomes PyTorch's dtype name.
+    """
+
+    def wrapped(xp):
+        kernel = factory(xp)
+
+        def checked(*args, out=None):
+            d = _dtype_of(args)
+            for kinds, message, *exc in rules:
+                if d is not None and d.kind in kinds:
+                    raise (exc[0] if exc else NotImplementedError)(message.format(_title(d)))
+            return kernel(*args, out=out)
+
+        return checked
+
+    return wrapped
+
+
+def _no(name: str) -> str:
+    """PyTorch's "not implemented for" message of the kernel `name`."""
+    return f"\"{name}\" not implemented for '{{}}'"
+
+
+BOOL, INTS, FLOATS, COMPLEX = "b", "iu", "fV", "c"
+ROUNDING = ((BOOL, _no("{name}_vml_cpu")), (COMPLEX, "{name} is not supported for complex inputs"))
+
+
+def _rounding(name):
+    rules = [(kinds, message.replace("{name}", name)) for kinds, message in ROUNDING]
+    return refusing(_int_identity(uf(name)), *rules)
+
+
 # -- unary ----------------------------------------------------------------------------------
 # name: (kernel factory, integer inputs first become the default float dtype)
 UNARY = {
-    "abs": (uf("absolute"), False),
+    "abs": (refusing(uf("absolute"), (BOOL, _no("abs_cpu"))), False),
     "neg": (uf("negative"), False),
     "exp": (uf("exp"), True),
     "exp2": (uf("exp2"), True),
@@ -77,7 +135,10 @@ UNARY = {
     "log1p": (uf("log1p"), True),
     "sqrt": (uf("sqrt"), True),
     "rsqrt": (_composite(lambda xp, x: 1 / xp.sqrt(x)), True),
-    "square": (uf("square"), False),
+    "square": (
+        _composite(lambda xp, x: xp.square(x.astype(xp.int64) if x.dtype.kind == "b" else x)),
+        False,
+    ),
     "sin": (uf("sin"), True),
     "cos": (uf("cos"), True),
     "tan": (uf("tan"), True),
@@ -91,35 +152,80 @@ UNARY = {
     "acosh": (uf("arccosh"), True),
     "atanh": (uf("arctanh"), True),
     "sigmoid": (_composite(lambda xp, x: 1 / (1 + xp.exp(-x))), True),
-    "relu": (_composite(lambda xp, x: xp.maximum(x, 0)), False),
-    "erf": (special.erf, True),
-    "erfc": (special.erfc, True),
-    "erfinv": (special.erfinv, True),
-    "floor": (_int_identity(uf("floor")), False),
-    "ceil": (_int_identity(uf("ceil")), False),
-    "trunc": (_int_identity(uf("trunc")), False),
-    "frac": (_composite(lambda xp, x: x - xp.trunc(x)), False),
-    "sign": (_composite(lambda xp, x: xp.sign(x) if x.dtype.kind != "b" else x.copy()), False),
+    "relu": (
+        refusing(
+            _composite(lambda xp, x: xp.maximum(x, 0)),
+            (BOOL, "Boolean inputs not supported for relu", RuntimeError),
+            (COMPLEX, "clamp is not supported for complex types"),
+        ),
+        False,
+    ),
+    "erf": (refusing(special.erf, (COMPLEX, _no("erf_vml_cpu"))), True),
+    "erfc": (refusing(special.erfc, (COMPLEX, _no("erfc_vml_cpu"))), True),
+    "erfinv": (refusing(special.erfinv, (COMPLEX, _no("erfinv_vml_cpu"))), True),
+    "floor": (_rounding("floor"), False),
+    "ceil": (_rounding("ceil"), False),
+    "trunc": (_rounding("trunc"), False),
+    "frac": (
+        refusing(
+            _composite(lambda xp, x: x - xp.trunc(x)), (BOOL + INTS + COMPLEX, _no("frac_cpu"))
+        ),
+        False,
+    ),
+    "sign": (
+        refusing(
+            _composite(lambda xp, x: xp.sign(x) if x.dtype.kind != "b" else x.copy()),
+            (
+                COMPLEX,
+                "Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                "Please use torch.sgn instead.",
+            ),
+        ),
+        False,
+    ),
     "sgn": (
         _composite(
-            lambda xp, x: xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x))).astype(x.dtype)
-            if x.dtype.kind == "c"
-            else xp.sign(x)
+            lambda xp, x: (
+                xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x))).astype(x.dtype)
+                if x.dtype.kind == "c"
+                else xp.sign(x)
+                if x.dtype.kind != "b"
+                else x.copy()
+            )
         ),
         False,
     ),
     "reciprocal": (uf("reciprocal"), True),
-    "bitwise_not": (uf("invert"), False),
+    "bitwise_not": (refusing(uf("invert"), (FLOATS + COMPLEX, _no("bitwise_not_cpu"))), False),
     "logical_not": (uf("logical_not"), False),
     "isnan": (uf("isnan"), False),
     "isinf": (uf("isinf"), False),
     "isfinite": (uf("isfinite"), False),
-    "isposinf": (uf("isposinf"), False),
-    "isneginf": (uf("isneginf"), False),
-    "signbit": (uf("signbit"), False),
+    "isposinf": (
+        refusing(
+            uf("isposinf"), (COMPLEX, "isposinf does not support complex inputs.", RuntimeError)
+        ),
+        False,
+    ),
+    "isneginf": (
+        refusing(
+            uf("isneginf"), (COMPLEX, "isneginf does not support complex inputs.", RuntimeError)
+        ),
+        False,
+    ),
+    "signbit": (
+        refusing(uf("signbit"), (COMPLEX, "signbit is not implemented for complex tensors.")),
+        False,
+    ),
 }
 NOT_DIFFERENTIABLE = {
-    "bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+    "bitwise_not",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
     "signbit",
 }
 # Ops whose result always has the input's dtype, so they have an in-place form.
@@ -137,18 +243,68 @@ ALIASES = {
 }
 
 
+def not_tensor(fn_name: str, value, position: int = 1, arg: str = "input") -> TypeError:
+    """PyTorch's error for a non-tensor where an op takes only a Tensor."""
+    return TypeError(
+        f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not "
+        f"{type(value).__name__}"
+    )
+
+
+# How each unary function treats ``out=``: the result's dtype exactly, a bool tensor, none.
+EXACT_OUT = {"abs", "neg", "floor", "ceil", "trunc", "frac", "sign", "sgn", "bitwise_not"}
+BOOL_OUT = {"isposinf", "isneginf", "signbit"}
+NO_OUT = {"isnan", "isinf", "isfinite", "relu"}
+
+
 def _unary_function(op, to_float):
+    exact = op.name in EXACT_OUT
+
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        result = unary(op, input, to_float)
-        return result if out is None else write_out(out, result)
+        try:
+            result = unary(op, input, to_float)
+        except AttributeError:
+            if isinstance(input, Tensor):
+                raise
+            raise not_tensor(op.name, input) from None
+        if out is None:
+            return result
+        if op.name in BOOL_OUT and out._data.dtype.kind != "b":
+            raise RuntimeError(f"{op.name} does not support non-boolean outputs.")
+        return write_out(out, result, exact and result._data.dtype == input._data.dtype)
+
+    if op.name in NO_OUT:
+
+        def fn(input: Tensor) -> Tensor:  # noqa: F811
+            try:
+                return unary(op, input, to_float)
+            except AttributeError:
+                if isinstance(input, Tensor):
+                    raise
+                raise not_tensor(op.name, input) from None
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise ``{op.name}`` of `input`; the result has `input`'s shape."
     return fn
 
 
+NEG_BOOL = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+    "to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+# (op, NumPy dtype kind): the error of an in-place op whose result the tensor cannot hold.
+INPLACE_ERRORS = {
+    ("neg", "b"): NEG_BOOL,
+    ("abs", "c"): "In-place abs is not supported for complex tensors.",
+    ("square", "b"): "result type Long can't be cast to the desired output type Bool",
+}
+
+
 def _unary_inplace(op, to_float):
     def fn(self: Tensor) -> Tensor:
+        error = INPLACE_ERRORS.get((op.name, self._data.dtype.kind))
+        if error is not None:
+            raise RuntimeError(error)
         if self._ag is not None and STATE.grad_enabled:
             return _rebase_inplace(self, unary(op, self, to_float))
         inplace_result(self, _dtype.DEFAULTS.float if to_float else self.dtype, op.name)
@@ -189,18 +345,33 @@ negative_op = UNARY_OPS["neg"]
 
 def _neg(self: Tensor) -> Tensor:
     if self._data.dtype.kind == "b":
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-            "to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
+        raise RuntimeError(NEG_BOOL)
     return unary(negative_op, self, False)
 
 
-export(_neg, "neg", method=True)
-export(_neg, "negative", method=True)
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``-input``, elementwise (not for bool tensors: use ``~`` or `logical_not`)."""
+    if not isinstance(input, Tensor):
+        raise not_tensor("neg", input)
+    result = _neg(input)
+    return result if out is None else write_out(out, result, exact=True)
+
+
+export(neg, method=True)
+export(neg, "negative", method=True)
 Tensor.__neg__ = _neg
 Tensor.__abs__ = PUBLIC["abs"]
-Tensor.__invert__ = lambda self: unary(UNARY_OPS["bitwise_not"], self, False)
+
+
+def _invert(self: Tensor) -> Tensor:
+    if self._data.dtype.kind not in "biu":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return unary(UNARY_OPS["bitwise_not"], self, False)
+
+
+Tensor.__invert__ = _invert
 
 
 def _positive(input: Tensor) -> Tensor:
@@ -217,10 +388,10 @@ Tensor.__pos__ = _positive
 # -- unary ops with parameters ---------------------------------------------------------------
 def _round_kernel(xp):
     def kernel(x, decimals, out=None):
-        if x.dtype.kind in "biu":
-            result = x.copy() if decimals >= 0 else xp.round(x, decimals)
-        else:
-            result = xp.round(x, decimals)
+        if x.dtype.kind in BOOL + COMPLEX or (decimals and x.dtype.kind in INTS):
+            name = "round_cpu" if decimals else "round_vml_cpu"
+            raise NotImplementedError(_no(name).format(_title(x.dtype)))
+        result = x.copy() if x.dtype.kind in INTS else xp.round(x, decimals)
         if out is None:
             return result
         out[...] = result
@@ -234,11 +405,14 @@ round_op = defop("round", _round_kernel)
 
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """Rounds to the nearest value with `decimals` decimal digits, half to even."""
+    if not isinstance(input, Tensor):
+        raise not_tensor("round", input)
     result = call(round_op, (input,), int(decimals))
-    return result if out is None else write_out(out, result)
+    return result if out is None else write_out(out, result, exact=True)
 
 
 def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """In-place form of `round`."""
     return _param_inplace(input, round_op, int(decimals))
 
 
@@ -257,7 +431,14 @@ export(round_, method=True)
 
 def _nan_to_num_kernel(xp):
     def kernel(x, nan, posinf, neginf, out=None):
-        if x.dtype.kind not in "fc":
+        if x.dtype.kind == "V":  # bfloat16: NumPy knows neither its limits nor its NaNs
+            info = _dtype.finfo(_dtype.bfloat16)
+            posinf = info.max if posinf is None else posinf
+            neginf = info.min if neginf is None else neginf
+            result = xp.nan_to_num(
+                x.astype(xp.float32), nan=nan, posinf=posinf, neginf=neginf
+            ).astype(x.dtype)
+        elif x.dtype.kind not in "fc":
             result = x.copy()
         else:
             result = xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
@@ -272,16 +453,31 @@ def _nan_to_num_kernel(xp):
 nan_to_num_op = defop("nan_to_num", _nan_to_num_kernel)
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None, *, out: Tensor | None = None) -> Tensor:
+def nan_to_num(
+    input: Tensor,
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Replaces NaN with `nan`, +inf with `posinf` and -inf with `neginf` (defaults: 0 and
     the dtype's largest and smallest finite values)."""
+    if not isinstance(input, Tensor):
+        raise not_tensor("nan_to_num", input)
     result = call(nan_to_num_op, (input,), nan, posinf, neginf)
+    if out is not None and out.dtype is not result.dtype:
+        raise RuntimeError(
+            f"nan_to_num: dtype of out: {_dtype.TITLE[out.dtype]} should be same "
+            f"as input: {_dtype.TITLE[result.dtype]}"
+        )
     return result if out is None else write_out(out, result)
 
 
-def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-                neginf: float | None = None) -> Tensor:
+def nan_to_num_(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """In-place form of `nan_to_num`."""
     return _param_inplace(input, nan_to_num_op, nan, posinf, neginf)
 
 
@@ -290,8 +486,9 @@ export(nan_to_num_, method=True)
 
 
 # -- binary ---------------------------------------------------------------------------------
-def _int_checked(factory):
-    """Integer division kernels raise on a zero divisor, as PyTorch does."""
+def _int_checked(factory, torch_name):
+    """Integer division kernels raise PyTorch's RuntimeError on a zero divisor; bool and
+    complex operands are refused as PyTorch's kernel `torch_name` refuses them."""
 
     def wrapped(xp):
         kernel = factory(xp)
@@ -299,20 +496,56 @@ def _int_checked(factory):
         def checked(x, y, out=None):
             if getattr(y, "dtype", None) is not None and y.dtype.kind in "biu":
                 if (y == 0).any():
-                    raise ZeroDivisionError("ZeroDivisionError")
-            elif type(y) in (int, bool) and y == 0 and getattr(x, "dtype", None) is not None \
-                    and x.dtype.kind in "biu":
-                raise ZeroDivisionError("ZeroDivisionError")
+                    raise RuntimeError("ZeroDivisionError")
+            elif type(y) in (int, bool) and y == 0 and _dtype_of((x,)).kind in "biu":
+                raise RuntimeError("ZeroDivisionError")
             return kernel(x, y, out=out)
 
         return checked
 
-    return wrapped
+    return refusing(wrapped, (BOOL + COMPLEX, _no(torch_name)))
+
+
+def _pow_kernel(xp):
+    """``x ** y``; an integer to negative integer tensor powers gives PyTorch's integer result
+    (1 for 1, +-1 for -1, else 0); to a negative integer scalar power it is an error."""
+
+    def kernel(x, y, out=None):
+        y_array = isinstance(y, xp.ndarray)
+        if not hasattr(x, "dtype"):  # a Python number to a tensor's power (slow path)
+            x = xp.asarray(x, dtype=y.dtype)
+        y_kind = y.dtype.kind if hasattr(y, "dtype") else _PY_KIND.get(type(y), "f")
+        if x.dtype.kind == "b" and y_kind == "b":
+            if y_array:
+                raise NotImplementedError(_no("pow").format("Bool"))
+            return _store(xp.logical_or(x, xp.logical_not(y)), out)
+        if x.dtype.kind in INTS and y_kind in INTS and xp.any(y < 0):
+            if not y_array:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            minus_one = x == -1
+            negative = (x == 1) + minus_one * (1 - 2 * (y % 2))
+            result = xp.where(y < 0, negative, xp.power(x, xp.maximum(y, 0)))
+            return _store(result.astype(x.dtype), out)
+        return xp.power(x, y, out=out)
+
+    return kernel
+
+
+_PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
+
+
+def _store(result, out):
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _trunc_divide(xp, x, y):
-    if getattr(x, "dtype", None) is not None and x.dtype.kind in "biu" and (
-        getattr(y, "dtype", None) is None or y.dtype.kind in "biu"
+    if (
+        getattr(x, "dtype", None) is not None
+        and x.dtype.kind in "biu"
+        and (getattr(y, "dtype", None) is None or y.dtype.kind in "biu")
     ):
         q = xp.floor_divide(x, y)
         return q + ((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)))
@@ -325,42 +558,83 @@ BINARY = {
     "sub": (uf("subtract"), False),
     "mul": (uf("multiply"), False),
     "div": (uf("true_divide"), True),
-    "div_trunc": (_int_checked(_composite(_trunc_divide)), False),
-    "floor_divide": (_int_checked(uf("floor_divide")), False),
-    "remainder": (_int_checked(uf("remainder")), False),
-    "fmod": (_int_checked(uf("fmod")), False),
-    "pow": (uf("power"), False),
-    "maximum": (uf("maximum"), False),
-    "minimum": (uf("minimum"), False),
-    "fmax": (uf("fmax"), False),
-    "fmin": (uf("fmin"), False),
-    "atan2": (uf("arctan2"), True),
-    "hypot": (uf("hypot"), True),
-    "copysign": (uf("copysign"), True),
+    "div_trunc": (_int_checked(_composite(_trunc_divide), "div_trunc_cpu"), False),
+    "floor_divide": (_int_checked(uf("floor_divide"), "div_floor_cpu"), False),
+    "remainder": (_int_checked(uf("remainder"), "remainder_cpu"), False),
+    "fmod": (_int_checked(uf("fmod"), "fmod_cpu"), False),
+    "pow": (_pow_kernel, False),
+    "atan2": (refusing(uf("arctan2"), (COMPLEX, _no("atan2_cpu"))), True),
+    "hypot": (refusing(uf("hypot"), (BOOL + INTS + COMPLEX, _no("hypot_cpu"))), False),
+    "copysign": (refusing(uf("copysign"), (COMPLEX, _no("copysign_cpu"))), True),
     "eq": (uf("equal"), False),
     "ne": (uf("not_equal"), False),
-    "lt": (uf("less"), False),
-    "le": (uf("less_equal"), False),
-    "gt": (uf("greater"), False),
-    "ge": (uf("greater_equal"), False),
     "logical_and": (uf("logical_and"), False),
     "logical_or": (uf("logical_or"), False),
     "logical_xor": (uf("logical_xor"), False),
-    "bitwise_and": (uf("bitwise_and"), False),
-    "bitwise_or": (uf("bitwise_or"), False),
-    "bitwise_xor": (uf("bitwise_xor"), False),
-    "bitwise_left_shift": (uf("left_shift"), False),
-    "bitwise_right_shift": (uf("right_shift"), False),
 }
+for _name, _ufunc in (
+    ("maximum", "maximum"),
+    ("minimum", "minimum"),
+    ("fmax", "fmax"),
+    ("fmin", "fmin"),
+):
+    BINARY[_name] = (
+        refusing(
+            uf(_ufunc), (COMPLEX, f"{_name} not implemented for complex tensors.", RuntimeError)
+        ),
+        False,
+    )
+for _name, _ufunc in (
+    ("lt", "less"),
+    ("le", "less_equal"),
+    ("gt", "greater"),
+    ("ge", "greater_equal"),
+):
+    BINARY[_name] = (refusing(uf(_ufunc), (COMPLEX, _no(_name + "_cpu"))), False)
+for _name, _ufunc in (
+    ("bitwise_and", "bitwise_and"),
+    ("bitwise_or", "bitwise_or"),
+    ("bitwise_xor", "bitwise_xor"),
+):
+    BINARY[_name] = (refusing(uf(_ufunc), (FLOATS + COMPLEX, _no(_name + "_cpu"))), False)
+for _name, _ufunc, _torch in (
+    ("bitwise_left_shift", "left_shift", "lshift_cpu"),
+    ("bitwise_right_shift", "right_shift", "rshift_cpu"),
+):
+    BINARY[_name] = (refusing(uf(_ufunc), (BOOL + FLOATS + COMPLEX, _no(_torch))), False)
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 BOOL_RESULT = COMPARISONS | {"logical_and", "logical_or", "logical_xor"}
 NOT_DIFFERENTIABLE_BINARY = BOOL_RESULT | {
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
-    "floor_divide", "div_trunc",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "floor_divide",
+    "div_trunc",
 }
-FLOAT_ONLY = {"hypot"}
-INTEGRAL_ONLY = {
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+# Functions whose second argument must be a Tensor; those whose first may be a number.
+TENSOR_OTHER = {
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "hypot",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+}
+NUMBER_INPUT = {
+    "mul",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
 }
 BINARY_OPS = {
     name: defop(name, factory, name not in NOT_DIFFERENTIABLE_BINARY)
@@ -369,26 +643,19 @@ BINARY_OPS = {
 TO_FLOAT = {name for name, (_, to_float) in BINARY.items() if to_float}
 
 
-def _check_kinds(op_name: str, a, b) -> None:
-    """PyTorch refuses float operands of bitwise ops and integer operands of float-only ops."""
-    for x in (a, b):
-        kind = x._data.dtype.kind if isinstance(x, Tensor) else type(x).__name__[0]
-        if op_name in INTEGRAL_ONLY and kind in "fcV":
-            raise RuntimeError(f'"{op_name}_cpu" not implemented for '
-                               f"'{_dtype_title(x)}'")
-
-
-def _dtype_title(x) -> str:
-    return _dtype.TITLE[x.dtype] if isinstance(x, Tensor) else type(x).__name__.capitalize()
+def _check_tensors(name: str, input, other) -> None:
+    """PyTorch's TypeError for a number where the function takes only a Tensor."""
+    if name not in NUMBER_INPUT and not isinstance(input, Tensor):
+        raise not_tensor(name, input)
+    if name in TENSOR_OTHER and not isinstance(other, Tensor):
+        raise not_tensor(name, other, 2, "other")
 
 
 def _binary_function(op):
     to_float = op.name in TO_FLOAT
-    checked = op.name in INTEGRAL_ONLY
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
-        if checked:
-            _check_kinds(op.name, input, other)
+        _check_tensors(op.name, input, other)
         result = binary(op, input, other, to_float)
         return result if out is None else write_out(out, result)
 
@@ -400,8 +667,9 @@ def _binary_function(op):
 def binary_inplace(op, self: Tensor, other, to_float=False) -> Tensor:
     """``self op= other``: written into self's memory, whose dtype and shape must hold the
     result (PyTorch's casting and broadcasting rules for in-place ops)."""
-    if (self._ag is not None or (isinstance(other, Tensor) and other._ag is not None)) and \
-            STATE.grad_enabled:
+    if (
+        self._ag is not None or (isinstance(other, Tensor) and other._ag is not None)
+    ) and STATE.grad_enabled:
         return _rebase_inplace(self, binary(op, self, other, to_float))
     result_dtype = _dtype.promote_operands((self, other))
     if to_float and result_dtype.rank < _dtype.FLOATING:
@@ -414,6 +682,8 @@ def binary_inplace(op, self: Tensor, other, to_float=False) -> Tensor:
 
             raise device_mismatch(self._device, other._device)
         other = other._data
+    elif _dtype.SCALAR_RANK.get(type(other), 9) <= result_dtype.rank:
+        other = _scalar_like(other, result_dtype.np)
     if data.dtype != result_dtype.np:
         operand = data.astype(result_dtype.np)
         result = op.kernels[self._device](operand, other)
@@ -442,11 +712,10 @@ def _check_inplace_shape(target, result) -> None:
 
 def _binary_inplace_method(op):
     to_float = op.name in TO_FLOAT
-    checked = op.name in INTEGRAL_ONLY
 
     def fn(self: Tensor, other) -> Tensor:
-        if checked:
-            _check_kinds(op.name, self, other)
+        if op.name in TENSOR_OTHER and not isinstance(other, Tensor):
+            raise not_tensor(op.name + "_", other, 1, "other")
         return binary_inplace(op, self, other, to_float)
 
     fn.__name__ = fn.__qualname__ = op.name + "_"
@@ -455,16 +724,37 @@ def _binary_inplace_method(op):
 
 
 PLAIN_BINARY = {
-    "mul", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign", "fmod",
-    "remainder", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "pow",
+    "mul",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "hypot",
+    "copysign",
+    "fmod",
+    "remainder",
+    "floor_divide",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "pow",
 }
 for _name in PLAIN_BINARY:
     export(_binary_function(BINARY_OPS[_name]), method=True)
     if _name not in BOOL_RESULT or _name.startswith("logical"):
-        export(_binary_inplace_method(BINARY_OPS[_name]), _name + "_", method=True,
-               function=False)
+        export(_binary_inplace_method(BINARY_OPS[_name]), _name + "_", method=True, function=False)
 for _name in COMPARISONS:
     export(_binary_inplace_method(BINARY_OPS[_name]), _name + "_", method=True, function=False)
 
@@ -483,12 +773,22 @@ for _alias, _target in BINARY_ALIASES.items():
 
 
 _add, _sub, _mul = BINARY_OPS["add"], BINARY_OPS["sub"], BINARY_OPS["mul"]
-_div, _div_trunc, _floor_div = BINARY_OPS["div"], BINARY_OPS["div_trunc"], BINARY_OPS["floor_divide"]
+_div, _div_trunc = BINARY_OPS["div"], BINARY_OPS["div_trunc"]
+_floor_div = BINARY_OPS["floor_divide"]
 
 
-def _scaled(other, alpha):
-    if alpha == 1:
+def _is_bool(x) -> bool:
+    return x._data.dtype.kind == "b" if isinstance(x, Tensor) else type(x) is bool
+
+
+def _scaled(input, other, alpha):
+    """``alpha * other``; with bool operands alpha acts as a bool, as in PyTorch."""
+    if alpha == 1 or (alpha and _is_bool(input) and _is_bool(other)):
         return other
+    if isinstance(alpha, float) and _dtype.promote_operands((input, other)).rank < 2:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
     if isinstance(other, Tensor):
         return binary(_mul, other, alpha)
     return other * alpha
@@ -496,20 +796,25 @@ def _scaled(other, alpha):
 
 def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``, broadcast and promoted."""
-    result = binary(_add, input, _scaled(other, alpha))
+    result = binary(_add, input, _scaled(input, other, alpha))
     return result if out is None else write_out(out, result)
 
 
 def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``, broadcast and promoted."""
     _check_bool_sub(input, other)
-    result = binary(_sub, input, _scaled(other, alpha))
+    result = binary(_sub, input, _scaled(input, other, alpha))
     return result if out is None else write_out(out, result)
 
 
 def _check_bool_sub(a, b) -> None:
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype.kind == "b" and \
-            b._data.dtype.kind == "b":
+    bool_tensor = any(isinstance(x, Tensor) and x._data.dtype.kind == "b" for x in (a, b))
+    if bool_tensor and not (_is_bool(a) and _is_bool(b)):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    if _is_bool(a) and _is_bool(b):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
@@ -522,12 +827,12 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 
 def add_(self: Tensor, other, *, alpha=1) -> Tensor:
-    return binary_inplace(_add, self, _scaled(other, alpha))
+    return binary_inplace(_add, self, _scaled(self, other, alpha))
 
 
 def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
     _check_bool_sub(self, other)
-    return binary_inplace(_sub, self, _scaled(other, alpha))
+    return binary_inplace(_sub, self, _scaled(self, other, alpha))
 
 
 def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
@@ -574,14 +879,24 @@ export(div_, "true_divide_", method=True, function=False)
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``."""
+    _check_lerp(input, weight)
     result = add(input, mul(weight, sub(end, input)))
-    return result if out is None else write_out(out, result)
+    if out is None:
+        return result
+    return write_out(out, result, isinstance(weight, Tensor) and weight.ndim > 0)
 
 
 mul = PUBLIC["mul"]
 
 
+def _check_lerp(input: Tensor, weight) -> None:
+    if input._data.dtype.kind in "biu":
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(_no(kernel).format(_title(input._data.dtype)))
+
+
 def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
+    _check_lerp(self, weight)
     return binary_inplace(_add, self, mul(weight, sub(end, self)))
 
 
@@ -592,6 +907,10 @@ export(lerp_, method=True, function=False)
 # -- clamp ----------------------------------------------------------------------------------
 def _clamp_kernel(xp):
     def kernel(x, low, high, out=None):
+        if low is not None:
+            low = _scalar_like(low, x.dtype)
+        if high is not None:
+            high = _scalar_like(high, x.dtype)
         if low is not None and high is not None:
             return xp.minimum(xp.maximum(x, low), high, out=out)
         if low is not None:
@@ -607,57 +926,109 @@ clamp_op = defop("clamp", _clamp_kernel)
 def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """Clamps every element into ``[min, max]``; `min` and `max` are numbers or tensors
     (broadcast); if ``min > max`` every element becomes `max`."""
+    return _clamp(input, min, max, out, "clamp")
+
+
+def _check_clamp(input: Tensor, min, max, name: str) -> bool:  # noqa: A002
+    """PyTorch's errors for clamp's arguments; returns whether a bound is a tensor."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    tensor_bounds = isinstance(min, Tensor) or isinstance(max, Tensor)
+    kind = input._data.dtype.kind
+    if kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if kind == "b" and not (tensor_bounds and (min is None or max is None)):
+        kernel = "clamp_cpu" if tensor_bounds else f"{name}_scalar_cpu"
+        raise NotImplementedError(_no(kernel).format("Bool"))
+    return tensor_bounds
+
+
+def _clamp(input, min, max, out, name):  # noqa: A002
+    tensor_bounds = _check_clamp(input, min, max, name)
+    if tensor_bounds:
         result = input
         if min is not None:
             result = binary(BINARY_OPS["maximum"], result, min)
         if max is not None:
             result = binary(BINARY_OPS["minimum"], result, max)
     else:
-        bounds_rank = _builtin_max(_dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max)
-                                   if b is not None)
+        bounds_rank = _builtin_max(
+            _dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max) if b is not None
+        )
         x = input
         if bounds_rank > x.dtype.rank:
             x = x.to(_dtype.default_for_rank(bounds_rank))
         result = call(clamp_op, (x,), min, max)
-    return result if out is None else write_out(out, result)
+    return result if out is None else write_out(out, result, exact=not tensor_bounds)
 
 
 _builtin_max = max
 
 
 def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    if isinstance(min, Tensor) or isinstance(max, Tensor) or (
-        self._ag is not None and STATE.grad_enabled
-    ):
-        return _rebase_inplace(self, clamp(self, min, max))
+    """In-place form of `clamp`."""
+    return _clamp_inplace(self, min, max, "clamp")
+
+
+def _clamp_inplace(self: Tensor, min, max, name: str) -> Tensor:  # noqa: A002
+    if self._ag is not None and STATE.grad_enabled:
+        return _rebase_inplace(self, _clamp(self, min, max, None, name))
+    if _check_clamp(self, min, max, name):
+        result = _clamp(self, min, max, None, name)
+        inplace_result(self, result.dtype, name)
+        _check_inplace_shape(self._data.shape, result._data.shape)
+        self._data[...] = result._data
+        bump_version(self)
+        return self
+    bounds_rank = _builtin_max(
+        _dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max) if b is not None
+    )
+    inplace_result(
+        self,
+        _dtype.default_for_rank(bounds_rank) if bounds_rank > self.dtype.rank else self.dtype,
+        name,
+    )
     return _param_inplace(self, clamp_op, min, max)
 
 
-def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
-    return clamp(input, min=min)
+def clamp_min(input: Tensor, min, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``clamp(input, min=min)``."""
+    return _clamp(input, min, None, out, "clamp_min")
 
 
-def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
-    return clamp(input, max=max)
+def clamp_max(input: Tensor, max, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``clamp(input, max=max)``."""
+    return _clamp(input, None, max, out, "clamp_max")
 
 
 export(clamp, method=True)
 export(clamp, "clip", method=True)
 export(clamp_, method=True)
 export(clamp_, "clip_", method=True)
-export(clamp_min, method=True)
-export(clamp_max, method=True)
+
+
+def clamp_min_(self: Tensor, min) -> Tensor:  # noqa: A002
+    """In-place form of `clamp_min`."""
+    return _clamp_inplace(self, min, None, "clamp_min")
+
+
+def clamp_max_(self: Tensor, max) -> Tensor:  # noqa: A002
+    """In-place form of `clamp_max`."""
+    return _clamp_inplace(self, None, max, "clamp_max")
+
+
+for _fn in (clamp_min, clamp_max, clamp_min_, clamp_max_):
+    export(_fn, method=True)
 
 
 # -- operators ------------------------------------------------------------------------------
 def _operator(op, reflected=False, to_float=False):
     if reflected:
+
         def method(self, other):
             return binary(op, other, self, to_float)
     else:
+
         def method(self, other):
             return binary(op, self, other, to_float)
 
@@ -695,8 +1066,13 @@ Tensor.__imod__ = lambda self, other: binary_inplace(BINARY_OPS["remainder"], se
 Tensor.__pow__ = _operator(BINARY_OPS["pow"])
 Tensor.__rpow__ = _operator(BINARY_OPS["pow"], reflected=True)
 Tensor.__ipow__ = lambda self, other: binary_inplace(BINARY_OPS["pow"], self, other)
-for _dunder, _name in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                       ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+for _dunder, _name in (
+    ("and", "bitwise_and"),
+    ("or", "bitwise_or"),
+    ("xor", "bitwise_xor"),
+    ("lshift", "bitwise_left_shift"),
+    ("rshift", "bitwise_right_shift"),
+):
     _fn = PUBLIC[_name]
     _inplace = getattr(Tensor, _name + "_")
     setattr(Tensor, f"__{_dunder}__", lambda self, other, _fn=_fn: _fn(self, other))
