@@ -9,7 +9,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _ops, _printing  # noqa: E402, F401
+from . import _ops, _printing, fft, linalg, special  # noqa: E402, F401
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
@@ -65,10 +65,6 @@ _SUBPACKAGES = {
     "utils": "tocha-utils",
     "backends": "tocha-core",
     "cuda": "tocha-core",
-    "testing": "tocha-core",
-    "linalg": "tocha-core",
-    "fft": "tocha-core",
-    "special": "tocha-core",
 }
 
 

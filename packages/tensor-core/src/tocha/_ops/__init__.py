@@ -1,4 +1,17 @@
 """The op families. Importing this package declares every op and publishes its functions."""
 
-from . import creation, fill, indexing, join, matmul, pointwise, random, reduction, shape  # noqa: F401
-from .. import fft, linalg, special  # noqa: E402, F401  (op modules with public namespaces)
+from . import (  # noqa: F401
+    arrangement,
+    creation,
+    fill,
+    indexing,
+    join,
+    math_extra,
+    matmul,
+    pointwise,
+    random,
+    reduction,
+    scatter,
+    shape,
+    sorting,
+)

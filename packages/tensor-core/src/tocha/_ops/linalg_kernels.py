@@ -1,0 +1,176 @@
+"""Array kernels of tocha.linalg that neither NumPy nor CuPy have, written against ``xp``.
+
+- `lu_factor`: LU with partial pivoting (LAPACK's getrf: 1-based int32 pivots and info),
+  vectorised over the batch; the only Python loop runs over the columns.
+- `solve_triangular`: blocked recursive substitution (halves solved in turn, the coupling
+  block applied by one matmul), vectorised over the batch and the right-hand sides.
+- `lu_solve`: the pivots applied as a permutation, then two triangular solves.
+- `cholesky_info`: LAPACK's potrf info (the order of the first leading minor that is not
+  positive-definite), for the error messages and ``cholesky_ex``.
+- `matrix_exp`: scaling and squaring with the [13/13] Pade approximant (Higham, SIAM J. Matrix
+  Anal. Appl. 26, 2005), each matrix of a batch scaled by its own power of two.
+
+Arrays are ``(..., m, n)`` stacks of matrices; batch dims broadcast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+_INT32 = np.dtype("int32")
+# Coefficients of the [13/13] Pade approximant of exp and its 1-norm threshold.
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+_BLOCK = 16
+
+
+def quiet(xp):
+    """A context silencing NumPy's floating point warnings (inf and nan results are meant)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
+
+
+def mh(x):
+    """The conjugate transpose of the last two dims."""
+    x = x.swapaxes(-1, -2)
+    return x.conj() if x.dtype.kind == "c" else x
+
+
+def lu_factor(xp, a):
+    """(LU, pivots, info) of ``a = P L U``: L unit lower (below the diagonal of LU), U upper;
+    row i was swapped with row ``pivots[i] - 1``; info is the 1-based index of the first zero
+    pivot (0: none)."""
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    lu = a.reshape((-1, m, n)).copy()
+    count, k_max = lu.shape[0], min(m, n)
+    rows = xp.arange(count)
+    pivots = xp.empty((count, k_max), _INT32)
+    info = xp.zeros(count, _INT32)
+    with quiet(xp):
+        for k in range(k_max):
+            p = xp.argmax(xp.abs(lu[:, k:, k]), axis=1) + k
+            pivots[:, k] = p + 1
+            row_k, row_p = lu[:, k].copy(), lu[rows, p]
+            lu[rows, p] = row_k
+            lu[:, k] = row_p
+            pivot = lu[:, k, k]
+            zero = pivot == 0
+            info = xp.where((info == 0) & zero, k + 1, info).astype(_INT32)
+            lu[:, k + 1:, k] /= xp.where(zero, 1, pivot)[:, None]
+            lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
+    return lu.reshape(a.shape), pivots.reshape(batch + (k_max,)), info.reshape(batch)
+
+
+def permutation(xp, pivots, m: int):
+    """The row order ``perm`` with ``(P^T A)[i] = A[perm[i]]`` from LAPACK pivots."""
+    batch = pivots.shape[:-1]
+    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
+    piv = pivots.reshape(-1, pivots.shape[-1]).astype(np.int64) - 1
+    rows = xp.arange(perm.shape[0])
+    for k in range(piv.shape[1]):
+        p = piv[:, k]
+        at_k, at_p = perm[:, k].copy(), perm[rows, p]
+        perm[:, k] = at_p
+        perm[rows, p] = at_k
+    return perm.reshape(batch + (m,))
+
+
+def _substitute(xp, a, b, upper: bool, unit: bool):
+    """Row-by-row substitution for small triangular systems."""
+    n = a.shape[-1]
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    x = xp.empty(shape, xp.result_type(a, b))
+    for i in range(n - 1, -1, -1) if upper else range(n):
+        known = slice(i + 1, n) if upper else slice(0, i)
+        row = b[..., i, :] - (a[..., i:i + 1, known] @ x[..., known, :])[..., 0, :]
+        x[..., i, :] = row if unit else row / a[..., i, i, None]
+    return x
+
+
+def solve_triangular(xp, a, b, upper: bool, unit: bool):
+    """x with ``a x = b`` for triangular `a` (only its triangle is read); inf or nan where
+    a diagonal element is zero, as LAPACK's trtrs without its check."""
+    n = a.shape[-1]
+    with quiet(xp):
+        if n <= _BLOCK:
+            return _substitute(xp, a, b, upper, unit)
+        h = n // 2
+        if upper:
+            x2 = solve_triangular(xp, a[..., h:, h:], b[..., h:, :], upper, unit)
+            x1 = solve_triangular(xp, a[..., :h, :h], b[..., :h, :] - a[..., :h, h:] @ x2,
+                                  upper, unit)
+        else:
+            x1 = solve_triangular(xp, a[..., :h, :h], b[..., :h, :], upper, unit)
+            x2 = solve_triangular(xp, a[..., h:, h:], b[..., h:, :] - a[..., h:, :h] @ x1,
+                                  upper, unit)
+    x1, x2 = xp.broadcast_arrays(x1, x2) if x1.shape[:-2] != x2.shape[:-2] else (x1, x2)
+    return xp.concatenate([x1, x2], axis=-2)
+
+
+def lu_solve(xp, lu, pivots, b, adjoint: bool):
+    """x with ``A x = b`` (``A^H x = b`` when `adjoint`) from A's `lu_factor`."""
+    n = lu.shape[-1]
+    perm = permutation(xp, pivots, n)
+    shape = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    perm = xp.broadcast_to(perm, shape + (n,))
+    b = xp.broadcast_to(b, shape + b.shape[-2:])
+    if not adjoint:
+        pb = xp.take_along_axis(b, perm[..., None], axis=-2)
+        y = solve_triangular(xp, lu, pb, upper=False, unit=True)
+        return solve_triangular(xp, lu, y, upper=True, unit=False)
+    lu_h = mh(lu)
+    z = solve_triangular(xp, lu_h, b, upper=False, unit=False)
+    w = solve_triangular(xp, lu_h, z, upper=True, unit=True)
+    inverse = xp.argsort(perm, axis=-1)
+    return xp.take_along_axis(w, inverse[..., None], axis=-2)
+
+
+def cholesky_info(xp, a):
+    """LAPACK's potrf info of each matrix: the order of the first leading minor that is not
+    positive-definite (0: the matrix is positive-definite)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    low = xp.zeros(a.shape, a.dtype)
+    info = xp.zeros(batch, _INT32)
+    with quiet(xp):
+        for j in range(n):
+            row = low[..., j, :j]
+            d = a[..., j, j] - (row * row.conj()).sum(-1)
+            d = d.real if d.dtype.kind == "c" else d
+            bad = ~(d > 0)
+            info = xp.where((info == 0) & bad, j + 1, info).astype(_INT32)
+            root = xp.sqrt(xp.where(bad, 1.0, d))
+            low[..., j, j] = root
+            col = a[..., j + 1:, j] - (low[..., j + 1:, :j] @ row.conj()[..., None])[..., 0]
+            low[..., j + 1:, j] = col / root[..., None]
+    return info
+
+
+def matrix_exp(xp, a):
+    """exp of each matrix of `a`, in float64 (complex128) and cast back."""
+    dtype = a.dtype
+    work = a.astype(np.complex128 if dtype.kind == "c" else np.float64)
+    n = work.shape[-1]
+    norm = xp.abs(work).sum(-2).max(-1)
+    with quiet(xp):
+        s = xp.maximum(0, xp.ceil(xp.log2(norm / _THETA13)))
+    s = xp.where(xp.isfinite(s), s, 0).astype(np.int64)
+    work = work / (2.0 ** s)[..., None, None]
+    eye = xp.eye(n, dtype=work.dtype)
+    b = _PADE13
+    a2 = work @ work
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = work @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4
+                + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * eye
+    r = xp.linalg.solve(v - u, v + u)
+    for step in range(int(s.max()) if s.size else 0):
+        r = xp.where((step < s)[..., None, None], r @ r, r)
+    return r.astype(dtype, copy=False)
+

@@ -1,0 +1,304 @@
+"""tocha.fft: discrete Fourier transforms, as `torch.fft`.
+
+Three primitives, as PyTorch's own: ``fft_c2c`` (complex to complex), ``fft_r2c`` (real to
+complex, the half spectrum when `onesided`) and ``fft_c2r`` (a half spectrum to a real signal),
+each over a tuple of dims, with a `scale` ("none", "by_n", "by_root_n") and a direction
+(`forward`: the kernel exp(-2 pi i k t / n)). Every public transform maps onto one of them;
+``n`` and ``s`` trim or zero-pad the input first (tocha ops, so autograd follows). A fifth op,
+``fft_real`` (the real part), serves the derivative of the full real-to-complex transform.
+
+dtypes as PyTorch: float32 -> complex64, float64 -> complex128; integers go to the default
+float dtype first. ``norm``: "backward" (default: the inverse transforms scale by 1/n),
+"ortho" (both by 1/sqrt(n)) or "forward" (the forward transforms scale by 1/n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from ._api import PUBLIC
+from ._dispatch import call, defop
+from ._tensor import Tensor, _wrap_dim
+
+__all__ = [
+    "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+    "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn",
+]
+
+# NumPy's `norm` giving each scale, for its forward and its inverse functions.
+_NP_NORM_FORWARD = {"none": "backward", "by_n": "forward", "by_root_n": "ortho"}
+_NP_NORM_INVERSE = {"none": "forward", "by_n": "backward", "by_root_n": "ortho"}
+_COMPLEX = {np.dtype("float32"): np.complex64, np.dtype("complex64"): np.complex64}
+
+
+def _complex_of(dt):
+    return _COMPLEX.get(dt, np.complex128)
+
+
+def _c2c_kernel(xp):
+    def kernel(x, dims, scale, forward):
+        transform = xp.fft.fftn if forward else xp.fft.ifftn
+        norm = (_NP_NORM_FORWARD if forward else _NP_NORM_INVERSE)[scale]
+        return transform(x, axes=dims, norm=norm).astype(_complex_of(x.dtype), copy=False)
+
+    return kernel
+
+
+def _r2c_kernel(xp):
+    def kernel(x, dims, scale, onesided, forward):
+        transform = xp.fft.rfftn if onesided else xp.fft.fftn
+        y = transform(x, axes=dims, norm=_NP_NORM_FORWARD[scale])
+        y = y.astype(_complex_of(x.dtype), copy=False)
+        return y if forward else xp.conj(y)
+
+    return kernel
+
+
+def _c2r_kernel(xp):
+    def kernel(x, dims, scale, last_size, forward):
+        sizes = [x.shape[d] for d in dims[:-1]] + [last_size]
+        y = xp.fft.irfftn(xp.conj(x) if forward else x, s=sizes, axes=dims,
+                          norm=_NP_NORM_INVERSE[scale])
+        return y.astype(x.real.dtype, copy=False)
+
+    return kernel
+
+
+def _real_kernel(xp):
+    return lambda x: xp.real(x).copy()
+
+
+C2C = defop("fft_c2c", _c2c_kernel)
+R2C = defop("fft_r2c", _r2c_kernel)
+C2R = defop("fft_c2r", _c2r_kernel)
+REAL = defop("fft_real", _real_kernel)
+
+
+# -- arguments --------------------------------------------------------------------------------
+def _scale(norm: str | None, forward: bool) -> str:
+    """The scale PyTorch applies for `norm` in the given direction."""
+    if norm is None or norm == "backward":
+        return "none" if forward else "by_n"
+    if norm == "forward":
+        return "by_n" if forward else "none"
+    if norm == "ortho":
+        return "by_root_n"
+    raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+
+
+def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tensor:
+    """The input as a float (`real`), complex (`complex_`) or either tensor; integers go to
+    the default float dtype."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    dt = x.dtype
+    if dt.rank < _dtype.FLOATING:
+        x, dt = x.to(_dtype.DEFAULTS.float), _dtype.DEFAULTS.float
+    if dt in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError(f"Unsupported dtype {_dtype.TITLE[dt]}")
+    if real and dt.is_complex:
+        raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.TITLE[dt]}")
+    if complex_ and not dt.is_complex:
+        x = x.to(dt.to_complex())
+    return x
+
+
+def _resized(x: Tensor, dim: int, n: int) -> Tensor:
+    """`x` trimmed or zero-padded at the end of `dim` to `n` elements."""
+    if n < 1:
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    size = x.shape[dim]
+    if n < size:
+        return x.narrow(dim, 0, n)
+    if n > size:
+        shape = list(x.shape)
+        shape[dim] = n - size
+        return PUBLIC["cat"]([x, PUBLIC["zeros"](shape, dtype=x.dtype, device=x.device)], dim)
+    return x
+
+
+def _dims_and_sizes(x: Tensor, s, dim):
+    """PyTorch's rules for the (s, dim) of the n-dimensional transforms: the dims (wrapped,
+    in order) and the signal size along each (None: unchanged)."""
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        dims = [_wrap_dim(d, x.ndim) for d in dims]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("FFT dims must be unique")
+        if s is not None and len(s) != len(dims):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
+    elif s is not None:
+        if len(s) > x.ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
+                               f"{x.ndim} dimensions.")
+        dims = list(range(x.ndim - len(s), x.ndim))
+    else:
+        dims = list(range(x.ndim))
+    sizes = [None] * len(dims) if s is None else [None if n == -1 else n for n in s]
+    return tuple(dims), sizes
+
+
+def _resize_all(x: Tensor, dims, sizes) -> Tensor:
+    for d, n in zip(dims, sizes):
+        if n is not None:
+            x = _resized(x, d, n)
+    return x
+
+
+# -- the transforms ---------------------------------------------------------------------------
+def _c2c_or_r2c(x: Tensor, dims, norm, forward: bool) -> Tensor:
+    scale = _scale(norm, forward)
+    if x.is_complex():
+        return call(C2C, (x,), dims, scale, forward)
+    return call(R2C, (x,), dims, scale, False, forward)
+
+
+def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """The n-dimensional discrete Fourier transform over `dim` (every dim by default; the last
+    ``len(s)`` with `s`), each trimmed or zero-padded to the size in `s`."""
+    x = _input(input, "fftn")
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    return _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, True)
+
+
+def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """The inverse of `fftn`."""
+    x = _input(input, "ifftn")
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    return _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, False)
+
+
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The one-dimensional discrete Fourier transform along `dim` (trimmed or zero-padded
+    to `n` points first).
+
+    Example: ``tocha.fft.fft(tocha.ones(4))`` is ``[4, 0, 0, 0]`` (complex64).
+    """
+    return fftn(input, None if n is None else (n,), (dim,), norm)
+
+
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of `fft`."""
+    return ifftn(input, None if n is None else (n,), (dim,), norm)
+
+
+def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`fftn` over the last two dims."""
+    return fftn(input, s, dim, norm)
+
+
+def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`ifftn` over the last two dims."""
+    return ifftn(input, s, dim, norm)
+
+
+def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """`fftn` of a real input, keeping the non-negative frequencies of the last dim
+    (``n // 2 + 1`` of them)."""
+    x = _input(input, "rfftn", real=True)
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    x = _resize_all(x, dims, sizes)
+    return call(R2C, (x,), dims, _scale(norm, True), True, True)
+
+
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """`fft` of a real input: the ``n // 2 + 1`` non-negative frequencies."""
+    x = _input(input, "rfft", real=True)
+    return rfftn(x, None if n is None else (n,), (dim,), norm)
+
+
+def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`rfftn` over the last two dims."""
+    return rfftn(input, s, dim, norm)
+
+
+def _c2r(x: Tensor, dims, sizes, norm, forward: bool) -> Tensor:
+    """The real signal whose half spectrum (last dim) is `x`; the last size defaults to
+    ``2 (m - 1)``."""
+    last = sizes[-1] if sizes[-1] is not None else 2 * (x.shape[dims[-1]] - 1)
+    if last < 1:
+        raise RuntimeError(f"Invalid number of data points ({last}) specified")
+    x = _resize_all(x, dims[:-1], sizes[:-1])
+    x = _resized(x, dims[-1], last // 2 + 1)
+    return call(C2R, (x,), dims, _scale(norm, forward), last, forward)
+
+
+def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """The inverse of `rfftn`: a real signal (last dim of size ``s[-1]``, by default
+    ``2 (m - 1)``)."""
+    x = _input(input, "irfftn", complex_=True)
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    return _c2r(x, dims, sizes, norm, False)
+
+
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of `rfft`: `n` real points (default ``2 (m - 1)``)."""
+    return irfftn(input, None if n is None else (n,), (dim,), norm)
+
+
+def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`irfftn` over the last two dims."""
+    return irfftn(input, s, dim, norm)
+
+
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The (real) forward transform of a Hermitian-symmetric signal given by its first half:
+    `n` real points (default ``2 (m - 1)``)."""
+    x = _input(input, "hfft", complex_=True)
+    dims = (_wrap_dim(dim, x.ndim),)
+    return _c2r(x, dims, [n], norm, True)
+
+
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of `hfft`: the half spectrum of a real signal (``n // 2 + 1`` points)."""
+    x = _input(input, "ihfft", real=True)
+    dims = (_wrap_dim(dim, x.ndim),)
+    if n is not None:
+        x = _resized(x, dims[0], n)
+    return call(R2C, (x,), dims, _scale(norm, False), True, False)
+
+
+# -- frequencies and shifts -------------------------------------------------------------------
+def _frequencies(values: np.ndarray, dtype, device, requires_grad: bool) -> Tensor:
+    dtype = _dtype.DEFAULTS.float if dtype is None else dtype
+    result = PUBLIC["from_numpy"](values.astype(dtype.np))
+    if device is not None:
+        result = result.to(device)
+    return result.requires_grad_(requires_grad) if requires_grad else result
+
+
+def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """The sample frequencies of an `n`-point transform with sample spacing `d`:
+    ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``."""
+    return _frequencies(np.fft.fftfreq(n, d), dtype, device, requires_grad)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
+    (d n)``."""
+    return _frequencies(np.fft.rfftfreq(n, d), dtype, device, requires_grad)
+
+
+def _rolled(x: Tensor, dims, inverse: bool) -> Tensor:
+    dims = range(x.ndim) if dims is None else [dims] if isinstance(dims, int) else dims
+    for d in dims:
+        n = x.shape[d]
+        shift = (n + 1) // 2 if inverse else n // 2  # roll right by n // 2 (fftshift)
+        if n > 1 and shift % n:
+            x = PUBLIC["cat"]([x.narrow(d, n - shift, shift), x.narrow(d, 0, n - shift)], d)
+    return x
+
+
+def fftshift(input: Tensor, dim=None) -> Tensor:
+    """The zero frequency moved to the centre: a roll by ``n // 2`` along each dim of `dim`
+    (every dim by default)."""
+    return _rolled(input, dim, False)
+
+
+def ifftshift(input: Tensor, dim=None) -> Tensor:
+    """The inverse of `fftshift`."""
+    return _rolled(input, dim, True)
