@@ -1,5 +1,6 @@
 """Sessions of the tocha monorepo: ``nox -s tests`` (every test), ``nox -s tests_package``
-(each package alone on its dependency chain), ``build``, ``lint``, ``bench`` and ``demo``.
+(each package alone on its dependency chain), ``build``, ``lint``, ``bench``, ``api_report``
+and ``demo``.
 
 Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``.
 """
@@ -134,6 +135,14 @@ def bench(session: nox.Session) -> None:
     install_packages(session, PRESENT)
     install_oracle(session, required=False)
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def api_report(session: nox.Session) -> None:
+    """How much of PyTorch's public API tocha has, per namespace (from the committed list of
+    torch's names: PyTorch is not needed)."""
+    install_packages(session, PRESENT)
+    session.run("python", "scripts/api_report.py", *session.posargs)
 
 
 @nox.session

@@ -64,34 +64,51 @@ SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 # -- unary ----------------------------------------------------------------------------------
 d("abs", "0", lambda g, out, x: g * x.sgn())
 d("neg", "", lambda g, out, x: -g)
-d("exp", "o", lambda g, out, x: g * out)
-d("exp2", "o", lambda g, out, x: g * out * LN2)
-d("expm1", "o", lambda g, out, x: g * (out + 1))
-d("log", "0", lambda g, out, x: g / x)
-d("log2", "0", lambda g, out, x: g / (x * LN2))
-d("log10", "0", lambda g, out, x: g / (x * LN10))
-d("log1p", "0", lambda g, out, x: g / (x + 1))
-d("sqrt", "o", lambda g, out, x: g / (2 * out))
-d("rsqrt", "o", lambda g, out, x: -0.5 * g * out * out * out)
-d("square", "0", lambda g, out, x: 2 * g * x)
-d("sin", "0", lambda g, out, x: g * x.cos())
-d("cos", "0", lambda g, out, x: -g * x.sin())
-d("tan", "o", lambda g, out, x: g * (1 + out * out))
-d("asin", "0", lambda g, out, x: g * (1 - x * x).rsqrt())
-d("acos", "0", lambda g, out, x: -g * (1 - x * x).rsqrt())
-d("atan", "0", lambda g, out, x: g / (1 + x * x))
-d("sinh", "0", lambda g, out, x: g * x.cosh())
-d("cosh", "0", lambda g, out, x: g * x.sinh())
-d("tanh", "o", lambda g, out, x: g * (1 - out * out))
-d("asinh", "0", lambda g, out, x: g * (x * x + 1).rsqrt())
-d("acosh", "0", lambda g, out, x: g * (x * x - 1).rsqrt())
-d("atanh", "0", lambda g, out, x: g / (1 - x * x))
-d("sigmoid", "o", lambda g, out, x: g * out * (1 - out))
+# Holomorphic functions: name: (saves, f'(out, x)); the gradient is ``g * conj(f')``, which
+# for real inputs is just ``g * f'``.
+HOLOMORPHIC = {
+    "exp": ("o", lambda out, x: out),
+    "exp2": ("o", lambda out, x: out * LN2),
+    "expm1": ("o", lambda out, x: out + 1),
+    "log": ("0", lambda out, x: x.reciprocal()),
+    "log2": ("0", lambda out, x: (x * LN2).reciprocal()),
+    "log10": ("0", lambda out, x: (x * LN10).reciprocal()),
+    "log1p": ("0", lambda out, x: (x + 1).reciprocal()),
+    "sqrt": ("o", lambda out, x: (2 * out).reciprocal()),
+    "rsqrt": ("o", lambda out, x: -0.5 * out * out * out),
+    "square": ("0", lambda out, x: 2 * x),
+    "sin": ("0", lambda out, x: x.cos()),
+    "cos": ("0", lambda out, x: -x.sin()),
+    "tan": ("o", lambda out, x: 1 + out * out),
+    "asin": ("0", lambda out, x: (1 - x * x).rsqrt()),
+    "acos": ("0", lambda out, x: -(1 - x * x).rsqrt()),
+    "atan": ("0", lambda out, x: (1 + x * x).reciprocal()),
+    "sinh": ("0", lambda out, x: x.cosh()),
+    "cosh": ("0", lambda out, x: x.sinh()),
+    "tanh": ("o", lambda out, x: 1 - out * out),
+    "asinh": ("0", lambda out, x: (x * x + 1).rsqrt()),
+    "acosh": ("0", lambda out, x: (x * x - 1).rsqrt()),
+    "atanh": ("0", lambda out, x: (1 - x * x).reciprocal()),
+    "sigmoid": ("o", lambda out, x: out * (1 - out)),
+}
+
+
+def conj(t):
+    """The complex conjugate of a complex tensor; real tensors and numbers unchanged."""
+    if isinstance(t, tocha.Tensor) and t.is_complex():
+        return t.conj()
+    if isinstance(t, complex):
+        return t.conjugate()
+    return t
+
+
+for _name, (_saves, _derivative) in HOLOMORPHIC.items():
+    d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
 d("relu", "o", lambda g, out, x: g * (out > 0))
 d("erf", "0", lambda g, out, x: g * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfc", "0", lambda g, out, x: -g * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfinv", "o", lambda g, out, x: g * SQRT_PI_OVER_TWO * (out * out).exp())
-d("reciprocal", "o", lambda g, out, x: -g * out * out)
+d("reciprocal", "o", lambda g, out, x: -g * conj(out * out))
 d("frac", "", lambda g, out, x: g)
 for _name in ("floor", "ceil", "trunc", "sign", "sgn"):
     d(_name, "", lambda g, out, x: zero(g))
@@ -141,8 +158,8 @@ def _clamp(g, out, x, low, high):
 
 d("add", "", lambda g, out, x, y: (g, g))
 d("sub", "", lambda g, out, x, y: (g, -g))
-d("mul", "01", lambda g, out, x, y: (g * y, g * x))
-d("div", "1o", lambda g, out, x, y: (g / y, -g * out / y))
+d("mul", "01", lambda g, out, x, y: (g * conj(y), g * conj(x)))
+d("div", "1o", lambda g, out, x, y: (g / conj(y), -g * conj(out / y)))
 d("pow", "01o", _pow)
 d("maximum", "01", _maximum)
 d("minimum", "01", _minimum)

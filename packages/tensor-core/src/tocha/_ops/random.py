@@ -679,3 +679,96 @@ def exponential_(self: Tensor, lambd: float = 1, *,
 
 for _fn in (uniform_, normal_, bernoulli_, random_, exponential_):
     export(_fn, method=True, function=False)
+
+
+# -- more in-place samplers and Poisson -------------------------------------------------------
+def _geometric_kernel(xp):
+    def kernel(gen, shape, dtype, p):
+        return gen.geometric(p, shape).astype(dtype, copy=False)
+
+    return kernel
+
+
+def _log_normal_kernel(xp):
+    def kernel(gen, shape, dtype, mean, std):
+        return gen.lognormal(mean, std, shape).astype(dtype, copy=False)
+
+    return kernel
+
+
+def _cauchy_kernel(xp):
+    def kernel(gen, shape, dtype, median, sigma):
+        c = gen.standard_cauchy(shape)
+        c *= sigma
+        c += median
+        return c.astype(dtype, copy=False)
+
+    return kernel
+
+
+def _poisson_kernel(xp):
+    def kernel(rates, gen):
+        if not bool((rates >= 0).all()):
+            raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+        return gen.poisson(rates).astype(rates.dtype, copy=False)
+
+    return kernel
+
+
+geometric_op = defop("geometric", _geometric_kernel, differentiable=False)
+log_normal_op = defop("log_normal", _log_normal_kernel, differentiable=False)
+cauchy_op = defop("cauchy", _cauchy_kernel, differentiable=False)
+poisson_op = defop("poisson", _poisson_kernel)
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill `self` with the number of Bernoulli(`p`) trials up to the first success
+    (1, 2, ...)."""
+    d = self.dtype
+    if d is _dtype.bool or d.is_complex:
+        raise _not_implemented("geometric_cpu", d)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    gen = _generator(generator, self._device)
+    return _fill(self, geometric_op, gen, self._data.shape, d.np, p)
+
+
+def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *,
+                generator: Generator | None = None) -> Tensor:
+    """Fill `self` with ``exp(N(mean, std**2))`` samples."""
+    d = self.dtype
+    if not d.is_floating_point:
+        raise _not_implemented("log_normal_cpu", d)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    gen = _generator(generator, self._device)
+    return _fill(self, log_normal_op, gen, self._data.shape, d.np, mean, std)
+
+
+def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill `self` with samples of the Cauchy distribution of `median` and scale `sigma`."""
+    d = self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {_C_NAMES[d]}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    gen = _generator(generator, self._device)
+    return _fill(self, cauchy_op, gen, self._data.shape, d.np, median, sigma)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Counts drawn from Poisson distributions of the rates in `input` (non-negative floats),
+    in `input`'s shape and dtype. Its gradient is zero."""
+    d = input.dtype
+    if not d.is_floating_point:
+        raise _not_implemented("poisson_cpu", d)
+    from .._dispatch import call
+
+    return call(poisson_op, (input,), _generator(generator, input._device))
+
+
+for _fn in (geometric_, log_normal_, cauchy_):
+    export(_fn, method=True, function=False)
+export(poisson)
