@@ -206,3 +206,19 @@ def test_set_default_dtype_refuses_integers(torch):
     with pytest.raises(TypeError) as got:
         tocha.set_default_dtype(tocha.int64)
     assert str(got.value) == str(want.value).replace("torch.", "tocha.")
+
+
+def test_data_is_a_detached_alias_and_assignable():
+    x = tocha.ones(3, requires_grad=True) if _has_autograd() else tocha.ones(3)
+    alias = x.data
+    assert not alias.requires_grad
+    alias.mul_(2)
+    np.testing.assert_array_equal(x.detach().numpy(), [2.0, 2.0, 2.0])
+    x.data = tocha.zeros(2)
+    assert tuple(x.shape) == (2,)
+
+
+def _has_autograd() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tocha.autograd") is not None

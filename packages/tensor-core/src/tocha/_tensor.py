@@ -190,6 +190,19 @@ class Tensor:
         return None if ag is None else ag.grad_fn
 
     @property
+    def data(self) -> Tensor:
+        """The same values, detached from autograd (shares memory; in-place changes made
+        through it are not seen by autograd's version checks)."""
+        return wrap(self._data, self._device)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    @property
     def _version(self) -> int:
         vc = self._vc
         return 0 if vc is None else vc[0]

@@ -132,7 +132,7 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.rank < _dtype.FLOATING:
-        raise RuntimeError(f'"{kernel}" not implemented for \'{_dtype.TITLE[input.dtype]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.TITLE[input.dtype]}\'')
     return input, dim % ndim if input.dim() else None
 
 
@@ -443,8 +443,9 @@ def logsigmoid(input: Tensor) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above `lambd`, ``x + lambd`` below ``-lambd``, else 0."""
     if lambd < 0:
-        raise RuntimeError(
-            f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
+        top = tocha.finfo(input.dtype).max
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_dtype.TITLE[input.dtype]}, but found {lambd:g}")
     return call(softshrink_op, (input,), lambd)
 
 

@@ -33,16 +33,20 @@ def _linear_kernel(xp):
 
 
 def _linear_grad(g, out, x, w, b=None):
-    grad_x = g @ w
-    g2 = g.reshape(-1, g.shape[-1]) if g.dim() != 2 else g
-    x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
-    if x.dim() == 1:
-        grad_w = g.unsqueeze(-1) * x
-    else:
-        grad_w = g2.mT @ x2
+    """Gradients by x, w and b; none for an input that does not require grad (the input
+    of a first layer)."""
+    grad_x = g @ w if x.requires_grad else None
+    grad_w = None
+    if w.requires_grad:
+        if x.dim() == 1:
+            grad_w = g.unsqueeze(-1) * x
+        elif x.dim() == 2:
+            grad_w = g.mT @ x
+        else:
+            grad_w = g.reshape(-1, g.shape[-1]).mT @ x.reshape(-1, x.shape[-1])
     if b is None:
         return grad_x, grad_w
-    return grad_x, grad_w, g2.sum(0) if g.dim() > 1 else g
+    return grad_x, grad_w, g if g.dim() == 1 else g.sum(tuple(range(g.dim() - 1)))
 
 
 linear_op = defop("linear", _linear_kernel)
@@ -105,7 +109,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 # -- embedding ------------------------------------------------------------------------------
 def _embedding_kernel(xp):
-    def kernel(weight, indices):
+    def kernel(weight, indices, padding_idx, scale_grad_by_freq):
         return weight[indices]
 
     return kernel

@@ -386,3 +386,4 @@ class LogSoftmax(_AlongDim):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
+from .attention import MultiheadAttention  # noqa: E402,F401

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from tocha._tensor import Tensor
 
 from ..parameter import Parameter
-from .module import Module, _addindent
+from .module import Module, _addindent, typename
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -166,10 +166,21 @@ class ModuleList(Module):
         return module
 
     def __repr__(self) -> str:
-        if not self._modules:
-            return "ModuleList()"
-        lines = [f"({name}): " + _addindent(repr(m), 2) for name, m in self._modules.items()]
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        """The modules, runs of equal reprs compressed (``(0-2): 3 x Linear(...)``)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [start, end, repr]
+        for i, text in enumerate(reprs):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = []
+        for start, end, text in runs:
+            head = f"({start})" if start == end else f"({start}-{end}): {end - start + 1} x"
+            lines.append(_addindent(f"{head}{':' if start == end else ''} {text}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
@@ -266,9 +277,9 @@ class ParameterList(Module):
             if isinstance(p, Tensor):
                 size = "x".join(str(s) for s in p.size())
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"({i}): {kind} containing: [{p.dtype} of size {size}]")
+                lines.append(f"  ({i}): {kind} containing: [{p.dtype} of size {size}]")
             else:
-                lines.append(f"({i}): Object of type: {type(p).__name__}")
+                lines.append(f"  ({i}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
 
@@ -329,6 +340,10 @@ class ParameterDict(Module):
     def extra_repr(self) -> str:
         lines = []
         for key, p in self.items():
-            size = "x".join(str(s) for s in p.size())
-            lines.append(f"({key}): Parameter containing: [{p.dtype} of size {size}]")
+            if isinstance(p, Tensor):
+                size = "x".join(str(s) for s in p.size())
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({key}): {kind} containing: [{typename(p)} of size {size}]")
+            else:
+                lines.append(f"  ({key}): Object of type: {type(p).__name__}")
         return "\n".join(lines)

@@ -6,6 +6,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 
 import tocha
+from tocha._dtype import TITLE
 from tocha._tensor import Tensor, wrap
 
 from ..parameter import Buffer, Parameter
@@ -236,7 +237,7 @@ class Module:
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    f"cannot assign '{typename(value)}' as parameter '{name}' "
                     "(torch.nn.Parameter or None expected)"
                 )
             self.register_parameter(name, value)
@@ -249,7 +250,7 @@ class Module:
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    f"cannot assign '{typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
                 )
             self._modules[name] = value
@@ -258,7 +259,7 @@ class Module:
         ):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    f"cannot assign '{typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
                 )
             persistent = getattr(value, "persistent", name not in self._non_persistent_buffers_set)
@@ -304,7 +305,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
-                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                f"cannot assign '{typename(param)}' object to parameter '{name}' "
                 "(torch.nn.Parameter or None required)"
             )
         if param is not None and param.grad_fn is not None:
@@ -324,7 +325,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
-                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
         if isinstance(tensor, Buffer):
@@ -773,6 +774,13 @@ class Module:
 
     def __getstate__(self):
         return self.__dict__.copy()
+
+
+def typename(obj) -> str:
+    """PyTorch's name of an object's type in messages: ``torch.FloatTensor`` for tensors."""
+    if isinstance(obj, Tensor):
+        return f"torch.{TITLE[obj.dtype]}Tensor"
+    return type(obj).__name__
 
 
 def _plain(t: Tensor) -> Tensor:

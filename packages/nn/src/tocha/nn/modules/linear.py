@@ -1,0 +1,110 @@
+"""Linear layers, as ``torch.nn.modules.linear``: Identity, Linear, Bilinear."""
+
+from __future__ import annotations
+
+import math
+
+import tocha
+from tocha._tensor import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Bilinear", "Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input; takes (and ignores) any constructor arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``.
+
+    Args:
+        in_features: size of each input sample.
+        out_features: size of each output sample.
+        bias: whether to learn an additive bias.
+
+    Shape:
+        ``(*, in_features)`` -> ``(*, out_features)``. weight and bias start from
+        ``U(-1/sqrt(in_features), 1/sqrt(in_features))``.
+
+    Example:
+        >>> nn.Linear(20, 30)(tocha.randn(128, 20)).shape
+        torch.Size([128, 30])
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(tocha.empty((out_features, in_features), device=device,
+                                            dtype=dtype))
+        if bias:
+            self.bias = Parameter(tocha.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Kaiming-uniform weight (``a = sqrt(5)``), uniform bias, as PyTorch."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """``y = x1 @ weight[k] @ x2 + bias_k`` for each output feature k.
+
+    Shape:
+        ``(*, in1_features)`` and ``(*, in2_features)`` -> ``(*, out_features)``.
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(tocha.empty((out_features, in1_features, in2_features),
+                                            device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(tocha.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """weight and bias from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``."""
+        if self.in1_features <= 0:
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
