@@ -216,7 +216,11 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     saved = node.saved
     if node.versions and any(type(s) is Packed for s in saved):
         saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
-    results = node.formula(grad_arg, out, *saved)
+    formula = node.formula
+    if getattr(formula, "takes_needs", False):
+        results = formula(grad_arg, out, *saved, needs=[e is not None for e in node.edges])
+    else:
+        results = formula(grad_arg, out, *saved)
     if not isinstance(results, tuple):
         results = (results,)
     edges = []

@@ -43,7 +43,8 @@ class _From:
 
 def d(name: str, saves: str, formula) -> None:
     """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "o"
-    for the output, "2+" for position 2 and every later one."""
+    for the output, "2+" for position 2 and every later one. A formula with the attribute
+    ``takes_needs`` also receives ``needs=``: per argument, whether its gradient is wanted."""
     if name in FORMULAS:
         raise ValueError(f"derivative of {name!r} is declared twice")
     if "+" in saves:
@@ -527,20 +528,26 @@ d("setitem", "", _setitem)
 
 
 # -- products -------------------------------------------------------------------------------
-def _matmul(g, out, a, b):
+def _matmul(g, out, a, b, needs=(True, True)):
     """1-D operands are a row (left) or a column (right), as in the forward; the engine sums
-    the gradients over broadcast batch dims."""
+    the gradients over broadcast batch dims. Only the gradients needed are computed."""
     if b.dim() == 1:
         g = g.unsqueeze(-1)
     if a.dim() == 1:
         g = g.unsqueeze(-2)
-    a2 = a.unsqueeze(0) if a.dim() == 1 else a
-    b2 = b.unsqueeze(-1) if b.dim() == 1 else b
-    grad_a, grad_b = g @ b2.mT, a2.mT @ g
-    return (
-        grad_a.squeeze(-2) if a.dim() == 1 else grad_a,
-        grad_b.squeeze(-1) if b.dim() == 1 else grad_b,
-    )
+    grad_a = grad_b = None
+    if needs[0]:
+        b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+        grad_a = g @ conj(b2.mT)
+        grad_a = grad_a.squeeze(-2) if a.dim() == 1 else grad_a
+    if needs[1]:
+        a2 = a.unsqueeze(0) if a.dim() == 1 else a
+        grad_b = conj(a2.mT) @ g
+        grad_b = grad_b.squeeze(-1) if b.dim() == 1 else grad_b
+    return grad_a, grad_b
+
+
+_matmul.takes_needs = True
 
 
 def _kron(g, out, a, b, dtype):
