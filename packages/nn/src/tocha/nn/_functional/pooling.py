@@ -1,0 +1,576 @@
+"""Pooling: max, average, adaptive, power-average pooling and max unpooling, in 1, 2 and 3-D.
+
+One N-d implementation serves every dimensionality. Windows are strided views of the padded
+input (as in `conv`). Primitives:
+
+- ``max_pool`` and ``adaptive_max_pool`` return the maxima and their flat indices into each
+  input plane (as PyTorch); the gradient goes to the argmax through ``scatter_add`` (whose
+  own derivative is a gather, so double backward works);
+- ``avg_pool`` and its adjoint ``avg_pool_backward`` are linear: each is the other's
+  derivative.
+
+Adaptive average pooling is a matmul by an averaging matrix per spatial dim; power-average
+pooling and max unpooling are composites.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tocha
+from tocha._dispatch import call, defop
+from tocha._tensor import Tensor
+from tocha.autograd._formulas import d
+
+from .activation import relu
+from .conv import _col2im, _pad, _windows
+
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool1d_with_indices",
+    "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d",
+]
+
+
+# -- kernels --------------------------------------------------------------------------------
+def _fit_pads(size, ksize, stride, pads, dilation, out_size):
+    """Padding whose high side is grown (ceil_mode) so that every window fits."""
+    fitted = []
+    for n, k, s, (lo, hi), dd, o in zip(size, ksize, stride, pads, dilation, out_size):
+        needed = (o - 1) * s + dd * (k - 1) + 1
+        fitted.append((lo, max(hi, needed - n - lo)))
+    return tuple(fitted)
+
+
+def _lowest(xp, dtype):
+    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+
+
+def _flat_index(xp, size, starts, offsets):
+    """Flat indices into a plane of `size`: per dim, a window start (shaped to broadcast over
+    the output) plus an offset within the window."""
+    flat = 0
+    for i, n in enumerate(size):
+        flat = flat * n + (starts[i] + offsets[i])
+    return flat
+
+
+def _max_pool_kernel(xp):
+    def kernel(x, ksize, stride, pads, dilation, out_size):
+        nd = len(ksize)
+        size = x.shape[2:]
+        padded = _pad(xp, x, _fit_pads(size, ksize, stride, pads, dilation, out_size),
+                      _lowest(xp, x.dtype))
+        win = _windows(xp, padded, ksize, stride, dilation, out_size)
+        order = (0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
+        win = win.transpose(order).reshape(x.shape[:2] + tuple(out_size) + (-1,))
+        arg = win.argmax(-1)
+        values = xp.take_along_axis(win, arg[..., None], -1)[..., 0]
+        offsets = [k * dd for k, dd in zip(xp.unravel_index(arg, ksize), dilation)]
+        starts = [
+            (xp.arange(o) * s - lo).reshape((o,) + (1,) * (nd - 1 - i))
+            for i, (o, s, (lo, _)) in enumerate(zip(out_size, stride, pads))
+        ]
+        return values, _flat_index(xp, size, starts, offsets).astype(xp.int64)
+
+    return kernel
+
+
+def _adaptive_bounds(n: int, o: int):
+    """Start and end of each of the `o` adaptive windows over `n` positions."""
+    i = np.arange(o)
+    return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _adaptive_max_kernel(xp):
+    def kernel(x, out_size):
+        nd = len(out_size)
+        size = x.shape[2:]
+        index, picks = (slice(None), slice(None)), []
+        for i, (n, o) in enumerate(zip(size, out_size)):
+            start, end = _adaptive_bounds(n, o)
+            width = int((end - start).max()) if o else 1
+            pick = np.minimum(start[:, None] + np.arange(width), end[:, None] - 1)
+            shape = [1] * (2 * nd)
+            shape[i], shape[nd + i] = o, width
+            picks.append(xp.asarray(pick.reshape(shape)))
+        win = x[index + tuple(picks)]
+        win = win.reshape(x.shape[:2] + tuple(out_size) + (-1,))
+        arg = win.argmax(-1) if win.size else xp.zeros(win.shape[:-1], xp.int64)
+        values = xp.take_along_axis(win, arg[..., None], -1)[..., 0]
+        widths = [p.shape[nd + i] for i, p in enumerate(picks)]
+        offsets = xp.unravel_index(arg, widths)
+        columns = [p.reshape(p.shape[i], p.shape[nd + i]) for i, p in enumerate(picks)]
+        coords = []
+        for i, (col, off) in enumerate(zip(columns, offsets)):
+            rows = xp.arange(col.shape[0]).reshape((-1,) + (1,) * (nd - 1 - i))
+            coords.append(col[rows, off])
+        return values, _flat_index(xp, size, [0] * nd, coords).astype(xp.int64)
+
+    return kernel
+
+
+def _divisors(size, ksize, stride, pads, out_size, count_include_pad, divisor_override):
+    """The divisor of each output of an average pooling, as PyTorch counts it."""
+    if divisor_override:
+        return float(divisor_override)
+    total = np.ones((), np.float64)
+    for n, k, s, (lo, _), o in zip(size, ksize, stride, pads, out_size):
+        start = np.arange(o) * s - lo
+        end = np.minimum(start + k, n + lo)
+        count = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        total = np.multiply.outer(total, count)
+    return total
+
+
+def _avg_pool_kernel(xp):
+    def kernel(x, ksize, stride, pads, out_size, count_include_pad, divisor_override):
+        nd = len(ksize)
+        ones = (1,) * nd
+        size = x.shape[2:]
+        padded = _pad(xp, x, _fit_pads(size, ksize, stride, pads, ones, out_size))
+        win = _windows(xp, padded, ksize, stride, ones, out_size)
+        total = win.sum(tuple(range(2, 2 + nd)))
+        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad,
+                        divisor_override)
+        return (total / xp.asarray(div, dtype=x.dtype)).astype(x.dtype, copy=False)
+
+    return kernel
+
+
+def _avg_pool_backward_kernel(xp):
+    def kernel(g, size, ksize, stride, pads, count_include_pad, divisor_override):
+        nd = len(ksize)
+        ones = (1,) * nd
+        out_size = g.shape[2:]
+        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad,
+                        divisor_override)
+        scaled = (g / xp.asarray(div, dtype=g.dtype)).astype(g.dtype, copy=False)
+        cols = xp.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * nd],
+                               g.shape[:2] + tuple(ksize) + tuple(out_size))
+        fitted = _fit_pads(size, ksize, stride, pads, ones, out_size)
+        return _col2im(xp, cols, size, stride, fitted, ones)
+
+    return kernel
+
+
+max_pool_op = defop("max_pool", _max_pool_kernel)
+adaptive_max_pool_op = defop("adaptive_max_pool", _adaptive_max_kernel)
+avg_pool_op = defop("avg_pool", _avg_pool_kernel)
+avg_pool_backward_op = defop("avg_pool_backward", _avg_pool_backward_kernel)
+
+
+# -- derivatives ----------------------------------------------------------------------------
+def _to_argmax(g, out, x):
+    """The gradient of the maxima, sent to the input positions they came from."""
+    values, indices = g[0], out[1]
+    n, c = x.shape[:2]
+    flat = tocha.zeros((n, c, math.prod(x.shape[2:])), dtype=values.dtype, device=values.device)
+    flat = flat.scatter_add(2, indices.reshape(n, c, -1), values.reshape(n, c, -1))
+    return flat.reshape(x.shape)
+
+
+def _avg_pool_grad(g, out, x, ksize, stride, pads, out_size, count_include_pad, divisor):
+    return call(avg_pool_backward_op, (g,), tuple(x.shape[2:]), ksize, stride, pads,
+                count_include_pad, divisor)
+
+
+def _avg_pool_backward_grad(gg, out, g, size, ksize, stride, pads, count_include_pad,
+                            divisor):
+    return call(avg_pool_op, (gg,), ksize, stride, pads, tuple(g.shape[2:]), count_include_pad,
+                divisor)
+
+
+d("max_pool", "o", lambda g, out, x, *args: _to_argmax(g, out, x))
+d("adaptive_max_pool", "o", lambda g, out, x, out_size: _to_argmax(g, out, x))
+d("avg_pool", "", _avg_pool_grad)
+d("avg_pool_backward", "", _avg_pool_backward_grad)
+
+
+# -- argument handling ----------------------------------------------------------------------
+def _tuple(value, nd: int, name: str, fn: str) -> tuple:
+    if isinstance(value, int):
+        return (value,) * nd
+    value = tuple(value)
+    if len(value) == 1:
+        return value * nd
+    if len(value) != nd:
+        count = {1: "a single int", 2: "a tuple of two ints", 3: "a tuple of three ints"}[nd]
+        raise RuntimeError(f"{fn}: {name} must either be a single int, or {count}")
+    return value
+
+
+def _pool_args(fn, nd, kernel_size, stride, padding, dilation):
+    ksize = _tuple(kernel_size, nd, "kernel_size", fn)
+    stride = ksize if stride is None or stride == [] else _tuple(stride, nd, "stride", fn)
+    return ksize, stride, _tuple(padding, nd, "padding", fn), _tuple(dilation, nd, "dilation", fn)
+
+
+def _pool_out(n: int, k: int, s: int, p: int, dd: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size; in ceil mode the last window must start in the input or
+    its left padding."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
+    if p < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+    if p > (dd * (k - 1) + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p}, kernel_size={k} and dilation={dd}")
+    span = n + 2 * p - dd * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = span // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pool_input(input: Tensor, nd: int, message: str) -> tuple[Tensor, bool]:
+    """`input` batched (unbatched inputs get a batch dim) after PyTorch's dim check."""
+    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd - 1:]:
+        raise RuntimeError(message.format(shape=list(input.shape)))
+    unbatched = input.dim() == nd + 1
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _pool_message(nd: int, name: str) -> str:
+    if nd == 1:
+        return ("Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument #1 "
+                f"'self' (while checking arguments for {name})")
+    return f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+
+
+def _check_pool_input(input: Tensor, nd: int, name: str):
+    message = _pool_message(nd, name).replace("{dims}", str(input.dim()))
+    return _pool_input(input, nd, message)
+
+
+def _output_sizes(x, ksize, stride, padding, dilation, ceil_mode):
+    out = tuple(_pool_out(n, k, s, p, dd, ceil_mode)
+                for n, k, s, p, dd in zip(x.shape[2:], ksize, stride, padding, dilation))
+    if any(o <= 0 for o in out):
+        shape = "x".join(map(str, x.shape[1:]))
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: "
+                           f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too "
+                           "small")
+    return out
+
+
+def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
+    name = f"max_pool{nd}d"
+    ksize, stride, padding, dilation = _pool_args(name, nd, kernel_size, stride, padding,
+                                                  dilation)
+    if nd == 1:
+        message = ("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                   "size for input, but got:{shape}")
+        x, unbatched = _pool_input(input, 1, message)
+        if padding[0] > ksize[0] // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={padding[0]} and kernel_size={ksize[0]}")
+    else:
+        x, unbatched = _check_pool_input(input, nd, name)
+    if any(dd <= 0 for dd in dilation):
+        parts = " ".join(f"dilation{n}: {v}" for n, v in zip("THW"[3 - nd:], dilation))
+        raise RuntimeError(f"dilation should be greater than zero, but got {parts}")
+    out_size = _output_sizes(x, ksize, stride, padding, dilation, ceil_mode)
+    pads = tuple((p, p) for p in padding)
+    values, indices = call(max_pool_op, (x,), ksize, stride, pads, dilation, out_size)
+    if unbatched:
+        return values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    name = f"avg_pool{nd}d"
+    ksize, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
+    x, unbatched = _check_pool_input(input, nd, name)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    out_size = _output_sizes(x, ksize, stride, padding, (1,) * nd, ceil_mode)
+    pads = tuple((p, p) for p in padding)
+    out = call(avg_pool_op, (x,), ksize, stride, pads, out_size, count_include_pad,
+               divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+# -- max pooling ----------------------------------------------------------------------------
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """`max_pool1d` returning ``(values, indices)``."""
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """`max_pool2d` returning ``(values, indices)``: each index is the argmax's flat position
+    ``h * W + w`` in its input plane."""
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """`max_pool3d` returning ``(values, indices)``."""
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _values(result, return_indices: bool):
+    return result if return_indices else result[0]
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)``; see `max_pool2d`."""
+    return _values(_max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode),
+                   return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The maximum of each (dilated) window of ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Args:
+        kernel_size, stride (default: kernel_size), padding (implicit -inf, at most half the
+            effective kernel), dilation: an int or one per spatial dim.
+        ceil_mode: round the output size up (the last window must start inside the input or
+            its left padding).
+        return_indices: also return the argmax positions (for `max_unpool2d`).
+
+    Shape:
+        ``H_out = (H + 2 * padding - dilation * (kH - 1) - 1) // stride + 1`` (floor or ceil).
+
+    Example:
+        >>> F.max_pool2d(tocha.randn(1, 3, 8, 8), 2).shape
+        torch.Size([1, 3, 4, 4])
+    """
+    return _values(_max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode),
+                   return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `max_pool2d`."""
+    return _values(_max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode),
+                   return_indices)
+
+
+# -- average pooling ------------------------------------------------------------------------
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)``; see `avg_pool2d`."""
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Args:
+        padding: implicit zeros, at most half the kernel.
+        count_include_pad: whether padded zeros count in the divisor.
+        divisor_override: divide every window's sum by this instead.
+
+    Example:
+        >>> F.avg_pool2d(tocha.ones(1, 1, 4, 4), 2)
+        tensor([[[[1., 1.],
+                  [1., 1.]]]])
+    """
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `avg_pool2d`."""
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# -- adaptive pooling -----------------------------------------------------------------------
+def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tensor, bool]:
+    if nd == 1:
+        message = ("Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument "
+                   f"#1 'self' (while checking arguments for {name})").replace(
+                       "{dims}", str(input.dim()))
+    else:
+        message = f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {{shape}}"
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(message.format(shape=list(input.shape)))
+    unbatched = input.dim() == nd + 1
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _adaptive_size(output_size, x: Tensor, nd: int) -> tuple:
+    """The output size, None entries taking the input's size."""
+    size = (output_size,) * nd if isinstance(output_size, int) or output_size is None else (
+        tuple(output_size))
+    if len(size) == 1:
+        size = size * nd
+    return tuple(n if o is None else o for o, n in zip(size, x.shape[2:]))
+
+
+def _averaging(n: int, o: int, like: Tensor) -> Tensor:
+    """The ``(o, n)`` matrix averaging each adaptive window."""
+    start, end = _adaptive_bounds(n, o)
+    positions = np.arange(n)
+    inside = (positions >= start[:, None]) & (positions < end[:, None])
+    matrix = inside / (end - start)[:, None]
+    return tocha.from_numpy(matrix).to(like.device, like.dtype)
+
+
+def _adaptive_avg(input, output_size, nd: int) -> Tensor:
+    name = f"adaptive_avg_pool{nd}d"
+    x, unbatched = _adaptive_input(input, nd, name, "")
+    out = x
+    for i, o in enumerate(_adaptive_size(output_size, x, nd)):
+        dim = 2 + i
+        if o == x.shape[dim]:
+            continue
+        matrix = _averaging(x.shape[dim], o, x)
+        out = (out.transpose(dim, -1) @ matrix.T).transpose(dim, -1)
+    if out is x:
+        out = x.clone()
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average pooling to a fixed output size: window i spans
+    ``[floor(i * L / L_out), ceil((i + 1) * L / L_out))``."""
+    return _adaptive_avg(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """2-D adaptive average pooling (`output_size`: an int, or a pair, None keeping the
+    input's size); see `adaptive_avg_pool1d`.
+
+    Example:
+        >>> F.adaptive_avg_pool2d(tocha.randn(1, 3, 7, 9), (2, None)).shape
+        torch.Size([1, 3, 2, 9])
+    """
+    return _adaptive_avg(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """3-D adaptive average pooling; see `adaptive_avg_pool2d`."""
+    return _adaptive_avg(input, output_size, 3)
+
+
+def _adaptive_max(input, output_size, nd: int):
+    name = f"adaptive_max_pool{nd}d"
+    x, unbatched = _adaptive_input(input, nd, name, ":")
+    size = _adaptive_size(output_size, x, nd)
+    values, indices = call(adaptive_max_pool_op, (x,), size)
+    if unbatched:
+        return values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """`adaptive_max_pool1d` returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, 1)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """`adaptive_max_pool2d` returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, 2)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """`adaptive_max_pool3d` returning ``(values, indices)``."""
+    return _adaptive_max(input, output_size, 3)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling to a fixed output size (windows as `adaptive_avg_pool1d`)."""
+    return _values(_adaptive_max(input, output_size, 1), return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """2-D adaptive max pooling; see `adaptive_max_pool1d`."""
+    return _values(_adaptive_max(input, output_size, 2), return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """3-D adaptive max pooling; see `adaptive_max_pool1d`."""
+    return _values(_adaptive_max(input, output_size, 3), return_indices)
+
+
+# -- power-average pooling ------------------------------------------------------------------
+def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode) -> Tensor:
+    ksize = _tuple(kernel_size, nd, "kernel_size", f"lp_pool{nd}d")
+    out = _avg_pool(input.pow(norm_type), nd, kernel_size, stride, 0, ceil_mode, True, None)
+    return (tocha.sign(out) * relu(out.abs())).mul(math.prod(ksize)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling: ``(sum over the window of x^p)^(1/p)``."""
+    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """2-D power-average pooling; see `lp_pool1d`."""
+    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """3-D power-average pooling; see `lp_pool1d`."""
+    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode)
+
+
+# -- max unpooling --------------------------------------------------------------------------
+def _unpool_size(input: Tensor, ksize, stride, padding, output_size) -> tuple:
+    nd = len(ksize)
+    default = [(input.shape[-nd + i] - 1) * stride[i] + ksize[i] - 2 * padding[i]
+               for i in range(nd)]
+    if output_size is None:
+        return tuple(default)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for i in range(nd):
+        low, high = default[i] - stride[i], default[i] + stride[i]
+        if not low < output_size[i] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {i} must be between '
+                             f"{low} and {high})")
+    return tuple(output_size)
+
+
+def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size) -> Tensor:
+    name = f"max_unpool{nd}d"
+    ksize, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
+    size = _unpool_size(input, ksize, stride, padding, output_size)
+    lead = tuple(input.shape[:-nd])
+    flat = tocha.zeros(lead + (math.prod(size),), dtype=input.dtype, device=input.device)
+    out = flat.scatter(-1, indices.reshape(lead + (-1,)), input.reshape(lead + (-1,)))
+    return out.reshape(lead + size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The partial inverse of `max_pool1d`: each value goes to its index, zeros elsewhere."""
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The partial inverse of `max_pool2d`; see `max_unpool1d`.
+
+    Shape:
+        output ``H_out = (H - 1) * stride - 2 * padding + kH`` unless `output_size` says.
+    """
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The partial inverse of `max_pool3d`; see `max_unpool1d`."""
+    return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size)
