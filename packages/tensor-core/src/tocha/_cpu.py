@@ -3,12 +3,36 @@ point group like any plugin; `register` returns the backend object."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
+
 import numpy as np
 
 from ._backend import Backend
 
 # PyTorch's CPU kernels are silent on overflow, division by zero and invalid values.
 np.seterr(all="ignore")
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # glibc's ceiling on 64-bit systems
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc to keep freed memory for reuse rather than give it back to the OS at once,
+    so that the fresh arrays every op makes do not page-fault each time (PyTorch's CPU
+    allocator caches in the same spirit). Off with ``TOCHA_MALLOC_TUNING=0``."""
+    if not sys.platform.startswith("linux") or os.environ.get("TOCHA_MALLOC_TUNING") == "0":
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
+    mallopt(M_TRIM_THRESHOLD, 4 * MMAP_THRESHOLD_MAX)
+
+
+keep_freed_memory()
 
 
 class CPUBackend(Backend):

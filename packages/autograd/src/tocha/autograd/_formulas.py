@@ -19,11 +19,12 @@ from tocha._dispatch import REGISTRY, call
 
 
 class Derivative:
-    __slots__ = ("formula", "saves")
+    __slots__ = ("formula", "saves", "materialize")
 
     def __init__(self, formula, saves):
         self.formula = formula
         self.saves = saves
+        self.materialize = not getattr(formula, "accepts_none", False)
 
 
 FORMULAS: dict[str, Derivative] = {}
@@ -44,7 +45,8 @@ class _From:
 def d(name: str, saves: str, formula) -> None:
     """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "o"
     for the output, "2+" for position 2 and every later one. A formula with the attribute
-    ``takes_needs`` also receives ``needs=``: per argument, whether its gradient is wanted."""
+    ``takes_needs`` also receives ``needs=``: per argument, whether its gradient is wanted;
+    one with ``accepts_none`` receives None (not zeros) for outputs that got no gradient."""
     if name in FORMULAS:
         raise ValueError(f"derivative of {name!r} is declared twice")
     if "+" in saves:

@@ -108,6 +108,8 @@ def record(op, args, out):
         tuple(TensorMeta(t) for t in outputs),
         tuple(t._data for t in outputs) if save_out else None,
     )
+    if entry is not None and not entry.materialize:
+        node.materialize = False
     if ANOMALY.enabled:
         node.trace = creation_trace()
     for i, t in enumerate(outputs):

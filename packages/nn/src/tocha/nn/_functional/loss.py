@@ -271,6 +271,7 @@ def _ce_grad(g, out, x, t, w, reduction, ignore_index, smoothing):
     return grad, None, None, None, None, None
 
 
+_ce_grad.accepts_none = True
 d("nll_loss", "12", lambda g, out, x, t, w, reduction, ignore_index: (
     _with_weight(nll_loss_backward_op, (g, t), w, tuple(x.shape), reduction, ignore_index),
     None, None, None, None))

@@ -1,0 +1,399 @@
+"""Normalization: layer_norm, batch_norm, instance_norm, group_norm, rms_norm and
+local_response_norm.
+
+layer_norm and batch_norm (training) are one primitive each that also returns the statistics
+it computed (as PyTorch's ``native_layer_norm`` and ``native_batch_norm``), so one autograd
+node covers the layer. Their first derivative is a fused kernel (``*_backward``, not itself
+differentiable); under ``create_graph=True`` the derivative is written in tocha ops instead,
+so second derivatives work. group_norm and instance_norm reuse those primitives on reshaped
+inputs; eval-mode batch_norm, rms_norm and local_response_norm are cheap composites.
+"""
+
+from __future__ import annotations
+
+import tocha
+from tocha._dispatch import call, defop
+from tocha._grad_mode import STATE
+from tocha._tensor import Tensor
+from tocha.autograd._formulas import d
+
+from .padding import pad
+
+__all__ = [
+    "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
+    "rms_norm",
+]
+
+
+# -- layer_norm: one primitive over the trailing `nd` dims -----------------------------------
+def _rows(x, nd: int):
+    """`x` as a 2-D array: one row per normalized slice."""
+    n = 1
+    for s in x.shape[x.ndim - nd:]:
+        n *= s
+    return x.reshape(-1, n)
+
+
+def _row_sums(xp, a):
+    """The sum of each row of the 2-D `a`, as a column (a matrix-vector product: NumPy's
+    ``sum(axis=1)`` is several times slower)."""
+    return (a @ xp.ones(a.shape[1], a.dtype))[:, None]
+
+
+def _row_dots(xp, a, b):
+    """The dot product of each row of `a` with the same row of `b`, as a column."""
+    return xp.einsum("ij,ij->i", a, b)[:, None]
+
+
+def _layer_norm_kernel(xp):
+    def kernel(x, *rest):
+        *params, nd, eps, affine = rest
+        x2 = _rows(x, nd)
+        n = x2.shape[1]
+        mean = _row_sums(xp, x2) / n
+        y = x2 - mean
+        rstd = 1 / xp.sqrt(_row_dots(xp, y, y) / n + eps)
+        y *= rstd
+        y = y.reshape(x.shape)
+        if "w" in affine:
+            y *= params[0]
+        if "b" in affine:
+            y += params[-1]
+        stat_shape = x.shape[:x.ndim - nd] + (1,) * nd
+        return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
+
+    return kernel
+
+
+def _layer_norm_backward_kernel(xp):
+    def kernel(g, x, mean, rstd, *rest):
+        *w, nd, affine = rest
+        g2, x2 = _rows(g, nd), _rows(x, nd)
+        n = x2.shape[1]
+        r2 = rstd.reshape(-1, 1)
+        xhat = x2 - mean.reshape(-1, 1)
+        xhat *= r2
+        grads = []
+        if "w" in affine:
+            grads.append(xp.einsum("ij,ij->j", g2, xhat).reshape(w[0].shape))
+        if "b" in affine:
+            grads.append((xp.ones(g2.shape[0], g2.dtype) @ g2).reshape(x.shape[x.ndim - nd:]))
+        gw = _rows(g * w[0], nd) if w else g2
+        xhat *= _row_dots(xp, gw, xhat) / -n
+        xhat += gw
+        xhat -= _row_sums(xp, gw) / n
+        xhat *= r2
+        return (xhat.reshape(x.shape), *grads)
+
+    return kernel
+
+
+layer_norm_op = defop("native_layer_norm", _layer_norm_kernel)
+layer_norm_backward_op = defop("native_layer_norm_backward", _layer_norm_backward_kernel,
+                               differentiable=False)
+
+
+def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple[Tensor, Tensor]:
+    """``(x - mean) * rstd`` and ``rstd`` over `dims`, in tocha ops (differentiable)."""
+    centered = x - x.mean(dims, keepdim=True)
+    rstd = ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    return centered * rstd, rstd
+
+
+def _norm_backward(g, x, w, dims, eps, shape):
+    """The input gradient of ``(x - mean) * rstd * w`` over `dims`, in tocha ops, with the
+    weight broadcast to `x` by `shape`; also xhat for the parameter gradients."""
+    xhat, rstd = _normalized(x, dims, eps)
+    gw = g if w is None else g * w.reshape(shape)
+    dx = rstd * (gw - gw.mean(dims, keepdim=True)
+                 - xhat * (gw * xhat).mean(dims, keepdim=True))
+    return dx, xhat
+
+
+def _layer_norm_grad(grads, out, x, *rest):
+    *params, nd, eps, affine = rest
+    g = grads[0]
+    w = params[0] if "w" in affine else None
+    if not STATE.grad_enabled:
+        weights = params[:1] if w is not None else ()
+        result = call(layer_norm_backward_op, (g, x, out[1], out[2], *weights), nd, affine)
+        return (*result, None, None, None)
+    lead = tuple(range(x.dim() - nd))
+    dx, xhat = _norm_backward(g, x, w, tuple(range(x.dim() - nd, x.dim())), eps, x.shape[-nd:])
+    result = [dx]
+    if "w" in affine:
+        result.append((g * xhat).sum(lead))
+    if "b" in affine:
+        result.append(g.sum(lead))
+    return (*result, None, None, None)
+
+
+d("native_layer_norm", "0+o", _layer_norm_grad)
+
+
+def _affine_code(weight, bias) -> tuple[str, tuple]:
+    """Which of weight and bias are given ("wb", "w", "b" or ""), and those tensors."""
+    code = ("w" if weight is not None else "") + ("b" if bias is not None else "")
+    return code, tuple(t for t in (weight, bias) if t is not None)
+
+
+def _shape_list(shape) -> list:
+    return [shape] if isinstance(shape, int) else list(shape)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing `normalized_shape` dims:
+    ``(x - mean) / sqrt(var + eps) * weight + bias`` (biased variance).
+
+    Example:
+        >>> F.layer_norm(tocha.tensor([[1.0, 3.0]]), (2,))
+        tensor([[-1.0000,  1.0000]])
+    """
+    shape = _shape_list(normalized_shape)
+    nd = len(shape)
+    if nd == 0 or list(input.shape[input.dim() - nd:]) != shape or input.dim() < nd:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{shape}")
+    affine, params = _affine_code(weight, bias)
+    return call(layer_norm_op, (input, *params), nd, eps, affine)[0]
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing `normalized_shape` dims;
+    `eps` defaults to the machine epsilon of the input's dtype."""
+    shape = _shape_list(normalized_shape)
+    nd = len(shape)
+    if list(input.shape[input.dim() - nd:]) != shape or input.dim() < nd:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*{', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = tocha.finfo(input.dtype).eps
+    dims = tuple(range(input.dim() - nd, input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+# -- batch_norm: one primitive for the training forward ---------------------------------------
+def _channel_axes(ndim: int) -> tuple:
+    return (0,) + tuple(range(2, ndim))
+
+
+def _per_channel(xp, a, b=None):
+    """Per channel (dim 1) sums of `a`, or of ``a * b``, over every other dim."""
+    c = a.shape[1]
+    a2 = a.reshape(a.shape[0] * c, -1)
+    rows = _row_sums(xp, a2) if b is None else _row_dots(xp, a2, b.reshape(a2.shape))
+    return rows.reshape(-1, c).sum(axis=0)
+
+
+def _batch_norm_kernel(xp):
+    def kernel(x, *rest):
+        *params, eps, affine = rest
+        c = x.shape[1]
+        n = x.size // c
+        shape = (c,) + (1,) * (x.ndim - 2)
+        mean = _per_channel(xp, x) / n
+        y = x - mean.reshape(shape)
+        invstd = 1 / xp.sqrt(_per_channel(xp, y, y) / n + eps)
+        scale = invstd * params[0] if "w" in affine else invstd
+        y *= scale.reshape(shape)
+        if "b" in affine:
+            y += params[-1].reshape(shape)
+        return y, mean, invstd
+
+    return kernel
+
+
+def _batch_norm_backward_kernel(xp):
+    def kernel(g, x, mean, invstd, *rest):
+        *w, affine = rest
+        c = x.shape[1]
+        n = x.size // c
+        shape = (c,) + (1,) * (x.ndim - 2)
+        xhat = x - mean.reshape(shape)
+        xhat *= invstd.reshape(shape)
+        gsum = _per_channel(xp, g)
+        gxhat = _per_channel(xp, g, xhat)
+        scale = invstd * w[0] if w else invstd
+        xhat *= (gxhat * scale / -n).reshape(shape)
+        xhat += g * scale.reshape(shape)
+        xhat -= (gsum * scale / n).reshape(shape)
+        grads = [xhat]
+        if "w" in affine:
+            grads.append(gxhat)
+        if "b" in affine:
+            grads.append(gsum)
+        return tuple(grads)
+
+    return kernel
+
+
+batch_norm_op = defop("native_batch_norm", _batch_norm_kernel)
+batch_norm_backward_op = defop("native_batch_norm_backward", _batch_norm_backward_kernel,
+                               differentiable=False)
+
+
+def _batch_norm_grad(grads, out, x, *rest):
+    *params, eps, affine = rest
+    g = grads[0]
+    w = params[0] if "w" in affine else None
+    if not STATE.grad_enabled:
+        weights = params[:1] if w is not None else ()
+        result = call(batch_norm_backward_op, (g, x, out[1], out[2], *weights), affine)
+        return (*result, None, None)
+    dims = _channel_axes(x.dim())
+    shape = (-1,) + (1,) * (x.dim() - 2)
+    dx, xhat = _norm_backward(g, x, w, dims, eps, shape)
+    result = [dx]
+    if "w" in affine:
+        result.append((g * xhat).sum(dims))
+    if "b" in affine:
+        result.append(g.sum(dims))
+    return (*result, None, None)
+
+
+d("native_batch_norm", "0+o", _batch_norm_grad)
+
+
+def _verify_batch_size(size) -> None:
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+
+
+def _check_stat(name: str, t: Tensor | None, c: int) -> None:
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) over the batch and spatial dims.
+
+    In training the batch statistics are used, and the running statistics (when given) are
+    updated in place: ``running = (1 - momentum) * running + momentum * batch`` (the running
+    variance takes the unbiased batch variance). In evaluation the running statistics are used.
+    """
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    c = input.shape[1] if input.dim() > 1 else 1
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        _check_stat(name, t, c)
+    affine, params = _affine_code(weight, bias)
+    if training:
+        out, mean, invstd = call(batch_norm_op, (input, *params), eps, affine)
+        if running_mean is not None or running_var is not None:
+            _update_running(running_mean, running_var, mean, invstd, eps, momentum,
+                            input.numel() // c)
+        return out
+    if running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
+                           "defined in evaluation mode")
+    shape = (-1,) + (1,) * (input.dim() - 2)
+    scale = (running_var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def _update_running(running_mean, running_var, mean, invstd, eps, momentum, n) -> None:
+    """Blend the batch statistics into the running ones, in place (the variance unbiased)."""
+    with tocha.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
+        if running_var is not None:
+            var = (invstd.double().pow(-2) - eps) * (n / max(n - 1, 1))
+            running_var.mul_(1 - momentum).add_(var.to(running_var.dtype), alpha=momentum)
+
+
+def _verify_spatial_size(size) -> None:
+    count = 1
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                         f"size {size}")
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel of each sample over its spatial dims: batch_norm of the input
+    seen as one sample of ``N * C`` channels (running statistics averaged over the batch)."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    n, c = input.shape[0], input.shape[1]
+    folded = input.reshape(1, n * c, *input.shape[2:])
+    stats = [None if t is None else t.repeat(n) for t in (running_mean, running_var)]
+    out = batch_norm(folded, stats[0], stats[1], None, None, use_input_stats, momentum, eps)
+    with tocha.no_grad():
+        for running, batch in zip((running_mean, running_var), stats):
+            if running is not None and use_input_stats:
+                running.copy_(batch.reshape(n, c).mean(0))
+    out = out.reshape(input.shape)
+    shape = (-1,) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize each group of ``C / num_groups`` channels of each sample, then apply the
+    per-channel `weight` and `bias`."""
+    if input.dim() < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    n = input.shape[0]
+    grouped = input.reshape(n, num_groups, -1)
+    out = call(layer_norm_op, (grouped,), 1, eps, "")[0].reshape(input.shape)
+    shape = (-1,) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``x / (k + alpha * mean of x**2 over `size` neighbouring channels) ** beta``."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    pads = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(sq, pads)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div

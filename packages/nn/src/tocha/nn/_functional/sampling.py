@@ -1,0 +1,419 @@
+"""Resampling: interpolate (upsample), pixel_shuffle, pixel_unshuffle, channel_shuffle,
+grid_sample and affine_grid.
+
+Every op is a composite of differentiable tocha ops. interpolate is separable: along each
+spatial dim it gathers the source positions of every output position (`index_select`, whose
+gradient is the transposed index-add) and blends them with weights computed once per dim in
+PyTorch's arithmetic (float32 for float32 inputs). grid_sample gathers the corners of every
+sampling point from the flattened input (`gather`) and weights them with functions of the
+grid, so the grid gets its gradient too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+
+import tocha
+from tocha._tensor import Tensor
+
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = [
+    "affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pixel_shuffle",
+    "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest",
+]
+
+CUBIC_A = -0.75
+_LINEAR = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_AREA = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}
+_ALIGN_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+
+
+# -- interpolate ------------------------------------------------------------------------------
+def _opmath(dtype) -> type:
+    """The NumPy type PyTorch computes source coordinates in for inputs of `dtype`."""
+    return np.float64 if dtype == tocha.float64 else np.float32
+
+
+def _scale(n_in: int, n_out: int, scale, align_corners: bool, ft):
+    """Source distance between neighbouring output positions (PyTorch's
+    ``area_pixel_compute_scale``)."""
+    if align_corners:
+        return ft((n_in - 1) / (n_out - 1)) if n_out > 1 else ft(0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(ft(n_in) / ft(n_out))
+
+
+def _source(n_in, n_out, scale, align_corners, cubic, ft) -> np.ndarray:
+    """The real source coordinate of each output position."""
+    s = _scale(n_in, n_out, scale, align_corners, ft)
+    dst = np.arange(n_out, dtype=ft)
+    if align_corners:
+        return s * dst
+    src = s * (dst + ft(0.5)) - ft(0.5)
+    return src if cubic else np.maximum(src, ft(0))
+
+
+def _nearest_index(n_in, n_out, scale, exact: bool, ft) -> np.ndarray:
+    s = _scale(n_in, n_out, scale, False, ft)
+    dst = np.arange(n_out, dtype=ft)
+    src = np.floor((dst + ft(0.5)) * s if exact else dst * s).astype(np.int64)
+    return np.minimum(src, n_in - 1)
+
+
+def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
+    """The four bicubic convolution weights (A = -0.75) at fractional offset `t`."""
+    a = CUBIC_A
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(n_in, n_out, scale, mode, align_corners, ft) -> list:
+    """(source index, weight) pairs whose weighted sum is each output position."""
+    if mode in ("nearest", "nearest-exact"):
+        return [(_nearest_index(n_in, n_out, scale, mode == "nearest-exact", ft), None)]
+    src = _source(n_in, n_out, scale, align_corners, mode == "bicubic", ft)
+    if mode == "bicubic":
+        i0 = np.floor(src)
+        weights = _cubic_weights((src - i0).astype(ft))
+        i0 = i0.astype(np.int64)
+        return [(np.clip(i0 - 1 + k, 0, n_in - 1), w) for k, w in enumerate(weights)]
+    i0 = np.minimum(src.astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0, 0, 1).astype(ft)
+    i1 = i0 + (i0 < n_in - 1)
+    return [(i0, 1 - lam), (i1, lam)]
+
+
+def _resample(x: Tensor, dim: int, n_out: int, scale, mode: str, align_corners) -> Tensor:
+    """`x` resampled to `n_out` positions along `dim`."""
+    n_in = x.shape[dim]
+    if n_in == n_out and mode in ("nearest", "nearest-exact"):
+        return x
+    trailing = (1,) * (x.dim() - dim - 1)
+    out = None
+    for index, weight in _taps(n_in, n_out, scale, mode, align_corners, _opmath(x.dtype)):
+        term = x.index_select(dim, tocha.from_numpy(index).to(x.device))
+        if weight is not None:
+            w = tocha.from_numpy(weight.reshape((n_out,) + trailing)).to(x.device, x.dtype)
+            term = term * w
+        out = term if out is None else out + term
+    return out
+
+
+def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode):
+    """Output sizes and the scale factors the kernels use (None where sizes rule)."""
+    dim = input.dim() - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {spatial} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(s, int) for s in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    f"Tuple[int, int, int], but got size with types {[type(s) for s in size]}")
+            out, scales = list(size), None
+        else:
+            out, scales = [size] * dim, None
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {spatial} and scale_factor of "
+                    f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = list(scale_factor)
+        else:
+            scales = [scale_factor] * dim
+        out = [int(n * s) for n, s in zip(spatial, scales)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        scales = None
+    return out, scales or [None] * dim
+
+
+def _mode_error(input: Tensor, mode: str) -> NotImplementedError:
+    ndim = input.dim()
+    need = _LINEAR.get(mode)
+    if need is not None and ndim in (3, 4, 5):
+        return NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {need}D input")
+    return NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
+        "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
+        f"(got {mode})")
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dims of a ``(N, C, *spatial)`` input to `size` or by `scale_factor`.
+
+    Modes: ``nearest``, ``nearest-exact``, ``linear`` (3-D input), ``bilinear`` and
+    ``bicubic`` (4-D), ``trilinear`` (5-D) and ``area`` (adaptive average pooling).
+    `align_corners` maps the corner pixels' centres onto each other (interpolating modes).
+
+    Example:
+        >>> F.interpolate(tocha.tensor([[[1.0, 3.0]]]), scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.5000, 2.5000, 3.0000]]])
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    out_size, scales = _sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if antialias:
+        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                             "modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate(): antialias=True is not supported by tocha")
+    ndim = input.dim()
+    if ndim not in (3, 4, 5) or (mode in _LINEAR and _LINEAR[mode] != ndim) or (
+            mode == "bicubic" and ndim != 4) or mode not in (
+            *_LINEAR, "nearest", "nearest-exact", "area", "bicubic"):
+        raise _mode_error(input, mode)
+    if mode == "area":
+        return _AREA[ndim](input, out_size)
+    out = input
+    for i, (n, s) in enumerate(zip(out_size, scales)):
+        out = _resample(out, 2 + i, n, s, mode, align_corners)
+    return out
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated alias of `interpolate`."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: `interpolate` in ``nearest`` mode."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: `interpolate` in ``bilinear`` mode with ``align_corners=True``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- pixel and channel shuffles ------------------------------------------------------------
+def _check_shuffle(input: Tensor, factor: int, name: str, word: str) -> None:
+    if input.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.dim()} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {word}, but got {factor}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C * r**2, H, W)`` into ``(*, C, H * r, W * r)``."""
+    _check_shuffle(input, upscale_factor, "pixel_shuffle", "upscale_factor")
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """Rearrange ``(*, C, H * r, W * r)`` into ``(*, C * r**2, H, W)``."""
+    _check_shuffle(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    for size, name, dim in ((h, "height", -2), (w, "width", -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={size} is not "
+                               f"divisible by {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``(N, C, *)``: split them into `groups` and transpose."""
+    if input.dim() <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError("Number of channels must be divisible by groups. Got "
+                           f"{c} channels and {groups} groups.")
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(input.shape)
+
+
+# -- grid_sample and affine_grid -------------------------------------------------------------
+def _unnormalize(coord: Tensor, n: int, align_corners: bool) -> Tensor:
+    """Grid coordinates in [-1, 1] as pixel coordinates."""
+    if align_corners:
+        return (coord + 1) * ((n - 1) / 2)
+    return ((coord + 1) * n - 1) / 2
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """`coord` reflected into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    coord = (coord - low).abs()
+    extra = coord.fmod(span)
+    flips = (coord / span).floor()
+    return tocha.where(flips.remainder(2) == 0, extra + low, span - extra + low)
+
+
+def _pad_coord(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
+    if padding_mode == "reflection":
+        coord = (_reflect(coord, 0, 2 * (n - 1)) if align_corners
+                 else _reflect(coord, -1, 2 * n - 1))
+    if padding_mode in ("border", "reflection"):
+        coord = coord.clamp(0, n - 1)
+    return coord
+
+
+def _corner_values(flat: Tensor, index: list, sizes) -> Tensor:
+    """The input values ``(N, C, P)`` at integer positions `index` (one ``(N, P)`` tensor per
+    spatial dim), zero outside the input."""
+    inside = None
+    linear = None
+    for i, n in zip(index, sizes):
+        ok = (i >= 0) & (i < n)
+        inside = ok if inside is None else inside & ok
+        i = i.clamp(0, n - 1)
+        linear = i if linear is None else linear * n + i
+    n_, c = flat.shape[:2]
+    values = flat.gather(2, linear.unsqueeze(1).expand(n_, c, linear.shape[1]))
+    return values * inside.unsqueeze(1).to(flat.dtype)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``(N, C, H_in, W_in)`` at the ``(x, y)`` points of a ``(N, H, W, 2)`` grid in
+    [-1, 1] (volumes: ``(N, C, D, H, W)`` and ``(N, D, H, W, 3)``).
+
+    Modes ``bilinear`` and ``nearest``; `padding_mode` ``zeros``, ``border`` or
+    ``reflection`` for points outside the input. The gradient reaches input and grid.
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {input.dim()}D input and grid with same "
+                           f"number of dimensions, but got {shapes}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got {shapes}")
+    nd = input.dim() - 2
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample(): mode='bicubic' is not supported by tocha")
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])
+    points = grid.reshape(n, -1, nd)
+    coords = [_pad_coord(_unnormalize(points[..., nd - 1 - k], sizes[k], align_corners),
+                         sizes[k], padding_mode, align_corners) for k in range(nd)]
+    flat = input.reshape(n, c, -1)
+    if mode == "nearest":
+        out = _corner_values(flat, [p.round().long() for p in coords], sizes)
+    else:
+        low = [p.floor() for p in coords]
+        frac = [p - lo for p, lo in zip(coords, low)]
+        low = [lo.long() for lo in low]
+        out = None
+        for corner in itertools.product((0, 1), repeat=nd):
+            weight = None
+            for f, k in zip(frac, corner):
+                w = f if k else 1 - f
+                weight = w if weight is None else weight * w
+            values = _corner_values(flat, [lo + k for lo, k in zip(low, corner)], sizes)
+            term = values * weight.unsqueeze(1)
+            out = term if out is None else out + term
+    return out.reshape(n, c, *grid.shape[1:-1])
+
+
+def _base_coords(steps: int, align_corners: bool, like: Tensor) -> Tensor:
+    """PyTorch's ``linspace_from_neg_one``: `steps` points spanning [-1, 1] (pixel centres
+    when not `align_corners`)."""
+    if steps <= 1:
+        return tocha.zeros(max(steps, 0), dtype=like.dtype, device=like.device)
+    points = tocha.linspace(-1, 1, steps, dtype=like.dtype, device=like.device)
+    return points if align_corners else points * ((steps - 1) / steps)
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) of the affine maps `theta`
+    ``(N, 2, 3)`` (or ``(N, 3, 4)``) over an output of `size`, for `grid_sample`."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    nd = len(size) - 2
+    if nd not in (2, 3):
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if theta.dim() != 3 or tuple(theta.shape[1:]) != (nd, nd + 1):
+        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
+                         f"for size {size}. Got {theta.shape}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an issue for standard usage.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    axes = [_base_coords(s, align_corners, theta) for s in reversed(spatial)]
+    mesh = tocha.meshgrid(*reversed(axes), indexing="ij")
+    ones = tocha.ones(spatial, dtype=theta.dtype, device=theta.device)
+    base = tocha.stack([*reversed(mesh), ones], dim=-1).reshape(1, -1, nd + 1)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape(size[0], *spatial, nd)
+
