@@ -168,7 +168,7 @@ def test_forward_hooks(torch):
 
 
 def test_full_backward_hook_gradients_match_torch(torch):
-    ours, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    ours, theirs = nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double()
     theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
                             for k, v in ours.state_dict().items()})
     seen = {}
@@ -182,7 +182,7 @@ def test_full_backward_hook_gradients_match_torch(torch):
 
     ours.register_full_backward_hook(hook_for("tocha"))
     theirs.register_full_backward_hook(hook_for("torch"))
-    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal((4, 3))
     a = tocha.from_numpy(x.copy()).requires_grad_(True)
     b = torch.from_numpy(x.copy()).requires_grad_(True)
     (ours(a) ** 2).sum().backward()
