@@ -1,0 +1,80 @@
+"""`DistributedSampler`, as ``torch.utils.data.distributed``: each of ``num_replicas``
+processes reads its own share of a dataset."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import tocha
+
+from .sampler import Sampler
+
+__all__ = ["DistributedSampler"]
+
+
+class DistributedSampler(Sampler[int]):
+    """The indices of replica `rank` out of `num_replicas`: every ``num_replicas``-th index
+    from ``rank`` of one shared order, padded by repeating indices (or truncated, with
+    `drop_last`) so that every replica gets ``num_samples`` indices.
+
+    tocha has no ``tocha.distributed`` yet: `num_replicas` and `rank` must be given.
+
+    Args:
+        dataset: the dataset (only its length is read).
+        num_replicas: the number of processes sharing the dataset.
+        rank: this process's index in ``[0, num_replicas)``.
+        shuffle: shuffle the shared order, seeded with ``seed + epoch``.
+        seed: the seed of the shuffle; the same in every replica.
+        drop_last: drop the tail instead of padding.
+
+    Example::
+
+        >>> sampler = DistributedSampler(dataset, num_replicas=4, rank=1)
+        >>> for epoch in range(epochs):
+        ...     sampler.set_epoch(epoch)  # a new shuffle each epoch
+        ...     for batch in DataLoader(dataset, sampler=sampler): ...
+    """
+
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            raise RuntimeError("Requires distributed package to be available")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(
+                f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]"
+            )
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.epoch = 0
+        self.drop_last = drop_last
+        n = len(dataset)
+        if drop_last and n % num_replicas != 0:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+        self.shuffle = shuffle
+        self.seed = seed
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            g = tocha.Generator().manual_seed(self.seed + self.epoch)
+            indices = tocha.randperm(n, generator=g).tolist()
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[: self.total_size]
+        else:
+            padding = self.total_size - len(indices)
+            indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Set the epoch, which seeds the shuffle: call it before each epoch's iteration."""
+        self.epoch = epoch
