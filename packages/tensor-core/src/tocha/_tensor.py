@@ -58,6 +58,20 @@ def _autograd():
     return autograd
 
 
+def _multiprocessing():
+    """tocha.multiprocessing, imported on first need (it attaches `Tensor.share_memory_` and
+    `Tensor.is_shared`); ImportError naming the distribution if absent."""
+    try:
+        import tocha.multiprocessing as multiprocessing
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("tocha.multiprocessing", "tocha"):
+            raise
+        raise ImportError(
+            "shared memory tensors need tocha-mp, which is not installed: pip install tocha-mp"
+        ) from None
+    return multiprocessing
+
+
 class Tensor:
     """A multi-dimensional array on a device, as `torch.Tensor`.
 
@@ -73,6 +87,8 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         TENSOR_TYPES.add(cls)
+        for hook in SUBCLASS_HOOKS:
+            hook(cls)
 
     # -- metadata -------------------------------------------------------------------------
     @property
@@ -211,6 +227,16 @@ class Tensor:
     def is_inference(self) -> bool:
         return False
 
+    def share_memory_(self) -> Tensor:
+        """Move the storage to shared memory (tocha-mp, imported here, replaces this method)."""
+        _multiprocessing()
+        return self.share_memory_()
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory (tocha-mp replaces this method)."""
+        _multiprocessing()
+        return self.is_shared()
+
     # -- conversions ----------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array; shares memory for CPU tensors."""
@@ -345,6 +371,8 @@ class Tensor:
 
 # Tensor and its subclasses (nn.Parameter...): the dispatcher's fast paths test membership.
 TENSOR_TYPES = {Tensor}
+# Called with each Tensor subclass as it is defined (tocha-mp registers its pickle reducers).
+SUBCLASS_HOOKS: list = []
 
 
 def wrap(data, dev) -> Tensor:
