@@ -4,5 +4,12 @@ The implementations live in ``tocha.nn._functional.<family>``; this module re-ex
 """
 
 from ._functional.activation import *  # noqa: F403
+from ._functional.attention import *  # noqa: F403
+from ._functional.conv import *  # noqa: F403
 from ._functional.dropout import *  # noqa: F403
 from ._functional.linear import *  # noqa: F403
+from ._functional.loss import *  # noqa: F403
+from ._functional.normalization import *  # noqa: F403
+from ._functional.padding import *  # noqa: F403
+from ._functional.pooling import *  # noqa: F403
+from ._functional.sampling import *  # noqa: F403
