@@ -1,15 +1,15 @@
 """Sessions of the tocha monorepo: ``nox -s tests`` (every test), ``nox -s tests_package``
-(each package alone on its dependency chain), ``build``, ``lint``, ``bench``, ``api_report``
-and ``demo``.
+(each package alone on its dependency chain), ``build``, ``publish``, ``release_check``,
+``lint``, ``bench``, ``api_report`` and ``demo``.
 
-Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``.
+Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``, and
+``TOCHA_CUDA=1`` (on a GPU machine) to install CuPy for tocha-cuda.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import zipfile
 from pathlib import Path
 
 import nox
@@ -26,12 +26,23 @@ PACKAGES = {
     "optim": ["autograd"],
     "mp": ["tensor-core"],
     "utils": ["tensor-core", "mp"],
+    "distributed": ["tensor-core", "autograd", "nn"],
     "cuda": ["tensor-core"],
 }
 # The folders that exist yet, in dependency order.
 PRESENT = [name for name in PACKAGES if (ROOT / "packages" / name / "pyproject.toml").exists()]
+# Installed with --no-deps: tocha-cuda's CuPy is a 137 MB wheel (cupy-cuda12x 14.2, plus
+# cuda-pathfinder) of no use without a GPU; without it the tests marked `cuda` skip and the
+# rest test the plugin's logic. TOCHA_CUDA=1 (on a GPU machine) installs CUPY too.
+NO_DEPS = {"cuda"}
+CUPY = "cupy-cuda12x"
 TEST_DEPS = ["pytest", "hypothesis"]
 ORACLE = "torch==2.13.0"
+# MPI for tests/distributed (also tocha-distributed's dependencies): mpi4py, and MPICH's
+# mpiexec and library as a wheel where PyPI has one.
+MPI_DEPS = ["mpi4py", "mpich; sys_platform == 'linux' and platform_machine == 'x86_64'"]
+# What scripts/release.py and bump.py need.
+RELEASE_DEPS = ["twine", "packaging", "tomli; python_version < '3.11'"]
 PLUGINS = sorted(str(p) for p in (ROOT / "tests" / "plugins").glob("*") if p.is_dir())
 
 
@@ -50,11 +61,18 @@ def test_folder(name: str) -> str:
 
 
 def install_packages(session: nox.Session, names: list[str]) -> None:
-    """Install packages in editable mode, in dependency order, in one pip call."""
+    """Install packages in editable mode, in dependency order, in one pip call; then the GPU
+    backends (`NO_DEPS`) without their dependencies, adding CuPy only with TOCHA_CUDA=1."""
     args = []
     for name in names:
-        args += ["-e", f"packages/{name}"]
+        if name not in NO_DEPS:
+            args += ["-e", f"packages/{name}"]
     session.install(*args)
+    gpu = [name for name in names if name in NO_DEPS]
+    for name in gpu:
+        session.install("--no-deps", "-e", f"packages/{name}")
+    if gpu and os.environ.get("TOCHA_CUDA") == "1":
+        session.install(CUPY)
 
 
 def install_oracle(session: nox.Session, required: bool) -> None:
@@ -74,7 +92,8 @@ def tests(session: nox.Session) -> None:
     Also installs the test plugins under tests/plugins, and PyTorch as the oracle when
     TOCHA_ORACLE=1."""
     install_packages(session, PRESENT)
-    session.install(*TEST_DEPS, "ml_dtypes", *PLUGINS)
+    # tensorboard: its own event reader checks the files SummaryWriter writes.
+    session.install(*TEST_DEPS, "ml_dtypes", "tensorboard", *MPI_DEPS, *PLUGINS)
     if os.environ.get("TOCHA_ORACLE") == "1":
         install_oracle(session, required=True)
     session.run("python", "-m", "pytest", "tests/", *session.posargs)
@@ -94,26 +113,30 @@ def tests_package(session: nox.Session, package: str) -> None:
 
 @nox.session
 def build(session: nox.Session) -> None:
-    """Wheel and sdist of every package into dist/, each wheel checked.
-
-    Packages are built in dependency order; only tocha-core's wheel may ship
-    tocha/__init__.py."""
-    session.install("build")
+    """Wheel and sdist of every package into dist/, in dependency order, then the pre-upload
+    checks of scripts/release.py: only tocha-core's wheel may (and must) ship
+    tocha/__init__.py, each wheel holds only its own package's files, metadata is complete,
+    and ``twine check`` passes."""
+    session.install("build", *RELEASE_DEPS)
     shutil.rmtree(ROOT / "dist", ignore_errors=True)
-    for name in PRESENT:
-        session.run("python", "-m", "build", "--outdir", "dist", f"packages/{name}")
-    wheels = sorted((ROOT / "dist").glob("*.whl"))
-    if len(wheels) != len(PRESENT):
-        session.error(f"expected {len(PRESENT)} wheels in dist/, found {len(wheels)}")
-    for wheel in wheels:
-        with zipfile.ZipFile(wheel) as archive:
-            names = archive.namelist()
-        is_core = wheel.name.startswith("tocha_core-")
-        if is_core != ("tocha/__init__.py" in names):
-            session.error(
-                f"{wheel.name}: only tocha-core's wheel may (and must) ship tocha/__init__.py"
-            )
-        session.log(f"{wheel.name}: {len(names)} files, checked")
+    session.run("python", "scripts/release.py", "build", "--outdir", "dist")
+
+
+@nox.session
+def publish(session: nox.Session) -> None:
+    """Upload dist/ (from ``nox -s build``) in dependency order with twine:
+    ``nox -s publish -- --repository-url URL [--index-url URL]``. Credentials come from
+    TWINE_USERNAME and TWINE_PASSWORD; files the index already has are skipped."""
+    session.install(*RELEASE_DEPS)
+    session.run("python", "scripts/release.py", "publish", *session.posargs)
+
+
+@nox.session
+def release_check(session: nox.Session) -> None:
+    """The release flow against a real index: pypiserver on 127.0.0.1, publish, installs in
+    fresh virtual environments, bumps in a copy of the repository (tests/release)."""
+    session.install("build", "hatchling", "pypiserver[passlib]", *RELEASE_DEPS)
+    session.run("python", "tests/release/release_check.py", *session.posargs)
 
 
 @nox.session

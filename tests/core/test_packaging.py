@@ -27,6 +27,12 @@ PACKAGES = [
     ("optim", "tocha-optim", ("tocha.optim",), ("tocha-autograd",)),
     ("mp", "tocha-mp", ("tocha.multiprocessing",), ("tocha-core",)),
     ("utils", "tocha-utils", ("tocha.utils",), ("tocha-core", "tocha-mp")),
+    (
+        "distributed",
+        "tocha-distributed",
+        ("tocha.distributed",),
+        ("tocha-core", "tocha-autograd", "tocha-nn"),
+    ),
     ("cuda", "tocha-cuda", ("tocha_cuda",), ("tocha-core",)),
 ]
 FOLDERS = [folder for folder, *_ in PACKAGES]

@@ -8,7 +8,6 @@ Entry points are read the first time a device type other than ``cpu`` is asked f
 from __future__ import annotations
 
 import importlib
-import traceback
 
 import numpy as np
 
@@ -184,7 +183,13 @@ def _load(entry: _Entry) -> None:
             )
         entry.backend = backend
     except Exception as exc:  # a broken plugin must never break tocha: keep its error
-        entry.error = (exc, traceback.format_exc())
+        entry.error = (exc, _format_traceback())
+
+
+def _format_traceback() -> str:
+    import traceback
+
+    return traceback.format_exc()
 
 
 def get_backend(device_type: str) -> Backend:

@@ -48,19 +48,27 @@ class Generator:
     `seed`; `get_state` / `set_state` save and restore its state as a uint8 tensor.
     """
 
-    __slots__ = ("device", "_backend", "_impl", "_seed")
+    __slots__ = ("device", "_backend", "_stream", "_seed")
 
     def __init__(self, device="cpu"):
         dev = resolve_device(device)
         self.device = dev
         self._backend = backend_of(dev)
         self._seed = DEFAULT_SEED
-        self._impl = self._backend.new_generator(DEFAULT_SEED, dev)
+        self._stream = None
+
+    @property
+    def _impl(self):
+        """The backend's bit stream, made on first use (``import tocha`` then does not load
+        NumPy's random machinery)."""
+        if self._stream is None:
+            self._stream = self._backend.new_generator(self._seed, self.device)
+        return self._stream
 
     def manual_seed(self, seed: int) -> Generator:
         """Seed the generator (any integer in [-2**63, 2**64)); returns the generator."""
         self._seed = _check_seed(seed)
-        self._impl = self._backend.new_generator(self._seed, self.device)
+        self._stream = None
         return self
 
     def seed(self) -> int:

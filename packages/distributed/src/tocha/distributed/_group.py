@@ -1,0 +1,313 @@
+"""Process groups: `init_process_group`, `new_group`, `destroy_process_group` and the
+questions about ranks (`get_rank`, `get_world_size`...).
+
+The processes are MPI's: started by ``mpirun -n N python train.py`` or by the launcher
+``python -m tocha.distributed.run`` (which calls ``mpiexec``), they learn their rank and the
+world size from MPI. A group is a duplicate of MPI's communicator (``MPI_Comm_dup``, or
+``MPI_Comm_split`` for `new_group`), so that tocha's messages never match the user's own.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import timedelta
+from importlib.util import find_spec
+
+from ._types import Backend, default_pg_timeout
+
+__all__ = [
+    "GroupMember",
+    "ProcessGroup",
+    "destroy_process_group",
+    "get_backend",
+    "get_global_rank",
+    "get_group_rank",
+    "get_process_group_ranks",
+    "get_rank",
+    "get_world_size",
+    "group",
+    "init_process_group",
+    "is_available",
+    "is_gloo_available",
+    "is_initialized",
+    "is_mpi_available",
+    "is_nccl_available",
+    "is_torchelastic_launched",
+    "new_group",
+]
+
+NOT_INITIALIZED = (
+    "Default process group has not been initialized, please make sure to call init_process_group."
+)
+
+
+class ProcessGroup:
+    """A set of ranks that run collectives together.
+
+    Its MPI communicator serves CPU tensors, the collective check and objects; a group of the
+    ``nccl`` backend also has an NCCL communicator for CUDA tensors.
+    """
+
+    def __init__(self, backend: str, mpi, ranks: list[int], nccl=None) -> None:
+        self._backend = backend
+        self._mpi = mpi
+        self._nccl = nccl
+        self._ranks = ranks
+        self._seq = 0
+
+    def rank(self) -> int:
+        """This process's rank in the group."""
+        return self._mpi.rank
+
+    def size(self) -> int:
+        """The number of ranks in the group."""
+        return self._mpi.size
+
+    def name(self) -> str:
+        """The backend's name."""
+        return self._backend
+
+    def backend_for(self, device_type: str):
+        """The backend that runs collectives on tensors of `device_type`."""
+        if device_type == "cpu":
+            return self._mpi
+        if device_type == "cuda" and self._nccl is not None:
+            return self._nccl
+        raise RuntimeError(f"No backend type associated with device type {device_type}")
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(backend={self._backend!r}, ranks={self._ranks})"
+
+
+class GroupMember:
+    """``GroupMember.WORLD`` is the default group (None before `init_process_group`);
+    `new_group` returns ``GroupMember.NON_GROUP_MEMBER`` to the ranks outside the group."""
+
+    WORLD: ProcessGroup | None = None
+    NON_GROUP_MEMBER = object()
+
+
+group = GroupMember
+_GROUPS: list[ProcessGroup] = []
+
+
+def is_available() -> bool:
+    """Whether the distributed package can run: mpi4py is installed."""
+    return is_mpi_available()
+
+
+def is_mpi_available() -> bool:
+    """Whether the MPI backend is available (mpi4py is installed)."""
+    return find_spec("mpi4py") is not None
+
+
+def is_nccl_available() -> bool:
+    """Whether the NCCL backend is available (CuPy with its NCCL bindings is installed)."""
+    if find_spec("cupy") is None:
+        return False
+    try:
+        from cupy.cuda import nccl
+    except ImportError:
+        return False
+    return nccl.available if hasattr(nccl, "available") else True
+
+
+def is_gloo_available() -> bool:
+    """Always False: tocha has no Gloo backend."""
+    return False
+
+
+def is_torchelastic_launched() -> bool:
+    """Whether this process was started by a torchrun-style launcher (``tocha.distributed.run``
+    sets ``TORCHELASTIC_RUN_ID``, as torchrun does)."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_initialized() -> bool:
+    """Whether the default process group has been initialized."""
+    return GroupMember.WORLD is not None
+
+
+def _world() -> ProcessGroup:
+    if GroupMember.WORLD is None:
+        raise ValueError(NOT_INITIALIZED)
+    return GroupMember.WORLD
+
+
+def resolve(group: ProcessGroup | None) -> ProcessGroup | None:
+    """The group a collective runs on: `group`, or the default one; None for a rank outside
+    `group`."""
+    world = _world()
+    if group is None:
+        return world
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    return group
+
+
+def _check_environment(size: int, rank: int, world_size: int, rank_arg: int) -> None:
+    """Refuse a world that the launcher meant to be larger than the one MPI started."""
+    expected = os.environ.get("WORLD_SIZE")
+    if expected is not None and int(expected) != size:
+        raise RuntimeError(
+            f"WORLD_SIZE={expected} in the environment, but MPI started {size} process(es): "
+            "start the processes with `mpirun -n N` or `python -m tocha.distributed.run "
+            "--nproc-per-node N`, which start them as one MPI world"
+        )
+    if (world_size, rank_arg) != (-1, -1) and (world_size, rank_arg) != (size, rank):
+        warnings.warn(
+            f"For MPI backend, world_size ({world_size}) and rank ({rank_arg}) are ignored "
+            "since they are assigned by the MPI runtime.",
+            stacklevel=3,
+        )
+
+
+def init_process_group(
+    backend: str | None = None,
+    init_method: str | None = None,
+    timeout: timedelta | None = None,
+    world_size: int = -1,
+    rank: int = -1,
+    store=None,
+    group_name: str = "",
+    pg_options=None,
+    device_id=None,
+) -> None:
+    """Initialize the default process group: every process of the MPI world.
+
+    Args:
+        backend: ``"mpi"`` (the default) or ``"nccl"`` (CUDA tensors through NCCL, bootstrapped
+            over MPI; CPU tensors still go through MPI).
+        init_method: accepted for compatibility (``"env://"``...): MPI tells the ranks.
+        timeout: how long a collective waits for the other ranks before raising
+            `DistBackendError` (default 30 minutes).
+        world_size, rank: ignored (with a warning when they differ from MPI's), as PyTorch's
+            MPI backend does.
+        store, group_name, pg_options, device_id: accepted for compatibility.
+
+    Example::
+
+        >>> import tocha.distributed as dist
+        >>> dist.init_process_group("mpi")
+        >>> dist.get_rank(), dist.get_world_size()
+    """
+    if GroupMember.WORLD is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    name = Backend(backend or Backend.MPI)
+    timeout = default_pg_timeout if timeout is None else timeout
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"Expected timeout argument to be of typedatetime.timedelta, got {timeout}")
+    from mpi4py import MPI
+
+    from ._mpi import ProcessGroupMPI
+
+    world = MPI.COMM_WORLD
+    _check_environment(world.Get_size(), world.Get_rank(), world_size, rank)
+    mpi = ProcessGroupMPI(world.Dup(), timeout)
+    ranks = list(range(mpi.size))
+    GroupMember.WORLD = ProcessGroup(name, mpi, ranks, _nccl(name, mpi, device_id))
+    _GROUPS.append(GroupMember.WORLD)
+
+
+def _nccl(name: str, mpi, device_id):
+    """The NCCL communicator of a group of the ``nccl`` backend (None for ``mpi``)."""
+    if name != Backend.NCCL:
+        return None
+    from ._nccl import ProcessGroupNCCL
+
+    return ProcessGroupNCCL(mpi, device_id)
+
+
+def new_group(
+    ranks: list[int] | None = None,
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options=None,
+    use_local_synchronization: bool = False,
+    group_desc: str | None = None,
+    device_id=None,
+):
+    """A group of some of the ranks (all of them when `ranks` is None).
+
+    Every rank of the default group must call it, with the same `ranks`; the ranks outside
+    the group get ``GroupMember.NON_GROUP_MEMBER``, on which collectives do nothing.
+    """
+    world = _world()
+    members = sorted(set(range(world.size()) if ranks is None else ranks))
+    for r in members:
+        if not 0 <= r < world.size():
+            raise ValueError(
+                f"Invalid rank {r}: ranks of a new group must be in [0, {world.size()})"
+            )
+    from mpi4py import MPI
+
+    from ._mpi import ProcessGroupMPI
+
+    me = world.rank()
+    inside = me in members
+    comm = world._mpi.comm.Split(0 if inside else MPI.UNDEFINED, me)
+    if not inside:
+        return GroupMember.NON_GROUP_MEMBER
+    mpi = ProcessGroupMPI(comm, world._mpi.timeout if timeout is None else timeout)
+    name = Backend(backend) if backend is not None else world.name()
+    made = ProcessGroup(name, mpi, members, _nccl(name, mpi, device_id))
+    _GROUPS.append(made)
+    return made
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Free a group's communicators; with no argument, free every group and the default
+    one, after which `init_process_group` may be called again."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return
+    doomed = list(_GROUPS) if group is None or group is GroupMember.WORLD else [group]
+    for g in doomed:
+        g._mpi.comm.Free()
+        _GROUPS.remove(g)
+    if group is None or group is GroupMember.WORLD:
+        GroupMember.WORLD = None
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    """This process's rank in `group` (the default group when None); -1 outside `group`."""
+    g = resolve(group)
+    return -1 if g is None else g.rank()
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    """The number of ranks in `group` (the default group when None); -1 outside `group`."""
+    g = resolve(group)
+    return -1 if g is None else g.size()
+
+
+def get_backend(group: ProcessGroup | None = None) -> str:
+    """The backend of `group` (the default group when None)."""
+    g = resolve(group)
+    if g is None:
+        raise ValueError("Invalid process group specified")
+    return g.name()
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """The global ranks of the members of `group`, in group-rank order."""
+    g = resolve(group)
+    if g is None:
+        raise ValueError("Invalid process group specified")
+    return list(g._ranks)
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank in `group` of the process of rank `global_rank` in the default group."""
+    g = resolve(group)
+    if g is None or global_rank not in g._ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return g._ranks.index(global_rank)
+
+
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    """The rank in the default group of the process of rank `group_rank` in `group`."""
+    g = resolve(group)
+    if g is None or not 0 <= group_rank < len(g._ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return g._ranks[group_rank]

@@ -1,0 +1,82 @@
+"""The small types of ``torch.distributed``: `ReduceOp`, `Backend`, the errors, the default
+timeout."""
+
+from __future__ import annotations
+
+import enum
+from datetime import timedelta
+
+__all__ = [
+    "Backend",
+    "DistBackendError",
+    "DistError",
+    "ReduceOp",
+    "default_pg_timeout",
+]
+
+# PyTorch's default for every backend but NCCL's watchdog: 30 minutes.
+default_pg_timeout = timedelta(minutes=30)
+
+
+class DistError(RuntimeError):
+    """An error of the distributed package."""
+
+
+class DistBackendError(DistError):
+    """A collective failed in the backend: a timeout, a peer gone, an MPI or NCCL error."""
+
+
+class ReduceOp:
+    """How `all_reduce`, `reduce` and `reduce_scatter_tensor` combine the ranks' tensors.
+
+    ``ReduceOp.SUM``, ``AVG``, ``PRODUCT``, ``MIN``, ``MAX``, ``BAND``, ``BOR``, ``BXOR`` are
+    members of the enum ``ReduceOp.RedOpType``, as in PyTorch.
+    """
+
+    class RedOpType(enum.IntEnum):
+        SUM = 0
+        AVG = 1
+        PRODUCT = 2
+        MIN = 3
+        MAX = 4
+        BAND = 5
+        BOR = 6
+        BXOR = 7
+        PREMUL_SUM = 8
+        UNUSED = 9
+
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+    UNUSED = RedOpType.UNUSED
+
+
+class Backend(str):
+    """A backend's name, lower-cased and checked: ``Backend("MPI") == "mpi"``.
+
+    tocha has ``mpi`` (through mpi4py) and ``nccl`` (through CuPy); ``gloo`` and ``ucc`` are
+    names PyTorch knows that tocha does not build.
+    """
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+
+    def __new__(cls, name: str) -> Backend:
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, got {name!r}")
+        value = name.lower()
+        if value in (cls.GLOO, cls.UCC):
+            built = {cls.GLOO: "Gloo", cls.UCC: "UCC"}[value]
+            raise RuntimeError(f"Distributed package doesn't have {built} built in")
+        if value not in (cls.MPI, cls.NCCL):
+            raise ValueError(f"Invalid backend: '{name}'")
+        return super().__new__(cls, value)
