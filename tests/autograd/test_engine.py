@@ -296,3 +296,20 @@ def test_a_path_without_gradient_does_not_block_other_paths(torch):
         grads.append((x.grad.numpy(), y.grad.numpy()))
     np.testing.assert_allclose(grads[0][0], grads[1][0])
     np.testing.assert_allclose(grads[0][1], grads[1][1])
+
+
+def test_inference_tensors_never_join_a_graph(torch):
+    for lib in (tocha, torch):
+        with lib.inference_mode():
+            x = lib.ones(3)
+            view = x[1:]
+            x.add_(1)  # in-place inside inference mode is fine
+        assert x.is_inference() and view.is_inference() and not lib.ones(2).is_inference()
+        w = lib.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+            w * x
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside"):
+            x.add_(1)
+        with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor"):
+            x.requires_grad_()
+        assert not (x.clone().is_inference())

@@ -66,14 +66,17 @@ class _Layers:
     `op` called on `args` (its Tensors and other arguments, in order) and returns `out`
     (now carrying its grad_fn). ``rebase(target, result)`` makes an in-place op's target
     take the history of the out-of-place `result` whose values were written into it.
+    ``autocast(op, inputs)`` casts an op's inputs inside an autocast region (`tocha.amp`);
+    it is asked only while one is active (``STATE.autocast`` set).
     A tensor carries autograd metadata (``_ag``) only once
     tocha-autograd is loaded, so the layer is never asked for before it is installed."""
 
-    __slots__ = ("autograd", "rebase")
+    __slots__ = ("autograd", "rebase", "autocast")
 
     def __init__(self):
         self.autograd = None
         self.rebase = None
+        self.autocast = None
 
 
 LAYERS = _Layers()
@@ -111,6 +114,7 @@ import numpy as _np  # noqa: E402
 
 from . import _dtype  # noqa: E402
 from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
+from ._tensor import INFERENCE_VC as _INFERENCE_VC  # noqa: E402
 from ._tensor import Tensor, wrap  # noqa: E402
 
 _ndarray = _np.ndarray
@@ -135,6 +139,8 @@ def call(op, inputs, *args):
     for t in inputs:
         if t._device is not dev:
             raise device_mismatch(dev, t._device)
+    if STATE.autocast is not None:
+        inputs = LAYERS.autocast(op, inputs)
     result = op.kernels[dev](*[t._data for t in inputs], *args)
     if type(result) is tuple:
         out = tuple(wrap(as_array(r, dev), dev) for r in result)
@@ -168,6 +174,13 @@ def bump_version(t) -> None:
     vc = t._vc
     if vc is None:
         t._vc = [1]
+    elif vc is _INFERENCE_VC:
+        if not STATE.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                "can make a clone to get a normal tensor before doing inplace update.See "
+                "https://github.com/pytorch/rfcs/pull/17 for more details."
+            )
     else:
         vc[0] += 1
 
@@ -175,6 +188,8 @@ def bump_version(t) -> None:
 def unary(op, x, int_to_float):
     """Elementwise op of one tensor; integer inputs are first cast to the default float dtype
     when `int_to_float` (``exp`` of an int tensor is float32, as in PyTorch)."""
+    if STATE.autocast is not None:
+        (x,) = LAYERS.autocast(op, (x,))
     data = x._data
     if int_to_float and data.dtype.kind in "biu":
         data = data.astype(_dtype.DEFAULTS.float.np)
@@ -188,6 +203,8 @@ def unary(op, x, int_to_float):
 def binary(op, a, b, int_to_float=False):
     """Elementwise op of two operands (Tensors or Python scalars, at least one Tensor),
     broadcast, promoted with PyTorch's rules."""
+    if STATE.autocast is not None:
+        a, b = LAYERS.autocast(op, (a, b))
     ta, tb = type(a), type(b)
     if ta in _TENSOR_TYPES and tb in _TENSOR_TYPES:
         dev = a._device

@@ -12,6 +12,7 @@ import numpy as np
 from . import _dtype
 from ._backend import backend_of
 from ._device import CPU
+from ._grad_mode import STATE as _GRAD_STATE
 
 __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
 
@@ -83,6 +84,14 @@ class Tensor:
 
     __slots__ = ("_data", "_device", "_ag", "_base", "_vc", "__weakref__")
     __array_priority__ = 1000
+
+    def __new__(cls, *args, device=None):
+        """The legacy constructor, as ``torch.Tensor(...)``: ``Tensor()`` is empty,
+        ``Tensor(2, 3)`` or ``Tensor(size)`` uninitialised, ``Tensor(data)`` a copy of `data`
+        in the default dtype, ``Tensor(tensor)`` an alias. (Ops make tensors with `wrap`.)"""
+        from ._ops.legacy import legacy_new
+
+        return legacy_new(cls, _dtype.get_default_dtype(), args, device)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -223,9 +232,10 @@ class Tensor:
         vc = self._vc
         return 0 if vc is None else vc[0]
 
-    @property
     def is_inference(self) -> bool:
-        return False
+        """Whether the tensor was made inside `inference_mode` (it can then never join an
+        autograd graph, nor be modified in place outside inference mode)."""
+        return self._vc is INFERENCE_VC
 
     def share_memory_(self) -> Tensor:
         """Move the storage to shared memory (tocha-mp, imported here, replaces this method)."""
@@ -375,6 +385,10 @@ TENSOR_TYPES = {Tensor}
 SUBCLASS_HOOKS: list = []
 
 
+# The version counter of tensors made in inference mode: never bumped, never saved.
+INFERENCE_VC = [0]
+
+
 def wrap(data, dev) -> Tensor:
     """A new Tensor around a backend array (the one way kernels' results become Tensors)."""
     t = _new(Tensor)
@@ -382,7 +396,7 @@ def wrap(data, dev) -> Tensor:
     t._device = dev
     t._ag = None
     t._base = None
-    t._vc = None
+    t._vc = INFERENCE_VC if _GRAD_STATE.inference else None
     return t
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tocha
+from tocha._grad_mode import STATE
 from tocha._tensor import Tensor
 
 from ._engine import retain_grad_hook, run_backward
@@ -119,6 +120,11 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
                 "var_no_grad = var.detach()."
             )
         return
+    if value and t.is_inference() and not STATE.inference:
+        raise RuntimeError(
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+            "allowed."
+        )
     if value and t._data.dtype.kind not in "fcV":
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
     if meta is None:

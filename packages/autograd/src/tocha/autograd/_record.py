@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tocha._dispatch import LAYERS, bump_version
 from tocha._dtype import FROM_NP
-from tocha._tensor import Size, Tensor, wrap
+from tocha._tensor import INFERENCE_VC, Size, Tensor, wrap
 
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, accumulator_of, new_node
@@ -54,6 +54,13 @@ def _version_counter(t: Tensor) -> list:
     vc = t._vc
     if vc is None:
         vc = t._vc = [0]
+    elif vc is INFERENCE_VC:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. Please do not use Tensors created "
+            "in inference mode in computation tracked by autograd. To work around this, you "
+            "can make a clone to get a normal tensor and use it in autograd, or use "
+            "`tocha.no_grad()` instead of `tocha.inference_mode()`."
+        )
     return vc
 
 
