@@ -113,8 +113,8 @@ def check_same_device(tensors):
 import numpy as _np  # noqa: E402
 
 from . import _dtype  # noqa: E402
-from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 from ._tensor import INFERENCE_VC as _INFERENCE_VC  # noqa: E402
+from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 from ._tensor import Tensor, wrap  # noqa: E402
 
 _ndarray = _np.ndarray
