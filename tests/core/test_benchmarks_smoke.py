@@ -7,11 +7,14 @@ is skipped with the reason, as the benchmark table shows it as "n/a".
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
+# Small data for the cases whose size is adjustable: the smoke test runs, it does not time.
+os.environ.setdefault("TOCHA_BENCH_SERIALIZATION_MB", "16")
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 harness = importlib.import_module("harness")

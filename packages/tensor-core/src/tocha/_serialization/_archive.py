@@ -2,7 +2,10 @@
 
 Records are stored uncompressed (``ZIP_STORED``) and each storage's bytes start at a multiple
 of 64 bytes in the file (a padding extra field in its local header, as PyTorch's writer
-does), so that a load may map them with `np.memmap`.
+does), so that a load may map them with `np.memmap`. The reader takes only such records: it
+never decompresses (no zip bomb), checks that a record lies inside the file before it
+allocates its size, and refuses records that together claim more bytes than the file has
+(records that overlap to multiply the memory a load takes).
 """
 
 from __future__ import annotations
@@ -130,38 +133,34 @@ class ArchiveReader:
             raise RuntimeError(f"{name} is {what}: it has no archive/data.pkl record")
         self._prefix = pickles[0][: -len("data.pkl")]
         self._infos = {i.filename: i for i in infos}
+        self._size = self._unclaimed = fileobj.seek(0, os.SEEK_END)
 
     def has(self, record: str) -> bool:
         return self._prefix + record in self._infos
 
     def read(self, record: str) -> bytes:
+        """A small record's bytes, its CRC checked."""
         info = self._info(record)
+        self._span(info)
         try:
             return self._zip.read(info)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-            raise RuntimeError(f"PytorchStreamReader failed reading file {record} of {self.name}"
-                               f": {exc}") from None
+            self._fail(record, str(exc))
 
     def read_storage(self, record: str, mapped: np.ndarray | None) -> np.ndarray:
         """Record `record` as a 1-D uint8 array: a slice of `mapped` (a memory map of the whole
-        file) when given and the record is stored uncompressed, else read into memory."""
-        info = self._info(record)
-        offset = self._data_offset(info)
-        if offset is None:
-            return np.frombuffer(bytearray(self.read(record)), np.uint8)
-        end = offset + info.file_size
+        file) when given, else read into memory with one call."""
+        offset, end = self._span(self._info(record))
         if mapped is not None:
-            if end > mapped.size:
-                self._truncated(record)
             return mapped[offset:end]
-        out = np.empty(info.file_size, np.uint8)
+        out = np.empty(end - offset, np.uint8)
         self._file.seek(offset)
         view = memoryview(out)
         done = 0
         while done < out.size:
             n = self._file.readinto(view[done:])
             if not n:
-                self._truncated(record)
+                self._fail(record, "file read failed (the file is truncated)")
             done += n
         return out
 
@@ -172,20 +171,30 @@ class ArchiveReader:
                                ": file not found")
         return info
 
-    def _data_offset(self, info: zipfile.ZipInfo) -> int | None:
-        """Where a stored (uncompressed) record's bytes start in the file; None if compressed."""
+    def _span(self, info: zipfile.ZipInfo) -> tuple[int, int]:
+        """Where a record's bytes start and end in the file, after checking that it is stored
+        uncompressed, lies inside the file and leaves the other records their bytes."""
+        record = info.filename[len(self._prefix):]
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-            return None
+            self._fail(record, "the record is compressed; checkpoints store records "
+                       "uncompressed, as torch.save writes them")
         self._file.seek(info.header_offset)
         header = self._file.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size:
-            self._truncated(info.filename)
+            self._fail(record, "file read failed (the file is truncated)")
         signature, name_len, extra_len = _LOCAL_HEADER.unpack(header)
         if signature != b"PK\x03\x04":
-            raise RuntimeError(f"PytorchStreamReader failed reading file {info.filename} of "
-                               f"{self.name}: bad local header")
-        return info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+            self._fail(record, "bad local header")
+        offset = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+        if offset + info.file_size > self._size:
+            self._fail(record, f"its {info.file_size} bytes run past the end of the file "
+                       "(the file is truncated or damaged)")
+        self._unclaimed -= info.file_size
+        if self._unclaimed < 0:
+            self._fail(record, "records overlap: together they claim more bytes than the file "
+                       "has")
+        return offset, offset + info.file_size
 
-    def _truncated(self, record: str):
+    def _fail(self, record: str, why: str):
         raise RuntimeError(f"PytorchStreamReader failed reading file {record} of {self.name}: "
-                           "file read failed (the file is truncated)")
+                           f"{why}")

@@ -19,7 +19,7 @@ from .._backend import backend_of
 from .._device import CPU, device
 from .._tensor import Size, Tensor
 from . import _archive
-from ._pickle import Pickler, Unpickler
+from ._pickle import Pickler, Unpickler, WeightsUnpickler
 from ._storage import StorageTable, TypedStorage, UntypedStorage, restorer
 
 _UNSAFE = ("Re-running `tocha.load` with `weights_only` set to `False` will likely succeed, but it "
@@ -131,20 +131,23 @@ def _load_zip(reader, mapped, map_location, weights_only: bool, pickle_load_args
         return TypedStorage(storage, dtype)
 
     manifest = io.BytesIO(reader.read("data.pkl"))
-    return Unpickler(manifest, weights_only=weights_only, load_storage=load_storage,
-                     **pickle_load_args).load()
+    return _unpickler(weights_only)(manifest, load_storage=load_storage,
+                                    **pickle_load_args).load()
 
 
 def _load_not_zip(fileobj, name: str, weights_only: bool, pickle_load_args: dict):
     def no_storage(*pid):
         raise pickle.UnpicklingError("a storage outside a zip checkpoint")
 
-    magic = Unpickler(fileobj, weights_only=weights_only, load_storage=no_storage,
-                      **pickle_load_args).load()
+    magic = _unpickler(weights_only)(fileobj, load_storage=no_storage, **pickle_load_args).load()
     if magic == _LEGACY_MAGIC:
         raise RuntimeError(f"{name} was written in PyTorch's legacy format (before 1.6), which "
                            "tocha does not read; load it in PyTorch and save it again")
     raise RuntimeError(f"Invalid magic number; corrupt file? {name} is not a checkpoint")
+
+
+def _unpickler(weights_only: bool) -> type:
+    return WeightsUnpickler if weights_only else Unpickler
 
 
 def _guarded(weights_only: bool, fn, *args):

@@ -4,15 +4,20 @@ restricted unpickler that maps those names back to tocha's rebuild functions.
 A checkpoint's ``data.pkl`` names globals such as ``torch._utils._rebuild_tensor_v2``,
 ``torch.FloatStorage``, ``torch.float32``, ``torch.device`` and ``collections.OrderedDict``.
 `Pickler` writes them (tocha never imports torch; the names are written as opcodes), and
-`Unpickler.find_class` resolves them from one table. Under ``weights_only`` nothing outside
-that table, the registered Tensor types and the user's safe globals is ever looked up, so no
-opcode of the file can import or call anything else.
+`find_class` resolves them from one table. Under ``weights_only``, `WeightsUnpickler` reads
+the file opcode by opcode (as PyTorch's weights-only unpickler does): nothing outside that
+table, the registered Tensor types and the user's safe globals is ever looked up, only the
+table's constructors and rebuild functions are ever called (``bytes`` and ``bytearray``
+never with a size), only OrderedDicts and the user's types take state (BUILD), and a length
+the file declares is never allocated before its bytes are read.
 """
 
 from __future__ import annotations
 
 import collections
+import importlib
 import pickle
+import struct
 
 from .. import _dtype
 from .._device import device
@@ -121,7 +126,9 @@ class StorageType:
 
 
 def _set_state(t, state):
-    """Restore a Tensor subclass's attributes, never the slots that hold its data."""
+    """Restore a Tensor subclass's own attributes: by its ``__setstate__`` if it has one, else
+    into its instance ``__dict__`` (so never through a property) and its own slots; a dunder
+    name or a slot of Tensor is an UnpicklingError."""
     if not state:
         return t
     setstate = getattr(type(t), "__setstate__", None)
@@ -129,11 +136,19 @@ def _set_state(t, state):
         t.__setstate__(state)
         return t
     dict_state, slots_state = state if isinstance(state, tuple) else (state, None)
-    for items in (dict_state or {}), (slots_state or {}):
+    own_slots = {name for cls in type(t).__mro__[:type(t).__mro__.index(Tensor)]
+                 for name in cls.__dict__.get("__slots__", ())}
+    for items, into_slots in ((dict_state or {}), False), ((slots_state or {}), True):
         for k, v in items.items():
-            if k in Tensor.__slots__:
+            if (not isinstance(k, str) or k.startswith("__") or k in Tensor.__slots__
+                    or (into_slots and k not in own_slots)):
                 raise pickle.UnpicklingError(f"a tensor's state may not set {k!r}")
-            setattr(t, k, v)
+            if into_slots:
+                setattr(t, k, v)
+            elif hasattr(t, "__dict__"):
+                t.__dict__[k] = v
+            else:
+                raise pickle.UnpicklingError(f"{type(t).__name__} has no attribute {k!r}")
     return t
 
 
@@ -218,29 +233,24 @@ ALLOWED: dict[str, object] = {
 }
 
 
-class Unpickler(pickle.Unpickler):
-    """Unpickles ``data.pkl``: PyTorch's names become tocha's, storages come from
-    `load_storage(dtype, key, location, numel)`. With `weights_only`, any other global is an
-    UnpicklingError before it is imported."""
-
-    def __init__(self, file, *, weights_only: bool, load_storage, **kwargs):
-        super().__init__(file, **kwargs)
-        self._weights_only = weights_only
-        self._load_storage = load_storage
-
-    def find_class(self, module, name):
-        if module == "__builtin__":
-            module = "builtins"
-        full = f"{module}.{name}"
-        found = ALLOWED.get(full)
-        if found is not None:
-            return found
-        entry = _registry.tensor_type(full)
-        if entry is not None:
-            return entry[0]
-        if not self._weights_only:
-            return super().find_class(module, name)
-        found = _registry.safe_globals_by_name().get(full)
+def _find_class(module: str, name: str, weights_only: bool):
+    """What the global ``module.name`` of a checkpoint is: PyTorch's names from `ALLOWED`,
+    the registered Tensor types, then (``weights_only``) the user's safe globals, by their
+    names or the same names under ``torch.``; else (not ``weights_only``) tocha's object for a
+    ``torch.`` name (a whole module PyTorch saved loads as tocha's), or None to import it."""
+    if module == "__builtin__":
+        module = "builtins"
+    full = f"{module}.{name}"
+    found = ALLOWED.get(full)
+    if found is not None:
+        return found
+    entry = _registry.tensor_type(full)
+    if entry is not None:
+        return entry[0]
+    tocha_module = _as_tocha(module)
+    if weights_only:
+        allowed = _registry.safe_globals_by_name()
+        found = allowed.get(full, allowed.get(f"{tocha_module}.{name}"))
         if found is not None:
             return found
         raise pickle.UnpicklingError(
@@ -249,13 +259,176 @@ class Unpickler(pickle.Unpickler):
             f"`tocha.serialization.safe_globals([{full}])` context manager to allowlist this "
             "global if you trust this class/function."
         )
+    if tocha_module != module:
+        return getattr(importlib.import_module(tocha_module), name)
+    return None
+
+
+def _as_tocha(module: str) -> str:
+    """tocha's module for a PyTorch module a checkpoint names (``torch.nn.modules.linear`` is
+    ``tocha.nn.modules.linear``), so whole modules saved by PyTorch load as tocha's."""
+    return "tocha" + module[len("torch"):] if module.split(".")[0] == "torch" else module
+
+
+def _persistent_load(pid, load_storage):
+    if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+        raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}: expected "
+                                     "('storage', storage_type, key, location, numel)")
+    _, storage_type, key, location, numel = pid
+    if not (isinstance(storage_type, StorageType) and isinstance(key, str)
+            and isinstance(location, str) and type(numel) is int and 0 <= numel < 2 ** 63):
+        raise pickle.UnpicklingError(f"invalid storage record {pid!r}")
+    return load_storage(storage_type.dtype, key, location, numel)
+
+
+class Unpickler(pickle.Unpickler):
+    """Unpickles ``data.pkl`` with ``weights_only=False``: PyTorch's names become tocha's,
+    storages come from `load_storage(dtype, key, location, numel)`, any other global is
+    imported. For files you trust only."""
+
+    def __init__(self, file, *, load_storage, **kwargs):
+        super().__init__(file, **kwargs)
+        self._load_storage = load_storage
+
+    def find_class(self, module, name):
+        found = _find_class(module, name, weights_only=False)
+        return super().find_class(module, name) if found is None else found
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}: expected "
-                                         "('storage', storage_type, key, location, numel)")
-        _, storage_type, key, location, numel = pid
-        if not (isinstance(storage_type, StorageType) and isinstance(key, str)
-                and isinstance(location, str) and isinstance(numel, int) and numel >= 0):
-            raise pickle.UnpicklingError(f"invalid storage record {pid!r}")
-        return self._load_storage(storage_type.dtype, key, location, numel)
+        return _persistent_load(pid, self._load_storage)
+
+
+_CALLABLE = frozenset({collections.OrderedDict, collections.Counter, set, frozenset, bytearray,
+                       bytes, complex, _encode, _torch_device, Size, *_REBUILD_FUNCTIONS,
+                       _rebuild_from_type_v2})
+_CHUNK = 1 << 20
+# A malformed pickle makes the pure-Python unpickler raise these; they become UnpicklingError.
+_MALFORMED = (EOFError, IndexError, KeyError, TypeError, ValueError, AttributeError,
+              OverflowError, struct.error, UnicodeDecodeError)
+
+
+class _ChunkedReader:
+    """A file's ``read`` and ``readline`` that never allocate a length the pickle declares
+    before the bytes are there: a long read grows chunk by chunk and stops at the end."""
+
+    def __init__(self, file):
+        self._read = file.read
+        self.readline = file.readline
+
+    def read(self, n: int) -> bytes:
+        if n <= _CHUNK:
+            return self._read(n)
+        parts = []
+        while n > 0:
+            part = self._read(min(n, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            n -= len(part)
+        return b"".join(parts)
+
+
+def _refuse(self):
+    raise pickle.UnpicklingError("an opcode that weights_only loads do not support (INST, OBJ, "
+                                 "EXT or out-of-band buffers)")
+
+
+def _into(kind: type, depth: int, load):
+    """The opcode `load`, run only when the container it adds to (at `depth` in the stack,
+    0 for the one below the mark) is a `kind`."""
+    def checked(self):
+        target = self.metastack[-1][-1] if depth == 0 else self.stack[-depth]
+        if not isinstance(target, kind):
+            raise pickle.UnpicklingError(f"cannot add items to a {type(target).__name__}")
+        load(self)
+
+    return checked
+
+
+class WeightsUnpickler(pickle._Unpickler):
+    """The ``weights_only`` unpickler: the pure-Python unpickler with every opcode that could
+    reach code checked (see the module docstring); a malformed pickle is an UnpicklingError.
+    It keeps no recursion, so no nesting depth overflows it."""
+
+    D = pickle._Unpickler.dispatch
+    dispatch = dict(D)
+    for op in (pickle.INST, pickle.OBJ, pickle.EXT1, pickle.EXT2, pickle.EXT4,
+               pickle.NEXT_BUFFER, pickle.READONLY_BUFFER):
+        dispatch[op[0]] = _refuse
+    dispatch[pickle.APPEND[0]] = _into(list, 2, D[pickle.APPEND[0]])
+    dispatch[pickle.APPENDS[0]] = _into(list, 0, D[pickle.APPENDS[0]])
+    dispatch[pickle.SETITEM[0]] = _into(dict, 3, D[pickle.SETITEM[0]])
+    dispatch[pickle.SETITEMS[0]] = _into(dict, 0, D[pickle.SETITEMS[0]])
+    dispatch[pickle.ADDITEMS[0]] = _into(set, 0, D[pickle.ADDITEMS[0]])
+    del D, op
+
+    def __init__(self, file, *, load_storage, **kwargs):
+        super().__init__(_ChunkedReader(file), **kwargs)
+        self._load_storage = load_storage
+        self._user = tuple(_registry.safe_globals_by_name().values())
+
+    def load(self):
+        try:
+            return super().load()
+        except pickle.UnpicklingError:
+            raise
+        except _MALFORMED as exc:
+            raise pickle.UnpicklingError(f"malformed pickle ({type(exc).__name__}: {exc})"
+                                         ) from None
+
+    def find_class(self, module, name):
+        return _find_class(module, name, weights_only=True)
+
+    def persistent_load(self, pid):
+        return _persistent_load(pid, self._load_storage)
+
+    def _user_type(self, obj) -> bool:
+        return isinstance(obj, type) and any(obj is g for g in self._user)
+
+    def load_reduce(self):
+        args = self.stack.pop()
+        func = self.stack[-1]
+        if not (func in _CALLABLE or any(func is g for g in self._user)):
+            raise pickle.UnpicklingError(f"weights_only loads do not call {func!r}")
+        if not isinstance(args, tuple) or (func in (bytes, bytearray) and args
+                                           and isinstance(args[0], int)):
+            raise pickle.UnpicklingError(f"invalid arguments for {func!r}")
+        self.stack[-1] = func(*args)
+
+    def load_newobj(self):
+        args = self.stack.pop()
+        self._new(self.stack.pop(), args, {})
+
+    def load_newobj_ex(self):
+        kwargs, args = self.stack.pop(), self.stack.pop()
+        self._new(self.stack.pop(), args, kwargs)
+
+    def _new(self, cls, args, kwargs):
+        if not self._user_type(cls):
+            raise pickle.UnpicklingError(f"weights_only loads do not create {cls!r} objects "
+                                         "(NEWOBJ): allow its type with add_safe_globals")
+        self.append(cls.__new__(cls, *args, **kwargs))
+
+    def load_build(self):
+        inst = self.stack[-2]
+        if type(inst) is collections.OrderedDict:
+            state = self.stack.pop()
+            if not (isinstance(state, dict) and all(isinstance(k, str) for k in state)):
+                raise pickle.UnpicklingError("an OrderedDict's state must be a dict of names")
+            inst.__dict__.update(state)
+        elif self._user_type(type(inst)):
+            super().load_build()
+        else:
+            raise pickle.UnpicklingError(
+                f"weights_only loads set the state (BUILD) of OrderedDicts and of types "
+                f"allowed with add_safe_globals only, not of {type(inst).__name__}")
+
+    def load_bytearray8(self):
+        n = struct.unpack("<Q", self.read(8))[0]
+        self.append(bytearray(self.read(n)))
+
+    dispatch[pickle.BYTEARRAY8[0]] = load_bytearray8
+    dispatch[pickle.REDUCE[0]] = load_reduce
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
+    dispatch[pickle.BUILD[0]] = load_build

@@ -16,6 +16,7 @@ from .._backend import backend_of, resolve_device
 from .._device import CPU
 from .._tensor import Tensor, wrap
 from . import _archive
+from ._storage import MAX_DIMS, span_bytes
 
 MAX_HEADER = 100_000_000
 CODES = {
@@ -105,7 +106,7 @@ def read_header(f, size: int, name: str):
         raise bad(f"its header length {n} is larger than the file")
     try:
         header = json.loads(f.read(n).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise bad(f"its header is not JSON ({exc})") from None
     if not isinstance(header, dict):
         raise bad("its header is not a JSON object")
@@ -122,7 +123,8 @@ def read_header(f, size: int, name: str):
         if d is None:
             raise bad(f"entry {key!r} has an unsupported dtype {info['dtype']!r}")
         shape, offsets = info["shape"], info["data_offsets"]
-        if not (isinstance(shape, list) and all(_is_count(s) for s in shape)):
+        if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(map(_is_count, shape))
+                and span_bytes(shape, d.itemsize) < 2 ** 63):
             raise bad(f"entry {key!r} has an invalid shape {shape!r}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))
                 and offsets[0] <= offsets[1] <= data_size):
@@ -143,4 +145,4 @@ def read_header(f, size: int, name: str):
 
 
 def _is_count(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return type(v) is int and 0 <= v < 2 ** 63

@@ -227,6 +227,18 @@ def restorer(map_location):
                     f"{type(map_location).__name__}")
 
 
+MAX_DIMS = 64
+
+
+def span_bytes(shape, item: int) -> int:
+    """The bytes of a contiguous array of `shape` with its zero sizes taken as one: what NumPy
+    refuses to make when it reaches 2**63, even for an empty array."""
+    total = item
+    for n in shape:
+        total *= max(n, 1)
+    return total
+
+
 def tensor_from_storage(storage: TypedStorage, offset: int, size, stride) -> Tensor:
     """A tensor viewing `storage` at `offset` with `size` and `stride` (in elements);
     RuntimeError as PyTorch's when they reach outside the storage."""
@@ -234,9 +246,9 @@ def tensor_from_storage(storage: TypedStorage, offset: int, size, stride) -> Ten
     untyped = storage.untyped
     item = d.itemsize
     size, stride = tuple(size), tuple(stride)
-    bad = (len(size) != len(stride) or not isinstance(offset, int) or offset < 0
-           or any(not isinstance(v, int) or v < 0 for v in size + stride))
-    if bad:
+    bad = (len(size) != len(stride) or len(size) > MAX_DIMS
+           or any(type(v) is not int or not 0 <= v < 2 ** 63 for v in (offset,) + size + stride))
+    if bad or span_bytes(size, item) >= 2 ** 63:
         raise RuntimeError(f"invalid tensor record: size {list(size)}, stride {list(stride)}, "
                            f"storage offset {offset}")
     numel = 1
