@@ -18,6 +18,7 @@ __all__ = [
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    autocast = None  # device type -> dtype of the active autocast regions (tocha.amp)
 
 
 STATE = _State()

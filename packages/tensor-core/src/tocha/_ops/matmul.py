@@ -221,6 +221,8 @@ def _matmul(x, y):
     """``x @ y`` for two Tensors; NotImplemented when `y` is not a Tensor."""
     if type(y) is not Tensor and not isinstance(y, Tensor):
         return NotImplemented
+    if STATE.autocast is not None:
+        x, y = LAYERS.autocast(_MATMUL, (x, y))
     a = x._data
     b = y._data
     dev = x._device
