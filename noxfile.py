@@ -1,6 +1,6 @@
 """Sessions of the tocha monorepo: ``nox -s tests`` (every test), ``nox -s tests_package``
 (each package alone on its dependency chain), ``build``, ``publish``, ``release_check``,
-``lint``, ``bench``, ``api_report`` and ``demo``.
+``lint``, ``bench``, ``api_report``, ``demo`` (the main job) and ``docs``.
 
 Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``, and
 ``TOCHA_CUDA=1`` (on a GPU machine) to install CuPy for tocha-cuda.
@@ -41,6 +41,9 @@ ORACLE = "torch==2.13.0"
 # MPI for tests/distributed (also tocha-distributed's dependencies): mpi4py, and MPICH's
 # mpiexec and library as a wheel where PyPI has one.
 MPI_DEPS = ["mpi4py", "mpich; sys_platform == 'linux' and platform_machine == 'x86_64'"]
+# What `demo` installs of the packages, and what `docs` needs to build the site.
+DEMO_PACKAGES = {"tensor-core", "autograd", "nn", "optim", "mp", "utils", "cuda"}
+DOCS_DEPS = ["mkdocs", "mkdocstrings[python]"]
 # What scripts/release.py and bump.py need.
 RELEASE_DEPS = ["twine", "packaging", "tomli; python_version < '3.11'"]
 PLUGINS = sorted(str(p) for p in (ROOT / "tests" / "plugins").glob("*") if p.is_dir())
@@ -170,7 +173,23 @@ def api_report(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The example: a classifier of scikit-learn's digits, written as a PyTorch program."""
-    install_packages(session, PRESENT)
-    session.install("scikit-learn")
+    """The main job: a CNN on scikit-learn's digits (test accuracy, a checkpoint reloaded, the
+    loss curves in build/demo/digits/loss.png), then a character-level GPT on Python's own
+    sources, which prints generated samples.
+
+    Arguments after ``--`` go to both scripts: ``--device cuda`` (tocha-cuda; TOCHA_CUDA=1
+    installs CuPy), ``--workers N``, ``--seed N``."""
+    install_packages(session, [p for p in PRESENT if p in DEMO_PACKAGES])
+    session.install("scikit-learn", "matplotlib")
     session.run("python", "examples/digits.py", *session.posargs)
+    session.run("python", "examples/char_gpt.py", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The API documentation of every package, from the docstrings, into build/docs
+    (mkdocs + mkdocstrings; ``mkdocs build --strict``, so a warning fails it)."""
+    install_packages(session, [p for p in PRESENT if p not in NO_DEPS])
+    session.install(*DOCS_DEPS)
+    session.run("mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", "-d", "../build/docs",
+                *session.posargs)
