@@ -9,7 +9,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _ops, _printing, fft, linalg, special  # noqa: E402, F401
+from . import _ops, _printing, amp, fft, linalg, special  # noqa: E402, F401
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
@@ -50,8 +50,21 @@ from ._grad_mode import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
+from ._runtime import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_default_device,
+    get_float32_matmul_precision,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 from ._version import __version__  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)
@@ -63,15 +76,20 @@ _SUBPACKAGES = {
     "optim": "tocha-optim",
     "multiprocessing": "tocha-mp",
     "utils": "tocha-utils",
+    "distributed": "tocha-distributed",
     "backends": "tocha-core",
     "cuda": "tocha-core",
+    "accelerator": "tocha-core",
+    "types": "tocha-core",
+    "compat": "tocha-core",
 }
 
 
 def __getattr__(name):
     distribution = _SUBPACKAGES.get(name)
     if distribution is None:
-        raise AttributeError(f"module 'tocha' has no attribute '{name}'")
+        raise AttributeError(f"module 'tocha' has no attribute '{name}': torch.{name} is not in "
+                             "tocha yet")
     import importlib
 
     try:

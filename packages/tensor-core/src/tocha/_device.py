@@ -71,3 +71,5 @@ class device:
 
 
 CPU = device("cpu")
+# Where factories put tensors when no device is given (`tocha.set_default_device`).
+DEFAULT = CPU

@@ -48,3 +48,9 @@ __all__ = [
 
 _record.install()
 install_methods()
+
+
+def __getattr__(name):
+    from tocha._missing import missing_attribute
+
+    raise missing_attribute(__name__, name)

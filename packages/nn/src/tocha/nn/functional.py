@@ -13,3 +13,9 @@ from ._functional.normalization import *  # noqa: F403
 from ._functional.padding import *  # noqa: F403
 from ._functional.pooling import *  # noqa: F403
 from ._functional.sampling import *  # noqa: F403
+
+
+def __getattr__(name):
+    from tocha._missing import missing_attribute
+
+    raise missing_attribute(__name__, name)

@@ -10,7 +10,7 @@ __all__ = ["Parameter", "Buffer", "UninitializedParameter"]
 
 def _share(cls, data: Tensor):
     """A new `cls` instance sharing `data`'s memory."""
-    t = Tensor.__new__(cls)
+    t = object.__new__(cls)
     t._data = data._data
     t._device = data._device
     t._ag = None

@@ -54,7 +54,9 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from tocha._missing import missing_attribute
+
+    raise missing_attribute(__name__, name)
 
 
 def __dir__():

@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     fill,
     indexing,
     join,
+    legacy,
     math_extra,
     matmul,
     pointwise,

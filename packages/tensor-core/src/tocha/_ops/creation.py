@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from .. import _device as _devices
 from .. import _dtype
 from .._api import export
 from .._backend import backend_of, resolve_device
@@ -47,7 +48,7 @@ def parse_size(size, fn_name: str = "zeros") -> tuple:
 
 
 def _device_of(device) -> object:
-    return CPU if device is None else resolve_device(device)
+    return _devices.DEFAULT if device is None else resolve_device(device)
 
 
 def _finish(t: Tensor, requires_grad: builtins.bool, out: Tensor | None = None) -> Tensor:
@@ -585,7 +586,35 @@ def cuda(
     return to(self, device or "cuda")
 
 
+def pin_memory(self: Tensor, device=None) -> Tensor:
+    """A copy of this CPU tensor in page-locked host memory, which a GPU copies from
+    directly (needs a usable cuda backend: tocha-cuda and a GPU)."""
+    if self._device is not CPU:
+        raise RuntimeError(f"cannot pin '{self._device.type}' memory: only CPU memory can be "
+                           "pinned")
+    from .. import cuda
+
+    if not cuda.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    backend = cuda._require()
+    if backend.is_pinned(self._data):
+        return self
+    return wrap(backend.pin_memory(self._data), CPU)
+
+
+def is_pinned(self: Tensor, device=None) -> builtins.bool:
+    """Whether this tensor is in page-locked host memory (False without a usable GPU)."""
+    if self._device is not CPU:
+        return False
+    from .. import cuda
+
+    backend = cuda._usable()
+    return backend is not None and backend.is_pinned(self._data)
+
+
 export(to, method=True, function=False)
+export(pin_memory, method=True, function=False)
+export(is_pinned, method=True, function=False)
 export(type_as, method=True, function=False)
 export(cpu, method=True, function=False)
 export(cuda, method=True, function=False)

@@ -7,8 +7,12 @@ returns a `Backend`::
 
     [project.entry-points."tocha.backends"]
     mydev = "tocha_mydev:register"
+
+The submodules `cuda`, `cudnn` and `mps` hold the flags PyTorch programs set
+(``tocha.backends.cudnn.benchmark = True``), as ``torch.backends``.
 """
 
 from .._backend import PLUGIN_API_VERSION, Backend, status
+from . import cuda, cudnn, mps
 
 __all__ = ["Backend", "PLUGIN_API_VERSION", "status"]

@@ -1,12 +1,13 @@
 """tocha.utils: ``tocha.utils.data`` (datasets, samplers, `DataLoader`, as
-``torch.utils.data``) and ``tocha.utils.trainer`` (fit / evaluate / predict with
-checkpoints, early stopping and a metrics history). Each is imported on first access."""
+``torch.utils.data``), ``tocha.utils.tensorboard`` (`SummaryWriter`) and
+``tocha.utils.trainer`` (fit / evaluate / predict with checkpoints, early stopping and a
+metrics history). Each is imported on first access."""
 
 import importlib
 
 from ._version import __version__
 
-__all__ = ["data", "trainer"]
+__all__ = ["data", "tensorboard", "trainer"]
 
 
 def __getattr__(name):
@@ -14,7 +15,9 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from tocha._missing import missing_attribute
+
+    raise missing_attribute(__name__, name)
 
 
 def __dir__():

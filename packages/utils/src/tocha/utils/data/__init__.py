@@ -55,3 +55,9 @@ __all__ = [
     "get_worker_info",
     "random_split",
 ]
+
+
+def __getattr__(name):
+    from tocha._missing import missing_attribute
+
+    raise missing_attribute(__name__, name)
