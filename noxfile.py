@@ -95,8 +95,10 @@ def tests(session: nox.Session) -> None:
     Also installs the test plugins under tests/plugins, and PyTorch as the oracle when
     TOCHA_ORACLE=1."""
     install_packages(session, PRESENT)
-    # tensorboard: its own event reader checks the files SummaryWriter writes.
-    session.install(*TEST_DEPS, "ml_dtypes", "tensorboard", *MPI_DEPS, *PLUGINS)
+    # tensorboard: its own event reader checks the files SummaryWriter writes;
+    # scikit-learn and matplotlib: the examples' data and the trainer's loss plots.
+    session.install(*TEST_DEPS, "ml_dtypes", "tensorboard", "scikit-learn", "matplotlib",
+                    *MPI_DEPS, *PLUGINS)
     if os.environ.get("TOCHA_ORACLE") == "1":
         install_oracle(session, required=True)
     session.run("python", "-m", "pytest", "tests/", *session.posargs)
@@ -191,5 +193,4 @@ def docs(session: nox.Session) -> None:
     (mkdocs + mkdocstrings; ``mkdocs build --strict``, so a warning fails it)."""
     install_packages(session, [p for p in PRESENT if p not in NO_DEPS])
     session.install(*DOCS_DEPS)
-    session.run("mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", "-d", "../build/docs",
-                *session.posargs)
+    session.run("mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", *session.posargs)

@@ -15,6 +15,7 @@ def write_history(records: list[dict], path) -> None:
     """Write one record per epoch to `path`: CSV when it ends in ``.csv``, else JSON lines.
     The file is replaced atomically."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", newline="") as f:
         if path.suffix == ".csv":
