@@ -97,8 +97,9 @@ def tests(session: nox.Session) -> None:
     install_packages(session, PRESENT)
     # tensorboard: its own event reader checks the files SummaryWriter writes;
     # scikit-learn and matplotlib: the examples' data and the trainer's loss plots.
-    session.install(*TEST_DEPS, "ml_dtypes", "tensorboard", "scikit-learn", "matplotlib",
-                    *MPI_DEPS, *PLUGINS)
+    session.install(
+        *TEST_DEPS, "ml_dtypes", "tensorboard", "scikit-learn", "matplotlib", *MPI_DEPS, *PLUGINS
+    )
     if os.environ.get("TOCHA_ORACLE") == "1":
         install_oracle(session, required=True)
     session.run("python", "-m", "pytest", "tests/", *session.posargs)
@@ -150,7 +151,7 @@ def lint(session: nox.Session) -> None:
     session.install("ruff")
     paths = [
         p
-        for p in ("packages", "tests", "benchmarks", "examples", "noxfile.py")
+        for p in ("packages", "tests", "benchmarks", "examples", "scripts", "docs", "noxfile.py")
         if (ROOT / p).exists()
     ]
     session.run("ruff", "check", *paths)

@@ -67,11 +67,26 @@ def pool_step(lib, x):
 
 WITHIN_2 = faster_than_torch(2.0)
 CASES = [
-    Case("conv2d(x, w, b, padding=1) fwd+bwd", "32x3x32x32 -> 16, 3x3 float32", conv_inputs,
-         conv_step, goal=WITHIN_2),
-    Case("conv2d(x, w, b, padding=1) fwd+bwd, no input grad", "32x3x32x32 -> 16, 3x3 float32",
-         conv_inputs, conv_step_weights, goal=WITHIN_2),
-    Case("matmul(w, cols) of conv2d's im2col", "16x27 @ 32x27x1024 float32", im2col_inputs,
-         matmul, numpy=matmul),
+    Case(
+        "conv2d(x, w, b, padding=1) fwd+bwd",
+        "32x3x32x32 -> 16, 3x3 float32",
+        conv_inputs,
+        conv_step,
+        goal=WITHIN_2,
+    ),
+    Case(
+        "conv2d(x, w, b, padding=1) fwd+bwd, no input grad",
+        "32x3x32x32 -> 16, 3x3 float32",
+        conv_inputs,
+        conv_step_weights,
+        goal=WITHIN_2,
+    ),
+    Case(
+        "matmul(w, cols) of conv2d's im2col",
+        "16x27 @ 32x27x1024 float32",
+        im2col_inputs,
+        matmul,
+        numpy=matmul,
+    ),
     Case("max_pool2d(x, 2) fwd+bwd", "32x16x32x32 float32", pool_inputs, pool_step),
 ]

@@ -73,8 +73,9 @@ def tensor_loader(lib, features, labels):
 def cpu_loader(workers: int):
     def make(lib):
         kwargs = {"persistent_workers": True} if workers else {}
-        return lib.utils.data.DataLoader(CpuBoundDataset(lib), batch_size=4,
-                                         num_workers=workers, **kwargs)
+        return lib.utils.data.DataLoader(
+            CpuBoundDataset(lib), batch_size=4, num_workers=workers, **kwargs
+        )
 
     return make
 
@@ -104,9 +105,20 @@ def _tocha_single_process(numpy_module):
 _single = Epoch(cpu_loader(0))
 
 CASES = [
-    Case("next(DataLoader(TensorDataset, shuffle=True, num_workers=0))", "batch 64 x 32 f32",
-         tensors, NextBatch(tensor_loader), goal=faster_than_torch(1.2)),
-    Case("epoch of DataLoader(4 ms/item, num_workers=2)", "8 batches of 4, 2 cpus",
-         lambda: (), Epoch(cpu_loader(2)), numpy=_tocha_single_process,
-         goal=numpy_throughput(1.7), repeats=5),
+    Case(
+        "next(DataLoader(TensorDataset, shuffle=True, num_workers=0))",
+        "batch 64 x 32 f32",
+        tensors,
+        NextBatch(tensor_loader),
+        goal=faster_than_torch(1.2),
+    ),
+    Case(
+        "epoch of DataLoader(4 ms/item, num_workers=2)",
+        "8 batches of 4, 2 cpus",
+        lambda: (),
+        Epoch(cpu_loader(2)),
+        numpy=_tocha_single_process,
+        goal=numpy_throughput(1.7),
+        repeats=5,
+    ),
 ]

@@ -40,8 +40,10 @@ class MLPStep:
         if made is None:
             nn = lib.nn
             model = nn.Sequential(
-                nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(),
-                nn.Linear(SIZES[1], SIZES[2]), nn.ReLU(),
+                nn.Linear(SIZES[0], SIZES[1]),
+                nn.ReLU(),
+                nn.Linear(SIZES[1], SIZES[2]),
+                nn.ReLU(),
                 nn.Linear(SIZES[2], SIZES[3]),
             )
             made = self.models[id(x)] = (model, lib.optim.SGD(model.parameters(), lr=0.01))
@@ -56,8 +58,10 @@ def logits_and_labels(rows, classes):
 
     def setup():
         rng = np.random.default_rng(0)
-        return (rng.standard_normal((rows, classes), dtype=np.float32),
-                rng.integers(0, classes, rows))
+        return (
+            rng.standard_normal((rows, classes), dtype=np.float32),
+            rng.integers(0, classes, rows),
+        )
 
     return setup
 
@@ -70,10 +74,25 @@ def cross_entropy_step(lib, logits, target):
 
 
 CASES = [
-    Case("MLP train step (SGD, CE)", "784-256-128-10, batch 64", batch, MLPStep(),
-         goal=faster_than_torch(1.2)),
-    Case("F.cross_entropy(x, t).backward()", "64 x 10 float32", logits_and_labels(64, 10),
-         cross_entropy_step, goal=faster_than_torch()),
-    Case("F.cross_entropy(x, t).backward()", "512 x 1000 float32",
-         logits_and_labels(512, 1000), cross_entropy_step, goal=faster_than_torch(1.5)),
+    Case(
+        "MLP train step (SGD, CE)",
+        "784-256-128-10, batch 64",
+        batch,
+        MLPStep(),
+        goal=faster_than_torch(1.2),
+    ),
+    Case(
+        "F.cross_entropy(x, t).backward()",
+        "64 x 10 float32",
+        logits_and_labels(64, 10),
+        cross_entropy_step,
+        goal=faster_than_torch(),
+    ),
+    Case(
+        "F.cross_entropy(x, t).backward()",
+        "512 x 1000 float32",
+        logits_and_labels(512, 1000),
+        cross_entropy_step,
+        goal=faster_than_torch(1.5),
+    ),
 ]

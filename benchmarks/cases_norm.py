@@ -39,8 +39,18 @@ def batch_norm_step(lib, x, w, b, g):
 
 
 CASES = [
-    Case("layer_norm fwd+bwd", "(8, 128, 256) float32",
-         lambda: _inputs((8, 128, 256), 256), layer_norm_step, goal=faster_than_torch(1.5)),
-    Case("batch_norm2d fwd+bwd", "(32, 16, 32, 32) float32",
-         lambda: _inputs((32, 16, 32, 32), 16), batch_norm_step, goal=faster_than_torch(1.5)),
+    Case(
+        "layer_norm fwd+bwd",
+        "(8, 128, 256) float32",
+        lambda: _inputs((8, 128, 256), 256),
+        layer_norm_step,
+        goal=faster_than_torch(1.5),
+    ),
+    Case(
+        "batch_norm2d fwd+bwd",
+        "(32, 16, 32, 32) float32",
+        lambda: _inputs((32, 16, 32, 32), 16),
+        batch_norm_step,
+        goal=faster_than_torch(1.5),
+    ),
 ]

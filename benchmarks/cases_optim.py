@@ -38,14 +38,24 @@ class AdamStep:
             for p, g in zip(params, grads):
                 p.requires_grad_(True)
                 p.grad = g
-            opt = self.optimizers[id(tensors[0])] = lib.optim.Adam(params, lr=1e-3,
-                                                                   foreach=True)
+            opt = self.optimizers[id(tensors[0])] = lib.optim.Adam(params, lr=1e-3, foreach=True)
         opt.step()
 
 
 CASES = [
-    Case("Adam(foreach=True).step()", "200 x 50k float32", params_and_grads(50_000),
-         AdamStep(), goal=faster_than_torch(1.2), repeats=5),
-    Case("Adam(foreach=True).step()", "200 x 100 float32", params_and_grads(100),
-         AdamStep(), goal=faster_than_torch(1.5)),
+    Case(
+        "Adam(foreach=True).step()",
+        "200 x 50k float32",
+        params_and_grads(50_000),
+        AdamStep(),
+        goal=faster_than_torch(1.2),
+        repeats=5,
+    ),
+    Case(
+        "Adam(foreach=True).step()",
+        "200 x 100 float32",
+        params_and_grads(100),
+        AdamStep(),
+        goal=faster_than_torch(1.5),
+    ),
 ]

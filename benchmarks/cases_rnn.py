@@ -32,13 +32,13 @@ class Step:
     def model(self, lib, x):
         model = self.models.get(id(x))
         if model is None:
-            model = self.models[id(x)] = getattr(lib.nn, self.layer)(INPUT, HIDDEN,
-                                                                    **self.kwargs)
+            model = self.models[id(x)] = getattr(lib.nn, self.layer)(INPUT, HIDDEN, **self.kwargs)
             rng = np.random.default_rng(1)
             with lib.no_grad():
                 for p in model.parameters():
-                    p.copy_(lib.from_numpy(
-                        rng.uniform(-0.08, 0.08, tuple(p.shape)).astype(np.float32)))
+                    p.copy_(
+                        lib.from_numpy(rng.uniform(-0.08, 0.08, tuple(p.shape)).astype(np.float32))
+                    )
         return model
 
     def __call__(self, lib, x):
@@ -72,12 +72,16 @@ WITHIN_2 = faster_than_torch(2.0)
 SIZE = f"seq {SEQ}, batch {BATCH}, {INPUT} -> {HIDDEN} float32"
 CASES = [
     Case("LSTM(32, 128) fwd+bwd", SIZE, sequence, Step("LSTM"), goal=WITHIN_2),
-    Case("LSTM(32, 128) fwd+bwd, no input grad", SIZE, sequence, Step("LSTM", False),
-         goal=WITHIN_2),
+    Case(
+        "LSTM(32, 128) fwd+bwd, no input grad", SIZE, sequence, Step("LSTM", False), goal=WITHIN_2
+    ),
     Case("LSTM(32, 128) forward, no_grad", SIZE, sequence, forward),
-    Case("LSTM(32, 128, 2 layers, bidirectional) fwd+bwd", SIZE, sequence,
-         Step("LSTM", num_layers=2, bidirectional=True)),
+    Case(
+        "LSTM(32, 128, 2 layers, bidirectional) fwd+bwd",
+        SIZE,
+        sequence,
+        Step("LSTM", num_layers=2, bidirectional=True),
+    ),
     Case("GRU(32, 128) fwd+bwd", SIZE, sequence, Step("GRU"), goal=WITHIN_2),
-    Case("LSTMCell(32, 128) unrolled fwd+bwd", SIZE, sequence, Step("LSTMCell"),
-         goal=WITHIN_2),
+    Case("LSTMCell(32, 128) unrolled fwd+bwd", SIZE, sequence, Step("LSTMCell"), goal=WITHIN_2),
 ]

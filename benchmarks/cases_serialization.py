@@ -106,8 +106,24 @@ def plain_read(np, *arrays):
 
 SIZE = f"{MEGABYTES} MB: {N_TENSORS} x {MEGABYTES // N_TENSORS} MB float32"
 CASES = [
-    Case("tocha.save(state_dict, path)", SIZE, state_dict, save, numpy=plain_write,
-         goal=numpy_throughput(0.7), loops=1, repeats=5),
-    Case("tocha.load(path)", SIZE, state_dict, load, numpy=plain_read,
-         goal=numpy_throughput(0.7), loops=1, repeats=5),
+    Case(
+        "tocha.save(state_dict, path)",
+        SIZE,
+        state_dict,
+        save,
+        numpy=plain_write,
+        goal=numpy_throughput(0.7),
+        loops=1,
+        repeats=5,
+    ),
+    Case(
+        "tocha.load(path)",
+        SIZE,
+        state_dict,
+        load,
+        numpy=plain_read,
+        goal=numpy_throughput(0.7),
+        loops=1,
+        repeats=5,
+    ),
 ]

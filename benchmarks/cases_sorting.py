@@ -39,7 +39,7 @@ def topk(lib, x):
 
 
 def numpy_topk(np, x):
-    part = np.argpartition(x, N - 10)[N - 10:]
+    part = np.argpartition(x, N - 10)[N - 10 :]
     order = np.argsort(x[part])[::-1]
     return x[part[order]], part[order]
 
@@ -66,8 +66,13 @@ WITHIN = numpy_throughput(1 / 1.2)
 CASES = [
     Case("tocha.sort(x)", SIZE, floats, sort, numpy=numpy_sort, goal=WITHIN, repeats=5),
     Case("tocha.topk(x, 10)", SIZE, floats, topk, numpy=numpy_topk, goal=WITHIN),
-    Case("tocha.gather(x, 0, i)", SIZE, floats_and_index, gather, numpy=numpy_gather,
-         goal=WITHIN),
-    Case("tocha.scatter_add(x, 0, i, x)", SIZE, floats_and_index, scatter_add,
-         numpy=numpy_scatter_add, goal=WITHIN),
+    Case("tocha.gather(x, 0, i)", SIZE, floats_and_index, gather, numpy=numpy_gather, goal=WITHIN),
+    Case(
+        "tocha.scatter_add(x, 0, i, x)",
+        SIZE,
+        floats_and_index,
+        scatter_add,
+        numpy=numpy_scatter_add,
+        goal=WITHIN,
+    ),
 ]

@@ -33,7 +33,8 @@ class EncoderStep:
         if layer is None:
             lib.manual_seed(0)
             layer = self.layers[id(x)] = lib.nn.TransformerEncoderLayer(
-                D_MODEL, HEADS, dropout=self.dropout, batch_first=True)
+                D_MODEL, HEADS, dropout=self.dropout, batch_first=True
+            )
             x.requires_grad_()
         layer(x).sum().backward()
 
@@ -55,9 +56,19 @@ def sdpa_step(lib, q, k, v):
 
 WITHIN_1_5 = faster_than_torch(1.5)
 CASES = [
-    Case("TransformerEncoderLayer fwd+bwd, dropout 0.1", "d 256, 4 heads, 8 x 128 float32",
-         tokens, EncoderStep(0.1), goal=WITHIN_1_5),
-    Case("TransformerEncoderLayer fwd+bwd, dropout 0", "d 256, 4 heads, 8 x 128 float32",
-         tokens, EncoderStep(0.0), goal=WITHIN_1_5),
+    Case(
+        "TransformerEncoderLayer fwd+bwd, dropout 0.1",
+        "d 256, 4 heads, 8 x 128 float32",
+        tokens,
+        EncoderStep(0.1),
+        goal=WITHIN_1_5,
+    ),
+    Case(
+        "TransformerEncoderLayer fwd+bwd, dropout 0",
+        "d 256, 4 heads, 8 x 128 float32",
+        tokens,
+        EncoderStep(0.0),
+        goal=WITHIN_1_5,
+    ),
     Case("F.scaled_dot_product_attention fwd+bwd", "8x4x128x64 float32", heads, sdpa_step),
 ]

@@ -62,8 +62,10 @@ def generate(path: Path = NAMES_FILE) -> int:
         else:
             names = _public(importlib.import_module(namespace))
         lines += [f"{namespace}.{n}" for n in sorted(set(names))]
-    path.write_text(f"# torch {torch.__version__.split('+')[0]}: public API names, written by "
-                    "scripts/api_report.py --generate\n" + "\n".join(lines) + "\n")
+    path.write_text(
+        f"# torch {torch.__version__.split('+')[0]}: public API names, written by "
+        "scripts/api_report.py --generate\n" + "\n".join(lines) + "\n"
+    )
     return len(lines)
 
 
@@ -177,21 +179,31 @@ def count(path: Path = NAMES_FILE) -> Report:
 
 def summary(report: Report) -> str:
     """The report's table in Markdown (what the README's "API coverage" section holds)."""
-    lines = [f"Against torch {report.torch_version} (`python scripts/api_report.py`):", "",
-             "| namespace | tocha has | of torch's | share |", "|---|---|---|---|"]
+    lines = [
+        f"Against torch {report.torch_version} (`python scripts/api_report.py`):",
+        "",
+        "| namespace | tocha has | of torch's | share |",
+        "|---|---|---|---|",
+    ]
     for c in report.coverage:
         total = len(c.present) + len(c.missing)
         share = f"{100 * len(c.present) / total:.0f}%" if total else "-"
         lines.append(f"| `{c.namespace}` | {len(c.present)} | {total} | {share} |")
-    lines += ["", f"Distinct tensor routines (functions of `tocha`, `tocha.linalg`, `tocha.fft`, "
-              f"`tocha.special` and Tensor methods, each name once): {len(report.routines)}."]
+    lines += [
+        "",
+        f"Distinct tensor routines (functions of `tocha`, `tocha.linalg`, `tocha.fft`, "
+        f"`tocha.special` and Tensor methods, each name once): {len(report.routines)}.",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--generate", action="store_true",
-                        help="rewrite scripts/torch_api_names.txt from the installed torch")
+    parser.add_argument(
+        "--generate",
+        action="store_true",
+        help="rewrite scripts/torch_api_names.txt from the installed torch",
+    )
     parser.add_argument("--markdown", action="store_true", help="print only the summary table")
     args = parser.parse_args(argv)
     if args.generate:

@@ -14,8 +14,8 @@ tensor of the wanted dtype, keeping its strides (so transposed samples stay non-
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -116,8 +116,11 @@ CASES = [
     ("atleast_3d_1", lambda m, x: m.atleast_3d(x), [arr((3,))]),
     ("atleast_3d_2", lambda m, x: m.atleast_3d(x), [arr((2, 3))]),
     ("atleast_3d_4", lambda m, x: m.atleast_3d(x), [arr((1, 2, 3, 1))]),
-    ("column_stack", lambda m, x, y, z: m.column_stack((x, y, z)),
-     [arr((3,)), arr((3, 2)), arr((3,), I64)]),
+    (
+        "column_stack",
+        lambda m, x, y, z: m.column_stack((x, y, z)),
+        [arr((3,)), arr((3, 2)), arr((3,), I64)],
+    ),
     ("dstack", lambda m, x, y: m.dstack([x, y]), [arr((2, 3)), arr((2, 3, 2))]),
     ("dstack_1d", lambda m, x, y: m.dstack([x, y]), [arr((3,)), arr((3,))]),
     ("tensor_split_n", lambda m, x: m.tensor_split(x, 3), [arr((7, 2))]),
@@ -131,17 +134,25 @@ CASES = [
     ("dsplit", lambda m, x: m.dsplit(x, [1]), [arr((1, 2, 3))]),
     ("repeat_interleave_int", lambda m, x: m.repeat_interleave(x, 2), [arr((2, 3))]),
     ("repeat_interleave_dim", lambda m, x: x.repeat_interleave(3, dim=-1), [arr((2, 2))]),
-    ("repeat_interleave_tensor", lambda m, x: m.repeat_interleave(x, m.tensor([1, 0, 2]), 0),
-     [arr((3, 2), I64)]),
-    ("repeat_interleave_one", lambda m, x: m.repeat_interleave(x, m.tensor([2]), 1),
-     [arr((2, 3))]),
+    (
+        "repeat_interleave_tensor",
+        lambda m, x: m.repeat_interleave(x, m.tensor([1, 0, 2]), 0),
+        [arr((3, 2), I64)],
+    ),
+    ("repeat_interleave_one", lambda m, x: m.repeat_interleave(x, m.tensor([2]), 1), [arr((2, 3))]),
     ("repeat_interleave_self", lambda m: m.repeat_interleave(m.tensor([2, 0, 1])), []),
-    ("repeat_interleave_out_size", lambda m, x: m.repeat_interleave(x, 2, 0, output_size=4),
-     [arr((2,))]),
+    (
+        "repeat_interleave_out_size",
+        lambda m, x: m.repeat_interleave(x, 2, 0, output_size=4),
+        [arr((2,))],
+    ),
     ("repeat_interleave_0d", lambda m, x: m.repeat_interleave(x, 3), [arr(())]),
     ("meshgrid_ij", lambda m, x, y: m.meshgrid(x, y, indexing="ij"), [arr((2,)), arr((3,))]),
-    ("meshgrid_xy", lambda m, x, y, z: m.meshgrid([x, y, z], indexing="xy"),
-     [arr((2,)), arr((3,)), arr((4,))]),
+    (
+        "meshgrid_xy",
+        lambda m, x, y, z: m.meshgrid([x, y, z], indexing="xy"),
+        [arr((2,)), arr((3,)), arr((4,))],
+    ),
     ("meshgrid_default", lambda m, x, y: m.meshgrid(x, y), [arr((2,)), arr(())]),
     ("cartesian_prod", lambda m, x, y: m.cartesian_prod(x, y), [arr((2,), I64), arr((3,), I64)]),
     ("cartesian_prod_one", lambda m, x: m.cartesian_prod(x), [arr((3,))]),
@@ -150,8 +161,11 @@ CASES = [
     ("combinations_replace", lambda m, x: m.combinations(x, 2, True), [arr((3,))]),
     ("combinations_r0", lambda m, x: m.combinations(x, 0), [arr((3,), I64)]),
     ("combinations_none", lambda m, x: m.combinations(x, 3), [arr((2,))]),
-    ("block_diag", lambda m, x, y, z: m.block_diag(x, y, z),
-     [arr((2, 2)), arr(()), arr((3,), I64)]),
+    (
+        "block_diag",
+        lambda m, x, y, z: m.block_diag(x, y, z),
+        [arr((2, 2)), arr(()), arr((3,), I64)],
+    ),
     ("block_diag_none", lambda m: m.block_diag(), []),
     ("block_diag_empty", lambda m, x, y: m.block_diag(x, y), [arr((0, 2)), arr((1, 0))]),
     ("cdist", lambda m, x, y: m.cdist(x, y), [arr((3, 2)), arr((4, 2))]),
@@ -165,8 +179,11 @@ CASES = [
     ("diff", lambda m, x: m.diff(x), [arr((3, 4))]),
     ("diff_n2_dim0", lambda m, x: m.diff(x, 2, 0), [arr((4, 3), I64)]),
     ("diff_bool", lambda m, x: m.diff(x), [arr((5,), bool)]),
-    ("diff_prepend_append", lambda m, x, p, a: m.diff(x, 1, 0, p, a),
-     [arr((3, 2)), arr((1, 2)), arr((2, 2))]),
+    (
+        "diff_prepend_append",
+        lambda m, x, p, a: m.diff(x, 1, 0, p, a),
+        [arr((3, 2)), arr((1, 2)), arr((2, 2))],
+    ),
     ("diff_n_big", lambda m, x: x.diff(5), [arr((3,))]),
     ("diff_n0", lambda m, x: m.diff(x, 0), [arr((3,))]),
     ("trapezoid", lambda m, y: m.trapezoid(y), [arr((3, 4))]),
@@ -176,18 +193,27 @@ CASES = [
     ("trapezoid_empty", lambda m, y: m.trapezoid(y), [arr((2, 0))]),
     ("trapz", lambda m, y: m.trapz(y, dx=2.0), [arr((5,))]),
     ("cumulative_trapezoid", lambda m, y: m.cumulative_trapezoid(y), [arr((3, 4))]),
-    ("cumulative_trapezoid_x", lambda m, y, x: m.cumulative_trapezoid(y, x, dim=0),
-     [arr((4, 2)), np.sort(arr((4,)))]),
+    (
+        "cumulative_trapezoid_x",
+        lambda m, y, x: m.cumulative_trapezoid(y, x, dim=0),
+        [arr((4, 2)), np.sort(arr((4,)))],
+    ),
     ("cumulative_trapezoid_int", lambda m, y: m.cumulative_trapezoid(y, dx=3), [arr((4,), I64)]),
     ("gradient", lambda m, x: m.gradient(x), [arr((4, 5))]),
     ("gradient_spacing", lambda m, x: m.gradient(x, spacing=2.0, dim=1), [arr((4, 5))]),
     ("gradient_list", lambda m, x: m.gradient(x, spacing=[2.0, 0.5]), [arr((3, 4))]),
     ("gradient_edge2", lambda m, x: m.gradient(x, edge_order=2), [arr((4, 5), F64)]),
     ("gradient_int", lambda m, x: m.gradient(x, dim=0), [arr((3, 2), I64)]),
-    ("gradient_coords", lambda m, x, c: m.gradient(x, spacing=(c,), dim=0),
-     [arr((5, 2), F64), np.cumsum(arr((5,), F64, 0.5, 2))]),
-    ("gradient_coords_edge2", lambda m, x, c: m.gradient(x, spacing=[c], dim=-1, edge_order=2),
-     [arr((2, 5), F64), np.cumsum(arr((5,), F64, 0.5, 2))]),
+    (
+        "gradient_coords",
+        lambda m, x, c: m.gradient(x, spacing=(c,), dim=0),
+        [arr((5, 2), F64), np.cumsum(arr((5,), F64, 0.5, 2))],
+    ),
+    (
+        "gradient_coords_edge2",
+        lambda m, x, c: m.gradient(x, spacing=[c], dim=-1, edge_order=2),
+        [arr((2, 5), F64), np.cumsum(arr((5,), F64, 0.5, 2))],
+    ),
     ("cross", lambda m, x, y: m.cross(x, y, dim=1), [arr((2, 3)), arr((2, 3))]),
     ("cross_default", lambda m, x, y: m.cross(x, y), [arr((3, 2)), arr((3, 2))]),
     ("cross_broadcast", lambda m, x, y: x.cross(y, -1), [arr((2, 3)), arr((1, 3))]),
@@ -197,12 +223,21 @@ CASES = [
     ("cov", lambda m, x: m.cov(x), [arr((3, 5))]),
     ("cov_1d", lambda m, x: m.cov(x), [arr((5,))]),
     ("cov_int", lambda m, x: m.cov(x, correction=0), [arr((2, 4), I64)]),
-    ("cov_weights", lambda m, x, f, a: m.cov(x, fweights=f, aweights=a),
-     [arr((2, 4), F64), arr((4,), I64, 1, 4), arr((4,), F64, 0.1, 1)]),
-    ("cov_fweights", lambda m, x, f: m.cov(x, correction=2, fweights=f),
-     [arr((2, 4)), arr((4,), I64, 1, 4)]),
-    ("cov_aweights0", lambda m, x, a: m.cov(x, correction=0, aweights=a),
-     [arr((2, 4)), arr((4,), F32, 0.1, 1)]),
+    (
+        "cov_weights",
+        lambda m, x, f, a: m.cov(x, fweights=f, aweights=a),
+        [arr((2, 4), F64), arr((4,), I64, 1, 4), arr((4,), F64, 0.1, 1)],
+    ),
+    (
+        "cov_fweights",
+        lambda m, x, f: m.cov(x, correction=2, fweights=f),
+        [arr((2, 4)), arr((4,), I64, 1, 4)],
+    ),
+    (
+        "cov_aweights0",
+        lambda m, x, a: m.cov(x, correction=0, aweights=a),
+        [arr((2, 4)), arr((4,), F32, 0.1, 1)],
+    ),
     ("corrcoef", lambda m, x: m.corrcoef(x), [arr((3, 6))]),
     ("corrcoef_1d", lambda m, x: m.corrcoef(x), [arr((6,))]),
     ("vander", lambda m, x: m.vander(x), [arr((4,))]),
@@ -211,8 +246,11 @@ CASES = [
     ("vander_n1", lambda m, x: m.vander(x, 1), [arr((3,), I64)]),
     ("logcumsumexp", lambda m, x: m.logcumsumexp(x, 1), [arr((3, 4))]),
     ("logcumsumexp_0d", lambda m, x: m.logcumsumexp(x, 0), [arr(())]),
-    ("logcumsumexp_extreme", lambda m, x: x.logcumsumexp(0),
-     [np.array([-1000.0, 0.0, 1000.0, -np.inf], F64)]),
+    (
+        "logcumsumexp_extreme",
+        lambda m, x: x.logcumsumexp(0),
+        [np.array([-1000.0, 0.0, 1000.0, -np.inf], F64)],
+    ),
 ]
 
 
@@ -226,12 +264,20 @@ def test_matches_torch(fn, arrays, torch):
 # -- references against NumPy ------------------------------------------------------------------
 NUMPY = [
     ("flip", lambda m, x: m.flip(x, (0, 1)), lambda a: np.flip(a, (0, 1)), arr((2, 3))),
-    ("roll", lambda m, x: m.roll(x, (1, 2), (0, 1)), lambda a: np.roll(a, (1, 2), (0, 1)),
-     arr((3, 4))),
+    (
+        "roll",
+        lambda m, x: m.roll(x, (1, 2), (0, 1)),
+        lambda a: np.roll(a, (1, 2), (0, 1)),
+        arr((3, 4)),
+    ),
     ("rot90", lambda m, x: m.rot90(x, 3), lambda a: np.rot90(a, 3), arr((3, 4))),
     ("tril", lambda m, x: m.tril(x, 1), lambda a: np.tril(a, 1), arr((2, 3, 4))),
-    ("diagonal", lambda m, x: m.diagonal(x, -1, 1, 2), lambda a: np.diagonal(a, -1, 1, 2),
-     arr((2, 4, 3))),
+    (
+        "diagonal",
+        lambda m, x: m.diagonal(x, -1, 1, 2),
+        lambda a: np.diagonal(a, -1, 1, 2),
+        arr((2, 4, 3)),
+    ),
     ("diag", lambda m, x: m.diag(x, 1), lambda a: np.diag(a, 1), arr((3,))),
     ("trace", lambda m, x: m.trace(x), lambda a: np.trace(a), arr((3, 3), I64)),
     ("vander", lambda m, x: m.vander(x), lambda a: np.vander(a), arr((4,), I64)),
@@ -239,14 +285,30 @@ NUMPY = [
     ("trapezoid", lambda m, x: m.trapezoid(x), lambda a: np.trapezoid(a), arr((3, 5), F64)),
     ("cov", lambda m, x: m.cov(x), lambda a: np.cov(a), arr((3, 5), F64)),
     ("corrcoef", lambda m, x: m.corrcoef(x), lambda a: np.corrcoef(a), arr((3, 5), F64)),
-    ("gradient", lambda m, x: m.gradient(x, edge_order=2)[1],
-     lambda a: np.gradient(a, edge_order=2)[1], arr((3, 5), F64)),
-    ("logcumsumexp", lambda m, x: m.logcumsumexp(x, 0),
-     lambda a: np.logaddexp.accumulate(a, 0), arr((4, 2), F64)),
-    ("block_diag", lambda m, x: m.block_diag(x, x), lambda a: np.block(
-        [[a, np.zeros_like(a)], [np.zeros_like(a), a]]), arr((2, 2))),
-    ("cdist", lambda m, x: m.cdist(x, x), lambda a: np.sqrt(
-        ((a[:, None] - a[None]) ** 2).sum(-1)), arr((4, 3), F64)),
+    (
+        "gradient",
+        lambda m, x: m.gradient(x, edge_order=2)[1],
+        lambda a: np.gradient(a, edge_order=2)[1],
+        arr((3, 5), F64),
+    ),
+    (
+        "logcumsumexp",
+        lambda m, x: m.logcumsumexp(x, 0),
+        lambda a: np.logaddexp.accumulate(a, 0),
+        arr((4, 2), F64),
+    ),
+    (
+        "block_diag",
+        lambda m, x: m.block_diag(x, x),
+        lambda a: np.block([[a, np.zeros_like(a)], [np.zeros_like(a), a]]),
+        arr((2, 2)),
+    ),
+    (
+        "cdist",
+        lambda m, x: m.cdist(x, x),
+        lambda a: np.sqrt(((a[:, None] - a[None]) ** 2).sum(-1)),
+        arr((4, 3), F64),
+    ),
 ]
 
 
@@ -312,8 +374,7 @@ ERRORS = [
     ("vsplit_1d", lambda m: m.vsplit(m.ones(3), 1)),
     ("dsplit_2d", lambda m: m.dsplit(m.ones(2, 3), 1)),
     ("repeat_interleave_size", lambda m: m.repeat_interleave(m.ones(6), m.tensor([1, 2]), 0)),
-    ("repeat_interleave_negative", lambda m: m.repeat_interleave(m.ones(2), m.tensor([1, -2]),
-                                                                 0)),
+    ("repeat_interleave_negative", lambda m: m.repeat_interleave(m.ones(2), m.tensor([1, -2]), 0)),
     ("repeat_interleave_output", lambda m: m.repeat_interleave(m.ones(2), 2, 0, output_size=3)),
     ("repeat_interleave_float", lambda m: m.repeat_interleave(m.ones(2), m.tensor([1.0, 2.0]))),
     ("meshgrid_indexing", lambda m: m.meshgrid(m.ones(2), indexing="foo")),
@@ -344,8 +405,7 @@ ERRORS = [
     ("cov_fweights_float", lambda m: m.cov(m.ones(2, 3), fweights=m.ones(3))),
     ("cov_aweights_int", lambda m: m.cov(m.ones(2, 3), aweights=m.ones(3, dtype=m.int64))),
     ("cov_fweights_numel", lambda m: m.cov(m.ones(2, 3), fweights=m.ones(2, dtype=m.int64))),
-    ("cov_fweights_negative", lambda m: m.cov(m.ones(2, 3), fweights=-m.ones(3,
-                                                                            dtype=m.int64))),
+    ("cov_fweights_negative", lambda m: m.cov(m.ones(2, 3), fweights=-m.ones(3, dtype=m.int64))),
     ("cov_fweights_2d", lambda m: m.cov(m.ones(2, 3), fweights=m.ones(1, 3, dtype=m.int64))),
     ("vander_2d", lambda m: m.vander(m.ones(2, 2))),
     ("vander_negative", lambda m: m.vander(m.ones(2), -1)),
@@ -380,8 +440,7 @@ GRADS = [
     ("diag", lambda m, x: m.diag(x, 1), [(3, 3)]),
     ("trace", lambda m, x: m.trace(x), [(3, 4)]),
     ("block_diag", lambda m, x, y: m.block_diag(x, y), [(2, 2), (3,)]),
-    ("repeat_interleave", lambda m, x: m.repeat_interleave(x, m.tensor([2, 0, 1]), 0),
-     [(3, 2)]),
+    ("repeat_interleave", lambda m, x: m.repeat_interleave(x, m.tensor([2, 0, 1]), 0), [(3, 2)]),
     ("combinations", lambda m, x: m.combinations(x, 2, True), [(3,)]),
     ("cartesian_prod", lambda m, x, y: m.cartesian_prod(x, y), [(2,), (3,)]),
     ("meshgrid", lambda m, x, y: m.meshgrid(x, y, indexing="xy")[0] * 2, [(2,), (3,)]),
@@ -433,8 +492,9 @@ def test_gradcheck(fn, shapes):
 TORCH_GRADS = [g for g in GRADS if g[0] != "vander"]
 
 
-@pytest.mark.parametrize("fn, shapes", [g[1:] for g in TORCH_GRADS],
-                         ids=[g[0] for g in TORCH_GRADS])
+@pytest.mark.parametrize(
+    "fn, shapes", [g[1:] for g in TORCH_GRADS], ids=[g[0] for g in TORCH_GRADS]
+)
 def test_gradients_match_torch(fn, shapes, torch):
     results = []
     for lib in (tocha, torch):
@@ -442,7 +502,7 @@ def test_gradients_match_torch(fn, shapes, torch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             out = fn(lib, *xs)
-        weights = (np.random.default_rng(3).uniform(-1, 1, tuple(out.shape)))
+        weights = np.random.default_rng(3).uniform(-1, 1, tuple(out.shape))
         (out * lib.from_numpy(weights)).sum().backward()
         results.append([x.grad for x in xs])
     for got, want in zip(*results):

@@ -102,6 +102,8 @@ GETITEM = [
     ((), True, SAME),
     ((), M(False), SAME),
 ]
+
+
 def numpy_result(shape, spec, np_key):
     data = source(np, shape)
     if spec == (0, slice(None), [1, 2]):  # PyTorch selects first: the [1, 2] dim stays put
@@ -163,39 +165,83 @@ GETITEM_ERRORS = [
     ((3,), 5, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
     ((3,), -4, IndexError, "index -4 is out of bounds for dimension 0 with size 3"),
     ((2, 3, 4), (0, 5), IndexError, "index 5 is out of bounds for dimension 1 with size 3"),
-    ((2, 3, 4), (None, Ellipsis, 5), IndexError,
-     "index 5 is out of bounds for dimension 2 with size 4"),
+    (
+        (2, 3, 4),
+        (None, Ellipsis, 5),
+        IndexError,
+        "index 5 is out of bounds for dimension 2 with size 4",
+    ),
     ((3,), [7], IndexError, "index 7 is out of bounds for dimension 0 with size 3"),
     ((3,), I([0, -7]), IndexError, "index -7 is out of bounds for dimension 0 with size 3"),
-    ((2, 3, 4), (slice(None), [7]), IndexError,
-     "index 7 is out of bounds for dimension 0 with size 3"),
-    ((2, 3, 4), ([0], slice(None), [9]), IndexError,
-     "index 9 is out of bounds for dimension 1 with size 4"),
-    ((), 0, IndexError,
-     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
-     "in C++ to convert a 0-dim tensor to a number"),
+    (
+        (2, 3, 4),
+        (slice(None), [7]),
+        IndexError,
+        "index 7 is out of bounds for dimension 0 with size 3",
+    ),
+    (
+        (2, 3, 4),
+        ([0], slice(None), [9]),
+        IndexError,
+        "index 9 is out of bounds for dimension 1 with size 4",
+    ),
+    (
+        (),
+        0,
+        IndexError,
+        "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+        "in C++ to convert a 0-dim tensor to a number",
+    ),
     ((), slice(None), IndexError, "slice() cannot be applied to a 0-dim tensor."),
     ((), (0,), IndexError, "too many indices for tensor of dimension 0"),
     ((2, 3), (0, 0, 0), IndexError, "too many indices for tensor of dimension 2"),
-    ((4,), M([True, False, True]), IndexError,
-     "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor "
-     "[4] at index 0"),
-    ((2, 3, 4), (0, M(np.ones((3, 5), bool))), IndexError,
-     "The shape of the mask [3, 5] at index 1 does not match the shape of the indexed "
-     "tensor [3, 4] at index 1"),
-    ((3,), I([1.0], "float32"), IndexError,
-     "tensors used as indices must be long, int, byte or bool tensors"),
-    ((3,), I(1.0, "float32"), IndexError,
-     "tensors used as indices must be long, int, byte or bool tensors"),
-    ((3,), 1.5, IndexError,
-     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-     "valid indices (got float)"),
+    (
+        (4,),
+        M([True, False, True]),
+        IndexError,
+        "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor "
+        "[4] at index 0",
+    ),
+    (
+        (2, 3, 4),
+        (0, M(np.ones((3, 5), bool))),
+        IndexError,
+        "The shape of the mask [3, 5] at index 1 does not match the shape of the indexed "
+        "tensor [3, 4] at index 1",
+    ),
+    (
+        (3,),
+        I([1.0], "float32"),
+        IndexError,
+        "tensors used as indices must be long, int, byte or bool tensors",
+    ),
+    (
+        (3,),
+        I(1.0, "float32"),
+        IndexError,
+        "tensors used as indices must be long, int, byte or bool tensors",
+    ),
+    (
+        (3,),
+        1.5,
+        IndexError,
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+        "valid indices (got float)",
+    ),
     ((3,), slice(None, None, -1), ValueError, "step must be greater than zero"),
     ((3,), slice(None, None, 0), ValueError, "slice step cannot be zero"),
-    ((2, 3), ([0, 1], [0, 1, 2]), IndexError,
-     "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]"),
-    ((2, 3), ([0, 1], False), IndexError,
-     "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [0]"),
+    (
+        (2, 3),
+        ([0, 1], [0, 1, 2]),
+        IndexError,
+        "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]",
+    ),
+    (
+        (2, 3),
+        ([0, 1], False),
+        IndexError,
+        "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [0]",
+    ),
 ]
 
 
@@ -316,28 +362,82 @@ def test_setitem_duplicate_indices_last_write_wins():
 
 # (shape, dtype, key spec, value, exception type, message)
 SETITEM_ERRORS = [
-    ((2, 3, 4), "int64", (0, [0, 1]), ("t", [1, 1, 1], "int64"), RuntimeError,
-     "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of "
-     "shape [2, 4]"),
-    ((3,), "float32", [0, 1], ("t", [1, 2, 3], "float32"), RuntimeError,
-     "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of "
-     "shape [2]"),
-    ((3,), "float32", slice(None), ("t", [1, 2], "float32"), RuntimeError,
-     "The expanded size of the tensor (3) must match the existing size (2) at non-singleton "
-     "dimension 0.  Target sizes: [3].  Tensor sizes: [2]"),
-    ((3,), "float32", [0, 2], ("t", [1, 2], "int64"), RuntimeError,
-     "Index put requires the source and destination dtypes match, got Float for the "
-     "destination and Long for the source."),
-    ((3,), "int8", 0, 300, RuntimeError,
-     "value cannot be converted to type int8_t without overflow"),
-    ((3,), "int32", 0, 2.9e9, RuntimeError,
-     "value cannot be converted to type int without overflow"),
-    ((3,), "int64", 0, float("nan"), RuntimeError,
-     "value cannot be converted to type int64_t without overflow"),
-    ((3,), "float32", 0, 1e39, RuntimeError,
-     "value cannot be converted to type float without overflow"),
-    ((3,), "float64", 0, 1j, RuntimeError,
-     "value cannot be converted to type double without overflow"),
+    (
+        (2, 3, 4),
+        "int64",
+        (0, [0, 1]),
+        ("t", [1, 1, 1], "int64"),
+        RuntimeError,
+        "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of "
+        "shape [2, 4]",
+    ),
+    (
+        (3,),
+        "float32",
+        [0, 1],
+        ("t", [1, 2, 3], "float32"),
+        RuntimeError,
+        "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of "
+        "shape [2]",
+    ),
+    (
+        (3,),
+        "float32",
+        slice(None),
+        ("t", [1, 2], "float32"),
+        RuntimeError,
+        "The expanded size of the tensor (3) must match the existing size (2) at non-singleton "
+        "dimension 0.  Target sizes: [3].  Tensor sizes: [2]",
+    ),
+    (
+        (3,),
+        "float32",
+        [0, 2],
+        ("t", [1, 2], "int64"),
+        RuntimeError,
+        "Index put requires the source and destination dtypes match, got Float for the "
+        "destination and Long for the source.",
+    ),
+    (
+        (3,),
+        "int8",
+        0,
+        300,
+        RuntimeError,
+        "value cannot be converted to type int8_t without overflow",
+    ),
+    (
+        (3,),
+        "int32",
+        0,
+        2.9e9,
+        RuntimeError,
+        "value cannot be converted to type int without overflow",
+    ),
+    (
+        (3,),
+        "int64",
+        0,
+        float("nan"),
+        RuntimeError,
+        "value cannot be converted to type int64_t without overflow",
+    ),
+    (
+        (3,),
+        "float32",
+        0,
+        1e39,
+        RuntimeError,
+        "value cannot be converted to type float without overflow",
+    ),
+    (
+        (3,),
+        "float64",
+        0,
+        1j,
+        RuntimeError,
+        "value cannot be converted to type double without overflow",
+    ),
     ((3,), "float32", 0, 2**70, ValueError, "Overflow when unpacking long long"),
     ((3,), "float32", 5, 1.0, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
     ((3,), "float32", [5], 1.0, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
@@ -370,8 +470,15 @@ def test_setitem_refuses_other_values():
 
 @pytest.mark.parametrize(
     "dtype,value,expected",
-    [("float16", 1e5, np.inf), ("uint8", -1, 255), ("int64", 3 + 0j, 3), ("bool", 0j, False),
-     ("int8", 2.7, 2), ("float32", float("inf"), np.inf), ("complex64", 1 + 2j, 1 + 2j)],
+    [
+        ("float16", 1e5, np.inf),
+        ("uint8", -1, 255),
+        ("int64", 3 + 0j, 3),
+        ("bool", 0j, False),
+        ("int8", 2.7, 2),
+        ("float32", float("inf"), np.inf),
+        ("complex64", 1 + 2j, 1 + 2j),
+    ],
 )
 def test_setitem_scalar_conversions(dtype, value, expected, torch):
     x = tocha.zeros(2, dtype=getattr(tocha, dtype))
@@ -427,8 +534,12 @@ def test_index_put_and_accumulate(torch):
         idx = (tocha.tensor([0, 0, 2]),)
         values = tocha.tensor([1.0, 2.0, 3.0])
         result = tocha.index_put(x, idx, values, accumulate=accumulate)
-        expected = torch.index_put(torch.zeros(3), (torch.tensor([0, 0, 2]),),
-                                   torch.tensor([1.0, 2.0, 3.0]), accumulate=accumulate)
+        expected = torch.index_put(
+            torch.zeros(3),
+            (torch.tensor([0, 0, 2]),),
+            torch.tensor([1.0, 2.0, 3.0]),
+            accumulate=accumulate,
+        )
         assert_tensor(result, expected)
         assert x.tolist() == [0.0, 0.0, 0.0]
         assert x.index_put_(idx, values, accumulate) is x
@@ -469,10 +580,16 @@ def test_index_select(shape, dim, index, dtype, torch):
 
 @pytest.mark.parametrize(
     "index,exc,message",
-    [(I([1.0], "float32"), RuntimeError, "index_select(): Expected dtype int32 or int64 for index"),
-     (I([[0]]), IndexError, "index_select(): Index is supposed to be a vector"),
-     (I([3]), IndexError, "index out of range in self"),
-     (I([-1]), IndexError, "index out of range in self")],
+    [
+        (
+            I([1.0], "float32"),
+            RuntimeError,
+            "index_select(): Expected dtype int32 or int64 for index",
+        ),
+        (I([[0]]), IndexError, "index_select(): Index is supposed to be a vector"),
+        (I([3]), IndexError, "index out of range in self"),
+        (I([-1]), IndexError, "index out of range in self"),
+    ],
 )
 def test_index_select_errors(index, exc, message, torch):
     with pytest.raises(exc) as info:
@@ -517,25 +634,49 @@ def test_masked_fill_and_select(shape, mask, value, dtype, torch):
 
 def test_masked_errors(torch):
     cases = [
-        (lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([1.0, 0, 1]), 2), RuntimeError,
-         "masked_fill_ only supports boolean masks, but got mask with dtype float"),
-        (lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([1, 0, 1]), 2), RuntimeError,
-         "masked_fill_ only supports boolean masks, but got mask with dtype long int"),
-        (lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([True, False]), 1), RuntimeError,
-         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
-         "dimension 0"),
-        (lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([True] * 3), lib.tensor([2.0])),
-         RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
-         "with 1 dimension(s)."),
-        (lambda lib: lib.zeros(3).masked_fill_(lib.tensor([[True], [False]]), 2), RuntimeError,
-         "output with shape [3] doesn't match the broadcast shape [2, 3]"),
-        (lambda lib: lib.masked_fill(lib.zeros(3, dtype=lib.int8), lib.tensor([True] * 3), 300),
-         RuntimeError, "value cannot be converted to type int8_t without overflow"),
-        (lambda lib: lib.masked_select(lib.zeros(3), lib.tensor([1, 0, 1])), RuntimeError,
-         "masked_select: expected BoolTensor for mask"),
-        (lambda lib: lib.masked_select(lib.zeros(3), lib.tensor([True, False])), RuntimeError,
-         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
-         "dimension 0"),
+        (
+            lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([1.0, 0, 1]), 2),
+            RuntimeError,
+            "masked_fill_ only supports boolean masks, but got mask with dtype float",
+        ),
+        (
+            lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([1, 0, 1]), 2),
+            RuntimeError,
+            "masked_fill_ only supports boolean masks, but got mask with dtype long int",
+        ),
+        (
+            lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([True, False]), 1),
+            RuntimeError,
+            "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+            "dimension 0",
+        ),
+        (
+            lambda lib: lib.masked_fill(lib.zeros(3), lib.tensor([True] * 3), lib.tensor([2.0])),
+            RuntimeError,
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+            "with 1 dimension(s).",
+        ),
+        (
+            lambda lib: lib.zeros(3).masked_fill_(lib.tensor([[True], [False]]), 2),
+            RuntimeError,
+            "output with shape [3] doesn't match the broadcast shape [2, 3]",
+        ),
+        (
+            lambda lib: lib.masked_fill(lib.zeros(3, dtype=lib.int8), lib.tensor([True] * 3), 300),
+            RuntimeError,
+            "value cannot be converted to type int8_t without overflow",
+        ),
+        (
+            lambda lib: lib.masked_select(lib.zeros(3), lib.tensor([1, 0, 1])),
+            RuntimeError,
+            "masked_select: expected BoolTensor for mask",
+        ),
+        (
+            lambda lib: lib.masked_select(lib.zeros(3), lib.tensor([True, False])),
+            RuntimeError,
+            "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+            "dimension 0",
+        ),
     ]
     for fn, exc, message in cases:
         for lib in (tocha, torch):
@@ -559,8 +700,10 @@ WHERE = [
 
 @pytest.mark.parametrize("cond,a,b", WHERE)
 def test_where(cond, a, b, torch):
-    c = np.asarray(cond, dtype="uint8" if isinstance(cond, list) and cond[0] == 1
-                   and cond[0] is not True else bool)
+    c = np.asarray(
+        cond,
+        dtype="uint8" if isinstance(cond, list) and cond[0] == 1 and cond[0] is not True else bool,
+    )
     result = tocha.where(tocha.from_numpy(c.copy()), _value(tocha, a), _value(tocha, b))
     expected = torch.where(torch.from_numpy(c.copy()), _value(torch, a), _value(torch, b))
     assert_tensor(result, expected)
@@ -574,15 +717,17 @@ def test_where_method_and_errors(torch):
     for lib in (tocha, torch):
         with pytest.raises(RuntimeError) as info:
             lib.where(lib.tensor([1.0, 0.0]), 1, 0)
-        assert str(info.value) == ("where expected condition to be a boolean tensor, but got a "
-                                   "tensor with dtype Float")
+        assert str(info.value) == (
+            "where expected condition to be a boolean tensor, but got a tensor with dtype Float"
+        )
         with pytest.raises(RuntimeError) as info:
             lib.where(lib.tensor([True, False]), lib.tensor([1, 2]), lib.tensor([1, 2, 3]))
         assert "must match the size of tensor b (3)" in str(info.value)
 
 
 @pytest.mark.parametrize(
-    "data", [[[0, 1], [2, 0]], [0.0, 1.5, 0.0, -2.0], 3.0, 0.0, [[False, True, True]], []],
+    "data",
+    [[[0, 1], [2, 0]], [0.0, 1.5, 0.0, -2.0], 3.0, 0.0, [[False, True, True]], []],
 )
 def test_nonzero_argwhere_and_where_of_one(data, torch):
     a = np.asarray(data)
@@ -592,8 +737,10 @@ def test_nonzero_argwhere_and_where_of_one(data, torch):
     assert_tensor(x.nonzero(), torch.nonzero(tx))
     assert_tensor(tocha.argwhere(x), torch.argwhere(tx))
     assert_tensor(x.argwhere(), np.argwhere(a).astype(np.int64))
-    for got, want in ((tocha.nonzero(x, as_tuple=True), torch.nonzero(tx, as_tuple=True)),
-                      (tocha.where(x), torch.where(tx))):
+    for got, want in (
+        (tocha.nonzero(x, as_tuple=True), torch.nonzero(tx, as_tuple=True)),
+        (tocha.where(x), torch.where(tx)),
+    ):
         assert len(got) == len(want)
         for g, w in zip(got, want):
             assert_tensor(g, w)

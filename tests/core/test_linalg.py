@@ -34,8 +34,9 @@ def _sym(*shape, dtype="float64"):
 
 
 def _both(torch, arrays):
-    return [tocha.from_numpy(a.copy()) for a in arrays], [torch.from_numpy(a.copy())
-                                                         for a in arrays]
+    return [tocha.from_numpy(a.copy()) for a in arrays], [
+        torch.from_numpy(a.copy()) for a in arrays
+    ]
 
 
 def _compare(mine, theirs, rtol):
@@ -59,8 +60,11 @@ VALUE_CASES = [
     ("solve", [_rand(2, 3, 3, shift=3), _rand(2, 3, 2)], lambda L, a, b: L.linalg.solve(a, b)),
     ("solve_vec", [_rand(2, 3, 3, shift=3), _rand(2, 3)], lambda L, a, b: L.linalg.solve(a, b)),
     ("solve_bcast", [_rand(3, 3, shift=3), _rand(4, 3, 2)], lambda L, a, b: L.linalg.solve(a, b)),
-    ("solve_right", [_rand(3, 3, shift=3), _rand(2, 3)],
-     lambda L, a, b: L.linalg.solve(a, b, left=False)),
+    (
+        "solve_right",
+        [_rand(3, 3, shift=3), _rand(2, 3)],
+        lambda L, a, b: L.linalg.solve(a, b, left=False),
+    ),
     ("cholesky", [_spd(2, 4, 4)], lambda L, a: L.linalg.cholesky(a)),
     ("cholesky_upper", [_spd(4, 4)], lambda L, a: L.linalg.cholesky(a, upper=True)),
     ("cholesky_ex", [_spd(4, 4)], lambda L, a: tuple(L.linalg.cholesky_ex(a))),
@@ -68,16 +72,22 @@ VALUE_CASES = [
     ("eigh", [_sym(2, 4, 4)], lambda L, a: L.linalg.eigh(a).eigenvalues),
     ("eigh_U", [_sym(4, 4)], lambda L, a: L.linalg.eigvalsh(a, "U")),
     ("eigvalsh", [_sym(2, 4, 4)], lambda L, a: L.linalg.eigvalsh(a)),
-    ("eigvals", [_sym(4, 4)], lambda L, a: L.linalg.eigvals(a).real.sort().values
-     if L is not tocha else None),
+    (
+        "eigvals",
+        [_sym(4, 4)],
+        lambda L, a: L.linalg.eigvals(a).real.sort().values if L is not tocha else None,
+    ),
     ("svdvals", [_rand(2, 5, 3)], lambda L, a: L.linalg.svdvals(a)),
     ("svd_S", [_rand(2, 3, 5)], lambda L, a: L.linalg.svd(a).S),
     ("pinv", [_rand(2, 5, 3)], lambda L, a: L.linalg.pinv(a)),
     ("pinv_herm", [_spd(4, 4)], lambda L, a: L.linalg.pinv(a, hermitian=True)),
     ("pinverse", [_rand(3, 5)], lambda L, a: L.pinverse(a)),
     ("lstsq", [_rand(5, 3), _rand(5, 2)], lambda L, a, b: L.linalg.lstsq(a, b).solution),
-    ("lstsq_gelsd", [_rand(2, 5, 3), _rand(2, 5, 2)],
-     lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver="gelsd"))),
+    (
+        "lstsq_gelsd",
+        [_rand(2, 5, 3), _rand(2, 5, 2)],
+        lambda L, a, b: tuple(L.linalg.lstsq(a, b, driver="gelsd")),
+    ),
     ("matrix_rank", [_rand(2, 4, 3)], lambda L, a: L.linalg.matrix_rank(a)),
     ("matrix_rank_low", [np.ones((3, 3))], lambda L, a: L.linalg.matrix_rank(a)),
     ("matrix_power", [_rand(2, 3, 3)], lambda L, a: L.linalg.matrix_power(a, 5)),
@@ -87,29 +97,55 @@ VALUE_CASES = [
     ("matrix_exp_big", [_rand(3, 3) * 20], lambda L, a: L.matrix_exp(a)),
     ("cross", [_rand(1, 2, 3), _rand(4, 1, 3)], lambda L, a, b: L.linalg.cross(a, b)),
     ("vecdot", [_rand(2, 3), _rand(3)], lambda L, a, b: L.linalg.vecdot(a, b)),
-    ("vecdot_c", [_rand(2, 3, dtype="complex128"), _rand(2, 3, dtype="complex128")],
-     lambda L, a, b: L.linalg.vecdot(a, b, dim=0)),
-    ("multi_dot", [_rand(3), _rand(3, 5), _rand(5, 2), _rand(2)],
-     lambda L, *t: L.linalg.multi_dot(t)),
-    ("householder", [_rand(5, 3), _rand(2)],
-     lambda L, a, t: L.linalg.householder_product(a, t)),
-    ("householder_b", [_rand(2, 4, 4), _rand(2, 4)],
-     lambda L, a, t: L.linalg.householder_product(a, t)),
+    (
+        "vecdot_c",
+        [_rand(2, 3, dtype="complex128"), _rand(2, 3, dtype="complex128")],
+        lambda L, a, b: L.linalg.vecdot(a, b, dim=0),
+    ),
+    (
+        "multi_dot",
+        [_rand(3), _rand(3, 5), _rand(5, 2), _rand(2)],
+        lambda L, *t: L.linalg.multi_dot(t),
+    ),
+    ("householder", [_rand(5, 3), _rand(2)], lambda L, a, t: L.linalg.householder_product(a, t)),
+    (
+        "householder_b",
+        [_rand(2, 4, 4), _rand(2, 4)],
+        lambda L, a, t: L.linalg.householder_product(a, t),
+    ),
     ("lu_factor", [_rand(2, 4, 4)], lambda L, a: tuple(L.linalg.lu_factor(a))),
     ("lu_factor_wide", [_rand(3, 5)], lambda L, a: tuple(L.linalg.lu_factor(a))),
     ("lu", [_rand(2, 5, 3)], lambda L, a: tuple(L.linalg.lu(a))),
-    ("lu_solve", [_rand(2, 4, 4), _rand(2, 4, 3)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b)),
-    ("lu_solve_adj", [_rand(4, 4), _rand(4, 3)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True)),
-    ("lu_solve_right", [_rand(4, 4), _rand(3, 4)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False)),
-    ("solve_triangular", [_rand(2, 20, 20, shift=5), _rand(2, 20, 3)],
-     lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True)),
-    ("solve_triangular_l", [_rand(40, 40, shift=8), _rand(3, 40)],
-     lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, left=False)),
-    ("solve_triangular_u", [_rand(4, 4), _rand(4, 2)],
-     lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, unitriangular=True)),
+    (
+        "lu_solve",
+        [_rand(2, 4, 4), _rand(2, 4, 3)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b),
+    ),
+    (
+        "lu_solve_adj",
+        [_rand(4, 4), _rand(4, 3)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True),
+    ),
+    (
+        "lu_solve_right",
+        [_rand(4, 4), _rand(3, 4)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False),
+    ),
+    (
+        "solve_triangular",
+        [_rand(2, 20, 20, shift=5), _rand(2, 20, 3)],
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    ),
+    (
+        "solve_triangular_l",
+        [_rand(40, 40, shift=8), _rand(3, 40)],
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, left=False),
+    ),
+    (
+        "solve_triangular_u",
+        [_rand(4, 4), _rand(4, 2)],
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+    ),
     ("vector_norm", [_rand(3, 4)], lambda L, a: L.linalg.vector_norm(a, 3, dim=1)),
     ("vector_norm_inf", [_rand(3, 4)], lambda L, a: L.linalg.vector_norm(a, float("-inf"))),
     ("vector_norm_0", [_rand(3, 4)], lambda L, a: L.linalg.vector_norm(a, 0, dim=(0, 1))),
@@ -117,12 +153,19 @@ VALUE_CASES = [
     ("norm_fro", [_rand(3, 4)], lambda L, a: L.linalg.norm(a, "fro")),
     ("norm_dims", [_rand(3, 4, 2)], lambda L, a: L.linalg.norm(a, 2, dim=(0, 2), keepdim=True)),
     ("norm_vec", [_rand(3, 4)], lambda L, a: L.linalg.norm(a, 1, dim=1)),
-    *[(f"matrix_norm_{o}", [_rand(2, 3, 4)], lambda L, a, o=o: L.linalg.matrix_norm(a, o))
-      for o in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf"))],
-    ("matrix_norm_dim", [_rand(3, 4, 2)],
-     lambda L, a: L.linalg.matrix_norm(a, 1, dim=(0, 2), keepdim=True)),
-    *[(f"cond_{p}", [_rand(2, 3, 3, shift=2)], lambda L, a, p=p: L.linalg.cond(a, p))
-      for p in (None, 2, -2, "fro", "nuc", 1, float("inf"))],
+    *[
+        (f"matrix_norm_{o}", [_rand(2, 3, 4)], lambda L, a, o=o: L.linalg.matrix_norm(a, o))
+        for o in ("fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf"))
+    ],
+    (
+        "matrix_norm_dim",
+        [_rand(3, 4, 2)],
+        lambda L, a: L.linalg.matrix_norm(a, 1, dim=(0, 2), keepdim=True),
+    ),
+    *[
+        (f"cond_{p}", [_rand(2, 3, 3, shift=2)], lambda L, a, p=p: L.linalg.cond(a, p))
+        for p in (None, 2, -2, "fro", "nuc", 1, float("inf"))
+    ],
     ("qr_R", [_rand(2, 5, 3)], lambda L, a: L.linalg.qr(a).R.abs()),
     ("qr_complete", [_rand(5, 3)], lambda L, a: L.linalg.qr(a, "complete").R.abs()),
     ("qr_r", [_rand(3, 5)], lambda L, a: L.linalg.qr(a, "r").R.abs()),
@@ -130,8 +173,11 @@ VALUE_CASES = [
     ("svd_top_S", [_rand(5, 3)], lambda L, a: L.svd(a).S),
     ("det_c", [_rand(3, 3, dtype="complex128")], lambda L, a: L.linalg.det(a)),
     ("inv_c", [_rand(3, 3, dtype="complex64", shift=3)], lambda L, a: L.linalg.inv(a)),
-    ("solve_c", [_rand(3, 3, dtype="complex128", shift=3), _rand(3, 2, dtype="complex128")],
-     lambda L, a, b: L.linalg.solve(a, b)),
+    (
+        "solve_c",
+        [_rand(3, 3, dtype="complex128", shift=3), _rand(3, 2, dtype="complex128")],
+        lambda L, a, b: L.linalg.solve(a, b),
+    ),
     ("cholesky_c", [_spd(3, 3, dtype="complex128")], lambda L, a: L.linalg.cholesky(a)),
     ("eigvalsh_c", [_sym(3, 3, dtype="complex64")], lambda L, a: L.linalg.eigvalsh(a)),
     ("svdvals_c", [_rand(4, 3, dtype="complex128")], lambda L, a: L.linalg.svdvals(a)),
@@ -149,8 +195,9 @@ def test_values_match_torch(torch, name, arrays, fn, dtype):
         dtype = "complex64" if dtype == "float32" else "complex128"
     arrays = [a.astype(dtype) for a in arrays]
     mine, theirs = _both(torch, arrays)
-    _compare(fn(tocha, *mine), fn(torch, *theirs), 2e-4 if dtype in ("float32", "complex64")
-             else 1e-7)
+    _compare(
+        fn(tocha, *mine), fn(torch, *theirs), 2e-4 if dtype in ("float32", "complex64") else 1e-7
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
@@ -202,44 +249,96 @@ def test_return_types_have_fields():
 
 
 ERROR_CASES = [
-    (lambda: LA.inv(tocha.from_numpy(np.array([[1.0, 2], [2, 4]]))), LA.LinAlgError,
-     "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed "
-     "because the input matrix is singular."),
-    (lambda: LA.inv(tocha.from_numpy(np.stack([np.eye(2), [[1.0, 2], [2, 4]]]))),
-     LA.LinAlgError, "linalg.inv: (Batch element 1): The diagonal element 2 is zero"),
-    (lambda: LA.solve(tocha.from_numpy(np.array([[1.0, 2], [2, 4]])), tocha.ones(2,
-     dtype=tocha.float64)), LA.LinAlgError,
-     "torch.linalg.solve: The solver failed because the input matrix is singular."),
-    (lambda: LA.cholesky(-tocha.eye(3)), LA.LinAlgError,
-     "linalg.cholesky: The factorization could not be completed because the input is not "
-     "positive-definite (the leading minor of order 1 is not positive-definite)."),
-    (lambda: LA.cholesky(tocha.from_numpy(np.diag([1.0, 1, -1]))), LA.LinAlgError,
-     "(the leading minor of order 3 is not positive-definite)"),
-    (lambda: LA.inv(tocha.ones(2, 3)), RuntimeError,
-     "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
-    (lambda: LA.inv(tocha.ones(3)), RuntimeError,
-     "linalg.inv: The input tensor A must have at least 2 dimensions."),
-    (lambda: LA.det(tocha.ones(2, 2, dtype=tocha.int64)), RuntimeError,
-     "linalg.det: Expected a floating point or complex tensor as input. Got Long"),
-    (lambda: LA.solve(tocha.eye(3), tocha.ones(2)), RuntimeError,
-     "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 2x1)"),
+    (
+        lambda: LA.inv(tocha.from_numpy(np.array([[1.0, 2], [2, 4]]))),
+        LA.LinAlgError,
+        "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed "
+        "because the input matrix is singular.",
+    ),
+    (
+        lambda: LA.inv(tocha.from_numpy(np.stack([np.eye(2), [[1.0, 2], [2, 4]]]))),
+        LA.LinAlgError,
+        "linalg.inv: (Batch element 1): The diagonal element 2 is zero",
+    ),
+    (
+        lambda: LA.solve(
+            tocha.from_numpy(np.array([[1.0, 2], [2, 4]])), tocha.ones(2, dtype=tocha.float64)
+        ),
+        LA.LinAlgError,
+        "torch.linalg.solve: The solver failed because the input matrix is singular.",
+    ),
+    (
+        lambda: LA.cholesky(-tocha.eye(3)),
+        LA.LinAlgError,
+        "linalg.cholesky: The factorization could not be completed because the input is not "
+        "positive-definite (the leading minor of order 1 is not positive-definite).",
+    ),
+    (
+        lambda: LA.cholesky(tocha.from_numpy(np.diag([1.0, 1, -1]))),
+        LA.LinAlgError,
+        "(the leading minor of order 3 is not positive-definite)",
+    ),
+    (
+        lambda: LA.inv(tocha.ones(2, 3)),
+        RuntimeError,
+        "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    (
+        lambda: LA.inv(tocha.ones(3)),
+        RuntimeError,
+        "linalg.inv: The input tensor A must have at least 2 dimensions.",
+    ),
+    (
+        lambda: LA.det(tocha.ones(2, 2, dtype=tocha.int64)),
+        RuntimeError,
+        "linalg.det: Expected a floating point or complex tensor as input. Got Long",
+    ),
+    (
+        lambda: LA.solve(tocha.eye(3), tocha.ones(2)),
+        RuntimeError,
+        "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 2x1)",
+    ),
     (lambda: LA.qr(tocha.eye(3), "x"), RuntimeError, "qr received unrecognized mode 'x'"),
-    (lambda: LA.eigh(tocha.eye(3), "X"), RuntimeError,
-     "Expected UPLO argument to be 'L' or 'U', but got X"),
-    (lambda: LA.cross(tocha.ones(3, 2), tocha.ones(3, 2)), RuntimeError,
-     "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
-    (lambda: LA.vector_norm(tocha.ones(3, dtype=tocha.int64)), RuntimeError,
-     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
-    (lambda: LA.matrix_norm(tocha.ones(3)), RuntimeError,
-     "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
-    (lambda: LA.norm(tocha.ones(3, 3), 3), RuntimeError,
-     "linalg.matrix_norm: Order 3 not supported."),
-    (lambda: LA.solve_triangular(tocha.eye(3), tocha.ones(3), upper=True), RuntimeError,
-     "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."),
-    (lambda: LA.lu_factor(tocha.from_numpy(np.array([[1.0, 2], [2, 4]]))), LA.LinAlgError,
-     "torch.linalg.lu_factor: U[2,2] is zero"),
-    (lambda: LA.lu_factor(tocha.eye(3), pivot=False), RuntimeError,
-     "LU without pivoting is not implemented on the CPU"),
+    (
+        lambda: LA.eigh(tocha.eye(3), "X"),
+        RuntimeError,
+        "Expected UPLO argument to be 'L' or 'U', but got X",
+    ),
+    (
+        lambda: LA.cross(tocha.ones(3, 2), tocha.ones(3, 2)),
+        RuntimeError,
+        "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2",
+    ),
+    (
+        lambda: LA.vector_norm(tocha.ones(3, dtype=tocha.int64)),
+        RuntimeError,
+        "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
+    ),
+    (
+        lambda: LA.matrix_norm(tocha.ones(3)),
+        RuntimeError,
+        "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.",
+    ),
+    (
+        lambda: LA.norm(tocha.ones(3, 3), 3),
+        RuntimeError,
+        "linalg.matrix_norm: Order 3 not supported.",
+    ),
+    (
+        lambda: LA.solve_triangular(tocha.eye(3), tocha.ones(3), upper=True),
+        RuntimeError,
+        "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.",
+    ),
+    (
+        lambda: LA.lu_factor(tocha.from_numpy(np.array([[1.0, 2], [2, 4]]))),
+        LA.LinAlgError,
+        "torch.linalg.lu_factor: U[2,2] is zero",
+    ),
+    (
+        lambda: LA.lu_factor(tocha.eye(3), pivot=False),
+        RuntimeError,
+        "LU without pivoting is not implemented on the CPU",
+    ),
 ]
 
 
@@ -273,10 +372,16 @@ GRAD_CASES = [
     ("inv", [_rand(2, 3, 3, shift=3)], lambda L, a: L.linalg.inv(a)),
     ("solve", [_rand(3, 3, shift=3), _rand(2, 3, 2)], lambda L, a, b: L.linalg.solve(a, b)),
     ("solve_vec", [_rand(3, 3, shift=3), _rand(3)], lambda L, a, b: L.linalg.solve(a, b)),
-    ("cholesky", [_rand(2, 3, 3)], lambda L, a: L.linalg.cholesky(a @ a.mT + 3 * L.eye(
-        3, dtype=a.dtype))),
-    ("cholesky_upper", [_rand(3, 3)], lambda L, a: L.linalg.cholesky(
-        a @ a.mT + 3 * L.eye(3, dtype=a.dtype), upper=True)),
+    (
+        "cholesky",
+        [_rand(2, 3, 3)],
+        lambda L, a: L.linalg.cholesky(a @ a.mT + 3 * L.eye(3, dtype=a.dtype)),
+    ),
+    (
+        "cholesky_upper",
+        [_rand(3, 3)],
+        lambda L, a: L.linalg.cholesky(a @ a.mT + 3 * L.eye(3, dtype=a.dtype), upper=True),
+    ),
     ("qr", [_rand(2, 4, 3)], lambda L, a: tuple(L.linalg.qr(a))),
     ("qr_wide", [_rand(3, 5)], lambda L, a: tuple(L.linalg.qr(a))),
     ("eigh", [_rand(3, 3)], lambda L, a: tuple(L.linalg.eigh(a + a.mT))),
@@ -289,19 +394,35 @@ GRAD_CASES = [
     ("pinv_wide", [_rand(2, 3, 4)], lambda L, a: L.linalg.pinv(a)),
     ("lstsq", [_rand(5, 3), _rand(5, 2)], lambda L, a, b: L.linalg.lstsq(a, b).solution),
     ("matrix_exp", [_rand(2, 3, 3)], lambda L, a: L.linalg.matrix_exp(a)),
-    ("solve_triangular", [_rand(3, 3, shift=3), _rand(3, 2)],
-     lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True)),
-    ("solve_triangular_r", [_rand(3, 3, shift=3), _rand(2, 3)],
-     lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, left=False,
-                                               unitriangular=True)),
+    (
+        "solve_triangular",
+        [_rand(3, 3, shift=3), _rand(3, 2)],
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    ),
+    (
+        "solve_triangular_r",
+        [_rand(3, 3, shift=3), _rand(2, 3)],
+        lambda L, a, b: L.linalg.solve_triangular(
+            a, b, upper=False, left=False, unitriangular=True
+        ),
+    ),
     ("lu_factor", [_rand(3, 3)], lambda L, a: L.linalg.lu_factor(a).LU),
     ("lu", [_rand(3, 3)], lambda L, a: tuple(L.linalg.lu(a))[1:]),
-    ("lu_solve", [_rand(3, 3), _rand(3, 2)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b)),
-    ("lu_solve_adjoint", [_rand(3, 3), _rand(3, 2)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True)),
-    ("lu_solve_right", [_rand(3, 3), _rand(2, 3)],
-     lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False)),
+    (
+        "lu_solve",
+        [_rand(3, 3), _rand(3, 2)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b),
+    ),
+    (
+        "lu_solve_adjoint",
+        [_rand(3, 3), _rand(3, 2)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True),
+    ),
+    (
+        "lu_solve_right",
+        [_rand(3, 3), _rand(2, 3)],
+        lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, left=False),
+    ),
     ("vector_norm", [_rand(2, 3)], lambda L, a: L.linalg.vector_norm(a, 3, dim=1)),
     ("norm", [_rand(2, 3)], lambda L, a: L.linalg.norm(a)),
     ("matrix_norm_nuc", [_rand(3, 3)], lambda L, a: L.linalg.matrix_norm(a, "nuc")),
@@ -310,11 +431,9 @@ GRAD_CASES = [
     ("cond", [_rand(3, 3)], lambda L, a: L.linalg.cond(a)),
     ("cross", [_rand(2, 3), _rand(2, 3)], lambda L, a, b: L.linalg.cross(a, b)),
     ("vecdot", [_rand(2, 3), _rand(3)], lambda L, a, b: L.linalg.vecdot(a, b)),
-    ("multi_dot", [_rand(2, 3), _rand(3, 4), _rand(4)],
-     lambda L, *t: L.linalg.multi_dot(t)),
+    ("multi_dot", [_rand(2, 3), _rand(3, 4), _rand(4)], lambda L, *t: L.linalg.multi_dot(t)),
     ("matrix_power", [_rand(3, 3, shift=2)], lambda L, a: L.linalg.matrix_power(a, -3)),
-    ("householder", [_rand(4, 3), _rand(3)],
-     lambda L, a, t: L.linalg.householder_product(a, t)),
+    ("householder", [_rand(4, 3), _rand(3)], lambda L, a, t: L.linalg.householder_product(a, t)),
 ]
 NO_GRADGRAD = {"svd_tall", "svd_wide", "svd_square", "eigh", "det_singular", "qr_wide"}
 

@@ -32,8 +32,11 @@ CASES = [
     ("rad2deg", lambda m, x: m.rad2deg(x), [arr((2, 3), F64)]),
     ("deg2rad_", lambda m, x: m.deg2rad_(x), [arr((2,))]),
     ("rad2deg_", lambda m, x: x.rad2deg_(), [arr((2,))]),
-    ("heaviside", lambda m, x, v: m.heaviside(x, v),
-     [np.array([-1.0, 0.0, 2.0, np.nan], F32), np.array([0.5], F32)]),
+    (
+        "heaviside",
+        lambda m, x, v: m.heaviside(x, v),
+        [np.array([-1.0, 0.0, 2.0, np.nan], F32), np.array([0.5], F32)],
+    ),
     ("heaviside_int", lambda m, x, v: m.heaviside(x, v), [arr((4,), I64, -1, 2), arr((4,), I64)]),
     ("heaviside_", lambda m, x, v: x.heaviside_(v), [arr((4,), F64, -1, 2), arr((), F64)]),
     ("gcd", lambda m, x, y: m.gcd(x, y), [arr((5,), I64, -20, 20), arr((5,), I64, -20, 20)]),
@@ -51,10 +54,16 @@ CASES = [
     ("frexp", lambda m, x: m.frexp(x), [np.array([0.0, 1.0, -3.5, 1e-40, np.inf], F32)]),
     ("frexp_f64", lambda m, x: x.frexp(), [arr((2, 3), F64, transpose=True)]),
     ("isclose", lambda m, x: m.isclose(x, x + 1e-6), [arr((3, 4))]),
-    ("isclose_nan", lambda m, x, y: m.isclose(x, y, equal_nan=True),
-     [np.array([np.nan, 1, np.inf, -np.inf]), np.array([np.nan, 1.1, np.inf, np.inf])]),
-    ("isclose_tols", lambda m, x, y: m.isclose(x, y, rtol=0.1, atol=0.5),
-     [np.array([1.0, 2.0, 3.0]), np.array([1.4, 2.7, 0.0])]),
+    (
+        "isclose_nan",
+        lambda m, x, y: m.isclose(x, y, equal_nan=True),
+        [np.array([np.nan, 1, np.inf, -np.inf]), np.array([np.nan, 1.1, np.inf, np.inf])],
+    ),
+    (
+        "isclose_tols",
+        lambda m, x, y: m.isclose(x, y, rtol=0.1, atol=0.5),
+        [np.array([1.0, 2.0, 3.0]), np.array([1.4, 2.7, 0.0])],
+    ),
     ("isclose_int", lambda m, x, y: m.isclose(x, y, atol=1), [arr((5,), I64), arr((5,), I64)]),
     ("isclose_bool", lambda m, x, y: m.isclose(x, y), [arr((5,), bool), arr((5,), bool)]),
     ("isclose_zero_tol", lambda m, x: m.isclose(x, x, 0, 0), [arr((3,))]),
@@ -73,17 +82,28 @@ CASES = [
     ("isin_empty", lambda m, e, t: m.isin(e, t), [arr((0,), I64), arr((3,), I64)]),
     ("nextafter", lambda m, x, y: m.nextafter(x, y), [arr((4,)), arr((4,))]),
     ("nextafter_", lambda m, x, y: x.nextafter_(y), [arr((4,), F64), arr((), F64)]),
-    ("addcmul", lambda m, x, a, b: m.addcmul(x, a, b, value=0.5), [arr((3,)), arr((2, 3)),
-                                                                  arr((3,))]),
-    ("addcmul_int", lambda m, x, a, b: m.addcmul(x, a, b, value=2),
-     [arr((3,), I64), arr((3,), I64), arr((3,), I64)]),
-    ("addcmul_int_float_value", lambda m, x, a, b: x.addcmul(a, b, value=0.5),
-     [arr((3,), I64), arr((3,), I64), arr((3,), I64)]),
-    ("addcdiv", lambda m, x, a, b: m.addcdiv(x, a, b, value=-2), [arr((3,)), arr((3,)),
-                                                                 arr((3,), F32, 1, 2)]),
+    (
+        "addcmul",
+        lambda m, x, a, b: m.addcmul(x, a, b, value=0.5),
+        [arr((3,)), arr((2, 3)), arr((3,))],
+    ),
+    (
+        "addcmul_int",
+        lambda m, x, a, b: m.addcmul(x, a, b, value=2),
+        [arr((3,), I64), arr((3,), I64), arr((3,), I64)],
+    ),
+    (
+        "addcmul_int_float_value",
+        lambda m, x, a, b: x.addcmul(a, b, value=0.5),
+        [arr((3,), I64), arr((3,), I64), arr((3,), I64)],
+    ),
+    (
+        "addcdiv",
+        lambda m, x, a, b: m.addcdiv(x, a, b, value=-2),
+        [arr((3,)), arr((3,)), arr((3,), F32, 1, 2)],
+    ),
     ("addcmul_", lambda m, x, a, b: x.addcmul_(a, b, value=3), [arr((3,)), arr((3,)), arr(())]),
-    ("addcdiv_", lambda m, x, a, b: x.addcdiv_(a, b), [arr((3,)), arr((3,)),
-                                                      arr((3,), F32, 1, 2)]),
+    ("addcdiv_", lambda m, x, a, b: x.addcdiv_(a, b), [arr((3,)), arr((3,)), arr((3,), F32, 1, 2)]),
     ("conj_real", lambda m, x: m.conj(x), [arr((3,))]),
     ("conj_physical", lambda m, x: m.conj_physical(x), [carr((3,))]),
     ("conj_physical_real", lambda m, x: x.conj_physical(), [arr((3,))]),
@@ -95,8 +115,11 @@ CASES = [
     ("real_real", lambda m, x: x.real, [arr((2, 3))]),
     ("imag", lambda m, x: x.imag, [carr((3, 2), C128, transpose=True)]),
     ("angle_complex", lambda m, x: m.angle(x), [carr((4,))]),
-    ("angle_real", lambda m, x: x.angle(),
-     [np.array([-0.0, 0.0, -1.0, 2.0, np.nan, -np.inf], F32)]),
+    (
+        "angle_real",
+        lambda m, x: x.angle(),
+        [np.array([-0.0, 0.0, -1.0, 2.0, np.nan, -np.inf], F32)],
+    ),
     ("angle_int", lambda m, x: m.angle(x), [arr((4,), I64)]),
     ("angle_bool", lambda m, x: m.angle(x), [arr((4,), bool)]),
     ("view_as_real", lambda m, x: m.view_as_real(x), [carr((2, 3))]),
@@ -130,8 +153,11 @@ NUMPY = [
     ("nextafter", lambda m, x: m.nextafter(x, x * 0), lambda a: np.nextafter(a, a * 0)),
     ("frexp", lambda m, x: m.frexp(x).mantissa, lambda a: np.frexp(a)[0]),
     ("ldexp", lambda m, x: m.ldexp(x, m.tensor(3)), lambda a: np.ldexp(a, 3)),
-    ("isclose", lambda m, x: m.isclose(x, x + 1e-3, 1e-3, 0), lambda a: np.isclose(a, a + 1e-3,
-                                                                               1e-3, 0)),
+    (
+        "isclose",
+        lambda m, x: m.isclose(x, x + 1e-3, 1e-3, 0),
+        lambda a: np.isclose(a, a + 1e-3, 1e-3, 0),
+    ),
     ("float_power", lambda m, x: m.float_power(x.abs(), 1.5), lambda a: np.abs(a) ** 1.5),
 ]
 
@@ -187,8 +213,10 @@ ERRORS = [
     ("deg2rad_int_inplace", lambda m: m.arange(3).deg2rad_()),
     ("heaviside_dtypes", lambda m: m.heaviside(m.ones(2), m.ones(2, dtype=m.int64))),
     ("heaviside_scalar", lambda m: m.heaviside(m.ones(2), 0.5)),
-    ("heaviside_complex", lambda m: m.heaviside(m.ones(2, dtype=m.complex64),
-                                                m.ones(2, dtype=m.complex64))),
+    (
+        "heaviside_complex",
+        lambda m: m.heaviside(m.ones(2, dtype=m.complex64), m.ones(2, dtype=m.complex64)),
+    ),
     ("gcd_float", lambda m: m.gcd(m.ones(2), m.ones(2))),
     ("gcd_bool", lambda m: m.gcd(m.ones(2, dtype=m.bool), m.ones(2, dtype=m.bool))),
     ("lcm_float", lambda m: m.lcm(m.ones(2), m.ones(2))),
@@ -282,8 +310,10 @@ GRADS = [
 
 def _leaves(lib, shapes, seed):
     rng = np.random.default_rng(seed)
-    return [lib.from_numpy(rng.uniform(0.5, 2.0, s) * rng.choice([-1, 1], s)).requires_grad_()
-            for s in shapes]
+    return [
+        lib.from_numpy(rng.uniform(0.5, 2.0, s) * rng.choice([-1, 1], s)).requires_grad_()
+        for s in shapes
+    ]
 
 
 @pytest.mark.parametrize("fn, shapes", [g[1:] for g in GRADS], ids=[g[0] for g in GRADS])
@@ -298,8 +328,9 @@ def test_gradcheck(fn, shapes):
 TORCH_GRADS = [g for g in GRADS if g[0] != "ldexp"]
 
 
-@pytest.mark.parametrize("fn, shapes", [g[1:] for g in TORCH_GRADS],
-                         ids=[g[0] for g in TORCH_GRADS])
+@pytest.mark.parametrize(
+    "fn, shapes", [g[1:] for g in TORCH_GRADS], ids=[g[0] for g in TORCH_GRADS]
+)
 def test_gradients_match_torch(fn, shapes, torch):
     results = []
     for lib in (tocha, torch):

@@ -321,9 +321,9 @@ def test_clamp_needs_a_bound():
 def test_bool_subtraction_and_negation():
     b = tocha.tensor([True, False])
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
-        b - b
+        b - b  # noqa: B018
     with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
-        -b
+        -b  # noqa: B018
 
 
 def test_broadcast_error_message():

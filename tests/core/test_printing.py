@@ -62,8 +62,11 @@ CASES = {
     "complex128": ((_randn(2, 2) + 1j * _randn(2, 2)).astype(np.complex128), None, None),
     "complex_ints": (np.array([1 + 1j, 2 - 3j], np.complex64), None, None),
     "complex_sci": (np.array([1e-6 + 1j, 1e5 - 1e-3j], np.complex64), None, None),
-    "complex_neg_zero": (np.array([complex(1, -0.0), complex(-0.0, 0.0)], np.complex64), None,
-                         None),
+    "complex_neg_zero": (
+        np.array([complex(1, -0.0), complex(-0.0, 0.0)], np.complex64),
+        None,
+        None,
+    ),
     "empty_1d": (np.zeros(0, np.float32), None, None),
     "empty_2d": (np.zeros((0, 3), np.float32), None, None),
     "empty_int": (np.zeros(0, np.int64), None, None),
@@ -84,8 +87,7 @@ CASES = {
     "precision_8_f64": (_randn(4, dtype=np.float64), None, {"precision": 8}),
     "threshold_5": (np.arange(10.0, dtype=np.float32), None, {"threshold": 5}),
     "edgeitems_1": (np.arange(100).reshape(10, 10), None, {"threshold": 10, "edgeitems": 1}),
-    "edgeitems_0_1d": (np.arange(20.0, dtype=np.float32), None, {"threshold": 5,
-                                                                  "edgeitems": 0}),
+    "edgeitems_0_1d": (np.arange(20.0, dtype=np.float32), None, {"threshold": 5, "edgeitems": 0}),
     "edgeitems_0_2d": (np.arange(20).reshape(4, 5), None, {"threshold": 5, "edgeitems": 0}),
     "linewidth_40": (_randn(20), None, {"linewidth": 40}),
     "linewidth_200": (_randn(5, 30), None, {"linewidth": 200}),
@@ -211,5 +213,7 @@ def _testdev_installed() -> bool:
 @pytest.mark.skipif(not _testdev_installed(), reason="the testdev plugin is not installed")
 def test_device_suffix():
     assert repr(tocha.ones(2, device="testdev")) == "tensor([1., 1.], device='testdev')"
-    assert repr(tocha.zeros(0, dtype=tocha.int32, device="testdev")) == \
-        "tensor([], device='testdev', dtype=tocha.int32)"
+    assert (
+        repr(tocha.zeros(0, dtype=tocha.int32, device="testdev"))
+        == "tensor([], device='testdev', dtype=tocha.int32)"
+    )

@@ -32,25 +32,27 @@ CALLS = {
     "randint_u8": lambda lib, g: lib.randint(0, 256, (3,), dtype=lib.uint8, generator=g),
     "randint_bool": lambda lib, g: lib.randint(0, 2, (3,), dtype=lib.bool, generator=g),
     "randint_like": lambda lib, g: lib.randint_like(lib.ones(4), 5, generator=g),
-    "randint_like_lh": lambda lib, g: lib.randint_like(lib.ones(4, dtype=lib.int32), 2, 5,
-                                                       generator=g),
+    "randint_like_lh": lambda lib, g: lib.randint_like(
+        lib.ones(4, dtype=lib.int32), 2, 5, generator=g
+    ),
     "randperm": lambda lib, g: lib.randperm(6, generator=g),
     "randperm_f32": lambda lib, g: lib.randperm(6, dtype=lib.float32, generator=g),
     "randperm_0": lambda lib, g: lib.randperm(0, generator=g),
     "normal_tt": lambda lib, g: lib.normal(lib.zeros(2, 3), lib.ones(3), generator=g),
-    "normal_tt_f64": lambda lib, g: lib.normal(lib.zeros(3, dtype=lib.float64), lib.ones(3),
-                                               generator=g),
+    "normal_tt_f64": lambda lib, g: lib.normal(
+        lib.zeros(3, dtype=lib.float64), lib.ones(3), generator=g
+    ),
     "normal_tf": lambda lib, g: lib.normal(lib.zeros(2, 2), 2.0, generator=g),
     "normal_t": lambda lib, g: lib.normal(lib.zeros(4, dtype=lib.float16), generator=g),
     "normal_ft": lambda lib, g: lib.normal(1.0, lib.ones(3, dtype=lib.float64), generator=g),
     "normal_ffs": lambda lib, g: lib.normal(1.0, 2.0, (2, 3), generator=g),
     "normal_ffs_int": lambda lib, g: lib.normal(1, 2, size=(2,), dtype=lib.float64, generator=g),
     "bernoulli": lambda lib, g: lib.bernoulli(lib.full((3, 2), 0.5), generator=g),
-    "bernoulli_f64": lambda lib, g: lib.bernoulli(lib.full((3,), 0.5, dtype=lib.float64),
-                                                  generator=g),
+    "bernoulli_f64": lambda lib, g: lib.bernoulli(
+        lib.full((3,), 0.5, dtype=lib.float64), generator=g
+    ),
     "bernoulli_p": lambda lib, g: lib.bernoulli(lib.ones(3), 0.3, generator=g),
-    "bernoulli_p_int": lambda lib, g: lib.bernoulli(lib.ones(3, dtype=lib.int64), 0.3,
-                                                    generator=g),
+    "bernoulli_p_int": lambda lib, g: lib.bernoulli(lib.ones(3, dtype=lib.int64), 0.3, generator=g),
     "bernoulli_method": lambda lib, g: lib.full((2,), 0.5).bernoulli(generator=g),
     "multinomial_1d": lambda lib, g: lib.multinomial(lib.ones(5), 3, generator=g),
     "multinomial_2d": lambda lib, g: lib.multinomial(lib.ones(2, 5), 7, True, generator=g),
@@ -94,39 +96,67 @@ def test_same_seed_same_values(name):
 N = 200_000
 MOMENTS = [
     ("rand", lambda g: tocha.rand(N, generator=g), 0.5, math.sqrt(1 / 12)),
-    ("rand_f64", lambda g: tocha.rand(N, dtype=tocha.float64, generator=g), 0.5,
-     math.sqrt(1 / 12)),
-    ("rand_f16", lambda g: tocha.rand(N, dtype=tocha.float16, generator=g), 0.5,
-     math.sqrt(1 / 12)),
+    ("rand_f64", lambda g: tocha.rand(N, dtype=tocha.float64, generator=g), 0.5, math.sqrt(1 / 12)),
+    ("rand_f16", lambda g: tocha.rand(N, dtype=tocha.float16, generator=g), 0.5, math.sqrt(1 / 12)),
     ("randn", lambda g: tocha.randn(N, generator=g), 0.0, 1.0),
     ("randn_f64", lambda g: tocha.randn(N, dtype=tocha.float64, generator=g), 0.0, 1.0),
     ("randn_bf16", lambda g: tocha.randn(N, dtype=tocha.bfloat16, generator=g), 0.0, 1.0),
-    ("randn_complex_real",
-     lambda g: tocha.randn(N, dtype=tocha.complex64, generator=g).numpy().real,
-     0.0, math.sqrt(0.5)),
-    ("randn_complex_imag",
-     lambda g: tocha.randn(N, dtype=tocha.complex128, generator=g).numpy().imag,
-     0.0, math.sqrt(0.5)),
-    ("rand_complex_imag", lambda g: tocha.rand(N, dtype=tocha.complex64, generator=g).numpy().imag,
-     0.5, math.sqrt(1 / 12)),
+    (
+        "randn_complex_real",
+        lambda g: tocha.randn(N, dtype=tocha.complex64, generator=g).numpy().real,
+        0.0,
+        math.sqrt(0.5),
+    ),
+    (
+        "randn_complex_imag",
+        lambda g: tocha.randn(N, dtype=tocha.complex128, generator=g).numpy().imag,
+        0.0,
+        math.sqrt(0.5),
+    ),
+    (
+        "rand_complex_imag",
+        lambda g: tocha.rand(N, dtype=tocha.complex64, generator=g).numpy().imag,
+        0.5,
+        math.sqrt(1 / 12),
+    ),
     ("normal_ffs", lambda g: tocha.normal(3.0, 2.0, (N,), generator=g), 3.0, 2.0),
     ("normal_tf", lambda g: tocha.normal(tocha.full((N,), -1.0), 0.5, generator=g), -1.0, 0.5),
     ("normal_ft", lambda g: tocha.normal(4.0, tocha.full((N,), 3.0), generator=g), 4.0, 3.0),
-    ("normal_tt", lambda g: tocha.normal(tocha.full((N // 4, 1), 1.0), tocha.full((4,), 2.0),
-                                         generator=g), 1.0, 2.0),
+    (
+        "normal_tt",
+        lambda g: tocha.normal(tocha.full((N // 4, 1), 1.0), tocha.full((4,), 2.0), generator=g),
+        1.0,
+        2.0,
+    ),
     ("uniform_", lambda g: tocha.empty(N).uniform_(-2, 4, generator=g), 1.0, math.sqrt(3)),
-    ("normal_", lambda g: tocha.empty(N, dtype=tocha.float64).normal_(5, 0.1, generator=g),
-     5.0, 0.1),
+    (
+        "normal_",
+        lambda g: tocha.empty(N, dtype=tocha.float64).normal_(5, 0.1, generator=g),
+        5.0,
+        0.1,
+    ),
     ("exponential_", lambda g: tocha.empty(N).exponential_(4.0, generator=g), 0.25, 0.25),
     ("bernoulli", lambda g: tocha.bernoulli(tocha.full((N,), 0.2), generator=g), 0.2, 0.4),
-    ("bernoulli_p", lambda g: tocha.bernoulli(tocha.empty(N), 0.7, generator=g), 0.7,
-     math.sqrt(0.21)),
-    ("bernoulli_", lambda g: tocha.empty(N, dtype=tocha.int64).bernoulli_(0.9, generator=g),
-     0.9, 0.3),
+    (
+        "bernoulli_p",
+        lambda g: tocha.bernoulli(tocha.empty(N), 0.7, generator=g),
+        0.7,
+        math.sqrt(0.21),
+    ),
+    (
+        "bernoulli_",
+        lambda g: tocha.empty(N, dtype=tocha.int64).bernoulli_(0.9, generator=g),
+        0.9,
+        0.3,
+    ),
     ("randint", lambda g: tocha.randint(-3, 7, (N,), generator=g), 1.5, math.sqrt(99 / 12)),
     ("random_to", lambda g: tocha.empty(N).random_(4, generator=g), 1.5, math.sqrt(15 / 12)),
-    ("random_u8", lambda g: tocha.empty(N, dtype=tocha.uint8).random_(generator=g), 127.5,
-     math.sqrt((256**2 - 1) / 12)),
+    (
+        "random_u8",
+        lambda g: tocha.empty(N, dtype=tocha.uint8).random_(generator=g),
+        127.5,
+        math.sqrt((256**2 - 1) / 12),
+    ),
 ]
 
 
@@ -142,22 +172,35 @@ def test_moments(name, sample, mean, std):
 
 SUPPORT = [
     ("rand", lambda g: tocha.rand(N, generator=g), 0.0, 1.0, False),
-    ("uniform_", lambda g: tocha.empty(N, dtype=tocha.float64).uniform_(3, 5, generator=g),
-     3.0, 5.0, False),
+    (
+        "uniform_",
+        lambda g: tocha.empty(N, dtype=tocha.float64).uniform_(3, 5, generator=g),
+        3.0,
+        5.0,
+        False,
+    ),
     ("randint", lambda g: tocha.randint(-3, 7, (N,), generator=g), -3, 6, True),
     ("random_", lambda g: tocha.empty(N, dtype=tocha.int8).random_(generator=g), 0, 127, True),
-    ("random_f16", lambda g: tocha.empty(N, dtype=tocha.float16).random_(generator=g), 0,
-     2048, True),
-    ("random_from", lambda g: tocha.empty(N, dtype=tocha.int16).random_(-5, None, generator=g),
-     -5, 32767, True),
-    ("random_bool", lambda g: tocha.empty(N, dtype=tocha.bool).random_(generator=g), 0, 1,
-     True),
+    (
+        "random_f16",
+        lambda g: tocha.empty(N, dtype=tocha.float16).random_(generator=g),
+        0,
+        2048,
+        True,
+    ),
+    (
+        "random_from",
+        lambda g: tocha.empty(N, dtype=tocha.int16).random_(-5, None, generator=g),
+        -5,
+        32767,
+        True,
+    ),
+    ("random_bool", lambda g: tocha.empty(N, dtype=tocha.bool).random_(generator=g), 0, 1, True),
     ("exponential_", lambda g: tocha.empty(N).exponential_(generator=g), 0.0, math.inf, False),
 ]
 
 
-@pytest.mark.parametrize("name, sample, low, high, inclusive", SUPPORT,
-                         ids=[s[0] for s in SUPPORT])
+@pytest.mark.parametrize("name, sample, low, high, inclusive", SUPPORT, ids=[s[0] for s in SUPPORT])
 def test_support(name, sample, low, high, inclusive):
     """Every value lies in the range, and (for integers) both ends are drawn."""
     x = sample(_gen(tocha, 7)).numpy().astype(np.float64)
@@ -183,8 +226,7 @@ def test_randperm_is_a_permutation():
     for n in (1, 2, 10, 1000):
         p = tocha.randperm(n, generator=_gen(tocha, n)).numpy()
         assert sorted(p.tolist()) == list(range(n))
-    first = np.stack([tocha.randperm(4, generator=_gen(tocha, s)).numpy()[0]
-                      for s in range(4000)])
+    first = np.stack([tocha.randperm(4, generator=_gen(tocha, s)).numpy()[0] for s in range(4000)])
     assert np.all(np.abs(np.bincount(first, minlength=4) - 1000) <= 6 * math.sqrt(1000))
 
 
@@ -204,8 +246,9 @@ WEIGHTS = np.array([0.0, 1.0, 2.0, 0.0, 5.0, 2.0])
 
 
 def test_multinomial_with_replacement_frequencies():
-    x = tocha.multinomial(tocha.tensor(np.stack([WEIGHTS, WEIGHTS[::-1]])), N // 2, True,
-                          generator=_gen(tocha)).numpy()
+    x = tocha.multinomial(
+        tocha.tensor(np.stack([WEIGHTS, WEIGHTS[::-1]])), N // 2, True, generator=_gen(tocha)
+    ).numpy()
     assert x.dtype == np.int64 and x.shape == (2, N // 2)
     for row, w in zip(x, (WEIGHTS, WEIGHTS[::-1])):
         p = w / w.sum()
@@ -244,8 +287,10 @@ def test_generator_api():
     np.testing.assert_array_equal(tocha.rand(5, generator=g).numpy(), a)
     assert g.initial_seed() == s
     other = tocha.Generator().manual_seed(4)
-    assert not np.array_equal(tocha.rand(5, generator=other).numpy(),
-                              tocha.rand(5, generator=tocha.Generator().manual_seed(3)).numpy())
+    assert not np.array_equal(
+        tocha.rand(5, generator=other).numpy(),
+        tocha.rand(5, generator=tocha.Generator().manual_seed(3)).numpy(),
+    )
 
 
 def test_default_generator_and_global_seed():
@@ -253,7 +298,8 @@ def test_default_generator_and_global_seed():
     assert tocha.initial_seed() == 11
     a = tocha.randn(4).numpy()
     np.testing.assert_array_equal(
-        a, tocha.randn(4, generator=tocha.Generator().manual_seed(11)).numpy())
+        a, tocha.randn(4, generator=tocha.Generator().manual_seed(11)).numpy()
+    )
     state = tocha.get_rng_state()
     b = tocha.rand(3).numpy()
     tocha.set_rng_state(state)
@@ -276,88 +322,200 @@ def test_inplace_samplers_on_views():
 
 ERRORS = [
     # (call on lib, exception type, message; "{lib}" is the library's name)
-    (lambda lib: lib.rand(2, dtype=lib.int64), NotImplementedError,
-     "\"check_uniform_bounds\" not implemented for 'Long'"),
-    (lambda lib: lib.randn(2, dtype=lib.int32), NotImplementedError,
-     "\"normal_kernel_cpu\" not implemented for 'Int'"),
-    (lambda lib: lib.rand(-1), RuntimeError,
-     "Trying to create tensor with negative dimension -1: [-1]"),
-    (lambda lib: lib.randint(5, 5, (3,)), RuntimeError,
-     "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
-    (lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8), RuntimeError,
-     "to - 1 is out of bounds for unsigned char"),
-    (lambda lib: lib.randint(-1, 3, (3,), dtype=lib.uint8), RuntimeError,
-     "from is out of bounds for unsigned char"),
-    (lambda lib: lib.randint(0, 3, (3,), dtype=lib.bool), RuntimeError,
-     "to - 1 is out of bounds for bool"),
-    (lambda lib: lib.randint(0, 2**20, (3,), dtype=lib.int16), RuntimeError,
-     "to - 1 is out of bounds for short int"),
-    (lambda lib: lib.randperm(-1), RuntimeError,
-     "Trying to create tensor with negative dimension -1: [-1]"),
-    (lambda lib: lib.randperm(5, dtype=lib.bool), NotImplementedError,
-     "\"randperm\" not implemented for 'Bool'"),
-    (lambda lib: lib.normal(1.0, -2.0, (2,)), RuntimeError,
-     "normal expects std >= 0.0, but found std -2"),
-    (lambda lib: lib.normal(lib.zeros(2), -1.5), RuntimeError,
-     "normal expects std >= 0.0, but found std -1.5"),
-    (lambda lib: lib.normal(lib.zeros(2), -lib.ones(2)), RuntimeError,
-     "normal expects all elements of std >= 0.0"),
-    (lambda lib: lib.normal(lib.zeros(2), lib.ones(3)), RuntimeError,
-     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
-     "dimension 0"),
-    (lambda lib: lib.normal(lib.zeros(3, dtype=lib.int64), lib.ones(3)), NotImplementedError,
-     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (
+        lambda lib: lib.rand(2, dtype=lib.int64),
+        NotImplementedError,
+        "\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    (
+        lambda lib: lib.randn(2, dtype=lib.int32),
+        NotImplementedError,
+        "\"normal_kernel_cpu\" not implemented for 'Int'",
+    ),
+    (
+        lambda lib: lib.rand(-1),
+        RuntimeError,
+        "Trying to create tensor with negative dimension -1: [-1]",
+    ),
+    (
+        lambda lib: lib.randint(5, 5, (3,)),
+        RuntimeError,
+        "random_ expects 'from' to be less than 'to', but got from=5 >= to=5",
+    ),
+    (
+        lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    (
+        lambda lib: lib.randint(-1, 3, (3,), dtype=lib.uint8),
+        RuntimeError,
+        "from is out of bounds for unsigned char",
+    ),
+    (
+        lambda lib: lib.randint(0, 3, (3,), dtype=lib.bool),
+        RuntimeError,
+        "to - 1 is out of bounds for bool",
+    ),
+    (
+        lambda lib: lib.randint(0, 2**20, (3,), dtype=lib.int16),
+        RuntimeError,
+        "to - 1 is out of bounds for short int",
+    ),
+    (
+        lambda lib: lib.randperm(-1),
+        RuntimeError,
+        "Trying to create tensor with negative dimension -1: [-1]",
+    ),
+    (
+        lambda lib: lib.randperm(5, dtype=lib.bool),
+        NotImplementedError,
+        "\"randperm\" not implemented for 'Bool'",
+    ),
+    (
+        lambda lib: lib.normal(1.0, -2.0, (2,)),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std -2",
+    ),
+    (
+        lambda lib: lib.normal(lib.zeros(2), -1.5),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std -1.5",
+    ),
+    (
+        lambda lib: lib.normal(lib.zeros(2), -lib.ones(2)),
+        RuntimeError,
+        "normal expects all elements of std >= 0.0",
+    ),
+    (
+        lambda lib: lib.normal(lib.zeros(2), lib.ones(3)),
+        RuntimeError,
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
+    ),
+    (
+        lambda lib: lib.normal(lib.zeros(3, dtype=lib.int64), lib.ones(3)),
+        NotImplementedError,
+        "\"normal_kernel_cpu\" not implemented for 'Long'",
+    ),
     (lambda lib: lib.normal(1.0, 2.0), TypeError, "normal() received an invalid combination"),
-    (lambda lib: lib.bernoulli(lib.tensor([0.5, 1.5])), RuntimeError,
-     "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
-    (lambda lib: lib.bernoulli(lib.tensor([0.5, float("nan")])), RuntimeError,
-     "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
-    (lambda lib: lib.bernoulli(lib.ones(2), 1.3), RuntimeError,
-     "bernoulli_ expects p to be in [0, 1], but got p=1.3"),
-    (lambda lib: lib.bernoulli(lib.tensor([1, 0])), NotImplementedError,
-     "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'"),
-    (lambda lib: lib.ones(3).bernoulli_(lib.tensor([0.5, 1.5, 0.0])), RuntimeError,
-     "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),
-    (lambda lib: lib.ones(3).bernoulli_(lib.tensor([0.5, 1.0])), RuntimeError,
-     "The expanded size of the tensor (3) must match the existing size (2) at non-singleton "
-     "dimension 0.  Target sizes: [3].  Tensor sizes: [2]"),
-    (lambda lib: lib.multinomial(lib.tensor([1.0, 2, 3]), 4), RuntimeError,
-     "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
-    (lambda lib: lib.multinomial(lib.tensor([0.0, 0, 0]), 1), RuntimeError,
-     "invalid multinomial distribution (sum of probabilities <= 0)"),
-    (lambda lib: lib.multinomial(lib.tensor([[1.0, 1], [0, 0]]), 1, True), RuntimeError,
-     "invalid multinomial distribution (sum of probabilities <= 0)"),
-    (lambda lib: lib.multinomial(lib.tensor([-1.0, 2]), 1), RuntimeError,
-     "probability tensor contains either `inf`, `nan` or element < 0"),
-    (lambda lib: lib.multinomial(lib.tensor([float("inf"), 2]), 1), RuntimeError,
-     "probability tensor contains either `inf`, `nan` or element < 0"),
-    (lambda lib: lib.multinomial(lib.tensor([1, 2]), 1), RuntimeError,
-     "multinomial only supports floating-point dtypes for input, got: Long"),
-    (lambda lib: lib.multinomial(lib.tensor(1.0), 1), RuntimeError,
-     "prob_dist must be 1 or 2 dim"),
-    (lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1), RuntimeError,
-     "prob_dist must be 1 or 2 dim"),
-    (lambda lib: lib.multinomial(lib.tensor([1.0, 2]), 0), RuntimeError,
-     "cannot sample n_sample <= 0 samples"),
-    (lambda lib: lib.ones(3).uniform_(2, 1), RuntimeError,
-     "uniform_ expects to return a [from, to) range, but found from=2 > to=1"),
-    (lambda lib: lib.ones(3, dtype=lib.int64).uniform_(), NotImplementedError,
-     "\"check_uniform_bounds\" not implemented for 'Long'"),
-    (lambda lib: lib.ones(3).normal_(0, -1), RuntimeError,
-     "normal expects std >= 0.0, but found std -1"),
-    (lambda lib: lib.ones(3).exponential_(0), RuntimeError,
-     "exponential_ expects lambda > 0.0, but found lambda=0"),
-    (lambda lib: lib.ones(3, dtype=lib.int64).exponential_(), RuntimeError,
-     "Exponential distribution is a continuous probability distribution. dtype must be a "
-     "floating point but you specified Long"),
-    (lambda lib: lib.ones(3).random_(5, 2), RuntimeError,
-     "random_ expects 'from' to be less than 'to', but got from=5 >= to=2"),
-    (lambda lib: lib.ones(3, dtype=lib.uint8).random_(0, 300), RuntimeError,
-     "to - 1 is out of bounds for unsigned char"),
-    (lambda lib: lib.Generator().set_state(lib.zeros(3)), TypeError,
-     "RNG state must be a {lib}.ByteTensor"),
-    (lambda lib: lib.Generator().manual_seed(1.5), RuntimeError,
-     "manual_seed expected a long, but got float"),
+    (
+        lambda lib: lib.bernoulli(lib.tensor([0.5, 1.5])),
+        RuntimeError,
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+    ),
+    (
+        lambda lib: lib.bernoulli(lib.tensor([0.5, float("nan")])),
+        RuntimeError,
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+    ),
+    (
+        lambda lib: lib.bernoulli(lib.ones(2), 1.3),
+        RuntimeError,
+        "bernoulli_ expects p to be in [0, 1], but got p=1.3",
+    ),
+    (
+        lambda lib: lib.bernoulli(lib.tensor([1, 0])),
+        NotImplementedError,
+        "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'",
+    ),
+    (
+        lambda lib: lib.ones(3).bernoulli_(lib.tensor([0.5, 1.5, 0.0])),
+        RuntimeError,
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+    ),
+    (
+        lambda lib: lib.ones(3).bernoulli_(lib.tensor([0.5, 1.0])),
+        RuntimeError,
+        "The expanded size of the tensor (3) must match the existing size (2) at non-singleton "
+        "dimension 0.  Target sizes: [3].  Tensor sizes: [2]",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([1.0, 2, 3]), 4),
+        RuntimeError,
+        "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([0.0, 0, 0]), 1),
+        RuntimeError,
+        "invalid multinomial distribution (sum of probabilities <= 0)",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([[1.0, 1], [0, 0]]), 1, True),
+        RuntimeError,
+        "invalid multinomial distribution (sum of probabilities <= 0)",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([-1.0, 2]), 1),
+        RuntimeError,
+        "probability tensor contains either `inf`, `nan` or element < 0",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([float("inf"), 2]), 1),
+        RuntimeError,
+        "probability tensor contains either `inf`, `nan` or element < 0",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([1, 2]), 1),
+        RuntimeError,
+        "multinomial only supports floating-point dtypes for input, got: Long",
+    ),
+    (lambda lib: lib.multinomial(lib.tensor(1.0), 1), RuntimeError, "prob_dist must be 1 or 2 dim"),
+    (
+        lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
+        RuntimeError,
+        "prob_dist must be 1 or 2 dim",
+    ),
+    (
+        lambda lib: lib.multinomial(lib.tensor([1.0, 2]), 0),
+        RuntimeError,
+        "cannot sample n_sample <= 0 samples",
+    ),
+    (
+        lambda lib: lib.ones(3).uniform_(2, 1),
+        RuntimeError,
+        "uniform_ expects to return a [from, to) range, but found from=2 > to=1",
+    ),
+    (
+        lambda lib: lib.ones(3, dtype=lib.int64).uniform_(),
+        NotImplementedError,
+        "\"check_uniform_bounds\" not implemented for 'Long'",
+    ),
+    (
+        lambda lib: lib.ones(3).normal_(0, -1),
+        RuntimeError,
+        "normal expects std >= 0.0, but found std -1",
+    ),
+    (
+        lambda lib: lib.ones(3).exponential_(0),
+        RuntimeError,
+        "exponential_ expects lambda > 0.0, but found lambda=0",
+    ),
+    (
+        lambda lib: lib.ones(3, dtype=lib.int64).exponential_(),
+        RuntimeError,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        "floating point but you specified Long",
+    ),
+    (
+        lambda lib: lib.ones(3).random_(5, 2),
+        RuntimeError,
+        "random_ expects 'from' to be less than 'to', but got from=5 >= to=2",
+    ),
+    (
+        lambda lib: lib.ones(3, dtype=lib.uint8).random_(0, 300),
+        RuntimeError,
+        "to - 1 is out of bounds for unsigned char",
+    ),
+    (
+        lambda lib: lib.Generator().set_state(lib.zeros(3)),
+        TypeError,
+        "RNG state must be a {lib}.ByteTensor",
+    ),
+    (
+        lambda lib: lib.Generator().manual_seed(1.5),
+        RuntimeError,
+        "manual_seed expected a long, but got float",
+    ),
     (lambda lib: lib.manual_seed(2**64), ValueError, "Overflow when unpacking long long"),
 ]
 
@@ -386,6 +544,7 @@ def test_set_state_refuses_a_damaged_state():
 def test_generator_device_must_match():
     g = tocha.Generator()
     g.device = tocha.device("cuda")  # stands for a generator of another device type
-    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but "
-                                           "found 'cuda'"):
+    with pytest.raises(
+        RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"
+    ):
         tocha.rand(2, generator=g)

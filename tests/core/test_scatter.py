@@ -15,8 +15,8 @@ F = _rng.standard_normal((3, 4))
 F32 = F.astype(np.float32)
 INTS = _rng.integers(-5, 5, (3, 4))
 B = _rng.random((3, 4)) < 0.5
-IDX0 = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])          # along dim 0 of a (3, 4)
-IDX1 = np.array([[3, 0], [1, 1], [0, 2]])              # along dim 1
+IDX0 = np.array([[0, 2, 1, 0], [2, 2, 0, 1]])  # along dim 0 of a (3, 4)
+IDX1 = np.array([[3, 0], [1, 1], [0, 2]])  # along dim 1
 SRC = _rng.standard_normal((3, 4))
 
 
@@ -46,8 +46,7 @@ CASES = {
     "scatter_src": lambda lib: t(lib, F).scatter(1, t(lib, IDX1), t(lib, SRC)),
     "scatter_value": lambda lib: t(lib, F).scatter(0, t(lib, IDX0), 1.5),
     "scatter_value_kw": lambda lib: lib.scatter(t(lib, INTS), 0, t(lib, IDX0), value=7),
-    "scatter_add_reduce": lambda lib: t(lib, F).scatter(1, t(lib, IDX1), t(lib, SRC),
-                                                        reduce="add"),
+    "scatter_add_reduce": lambda lib: t(lib, F).scatter(1, t(lib, IDX1), t(lib, SRC), reduce="add"),
     "scatter_mul_reduce": lambda lib: t(lib, INTS).scatter(0, t(lib, IDX0), 3, reduce="multiply"),
     "scatter_noncontig": lambda lib: tT(lib, F).scatter(0, t(lib, [[1, 0, 2]]), 0.0),
     "scatter_0dim": lambda lib: t(lib, 5.0).scatter(0, t(lib, 0), 3.0),
@@ -55,21 +54,24 @@ CASES = {
     "scatter_add": lambda lib: t(lib, F).scatter_add(0, t(lib, IDX0), t(lib, SRC)),
     "scatter_add_int": lambda lib: lib.scatter_add(t(lib, INTS), 1, t(lib, IDX1), t(lib, INTS)),
     "scatter_add_int32_index": lambda lib: t(lib, F).scatter_add(
-        1, t(lib, IDX1, "int32"), t(lib, SRC)),
-    "scatter_add_0dim": lambda lib: t(lib, 5.0).scatter_add(0, t(lib, [0, 0]), t(lib, [1., 2])),
-    "scatter_add_empty": lambda lib: t(lib, F).scatter_add(1, t(lib, np.zeros(0, np.int64)),
-                                                           t(lib, np.zeros(0))),
+        1, t(lib, IDX1, "int32"), t(lib, SRC)
+    ),
+    "scatter_add_0dim": lambda lib: t(lib, 5.0).scatter_add(0, t(lib, [0, 0]), t(lib, [1.0, 2])),
+    "scatter_add_empty": lambda lib: t(lib, F).scatter_add(
+        1, t(lib, np.zeros(0, np.int64)), t(lib, np.zeros(0))
+    ),
     "index_add": lambda lib: t(lib, F).index_add(1, t(lib, [0, 3, 0]), t(lib, SRC[:, :3])),
-    "index_add_alpha": lambda lib: lib.index_add(t(lib, F), 0, t(lib, [2, 2]),
-                                                 t(lib, SRC[:2]), alpha=-0.5),
+    "index_add_alpha": lambda lib: lib.index_add(
+        t(lib, F), 0, t(lib, [2, 2]), t(lib, SRC[:2]), alpha=-0.5
+    ),
     "index_add_int": lambda lib: t(lib, INTS).index_add(0, t(lib, [1]), t(lib, INTS[:1]), alpha=2),
-    "index_add_int32": lambda lib: t(lib, F).index_add(-1, t(lib, [1, 2], "int32"),
-                                                       t(lib, SRC[:, :2])),
+    "index_add_int32": lambda lib: t(lib, F).index_add(
+        -1, t(lib, [1, 2], "int32"), t(lib, SRC[:, :2])
+    ),
     "index_add_0dim": lambda lib: t(lib, 5.0).index_add(0, t(lib, 0), t(lib, 2.0)),
     "index_add_bool": lambda lib: t(lib, B).index_add(0, t(lib, [0]), t(lib, B[1:2])),
     "index_copy": lambda lib: t(lib, F).index_copy(1, t(lib, [3, 0]), t(lib, SRC[:, :2])),
-    "index_copy_noncontig": lambda lib: tT(lib, F).index_copy(0, t(lib, [1]),
-                                                              t(lib, SRC[:1])),
+    "index_copy_noncontig": lambda lib: tT(lib, F).index_copy(0, t(lib, [1]), t(lib, SRC[:1])),
     "index_fill": lambda lib: t(lib, F).index_fill(1, t(lib, [3, 0, 3]), -1.0),
     "index_fill_tensor": lambda lib: lib.index_fill(t(lib, INTS), 0, t(lib, [2]), t(lib, 4)),
     "index_fill_neg_dim": lambda lib: t(lib, B).index_fill(-2, t(lib, [0]), False),
@@ -82,11 +84,12 @@ CASES = {
     "take_along_dim_none": lambda lib: lib.take_along_dim(t(lib, F), t(lib, [0, 11, 3])),
     "take_along_dim_bcast": lambda lib: lib.take_along_dim(t(lib, F), t(lib, [[0], [2]]), 0),
     "take_along_dim_bcast2": lambda lib: lib.take_along_dim(t(lib, F[:1]), t(lib, IDX1), 1),
-    "put": lambda lib: lib.put(t(lib, F), t(lib, [0, -1, 5]), t(lib, [1., 2, 3])),
+    "put": lambda lib: lib.put(t(lib, F), t(lib, [0, -1, 5]), t(lib, [1.0, 2, 3])),
     "put_accumulate": lambda lib: t(lib, INTS).put(t(lib, [1, 1, 5]), t(lib, [1, 2, 3]), True),
     "masked_scatter": lambda lib: t(lib, F).masked_scatter(t(lib, B), t(lib, SRC)),
-    "masked_scatter_bcast": lambda lib: lib.masked_scatter(t(lib, F[:1]), t(lib, B[:, :1]),
-                                                           t(lib, SRC)),
+    "masked_scatter_bcast": lambda lib: lib.masked_scatter(
+        t(lib, F[:1]), t(lib, B[:, :1]), t(lib, SRC)
+    ),
     "masked_scatter_int": lambda lib: t(lib, INTS).masked_scatter(t(lib, B[0]), t(lib, INTS)),
     "select_scatter": lambda lib: lib.select_scatter(t(lib, F), t(lib, SRC[0]), 0, -1),
     "select_scatter_dim1": lambda lib: t(lib, F).select_scatter(t(lib, SRC[:, 0]), 1, 2),
@@ -96,7 +99,8 @@ CASES = {
     "diagonal_scatter_offset": lambda lib: t(lib, F).diagonal_scatter(t(lib, SRC[0, :2]), 2),
     "diagonal_scatter_neg": lambda lib: t(lib, F).diagonal_scatter(t(lib, SRC[0, :2]), -1),
     "diagonal_scatter_3d": lambda lib: lib.diagonal_scatter(
-        t(lib, np.zeros((2, 3, 4))), t(lib, SRC[:, :2]), 1, 0, 2),
+        t(lib, np.zeros((2, 3, 4))), t(lib, SRC[:, :2]), 1, 0, 2
+    ),
 }
 REDUCE_CASES = {
     f"scatter_reduce_{reduce}_{include}_{kind}": (reduce, include, kind)
@@ -159,8 +163,9 @@ INPLACE = {
     "scatter_": lambda x, lib: x.scatter_(1, t(lib, IDX1), t(lib, SRC)),
     "scatter_value": lambda x, lib: x.scatter_(0, t(lib, IDX0), 2.0, reduce="add"),
     "scatter_add_": lambda x, lib: x.scatter_add_(0, t(lib, IDX0), t(lib, SRC)),
-    "scatter_reduce_": lambda x, lib: x.scatter_reduce_(0, t(lib, IDX0), t(lib, SRC), "amin",
-                                                        include_self=False),
+    "scatter_reduce_": lambda x, lib: x.scatter_reduce_(
+        0, t(lib, IDX0), t(lib, SRC), "amin", include_self=False
+    ),
     "index_add_": lambda x, lib: x.index_add_(1, t(lib, [0, 0]), t(lib, SRC[:, :2]), alpha=3),
     "index_copy_": lambda x, lib: x.index_copy_(0, t(lib, [2]), t(lib, SRC[:1])),
     "index_fill_": lambda x, lib: x.index_fill_(1, t(lib, [1]), 9.0),
@@ -204,29 +209,36 @@ ERRORS = {
     "scatter_src_small": lambda lib: t(lib, X).scatter(1, t(lib, [[0], [1]]), t(lib, [[1.0]])),
     "scatter_dtype": lambda lib: t(lib, X).scatter(1, t(lib, [[0], [1]]), t(lib, [[1], [2]])),
     "scatter_float_index": lambda lib: t(lib, X).scatter(1, t(lib, [[0.0], [1.0]]), 1.0),
-    "scatter_bad_reduce": lambda lib: t(lib, X).scatter(1, t(lib, [[0], [1]]), 2.0,
-                                                        reduce="max"),
-    "scatter_add_dtype": lambda lib: t(lib, X).scatter_add(1, t(lib, [[0], [1]]),
-                                                           t(lib, [[1], [2]])),
-    "scatter_reduce_bad": lambda lib: t(lib, X).scatter_reduce(1, t(lib, [[0], [1]]),
-                                                               t(lib, [[1.0], [2.0]]), "foo"),
+    "scatter_bad_reduce": lambda lib: t(lib, X).scatter(1, t(lib, [[0], [1]]), 2.0, reduce="max"),
+    "scatter_add_dtype": lambda lib: t(lib, X).scatter_add(
+        1, t(lib, [[0], [1]]), t(lib, [[1], [2]])
+    ),
+    "scatter_reduce_bad": lambda lib: t(lib, X).scatter_reduce(
+        1, t(lib, [[0], [1]]), t(lib, [[1.0], [2.0]]), "foo"
+    ),
     "scatter_reduce_complex": lambda lib: t(lib, [1 + 1j, 2]).scatter_reduce(
-        0, t(lib, [0, 1]), t(lib, [2 + 0j, 3]), "amax"),
-    "index_add_out_of_range": lambda lib: t(lib, X).index_add(1, t(lib, [0, 5]),
-                                                              t(lib, np.ones((2, 2)))),
-    "index_add_negative": lambda lib: t(lib, X).index_add(1, t(lib, [0, -1]),
-                                                          t(lib, np.ones((2, 2)))),
-    "index_add_count": lambda lib: t(lib, X).index_add(1, t(lib, [0, 1]),
-                                                       t(lib, np.ones((2, 3)))),
-    "index_add_float_index": lambda lib: t(lib, X).index_add(1, t(lib, [0.0, 1.0]),
-                                                             t(lib, np.ones((2, 2)))),
-    "index_add_shape": lambda lib: t(lib, 5.0).index_add(0, t(lib, [0, 0]), t(lib, [1., 1])),
-    "index_copy_out_of_range": lambda lib: t(lib, X).index_copy(1, t(lib, [0, 5]),
-                                                                t(lib, np.ones((2, 2)))),
-    "index_copy_int32": lambda lib: t(lib, X).index_copy(1, t(lib, [0, 1], "int32"),
-                                                         t(lib, np.ones((2, 2)))),
-    "index_copy_count": lambda lib: t(lib, X).index_copy(1, t(lib, [0, 1]),
-                                                         t(lib, np.ones((2, 3)))),
+        0, t(lib, [0, 1]), t(lib, [2 + 0j, 3]), "amax"
+    ),
+    "index_add_out_of_range": lambda lib: t(lib, X).index_add(
+        1, t(lib, [0, 5]), t(lib, np.ones((2, 2)))
+    ),
+    "index_add_negative": lambda lib: t(lib, X).index_add(
+        1, t(lib, [0, -1]), t(lib, np.ones((2, 2)))
+    ),
+    "index_add_count": lambda lib: t(lib, X).index_add(1, t(lib, [0, 1]), t(lib, np.ones((2, 3)))),
+    "index_add_float_index": lambda lib: t(lib, X).index_add(
+        1, t(lib, [0.0, 1.0]), t(lib, np.ones((2, 2)))
+    ),
+    "index_add_shape": lambda lib: t(lib, 5.0).index_add(0, t(lib, [0, 0]), t(lib, [1.0, 1])),
+    "index_copy_out_of_range": lambda lib: t(lib, X).index_copy(
+        1, t(lib, [0, 5]), t(lib, np.ones((2, 2)))
+    ),
+    "index_copy_int32": lambda lib: t(lib, X).index_copy(
+        1, t(lib, [0, 1], "int32"), t(lib, np.ones((2, 2)))
+    ),
+    "index_copy_count": lambda lib: t(lib, X).index_copy(
+        1, t(lib, [0, 1]), t(lib, np.ones((2, 3)))
+    ),
     "index_fill_out_of_range": lambda lib: t(lib, X).index_fill(1, t(lib, [0, 5]), 2),
     "index_fill_int32": lambda lib: t(lib, X).index_fill(1, t(lib, [0, 1], "int32"), 2),
     "take_out_of_range": lambda lib: t(lib, X).take(t(lib, [0, 6])),
@@ -236,16 +248,20 @@ ERRORS = {
     "put_out_of_range": lambda lib: t(lib, X).put_(t(lib, [0, 6]), t(lib, [1.0, 2.0])),
     "put_count": lambda lib: t(lib, X).put_(t(lib, [0, 1]), t(lib, [1.0, 2.0, 3.0])),
     "put_int32": lambda lib: t(lib, X).put_(t(lib, [0, 1], "int32"), t(lib, [1.0, 2.0])),
-    "masked_scatter_few": lambda lib: t(lib, X).masked_scatter(t(lib, [True, False, True]),
-                                                               t(lib, [1.0, 2.0, 3.0])),
-    "masked_scatter_mask": lambda lib: t(lib, X).masked_scatter(t(lib, [1, 0, 1]),
-                                                                t(lib, np.ones(10))),
+    "masked_scatter_few": lambda lib: t(lib, X).masked_scatter(
+        t(lib, [True, False, True]), t(lib, [1.0, 2.0, 3.0])
+    ),
+    "masked_scatter_mask": lambda lib: t(lib, X).masked_scatter(
+        t(lib, [1, 0, 1]), t(lib, np.ones(10))
+    ),
     "masked_scatter_dtype": lambda lib: t(lib, X).masked_scatter(
-        t(lib, [True, False, True]), t(lib, np.ones(10, np.float32))),
+        t(lib, [True, False, True]), t(lib, np.ones(10, np.float32))
+    ),
     "select_scatter_shape": lambda lib: lib.select_scatter(t(lib, X), t(lib, np.ones(3)), 1, 0),
     "select_scatter_index": lambda lib: lib.select_scatter(t(lib, X), t(lib, np.ones(2)), 1, 5),
-    "slice_scatter_shape": lambda lib: lib.slice_scatter(t(lib, X), t(lib, np.ones((2, 3))),
-                                                         1, 0, 2),
+    "slice_scatter_shape": lambda lib: lib.slice_scatter(
+        t(lib, X), t(lib, np.ones((2, 3))), 1, 0, 2
+    ),
     "diagonal_scatter_shape": lambda lib: lib.diagonal_scatter(t(lib, X), t(lib, np.ones(3))),
 }
 
@@ -267,13 +283,17 @@ def _g(a):
 GRADS = {
     "gather": (lambda L, x: x.gather(0, L.tensor(IDX0)), [F]),
     "gather_small": (lambda L, x: x.gather(1, L.tensor([[1], [0]])), [F]),
-    "scatter_src": (lambda L, x, s: x.scatter(1, L.tensor([[3, 0], [1, 2], [0, 2]]), s),
-                    [F, SRC[:, :2]]),
+    "scatter_src": (
+        lambda L, x, s: x.scatter(1, L.tensor([[3, 0], [1, 2], [0, 2]]), s),
+        [F, SRC[:, :2]],
+    ),
     "scatter_value": (lambda L, x: x.scatter(0, L.tensor(IDX0), 2.0), [F]),
     "scatter_add": (lambda L, x, s: x.scatter_add(0, L.tensor(IDX0), s), [F, SRC[:2]]),
     "scatter_add_small_src": (lambda L, x, s: x.scatter_add(1, L.tensor([[0, 0]]), s), [F, SRC]),
-    "index_add": (lambda L, x, s: x.index_add(1, L.tensor([0, 3, 0]), s, alpha=2.0),
-                  [F, SRC[:, :3]]),
+    "index_add": (
+        lambda L, x, s: x.index_add(1, L.tensor([0, 3, 0]), s, alpha=2.0),
+        [F, SRC[:, :3]],
+    ),
     "index_copy": (lambda L, x, s: x.index_copy(1, L.tensor([3, 0]), s), [F, SRC[:, :2]]),
     "index_fill": (lambda L, x: x.index_fill(0, L.tensor([1]), 3.0), [F]),
     "take": (lambda L, x: x.take(L.tensor([[0, -1], [5, 5]])), [F]),
@@ -284,14 +304,17 @@ GRADS = {
     "select_scatter": (lambda L, x, s: x.select_scatter(s, 1, 1), [F, SRC[:, 0]]),
     "slice_scatter": (lambda L, x, s: x.slice_scatter(s, 1, 0, 4, 2), [F, SRC[:, :2]]),
     "diagonal_scatter": (lambda L, x, s: x.diagonal_scatter(s, 1), [F, SRC[0, :3]]),
-    "inplace_scatter_add_": (lambda L, x, s: (x * 1).scatter_add_(0, L.tensor(IDX0), s),
-                             [F, SRC[:2]]),
+    "inplace_scatter_add_": (
+        lambda L, x, s: (x * 1).scatter_add_(0, L.tensor(IDX0), s),
+        [F, SRC[:2]],
+    ),
 }
 for _reduce in ("sum", "prod", "mean", "amax", "amin"):
     for _include in (True, False):
         GRADS[f"scatter_reduce_{_reduce}_{_include}"] = (
-            lambda L, x, s, r=_reduce, i=_include: x.scatter_reduce(0, L.tensor(IDX0), s, r,
-                                                                include_self=i),
+            lambda L, x, s, r=_reduce, i=_include: x.scatter_reduce(
+                0, L.tensor(IDX0), s, r, include_self=i
+            ),
             [F, SRC[:2]],
         )
 
@@ -310,8 +333,7 @@ def test_gradients_against_torch(name, torch):
     fn, arrays = GRADS[name]
     grads = []
     for lib in (tocha, torch):
-        inputs = [lib.from_numpy(np.array(a, dtype=np.float64)).requires_grad_()
-                  for a in arrays]
+        inputs = [lib.from_numpy(np.array(a, dtype=np.float64)).requires_grad_() for a in arrays]
         out = fn(lib, *inputs)
         weights = lib.from_numpy(np.arange(out.numel(), dtype=np.float64).reshape(out.shape))
         (out * weights).sum().backward()

@@ -18,8 +18,19 @@ import tocha
 import tocha.serialization as ser
 from tocha._serialization import _archive, _registry
 
-DTYPES = [tocha.bool, tocha.uint8, tocha.int8, tocha.int16, tocha.int32, tocha.int64,
-          tocha.float16, tocha.float32, tocha.float64, tocha.complex64, tocha.complex128]
+DTYPES = [
+    tocha.bool,
+    tocha.uint8,
+    tocha.int8,
+    tocha.int16,
+    tocha.int32,
+    tocha.int64,
+    tocha.float16,
+    tocha.float32,
+    tocha.float64,
+    tocha.complex64,
+    tocha.complex128,
+]
 try:
     import ml_dtypes  # noqa: F401
 
@@ -48,10 +59,14 @@ def _roundtrip(obj, tmp_path, **load_kwargs):
 def _same(a, b):
     assert type(a) is type(b) and a.dtype is b.dtype and a.shape == b.shape
     assert a.device is b.device
-    np.testing.assert_array_equal(a.numpy(force=True).astype(np.float64)
-                                  if a.dtype is tocha.bfloat16 else a.numpy(force=True),
-                                  b.numpy(force=True).astype(np.float64)
-                                  if b.dtype is tocha.bfloat16 else b.numpy(force=True))
+    np.testing.assert_array_equal(
+        a.numpy(force=True).astype(np.float64)
+        if a.dtype is tocha.bfloat16
+        else a.numpy(force=True),
+        b.numpy(force=True).astype(np.float64)
+        if b.dtype is tocha.bfloat16
+        else b.numpy(force=True),
+    )
 
 
 def _shares(a, b) -> bool:
@@ -104,8 +119,13 @@ def test_zero_dim_and_empty(tmp_path, shape):
 
 def test_non_contiguous_views(tmp_path):
     x = tocha.arange(24.0).reshape(2, 3, 4)
-    views = {"t": x.transpose(0, 2), "step": x[:, ::2, 1::2], "row": x[1], "perm":
-             x.permute(2, 0, 1), "expand": tocha.arange(3.0).expand(4, 3)}
+    views = {
+        "t": x.transpose(0, 2),
+        "step": x[:, ::2, 1::2],
+        "row": x[1],
+        "perm": x.permute(2, 0, 1),
+        "expand": tocha.arange(3.0).expand(4, 3),
+    }
     back = _roundtrip(views, tmp_path)
     for name, v in views.items():
         _same(back[name], v)
@@ -117,8 +137,12 @@ def test_nested_containers(tmp_path):
         a=[1, 2.5, 3 + 4j, True, None, "s", b"bytes", b"", bytearray(b"ba")],
         b=(tocha.float16, tocha.bfloat16, tocha.device("cpu"), tocha.device("cuda", 1)),
         c={"nested": {"deeper": [tocha.ones(2), (tocha.zeros(1, dtype=tocha.int64),)]}},
-        d={1, 2}, e=frozenset({3}), f=collections.Counter("aab"), g=tocha.Size([2, 3]),
-        h=2**70, i=-1.5e300,
+        d={1, 2},
+        e=frozenset({3}),
+        f=collections.Counter("aab"),
+        g=tocha.Size([2, 3]),
+        h=2**70,
+        i=-1.5e300,
     )
     back = _roundtrip(obj, tmp_path)
     assert type(back) is collections.OrderedDict and list(back) == list(obj)
@@ -144,10 +168,24 @@ def test_file_objects(tmp_path):
 
 def test_optimizer_like_state_dict(tmp_path):
     state = {
-        "state": {i: {"step": tocha.tensor(float(i)), "exp_avg": tocha.randn(3, 2),
-                      "exp_avg_sq": tocha.rand(3, 2)} for i in range(3)},
-        "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "params": [0, 1, 2],
-                          "amsgrad": False, "foreach": None}],
+        "state": {
+            i: {
+                "step": tocha.tensor(float(i)),
+                "exp_avg": tocha.randn(3, 2),
+                "exp_avg_sq": tocha.rand(3, 2),
+            }
+            for i in range(3)
+        },
+        "param_groups": [
+            {
+                "lr": 1e-3,
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "params": [0, 1, 2],
+                "amsgrad": False,
+                "foreach": None,
+            }
+        ],
     }
     back = _roundtrip(state, tmp_path)
     assert back["param_groups"] == state["param_groups"]
@@ -167,8 +205,10 @@ def test_views_and_tied_tensors_share_after_load(tmp_path):
     back["row"][0] = -1.0
     assert back["w"][1, 0].item() == -1.0 and back["t"][0, 1].item() == -1.0
     with zipfile.ZipFile(tmp_path / "ckpt.pt") as z:
-        assert sorted(n for n in z.namelist() if "/data/" in n) == ["archive/data/0",
-                                                                     "archive/data/1"]
+        assert sorted(n for n in z.namelist() if "/data/" in n) == [
+            "archive/data/0",
+            "archive/data/1",
+        ]
 
 
 def test_separate_views_of_one_base_share(tmp_path):
@@ -285,7 +325,8 @@ def test_mmap_round_trip_of_1gb_never_doubles_resident_memory(tmp_path):
     assert _rss_mb() - before < 32
     for i, t in enumerate(back.values()):
         assert t.shape == (n,) and t._data.sum(dtype=np.float64) == (n // step) * (
-            n // step - 1) / 2 + i * (n // step)
+            n // step - 1
+        ) / 2 + i * (n // step)
     assert _rss_mb() - before < 1024 + 128
 
 
@@ -358,8 +399,13 @@ def _cuda_checkpoint(tmp_path):
 def test_map_location_forms(tmp_path):
     path = _cuda_checkpoint(tmp_path)
     seen = []
-    for loc in ("cpu", tocha.device("cpu"), {"cuda:0": "cpu"}, lambda s, where: s.cpu(),
-                lambda s, where: seen.append(where) or s):
+    for loc in (
+        "cpu",
+        tocha.device("cpu"),
+        {"cuda:0": "cpu"},
+        lambda s, where: s.cpu(),
+        lambda s, where: seen.append(where) or s,
+    ):
         back = tocha.load(path, map_location=loc)
         assert back["w"].device is tocha.device("cpu") and _shares(back["w"], back["v"])
         _same(back["v"], tocha.arange(4.0)[1:])
@@ -400,8 +446,10 @@ def test_weights_only_never_runs_code_from_the_file(tmp_path):
     _zip_with_manifest(tmp_path / "evil.pt", payload)
     (tmp_path / "evil.pkl").write_bytes(payload)
     for name in ("evil.pt", "evil.pkl"):
-        with pytest.raises(pickle.UnpicklingError,
-                           match=r"Weights only load failed(.|\n)*GLOBAL posix.system was not"):
+        with pytest.raises(
+            pickle.UnpicklingError,
+            match=r"Weights only load failed(.|\n)*GLOBAL posix.system was not",
+        ):
             tocha.load(tmp_path / name)
     assert not marker.exists()
 
@@ -474,12 +522,19 @@ def test_not_a_checkpoint(tmp_path):
 def _torch_state(torch):
     w = torch.arange(24.0).reshape(4, 6)
     state = collections.OrderedDict(
-        w=w, w_t=w.t(), row=w[2], tied=w, cols=w[:, 1::2],
-        p=torch.nn.Parameter(torch.ones(3)), bf=torch.arange(5).to(torch.bfloat16),
-        c=torch.tensor([1 + 2j]), i8=torch.tensor([-3], dtype=torch.int8),
-        b=torch.tensor([True, False]), h=torch.tensor(2.5, dtype=torch.float16),
-        empty=torch.zeros(0, 2), meta={"step": 3, "dtype": torch.float64,
-                                       "device": torch.device("cpu")},
+        w=w,
+        w_t=w.t(),
+        row=w[2],
+        tied=w,
+        cols=w[:, 1::2],
+        p=torch.nn.Parameter(torch.ones(3)),
+        bf=torch.arange(5).to(torch.bfloat16),
+        c=torch.tensor([1 + 2j]),
+        i8=torch.tensor([-3], dtype=torch.int8),
+        b=torch.tensor([True, False]),
+        h=torch.tensor(2.5, dtype=torch.float16),
+        empty=torch.zeros(0, 2),
+        meta={"step": 3, "dtype": torch.float64, "device": torch.device("cpu")},
     )
     return state
 
@@ -495,9 +550,12 @@ def test_reads_torch_checkpoints(tmp_path, torch, autograd):
                 continue
             got = back[name]
             assert got.dtype.name == str(value.dtype).replace("torch.", ""), name
-            np.testing.assert_array_equal(got.detach().numpy(force=True).astype(
-                np.complex128), value.detach().float().numpy().astype(np.complex128)
-                if value.dtype is torch.bfloat16 else value.detach().numpy())
+            np.testing.assert_array_equal(
+                got.detach().numpy(force=True).astype(np.complex128),
+                value.detach().float().numpy().astype(np.complex128)
+                if value.dtype is torch.bfloat16
+                else value.detach().numpy(),
+            )
             assert got.stride() == value.stride(), name
         assert back["tied"] is back["w"] and _shares(back["w"], back["cols"])
         assert back["p"].requires_grad
@@ -515,17 +573,26 @@ def test_torch_reads_tocha_checkpoints(tmp_path, torch, autograd, registry):
     ser.register_tensor_type(Buffer, _registry.PARAMETER)
     w = tocha.arange(24.0).reshape(4, 6)
     p = _registry.default_rebuild(Buffer)(tocha.ones(3), True)
-    state = {"w": w, "w_t": w.t(), "row": w[2], "p": p, "c": tocha.tensor([1 + 2j]),
-             "bf": tocha.arange(5).to(tocha.bfloat16) if tocha.bfloat16 in DTYPES else None,
-             "meta": {"dtype": tocha.float16, "device": tocha.device("cpu"), "s": tocha.Size([2])}}
+    state = {
+        "w": w,
+        "w_t": w.t(),
+        "row": w[2],
+        "p": p,
+        "c": tocha.tensor([1 + 2j]),
+        "bf": tocha.arange(5).to(tocha.bfloat16) if tocha.bfloat16 in DTYPES else None,
+        "meta": {"dtype": tocha.float16, "device": tocha.device("cpu"), "s": tocha.Size([2])},
+    }
     tocha.save(state, tmp_path / "tocha.pt")
     back = torch.load(tmp_path / "tocha.pt")
     assert isinstance(back["p"], torch.nn.Parameter) and back["p"].requires_grad
     assert back["w_t"].untyped_storage().data_ptr() == back["w"].untyped_storage().data_ptr()
     assert back["w_t"].stride() == (1, 6) and back["row"].storage_offset() == 12
     np.testing.assert_array_equal(back["w_t"].numpy(), w.t().numpy())
-    assert back["meta"] == {"dtype": torch.float16, "device": torch.device("cpu"),
-                            "s": torch.Size([2])}
+    assert back["meta"] == {
+        "dtype": torch.float16,
+        "device": torch.device("cpu"),
+        "s": torch.Size([2]),
+    }
     back_mmap = torch.load(tmp_path / "tocha.pt", mmap=True)
     np.testing.assert_array_equal(back_mmap["w"].numpy(), w.numpy())
 
@@ -573,22 +640,43 @@ def _raw_safetensors(path, header: dict | bytes, data: bytes = b"", length=None)
     return path
 
 
-@pytest.mark.parametrize("header, data, length, why", [
-    ({}, b"", 10**9, "exceeds the limit"),
-    ({}, b"", 500, "larger than the file"),
-    (b"{not json", b"", None, "not JSON"),
-    ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 4, None,
-     "outside"),
-    ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-      "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, b"\0" * 12, None,
-     "overlap"),
-    ({"a": {"dtype": "Q9", "shape": [1], "data_offsets": [0, 1]}}, b"\0", None,
-     "unsupported dtype"),
-    ({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8, None,
-     "bytes for shape"),
-    ({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}}, b"", None,
-     "invalid shape"),
-], ids=["huge", "long", "json", "bounds", "overlap", "dtype", "size", "shape"])
+@pytest.mark.parametrize(
+    "header, data, length, why",
+    [
+        ({}, b"", 10**9, "exceeds the limit"),
+        ({}, b"", 500, "larger than the file"),
+        (b"{not json", b"", None, "not JSON"),
+        ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 4, None, "outside"),
+        (
+            {
+                "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]},
+            },
+            b"\0" * 12,
+            None,
+            "overlap",
+        ),
+        (
+            {"a": {"dtype": "Q9", "shape": [1], "data_offsets": [0, 1]}},
+            b"\0",
+            None,
+            "unsupported dtype",
+        ),
+        (
+            {"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}},
+            b"\0" * 8,
+            None,
+            "bytes for shape",
+        ),
+        (
+            {"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}},
+            b"",
+            None,
+            "invalid shape",
+        ),
+    ],
+    ids=["huge", "long", "json", "bounds", "overlap", "dtype", "size", "shape"],
+)
 def test_damaged_safetensors(tmp_path, header, data, length, why):
     path = _raw_safetensors(tmp_path / "bad.safetensors", header, data, length)
     with pytest.raises(RuntimeError, match=why):
@@ -597,14 +685,20 @@ def test_damaged_safetensors(tmp_path, header, data, length, why):
 
 def test_safetensors_package_compatibility(tmp_path):
     st = pytest.importorskip("safetensors.numpy")
-    arrays = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1, -2], np.int8),
-              "c": np.array([True, False])}
+    arrays = {
+        "a": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "b": np.array([1, -2], np.int8),
+        "c": np.array([True, False]),
+    }
     st.save_file(arrays, str(tmp_path / "theirs.safetensors"), metadata={"k": "v"})
     back = ser.load_file(tmp_path / "theirs.safetensors")
     for name, a in arrays.items():
         np.testing.assert_array_equal(back[name].numpy(), a)
-    ser.save_file({k: tocha.from_numpy(v) for k, v in arrays.items()},
-                  tmp_path / "ours.safetensors", metadata={"k": "v"})
+    ser.save_file(
+        {k: tocha.from_numpy(v) for k, v in arrays.items()},
+        tmp_path / "ours.safetensors",
+        metadata={"k": "v"},
+    )
     theirs = st.load_file(str(tmp_path / "ours.safetensors"))
     for name, a in arrays.items():
         np.testing.assert_array_equal(theirs[name], a)

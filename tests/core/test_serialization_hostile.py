@@ -144,8 +144,7 @@ BUILDS = {
     "storage-type-dtype": (b"ctorch\nFloatStorage\n", _slots(dtype=b"ctorch\nint8\n")),
     "Size-class-method": (b"ctorch\nSize\n", _slots(__len__=b"ctorch\nTensor\n")),
     "Tensor-class-method": (b"ctorch\nTensor\n", _slots(__del__=b"c__builtin__\nbytes\n")),
-    "rebuild-defaults": (b"ctorch._utils\n_rebuild_tensor_v2\n",
-                         _slots(__defaults__=b"K\x01\x85")),
+    "rebuild-defaults": (b"ctorch._utils\n_rebuild_tensor_v2\n", _slots(__defaults__=b"K\x01\x85")),
     "dtype-singleton": (b"ctorch\nfloat32\n", _slots(itemsize=b"K\x01")),
     "device": (b"ctorch\ndevice\nVcpu\n\x85R", _slots(type=b"Vcuda\n")),
     "Counter-class": (b"ccollections\nCounter\n", _slots(__missing__=b"ctorch\nSize\n")),
@@ -155,14 +154,26 @@ BUILDS = {
 
 @pytest.mark.parametrize("target, state", list(BUILDS.values()), ids=list(BUILDS))
 def test_build_cannot_change_allowed_objects(tmp_path, target, state):
-    before = (_pickle.ALLOWED["torch.FloatStorage"].dtype, tocha.Size.__len__, tocha.float32,
-              tocha.float32.itemsize, _pickle._rebuild_tensor_v2.__defaults__,
-              collections.Counter.__dict__.get("__missing__"))
-    _refused(_zip(tmp_path / "evil.pt", _build(target, state)), match=r"(?s)REF.*BUILD".replace(
-        "REF", REFUSED))
-    after = (_pickle.ALLOWED["torch.FloatStorage"].dtype, tocha.Size.__len__, tocha.float32,
-             tocha.float32.itemsize, _pickle._rebuild_tensor_v2.__defaults__,
-             collections.Counter.__dict__.get("__missing__"))
+    before = (
+        _pickle.ALLOWED["torch.FloatStorage"].dtype,
+        tocha.Size.__len__,
+        tocha.float32,
+        tocha.float32.itemsize,
+        _pickle._rebuild_tensor_v2.__defaults__,
+        collections.Counter.__dict__.get("__missing__"),
+    )
+    _refused(
+        _zip(tmp_path / "evil.pt", _build(target, state)),
+        match=r"(?s)REF.*BUILD".replace("REF", REFUSED),
+    )
+    after = (
+        _pickle.ALLOWED["torch.FloatStorage"].dtype,
+        tocha.Size.__len__,
+        tocha.float32,
+        tocha.float32.itemsize,
+        _pickle._rebuild_tensor_v2.__defaults__,
+        collections.Counter.__dict__.get("__missing__"),
+    )
     assert after == before and not hasattr(tocha.Tensor, "__del__")
 
 
@@ -170,8 +181,11 @@ def test_build_on_a_loaded_tensor_is_refused(tmp_path):
     path = tmp_path / "ckpt.pt"
     tocha.save(tocha.ones(2), path)
     with zipfile.ZipFile(path) as z:
-        records = {i.filename.split("/", 1)[1]: z.read(i) for i in z.infolist()
-                   if not i.filename.endswith("/version")}
+        records = {
+            i.filename.split("/", 1)[1]: z.read(i)
+            for i in z.infolist()
+            if not i.filename.endswith("/version")
+        }
     manifest = records.pop("data.pkl")
     assert manifest.endswith(b".")
     records["data.pkl"] = manifest[:-1] + _slots(_data=b"K\x01") + b"b."
@@ -192,9 +206,15 @@ def _tensor(pid: bytes, offset=0, size=(4,), stride=(1,)) -> bytes:
     def tup(values):
         return b"(" + b"".join(map(_int, values)) + b"t"
 
-    return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" + pid + b"Q"
-            + _int(offset) + tup(size) + tup(stride)
-            + b"\x89ccollections\nOrderedDict\n)RtR.")
+    return (
+        b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n("
+        + pid
+        + b"Q"
+        + _int(offset)
+        + tup(size)
+        + tup(stride)
+        + b"\x89ccollections\nOrderedDict\n)RtR."
+    )
 
 
 def _int(value: int) -> bytes:
@@ -202,16 +222,27 @@ def _int(value: int) -> bytes:
 
 
 def _pid(kind="storage", numel=4, key="0") -> bytes:
-    return (b"(" + _name(kind) + b"ctorch\nFloatStorage\n" + _name(key) + _name("cpu")
-            + _int(numel) + b"t")
+    return (
+        b"("
+        + _name(kind)
+        + b"ctorch\nFloatStorage\n"
+        + _name(key)
+        + _name("cpu")
+        + _int(numel)
+        + b"t"
+    )
 
 
-@pytest.mark.parametrize("manifest, match", [
-    (b"\x80\x02" + _pid(kind="module") + b"Q.", "unsupported persistent id"),
-    (b"\x80\x02Vos.system\nQ.", "unsupported persistent id"),
-    (b"\x80\x02Pos.system\n.", "unsupported persistent id"),
-    (b"\x80\x02(Vstorage\nctorch\nfloat32\nV0\nVcpu\nK\x04tQ.", "invalid storage record"),
-], ids=["unknown-kind", "BINPERSID-string", "PERSID", "not-a-storage-type"])
+@pytest.mark.parametrize(
+    "manifest, match",
+    [
+        (b"\x80\x02" + _pid(kind="module") + b"Q.", "unsupported persistent id"),
+        (b"\x80\x02Vos.system\nQ.", "unsupported persistent id"),
+        (b"\x80\x02Pos.system\n.", "unsupported persistent id"),
+        (b"\x80\x02(Vstorage\nctorch\nfloat32\nV0\nVcpu\nK\x04tQ.", "invalid storage record"),
+    ],
+    ids=["unknown-kind", "BINPERSID-string", "PERSID", "not-a-storage-type"],
+)
 def test_unknown_persistent_ids(tmp_path, manifest, match):
     _refused(_zip(tmp_path / "x.pt", manifest, {"data/0": b"\0" * 16}), match=match)
 
@@ -222,10 +253,18 @@ def test_storage_record_shorter_than_its_tensors_claim(tmp_path, mmap):
     _refused(path, "fewer than its 4 elements", RuntimeError, mmap=mmap)
 
 
-@pytest.mark.parametrize("offset, size, stride", [
-    (2, (4,), (1,)), (0, (2, 2), (3, 1)), (0, (1 << 30,), (1,)), (-1, (4,), (1,)),
-    (0, (1 << 40, 1 << 40, 0), (0, 0, 0)), (0, (1,) * 65, (1,) * 65),
-], ids=["offset", "stride", "size", "negative", "huge-empty", "65-dims"])
+@pytest.mark.parametrize(
+    "offset, size, stride",
+    [
+        (2, (4,), (1,)),
+        (0, (2, 2), (3, 1)),
+        (0, (1 << 30,), (1,)),
+        (-1, (4,), (1,)),
+        (0, (1 << 40, 1 << 40, 0), (0, 0, 0)),
+        (0, (1,) * 65, (1,) * 65),
+    ],
+    ids=["offset", "stride", "size", "negative", "huge-empty", "65-dims"],
+)
 def test_tensor_running_past_its_storage(tmp_path, offset, size, stride):
     path = _zip(tmp_path / "x.pt", _tensor(_pid(), offset, size, stride), {"data/0": b"\0" * 16})
     _refused(path, "out of bounds|invalid tensor record", RuntimeError)
@@ -236,16 +275,29 @@ class Sub(tocha.Tensor):
 
 
 def _sub_with_state(tmp_path, state: bytes):
-    args = _tensor(_pid())[len(b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n"):-2]
-    manifest = (b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n"
-                b"_rebuild_tensor_v2\nc" + f"{Sub.__module__}\n{Sub.__qualname__}\n".encode()
-                + args + state + b"tR.")
+    args = _tensor(_pid())[len(b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n") : -2]
+    manifest = (
+        b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n"
+        b"_rebuild_tensor_v2\nc"
+        + f"{Sub.__module__}\n{Sub.__qualname__}\n".encode()
+        + args
+        + state
+        + b"tR."
+    )
     with ser.safe_globals([Sub]):
         return tocha.load(_zip(tmp_path / "sub.pt", manifest, {"data/0": b"\0" * 16}))
 
 
-@pytest.mark.parametrize("key, slots", [("_data", False), ("__class__", False), ("_ag", True),
-                                        ("requires_grad", True), ("note", True)])
+@pytest.mark.parametrize(
+    "key, slots",
+    [
+        ("_data", False),
+        ("__class__", False),
+        ("_ag", True),
+        ("requires_grad", True),
+        ("note", True),
+    ],
+)
 def test_subclass_state_cannot_reach_tensor_slots_or_dunders(tmp_path, key, slots):
     state = b"}" + _name(key) + b"K\x01s"
     with pytest.raises(pickle.UnpicklingError, match=f"may not set '{key}'"):
@@ -253,8 +305,9 @@ def test_subclass_state_cannot_reach_tensor_slots_or_dunders(tmp_path, key, slot
 
 
 def test_subclass_state_goes_to_the_instance_dict(tmp_path):
-    t = _sub_with_state(tmp_path, b"}(" + _name("note") + b"K\x01" + _name("requires_grad")
-                        + b"K\x01u")
+    t = _sub_with_state(
+        tmp_path, b"}(" + _name("note") + b"K\x01" + _name("requires_grad") + b"K\x01u"
+    )
     assert type(t) is Sub and t.note == 1 and t.requires_grad is False and t.shape == (4,)
 
 
@@ -262,9 +315,11 @@ def test_subclass_state_goes_to_the_instance_dict(tmp_path):
 @pytest.mark.parametrize("kind", ["list", "tuple", "dict"])
 def test_deep_nesting_loads_without_recursion(tmp_path, kind):
     depth = 200_000
-    body = {"list": b"]" * depth + b"a" * (depth - 1),
-            "tuple": b"(" * depth + b"t" * depth,
-            "dict": b"}" + b"K\x00}" * (depth - 1) + b"s" * (depth - 1)}[kind]
+    body = {
+        "list": b"]" * depth + b"a" * (depth - 1),
+        "tuple": b"(" * depth + b"t" * depth,
+        "dict": b"}" + b"K\x00}" * (depth - 1) + b"s" * (depth - 1),
+    }[kind]
     for path in (_zip(tmp_path / "deep.pt", b"\x80\x02" + body + b"."),):
         obj, n = tocha.load(path), 0
         while obj:
@@ -273,8 +328,11 @@ def test_deep_nesting_loads_without_recursion(tmp_path, kind):
         assert n == depth - 1
 
 
-@pytest.mark.parametrize("opcode", [b"\x8e", b"\x96", b"\x8d", b"\x95"],
-                         ids=["BINBYTES8", "BYTEARRAY8", "BINUNICODE8", "FRAME"])
+@pytest.mark.parametrize(
+    "opcode",
+    [b"\x8e", b"\x96", b"\x8d", b"\x95"],
+    ids=["BINBYTES8", "BYTEARRAY8", "BINUNICODE8", "FRAME"],
+)
 def test_declared_lengths_are_never_allocated(tmp_path, opcode):
     manifest = b"\x80\x04" + opcode + struct.pack("<Q", 1 << 50) + b"abc"
     for path in _both_layouts(tmp_path, manifest):
@@ -293,7 +351,7 @@ def _checkpoint(tmp_path, n=1000):
 def test_truncated_zip(tmp_path, keep, mmap):
     path = _checkpoint(tmp_path)
     data = path.read_bytes()
-    path.write_bytes(data[:int(len(data) * keep)])
+    path.write_bytes(data[: int(len(data) * keep)])
     _refused(path, "ckpt.pt", RuntimeError, mmap=mmap)
 
 
@@ -304,7 +362,7 @@ def _central(blob: bytes):
     pos = start
     for _ in range(count):
         name_len, extra_len, comment_len = struct.unpack_from("<HHH", blob, pos + 28)
-        yield pos, blob[pos + 46:pos + 46 + name_len].decode()
+        yield pos, blob[pos + 46 : pos + 46 + name_len].decode()
         pos += 46 + name_len + extra_len + comment_len
 
 
@@ -321,8 +379,12 @@ def test_record_declaring_more_bytes_than_the_file(tmp_path):
 
 def test_deflated_record_is_never_decompressed(tmp_path):
     zeros = b"\0" * (64 << 20)  # 64 MB of zeros: 64 KB deflated
-    path = _zip(tmp_path / "bomb.pt", _tensor(_pid(numel=16 << 20)), {"data/0": zeros},
-                compression=zipfile.ZIP_DEFLATED)
+    path = _zip(
+        tmp_path / "bomb.pt",
+        _tensor(_pid(numel=16 << 20)),
+        {"data/0": zeros},
+        compression=zipfile.ZIP_DEFLATED,
+    )
     assert path.stat().st_size < 1 << 20
     _refused(path, "compressed", RuntimeError)
 
@@ -331,10 +393,16 @@ def test_overlapping_records_cannot_multiply_memory(tmp_path):
     """Many directory entries pointing at one record's bytes: a load would read them once
     per entry."""
     n, numel = 50, 1 << 16
-    manifest = b"\x80\x02(" + b"".join(_tensor(_pid(numel=numel, key=str(i)), size=(numel,))[2:-1]
-                                       for i in range(n)) + b"l."
-    path = _zip(tmp_path / "x.pt", manifest, {f"data/{i}": (b"\0" * numel * 4 if i == 0 else b"")
-                                              for i in range(n)})
+    manifest = (
+        b"\x80\x02("
+        + b"".join(_tensor(_pid(numel=numel, key=str(i)), size=(numel,))[2:-1] for i in range(n))
+        + b"l."
+    )
+    path = _zip(
+        tmp_path / "x.pt",
+        manifest,
+        {f"data/{i}": (b"\0" * numel * 4 if i == 0 else b"") for i in range(n)},
+    )
     blob = bytearray(path.read_bytes())
     entries = dict((name, pos) for pos, name in _central(bytes(blob)))
     first = struct.unpack_from("<I", blob, entries["archive/data/0"] + 42)[0]
@@ -356,24 +424,42 @@ def _safetensors(path, header, data: bytes = b"", length=None):
 
 
 def _entry(begin, end, shape=None, dtype="F32"):
-    return {"dtype": dtype, "shape": [(end - begin) // 4] if shape is None else shape,
-            "data_offsets": [begin, end]}
+    return {
+        "dtype": dtype,
+        "shape": [(end - begin) // 4] if shape is None else shape,
+        "data_offsets": [begin, end],
+    }
 
 
-@pytest.mark.parametrize("header, data, length, match", [
-    ({"a": _entry(0, 16)}, b"\0" * 8, None, "outside"),
-    ({"a": _entry(8, 4, [1])}, b"\0" * 8, None, "outside"),
-    ({"a": _entry(-4, 4)}, b"\0" * 8, None, "outside"),
-    ({"a": _entry(0, 8), "b": _entry(4, 12)}, b"\0" * 12, None, "overlap"),
-    ({"a": _entry(0, 8), "b": _entry(0, 8)}, b"\0" * 8, None, "overlap"),
-    ({"a": _entry(0, 1 << 30)}, b"\0" * 8, None, "outside"),
-    ({}, b"", 1 << 30, "exceeds the limit"),
-    ({}, b"", 1 << 63, "exceeds the limit"),
-    ({"a": _entry(0, 0, [1 << 62, 1 << 62, 0])}, b"", None, "invalid shape"),
-    ({"a": _entry(0, 0, [0] * 65)}, b"", None, "invalid shape"),
-    (b"[" * 100_000 + b"]" * 100_000, b"", None, "not JSON"),
-], ids=["past-end", "reversed", "negative", "overlap", "same", "claims-1GB", "header-1GB",
-        "header-2**63", "huge-empty", "65-dims", "deep-json"])
+@pytest.mark.parametrize(
+    "header, data, length, match",
+    [
+        ({"a": _entry(0, 16)}, b"\0" * 8, None, "outside"),
+        ({"a": _entry(8, 4, [1])}, b"\0" * 8, None, "outside"),
+        ({"a": _entry(-4, 4)}, b"\0" * 8, None, "outside"),
+        ({"a": _entry(0, 8), "b": _entry(4, 12)}, b"\0" * 12, None, "overlap"),
+        ({"a": _entry(0, 8), "b": _entry(0, 8)}, b"\0" * 8, None, "overlap"),
+        ({"a": _entry(0, 1 << 30)}, b"\0" * 8, None, "outside"),
+        ({}, b"", 1 << 30, "exceeds the limit"),
+        ({}, b"", 1 << 63, "exceeds the limit"),
+        ({"a": _entry(0, 0, [1 << 62, 1 << 62, 0])}, b"", None, "invalid shape"),
+        ({"a": _entry(0, 0, [0] * 65)}, b"", None, "invalid shape"),
+        (b"[" * 100_000 + b"]" * 100_000, b"", None, "not JSON"),
+    ],
+    ids=[
+        "past-end",
+        "reversed",
+        "negative",
+        "overlap",
+        "same",
+        "claims-1GB",
+        "header-1GB",
+        "header-2**63",
+        "huge-empty",
+        "65-dims",
+        "deep-json",
+    ],
+)
 def test_hostile_safetensors(tmp_path, header, data, length, match):
     path = _safetensors(tmp_path / "bad.safetensors", header, data, length)
     with pytest.raises(RuntimeError, match=match):
@@ -387,7 +473,7 @@ def test_truncated_safetensors(tmp_path, keep):
     path = tmp_path / "t.safetensors"
     ser.save_file({"a": tocha.ones(100), "b": tocha.zeros(10, dtype=tocha.int64)}, path)
     data = path.read_bytes()
-    path.write_bytes(data[:keep if isinstance(keep, int) else int(len(data) * keep)])
+    path.write_bytes(data[: keep if isinstance(keep, int) else int(len(data) * keep)])
     with pytest.raises(RuntimeError, match="t.safetensors"):
         ser.load_file(path)
 

@@ -19,7 +19,7 @@ INPUTS = {
     "nan": np.array([[3.0, NAN, 1.0, -0.0, 0.0, 3.0], [NAN, -1.0, NAN, 2.0, 2.0, -np.inf]]),
     "f16": _rng.standard_normal((2, 6)).astype(np.float16),
     "i64": _rng.integers(-3, 3, (3, 7)),
-    "i32": _rng.integers(-2**31, 2**31 - 1, (4, 5)).astype(np.int32),
+    "i32": _rng.integers(-(2**31), 2**31 - 1, (4, 5)).astype(np.int32),
     "i8": _rng.integers(-128, 127, (3, 5)).astype(np.int8),
     "u8": _rng.integers(0, 4, (2, 9)).astype(np.uint8),
     "b": _rng.random((3, 4)) < 0.5,
@@ -75,8 +75,11 @@ def test_sort_against_numpy(name):
 
 
 def test_sort_large_and_wide_dtypes(torch):
-    for a in (_rng.standard_normal(5000), _rng.integers(-5, 5, 5000),
-              _rng.integers(0, 9, (3, 3000)).astype(np.uint8)):
+    for a in (
+        _rng.standard_normal(5000),
+        _rng.integers(-5, 5, 5000),
+        _rng.integers(0, 9, (3, 3000)).astype(np.uint8),
+    ):
         for descending in (False, True):
             got = tocha.sort(t(tocha, a), descending=descending)
             want = torch.sort(t(torch, a), descending=descending, stable=True)
@@ -86,16 +89,27 @@ def test_sort_large_and_wide_dtypes(torch):
 @pytest.mark.parametrize("name", ["f32", "nan", "i64", "b", "s"])
 def test_argsort_msort(name, torch):
     a = INPUTS[name]
-    assert_tensor(tocha.argsort(t(tocha, a), descending=True, stable=True),
-                  torch.argsort(t(torch, a), descending=True, stable=True))
+    assert_tensor(
+        tocha.argsort(t(tocha, a), descending=True, stable=True),
+        torch.argsort(t(torch, a), descending=True, stable=True),
+    )
     assert_tensor(t(tocha, a).argsort(0), torch.argsort(t(torch, a), dim=0, stable=True))
     if a.ndim:
         assert_tensor(tocha.msort(t(tocha, a)), torch.msort(t(torch, a)))
 
 
 # -- topk and kthvalue ---------------------------------------------------------------------
-TOPK = [("f32", 3, -1), ("f32", 0, 0), ("f32", 5, 1), ("f64", 2, 1), ("nan", 4, -1),
-        ("i32", 2, 0), ("i8", 1, -1), ("s", 1, 0), ("e", 2, 1)]
+TOPK = [
+    ("f32", 3, -1),
+    ("f32", 0, 0),
+    ("f32", 5, 1),
+    ("f64", 2, 1),
+    ("nan", 4, -1),
+    ("i32", 2, 0),
+    ("i8", 1, -1),
+    ("s", 1, 0),
+    ("e", 2, 1),
+]
 
 
 @pytest.mark.parametrize("largest", [True, False])
@@ -127,8 +141,15 @@ def test_topk_ties_give_earlier_indices_first():
     assert full.indices.tolist() == [1, 2, 4, 3, 0]
 
 
-KTH = [("f32", 2, -1, False), ("f32", 3, 0, True), ("f64", 4, 2, False), ("nan", 6, 1, False),
-       ("nan", 2, 0, True), ("i32", 1, 1, False), ("s", 1, 0, False)]
+KTH = [
+    ("f32", 2, -1, False),
+    ("f32", 3, 0, True),
+    ("f64", 4, 2, False),
+    ("nan", 6, 1, False),
+    ("nan", 2, 0, True),
+    ("i32", 1, 1, False),
+    ("s", 1, 0, False),
+]
 
 
 @pytest.mark.parametrize("name,k,dim,keepdim", KTH)
@@ -147,8 +168,18 @@ def test_kthvalue_ties_index_a_matching_value():
 
 # -- unique --------------------------------------------------------------------------------
 UNIQUE = [
-    ("i64", None), ("f32", None), ("nan", None), ("b", None), ("s", None), ("e", None),
-    ("u8", None), ("i64", 0), ("i64", 1), ("b", -1), ("f64", 2), ("e", 0),
+    ("i64", None),
+    ("f32", None),
+    ("nan", None),
+    ("b", None),
+    ("s", None),
+    ("e", None),
+    ("u8", None),
+    ("i64", 0),
+    ("i64", 1),
+    ("b", -1),
+    ("f64", 2),
+    ("e", 0),
 ]
 
 
@@ -157,22 +188,30 @@ def test_unique_against_torch(name, dim, torch):
     for inverse in (False, True):
         for counts in (False, True):
             kwargs = dict(return_inverse=inverse, return_counts=counts, dim=dim)
-            _compare(tocha.unique(tT(tocha, INPUTS[name]), **kwargs),
-                     torch.unique(tT(torch, INPUTS[name]), **kwargs))
+            _compare(
+                tocha.unique(tT(tocha, INPUTS[name]), **kwargs),
+                torch.unique(tT(torch, INPUTS[name]), **kwargs),
+            )
             if not (name == "nan" or dim is not None and INPUTS[name].size == 0):
-                _compare(tocha.unique_consecutive(tT(tocha, INPUTS[name]), **kwargs),
-                         torch.unique_consecutive(tT(torch, INPUTS[name]), **kwargs))
+                _compare(
+                    tocha.unique_consecutive(tT(tocha, INPUTS[name]), **kwargs),
+                    torch.unique_consecutive(tT(torch, INPUTS[name]), **kwargs),
+                )
 
 
 def test_unique_consecutive_runs(torch):
     a = np.array([[1, 1], [1, 1], [0, 5], [1, 1]])
     for dim in (None, 0, 1):
         kwargs = dict(return_inverse=True, return_counts=True, dim=dim)
-        _compare(tocha.unique_consecutive(t(tocha, a), **kwargs),
-                 torch.unique_consecutive(t(torch, a), **kwargs))
+        _compare(
+            tocha.unique_consecutive(t(tocha, a), **kwargs),
+            torch.unique_consecutive(t(torch, a), **kwargs),
+        )
     a = np.array([NAN, NAN, 1.0, 1.0])
-    _compare(t(tocha, a).unique_consecutive(return_counts=True),
-             t(torch, a).unique_consecutive(return_counts=True))
+    _compare(
+        t(tocha, a).unique_consecutive(return_counts=True),
+        t(torch, a).unique_consecutive(return_counts=True),
+    )
 
 
 def test_unique_against_numpy():
@@ -189,19 +228,20 @@ SEQ = np.array([1.0, 3.0, 3.0, 5.0, 7.0])
 SEQ2 = np.sort(_rng.integers(0, 10, (2, 3, 6)), axis=-1)
 VALS2 = _rng.integers(-1, 11, (2, 3, 4))
 SEARCH = {
-    "1d": lambda lib, **kw: lib.searchsorted(t(lib, SEQ), t(lib, [[0.0, 3.0], [7.0, 9.0]]),
-                                             **kw),
+    "1d": lambda lib, **kw: lib.searchsorted(t(lib, SEQ), t(lib, [[0.0, 3.0], [7.0, 9.0]]), **kw),
     "scalar": lambda lib, **kw: lib.searchsorted(t(lib, SEQ), 3, **kw),
-    "int_float": lambda lib, **kw: lib.searchsorted(t(lib, [1, 3, 5]), t(lib, [3.5, 1.0]),
-                                                    **kw),
+    "int_float": lambda lib, **kw: lib.searchsorted(t(lib, [1, 3, 5]), t(lib, [3.5, 1.0]), **kw),
     "batched": lambda lib, **kw: lib.searchsorted(t(lib, SEQ2), t(lib, VALS2), **kw),
     "batched_noncontig": lambda lib, **kw: lib.searchsorted(
-        tT(lib, SEQ2[0]), tT(lib, VALS2[0]), **kw),
-    "sorter": lambda lib, **kw: lib.searchsorted(t(lib, [5, 1, 3]), t(lib, [3, 6]),
-                                                 sorter=t(lib, [1, 2, 0]), **kw),
+        tT(lib, SEQ2[0]), tT(lib, VALS2[0]), **kw
+    ),
+    "sorter": lambda lib, **kw: lib.searchsorted(
+        t(lib, [5, 1, 3]), t(lib, [3, 6]), sorter=t(lib, [1, 2, 0]), **kw
+    ),
     "empty": lambda lib, **kw: lib.searchsorted(t(lib, SEQ), t(lib, np.zeros(0)), **kw),
-    "bucketize": lambda lib, **kw: lib.bucketize(t(lib, [[0.0, 3.0], [7.0, 9.0]]),
-                                                 t(lib, SEQ), **kw),
+    "bucketize": lambda lib, **kw: lib.bucketize(
+        t(lib, [[0.0, 3.0], [7.0, 9.0]]), t(lib, SEQ), **kw
+    ),
 }
 SEARCH_KW = [{}, {"right": True}, {"side": "right"}, {"out_int32": True}]
 
@@ -216,8 +256,12 @@ def test_searchsorted_against_torch(name, kw, torch):
 
 def test_batched_searchsorted_against_numpy():
     got = tocha.searchsorted(t(tocha, SEQ2), t(tocha, VALS2), right=True)
-    want = np.stack([np.searchsorted(s, v, side="right")
-                     for s, v in zip(SEQ2.reshape(-1, 6), VALS2.reshape(-1, 4))])
+    want = np.stack(
+        [
+            np.searchsorted(s, v, side="right")
+            for s, v in zip(SEQ2.reshape(-1, 6), VALS2.reshape(-1, 4))
+        ]
+    )
     assert_tensor(got, want.reshape(VALS2.shape))
 
 
@@ -229,17 +273,18 @@ HIST = {
     "histc_same": lambda lib: lib.histc(t(lib, [1.0, 1.0]), 3),
     "histc_f64": lambda lib: lib.histc(t(lib, H.astype(np.float64)), 5, -3, 2),
     "histogram": lambda lib: tuple(lib.histogram(t(lib, H), 5)),
-    "histogram_range": lambda lib: tuple(t(lib, H).histogram(4, range=(-1.0, 1.0),
-                                                              density=True)),
-    "histogram_edges": lambda lib: tuple(lib.histogram(t(lib, [1.0, 2, 5]),
-                                                       t(lib, [0.0, 2, 4]),
-                                                       weight=t(lib, [1.0, 2, 3]),
-                                                       density=True)),
+    "histogram_range": lambda lib: tuple(t(lib, H).histogram(4, range=(-1.0, 1.0), density=True)),
+    "histogram_edges": lambda lib: tuple(
+        lib.histogram(
+            t(lib, [1.0, 2, 5]), t(lib, [0.0, 2, 4]), weight=t(lib, [1.0, 2, 3]), density=True
+        )
+    ),
     "histogram_same": lambda lib: tuple(lib.histogram(t(lib, [1.0, 1.0]), 3)),
     "bincount": lambda lib: lib.bincount(t(lib, [1, 1, 3])),
     "bincount_minlength": lambda lib: t(lib, [1, 1, 3]).bincount(minlength=6),
-    "bincount_weights32": lambda lib: lib.bincount(t(lib, [1, 1, 3]),
-                                                   t(lib, np.float32([1, 2, 3]))),
+    "bincount_weights32": lambda lib: lib.bincount(
+        t(lib, [1, 1, 3]), t(lib, np.float32([1, 2, 3]))
+    ),
     "bincount_weights_int": lambda lib: lib.bincount(t(lib, [1, 1, 3]), t(lib, [1, 2, 3])),
     "bincount_int32": lambda lib: lib.bincount(t(lib, np.int32([0, 4]))),
     "bincount_empty": lambda lib: lib.bincount(t(lib, np.zeros(0, np.int64))),
@@ -269,8 +314,9 @@ ERRORS = {
     "kthvalue_zero": lambda lib: lib.kthvalue(t(lib, [1, 2, 3]), 0),
     "kthvalue_bool": lambda lib: lib.kthvalue(t(lib, [True]), 1),
     "searchsorted_side": lambda lib: lib.searchsorted(t(lib, SEQ), t(lib, [1.0]), side="foo"),
-    "searchsorted_opposite": lambda lib: lib.searchsorted(t(lib, SEQ), t(lib, [1.0]),
-                                                          side="left", right=True),
+    "searchsorted_opposite": lambda lib: lib.searchsorted(
+        t(lib, SEQ), t(lib, [1.0]), side="left", right=True
+    ),
     "searchsorted_shapes": lambda lib: lib.searchsorted(t(lib, SEQ2), t(lib, [[3, 6]])),
     "bucketize_2d": lambda lib: lib.bucketize(t(lib, [3, 6]), t(lib, [[1, 3, 5]])),
     "histc_int": lambda lib: lib.histc(t(lib, [1, 1]), 3),

@@ -14,11 +14,18 @@ from tocha.autograd import gradcheck, gradgradcheck
 
 SP = tocha.special
 _RNG = np.random.default_rng(0)
-WIDE = np.concatenate([_RNG.uniform(-30, 30, 200), _RNG.uniform(0, 3, 200),
-                       np.exp(_RNG.uniform(-30, 6, 200)), [1.0, 2.0, 0.5, 1.5, -0.5, 0.0]])
+WIDE = np.concatenate(
+    [
+        _RNG.uniform(-30, 30, 200),
+        _RNG.uniform(0, 3, 200),
+        np.exp(_RNG.uniform(-30, 6, 200)),
+        [1.0, 2.0, 0.5, 1.5, -0.5, 0.0],
+    ]
+)
 POSITIVE = np.abs(WIDE) + 0.05
-UNIT = np.concatenate([_RNG.uniform(0, 1, 200), np.exp(_RNG.uniform(-700, 0, 100)),
-                       [0.0, 1.0, 0.5, -0.5, 2.0]])
+UNIT = np.concatenate(
+    [_RNG.uniform(0, 1, 200), np.exp(_RNG.uniform(-700, 0, 100)), [0.0, 1.0, 0.5, -0.5, 2.0]]
+)
 
 
 def test_lgamma_matches_math():
@@ -67,9 +74,12 @@ def test_unary_match_torch(torch, name, fn, torch_name, x, tol, dtype):
         x = x[np.abs(x) < 20]
     x = x.astype(dtype)
     want = _torch_fn(torch, torch_name)(torch.from_numpy(x.copy()))
-    assert_tensor(fn(tocha.from_numpy(x.copy())), want,
-                  rtol=tol if dtype == "float64" else 1e-5, atol=1e-13 if dtype == "float64"
-                  else 1e-6)
+    assert_tensor(
+        fn(tocha.from_numpy(x.copy())),
+        want,
+        rtol=tol if dtype == "float64" else 1e-5,
+        atol=1e-13 if dtype == "float64" else 1e-6,
+    )
 
 
 def test_polygamma_and_zeta(torch):
@@ -79,15 +89,20 @@ def test_polygamma_and_zeta(torch):
         assert_tensor(tocha.polygamma(n, x), want, rtol=1e-8 if n == 1 else 1e-11)
         assert_tensor(x.polygamma(n), want, rtol=1e-8 if n == 1 else 1e-11)
     s = _RNG.uniform(1.01, 20, POSITIVE.size)
-    assert_tensor(SP.zeta(tocha.from_numpy(s), x),
-                  torch.special.zeta(torch.from_numpy(s), torch.from_numpy(POSITIVE)),
-                  rtol=1e-12)
+    assert_tensor(
+        SP.zeta(tocha.from_numpy(s), x),
+        torch.special.zeta(torch.from_numpy(s), torch.from_numpy(POSITIVE)),
+        rtol=1e-12,
+    )
     edge_s = np.array([2.0, 3, 2, 3, 0.5, 1, 2.5])
     edge_q = np.array([-1.5, -2.5, -2, 0, 1, 1, -1.5])
-    assert_tensor(SP.zeta(tocha.from_numpy(edge_s), tocha.from_numpy(edge_q)),
-                  torch.special.zeta(torch.from_numpy(edge_s), torch.from_numpy(edge_q)))
-    assert_tensor(SP.zeta(2.0, tocha.tensor([1.0, 2.0])),
-                  torch.special.zeta(2.0, torch.tensor([1.0, 2.0])))
+    assert_tensor(
+        SP.zeta(tocha.from_numpy(edge_s), tocha.from_numpy(edge_q)),
+        torch.special.zeta(torch.from_numpy(edge_s), torch.from_numpy(edge_q)),
+    )
+    assert_tensor(
+        SP.zeta(2.0, tocha.tensor([1.0, 2.0])), torch.special.zeta(2.0, torch.tensor([1.0, 2.0]))
+    )
 
 
 def test_binary_and_composites(torch):
@@ -101,21 +116,24 @@ def test_binary_and_composites(torch):
     assert_tensor(tocha.xlogy(2, mb), torch.xlogy(2, tb))
     assert_tensor(ma.xlogy(3.0), ta.xlogy(3.0))
     assert_tensor(tocha.mvlgamma(tocha.from_numpy(b + 2), 3), torch.mvlgamma(tb + 2, 3))
-    assert_tensor(SP.multigammaln(tocha.from_numpy(b + 2), 1), torch.special.multigammaln(
-        tb + 2, 1))
+    assert_tensor(
+        SP.multigammaln(tocha.from_numpy(b + 2), 1), torch.special.multigammaln(tb + 2, 1)
+    )
     assert_tensor(SP.logit(mb, eps=0.1), torch.special.logit(tb, eps=0.1))
     assert_tensor(mb.logit(), tb.logit())
     x = _RNG.standard_normal((3, 4))
-    assert_tensor(SP.softmax(tocha.from_numpy(x), 1), torch.special.softmax(
-        torch.from_numpy(x), 1))
-    assert_tensor(SP.log_softmax(tocha.from_numpy(x), 0), torch.special.log_softmax(
-        torch.from_numpy(x), 0))
-    assert_tensor(SP.softmax(tocha.tensor([1, 2]), 0, dtype=tocha.float64),
-                  torch.special.softmax(torch.tensor([1, 2]), 0, dtype=torch.float64))
-    assert_tensor(SP.logsumexp(tocha.from_numpy(x), 1), torch.special.logsumexp(
-        torch.from_numpy(x), 1))
-    assert_tensor(SP.round(tocha.tensor([1.5, 2.5])), torch.special.round(
-        torch.tensor([1.5, 2.5])))
+    assert_tensor(SP.softmax(tocha.from_numpy(x), 1), torch.special.softmax(torch.from_numpy(x), 1))
+    assert_tensor(
+        SP.log_softmax(tocha.from_numpy(x), 0), torch.special.log_softmax(torch.from_numpy(x), 0)
+    )
+    assert_tensor(
+        SP.softmax(tocha.tensor([1, 2]), 0, dtype=tocha.float64),
+        torch.special.softmax(torch.tensor([1, 2]), 0, dtype=torch.float64),
+    )
+    assert_tensor(
+        SP.logsumexp(tocha.from_numpy(x), 1), torch.special.logsumexp(torch.from_numpy(x), 1)
+    )
+    assert_tensor(SP.round(tocha.tensor([1.5, 2.5])), torch.special.round(torch.tensor([1.5, 2.5])))
 
 
 def test_dtypes_and_methods():
@@ -133,19 +151,32 @@ def test_dtypes_and_methods():
 def test_edges(torch):
     x = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan])
     for name in ("lgamma", "digamma"):
-        assert_tensor(getattr(tocha, name)(tocha.from_numpy(x)),
-                      getattr(torch, name)(torch.from_numpy(x)))
+        assert_tensor(
+            getattr(tocha, name)(tocha.from_numpy(x)), getattr(torch, name)(torch.from_numpy(x))
+        )
 
 
-@pytest.mark.parametrize("fn, exc, message", [
-    (lambda: tocha.polygamma(-1, tocha.ones(2)), RuntimeError,
-     "polygamma(n, x) does not support negative n."),
-    (lambda: tocha.lgamma(tocha.ones(2, dtype=tocha.complex64)), NotImplementedError,
-     "not implemented for 'ComplexFloat'"),
-    (lambda: SP.softmax(tocha.tensor([1, 2]), 0), NotImplementedError,
-     "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
-    (lambda: tocha.lgamma([1.0]), TypeError, "must be Tensor, not list"),
-])
+@pytest.mark.parametrize(
+    "fn, exc, message",
+    [
+        (
+            lambda: tocha.polygamma(-1, tocha.ones(2)),
+            RuntimeError,
+            "polygamma(n, x) does not support negative n.",
+        ),
+        (
+            lambda: tocha.lgamma(tocha.ones(2, dtype=tocha.complex64)),
+            NotImplementedError,
+            "not implemented for 'ComplexFloat'",
+        ),
+        (
+            lambda: SP.softmax(tocha.tensor([1, 2]), 0),
+            NotImplementedError,
+            "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+        ),
+        (lambda: tocha.lgamma([1.0]), TypeError, "must be Tensor, not list"),
+    ],
+)
 def test_errors(fn, exc, message):
     with pytest.raises(exc) as info:
         fn()
@@ -188,11 +219,18 @@ def test_gradcheck(name, fn, values):
 
 def test_gradients_match_torch(torch):
     x = np.array([0.3, 1.7, 4.2, 25.0])
-    pairs = [(tocha.lgamma, torch.lgamma), (tocha.digamma, torch.digamma),
-             (tocha.i0, torch.i0), (SP.i1, torch.special.i1), (SP.i1e, torch.special.i1e),
-             (SP.i0e, torch.special.i0e), (SP.erfcx, torch.special.erfcx),
-             (SP.log_ndtr, torch.special.log_ndtr), (tocha.sinc, torch.sinc),
-             (SP.entr, torch.special.entr)]
+    pairs = [
+        (tocha.lgamma, torch.lgamma),
+        (tocha.digamma, torch.digamma),
+        (tocha.i0, torch.i0),
+        (SP.i1, torch.special.i1),
+        (SP.i1e, torch.special.i1e),
+        (SP.i0e, torch.special.i0e),
+        (SP.erfcx, torch.special.erfcx),
+        (SP.log_ndtr, torch.special.log_ndtr),
+        (tocha.sinc, torch.sinc),
+        (SP.entr, torch.special.entr),
+    ]
     for mine_fn, torch_fn in pairs:
         mine, theirs = _t(x), torch.from_numpy(x.copy()).requires_grad_()
         mine_fn(mine).sum().backward()
@@ -201,8 +239,10 @@ def test_gradients_match_torch(torch):
 
 
 def test_gradients_at_zero_follow_torch(torch):
-    for mine_fn, torch_fn in ((tocha.sinc, torch.sinc), (lambda x: tocha.xlogy(x, 2.0),
-                                                         lambda x: torch.xlogy(x, 2.0))):
+    for mine_fn, torch_fn in (
+        (tocha.sinc, torch.sinc),
+        (lambda x: tocha.xlogy(x, 2.0), lambda x: torch.xlogy(x, 2.0)),
+    ):
         mine, theirs = _t([0.0]), torch.zeros(1, dtype=torch.float64, requires_grad=True)
         mine_fn(mine).sum().backward()
         torch_fn(theirs).sum().backward()

@@ -18,14 +18,16 @@ TINY = np.finfo(np.float64).tiny
 
 def _grid():
     rng = np.random.default_rng(1234)
-    return np.concatenate([
-        np.linspace(-30.0, 30.0, 60001),
-        np.linspace(-0.5, 0.5, 2001),  # around Cody's first break point, 0.46875
-        np.linspace(3.9, 4.1, 2001),  # around the second, 4.0
-        rng.standard_normal(5000) * 4,
-        np.copysign(10.0 ** rng.uniform(-320, 1.5, 5000), rng.standard_normal(5000)),
-        [0.0, -0.0, 0.46875, -0.46875, 4.0, -4.0, 26.5, 27.0, 27.2, 5e-324],
-    ])
+    return np.concatenate(
+        [
+            np.linspace(-30.0, 30.0, 60001),
+            np.linspace(-0.5, 0.5, 2001),  # around Cody's first break point, 0.46875
+            np.linspace(3.9, 4.1, 2001),  # around the second, 4.0
+            rng.standard_normal(5000) * 4,
+            np.copysign(10.0 ** rng.uniform(-320, 1.5, 5000), rng.standard_normal(5000)),
+            [0.0, -0.0, 0.46875, -0.46875, 4.0, -4.0, 26.5, 27.0, 27.2, 5e-324],
+        ]
+    )
 
 
 GRID = _grid()
@@ -51,12 +53,15 @@ def test_float64_against_math(name, reference):
 def _erfinv_inputs():
     rng = np.random.default_rng(99)
     near_one = 1.0 - 10.0 ** -rng.uniform(0, 16, 4000)
-    y = np.concatenate([
-        np.linspace(-1.0, 1.0, 40001)[1:-1],
-        near_one, -near_one,
-        10.0 ** rng.uniform(-300, 0, 2000),
-        [np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0), 0.5, 1e-300, 2.0 ** -1022],
-    ])
+    y = np.concatenate(
+        [
+            np.linspace(-1.0, 1.0, 40001)[1:-1],
+            near_one,
+            -near_one,
+            10.0 ** rng.uniform(-300, 0, 2000),
+            [np.nextafter(1.0, 0.0), -np.nextafter(1.0, 0.0), 0.5, 1e-300, 2.0**-1022],
+        ]
+    )
     return y[np.abs(y) < 1.0]
 
 
@@ -83,15 +88,31 @@ def test_float64_against_torch(torch, name, rtol):
 
 SPECIAL_VALUES = [
     # (op, input, expected)
-    ("erf", np.inf, 1.0), ("erf", -np.inf, -1.0), ("erf", np.nan, np.nan),
-    ("erf", 0.0, 0.0), ("erf", -0.0, -0.0), ("erf", 6.0, 1.0),
+    ("erf", np.inf, 1.0),
+    ("erf", -np.inf, -1.0),
+    ("erf", np.nan, np.nan),
+    ("erf", 0.0, 0.0),
+    ("erf", -0.0, -0.0),
+    ("erf", 6.0, 1.0),
     ("erf", 1e-310, 1e-310 * 2 / math.sqrt(math.pi)),
-    ("erfc", np.inf, 0.0), ("erfc", -np.inf, 2.0), ("erfc", np.nan, np.nan), ("erfc", 0.0, 1.0),
-    ("erfc", 27.3, 0.0), ("erfc", 1e300, 0.0), ("erfc", -1e300, 2.0),
-    ("erfc", 26.0, math.erfc(26.0)), ("erfc", 27.0, math.erfc(27.0)),
-    ("erfinv", 1.0, np.inf), ("erfinv", -1.0, -np.inf), ("erfinv", 1.5, np.nan),
-    ("erfinv", -1.0000001, np.nan), ("erfinv", np.inf, np.nan), ("erfinv", np.nan, np.nan),
-    ("erfinv", 0.0, 0.0), ("erfinv", -0.0, -0.0), ("erfinv", 0.5, 0.4769362762044699),
+    ("erfc", np.inf, 0.0),
+    ("erfc", -np.inf, 2.0),
+    ("erfc", np.nan, np.nan),
+    ("erfc", 0.0, 1.0),
+    ("erfc", 27.3, 0.0),
+    ("erfc", 1e300, 0.0),
+    ("erfc", -1e300, 2.0),
+    ("erfc", 26.0, math.erfc(26.0)),
+    ("erfc", 27.0, math.erfc(27.0)),
+    ("erfinv", 1.0, np.inf),
+    ("erfinv", -1.0, -np.inf),
+    ("erfinv", 1.5, np.nan),
+    ("erfinv", -1.0000001, np.nan),
+    ("erfinv", np.inf, np.nan),
+    ("erfinv", np.nan, np.nan),
+    ("erfinv", 0.0, 0.0),
+    ("erfinv", -0.0, -0.0),
+    ("erfinv", 0.5, 0.4769362762044699),
 ]
 
 
@@ -148,8 +169,11 @@ def test_out_inplace_and_shapes(name):
     values = np.array([[-0.9, -0.2], [0.0, 0.7]])
     want = getattr(special, name + "64")(np, values)
     for shape in [(2, 2), (4,), (1, 2, 2), ()]:
-        v, w = (values[1, 1:].reshape(()), want[1, 1]) if shape == () else (values.reshape(shape),
-                                                              want.reshape(shape))
+        v, w = (
+            (values[1, 1:].reshape(()), want[1, 1])
+            if shape == ()
+            else (values.reshape(shape), want.reshape(shape))
+        )
         assert_tensor(getattr(tocha, name)(tocha.tensor(v)), np.asarray(w))
     out = tocha.empty(2, 2, dtype=tocha.float64)
     assert getattr(tocha, name)(tocha.tensor(values), out=out) is out

@@ -26,8 +26,9 @@ def _tol(dtype: str) -> float:
 
 
 def _close(ours, theirs, dtype: str) -> None:
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
-                               rtol=_tol(dtype), atol=_tol(dtype))
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), rtol=_tol(dtype), atol=_tol(dtype)
+    )
 
 
 def _pair_of(torch, array, grad: bool = True):
@@ -46,8 +47,15 @@ SDPA_SHAPES = [
     ((2, 5, 4), (2, 6, 4), (2, 6, 4)),
     ((2, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)),
 ]
-SDPA_OPTIONS = [{}, {"is_causal": True}, {"scale": 0.3}, {"mask": "bool"}, {"mask": "float"},
-                {"mask": "float_grad"}, {"mask": "bool_batched"}]
+SDPA_OPTIONS = [
+    {},
+    {"is_causal": True},
+    {"scale": 0.3},
+    {"mask": "bool"},
+    {"mask": "float"},
+    {"mask": "float_grad"},
+    {"mask": "bool_batched"},
+]
 
 
 def _sdpa_mask(kind: str, q_shape, k_shape):
@@ -82,7 +90,8 @@ def test_sdpa_matches_torch(torch, shapes, options, dtype):
     kwargs_t.update(options)
     kwargs_o.update(options)
     theirs = torch.nn.functional.scaled_dot_product_attention(
-        *(p[0] for p in pairs[:3]), **kwargs_t)
+        *(p[0] for p in pairs[:3]), **kwargs_t
+    )
     ours = F.scaled_dot_product_attention(*(p[1] for p in pairs[:3]), **kwargs_o)
     assert ours.dtype == getattr(tocha, dtype) and tuple(ours.shape) == tuple(theirs.shape)
     _close(ours, theirs, dtype)
@@ -98,8 +107,9 @@ def test_sdpa_gqa_matches_torch(torch):
     rng = RNG(1)
     arrays = [rng.standard_normal(s) for s in ((2, 4, 3, 5), (2, 2, 6, 5), (2, 2, 6, 3))]
     pairs = [_pair_of(torch, a) for a in arrays]
-    theirs = torch.nn.functional.scaled_dot_product_attention(*(p[0] for p in pairs),
-                                                              enable_gqa=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(p[0] for p in pairs), enable_gqa=True
+    )
     ours = F.scaled_dot_product_attention(*(p[1] for p in pairs), enable_gqa=True)
     _close(ours, theirs, "float64")
     theirs.sum().backward()
@@ -115,9 +125,9 @@ def test_sdpa_fully_masked_rows_give_zeros(torch):
     mask[1] = False
     pairs = [_pair_of(torch, a) for a in arrays]
     theirs = torch.nn.functional.scaled_dot_product_attention(
-        *(p[0] for p in pairs), attn_mask=torch.from_numpy(mask))
-    ours = F.scaled_dot_product_attention(*(p[1] for p in pairs),
-                                          attn_mask=tocha.from_numpy(mask))
+        *(p[0] for p in pairs), attn_mask=torch.from_numpy(mask)
+    )
+    ours = F.scaled_dot_product_attention(*(p[1] for p in pairs), attn_mask=tocha.from_numpy(mask))
     _close(ours, theirs, "float64")
     assert (ours.detach().numpy()[:, 1] == 0).all()
     theirs.sum().backward()
@@ -143,8 +153,11 @@ def _double(*shape, seed=0):
     return tocha.from_numpy(rng.standard_normal(shape)).requires_grad_()
 
 
-@pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"scale": 0.7}, {"mask": True},
-                                     {"dropout_p": 0.3}], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"is_causal": True}, {"scale": 0.7}, {"mask": True}, {"dropout_p": 0.3}],
+    ids=str,
+)
 def test_sdpa_gradcheck(options):
     q, k, v = _double(2, 3, 4), _double(2, 5, 4, seed=1), _double(2, 5, 3, seed=2)
     args = [q, k, v]
@@ -164,19 +177,30 @@ def test_sdpa_errors(torch):
     q = tocha.randn(2, 3, 4)
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=tocha.ones(3, 3), is_causal=True)
-    with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same "
-                                           "dtype, but got query.dtype: float key.dtype: float "
-                                           "and value.dtype: double instead."):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected query, key, and value to have the same "
+        "dtype, but got query.dtype: float key.dtype: float "
+        "and value.dtype: double instead.",
+    ):
         F.scaled_dot_product_attention(q, q, q.double())
-    with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float or to "
-                                           "match query dtype, but got attn_mask.dtype: long"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected attn_mask dtype to be bool or float or to "
+        "match query dtype, but got attn_mask.dtype: long",
+    ):
         F.scaled_dot_product_attention(q, q, q, attn_mask=tocha.ones(3, 3, dtype=tocha.int64))
-    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but "
-                                           "got 1.5"):
+    with pytest.raises(
+        RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
         F.scaled_dot_product_attention(q, q, q, dropout_p=1.5)
     with pytest.raises(RuntimeError, match="Number of heads in key and value must divide"):
-        F.scaled_dot_product_attention(tocha.randn(1, 3, 2, 4), tocha.randn(1, 2, 2, 4),
-                                       tocha.randn(1, 2, 2, 4), enable_gqa=True)
+        F.scaled_dot_product_attention(
+            tocha.randn(1, 3, 2, 4),
+            tocha.randn(1, 2, 2, 4),
+            tocha.randn(1, 2, 2, 4),
+            enable_gqa=True,
+        )
 
 
 # -- MultiheadAttention -----------------------------------------------------------------------
@@ -187,8 +211,7 @@ L, S, N = 5, 6, 3
 def _mha_pair(torch, dtype="float64", **kwargs):
     theirs = torch.nn.MultiheadAttention(E, H, **kwargs).to(getattr(torch, dtype))
     ours = nn.MultiheadAttention(E, H, **kwargs).to(getattr(tocha, dtype))
-    state = {k: tocha.from_numpy(v.detach().numpy().copy()) for k, v in
-             theirs.state_dict().items()}
+    state = {k: tocha.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()}
     # biases start at zero in both: give them values so that their gradients are tested
     rng = RNG(9)
     for key, value in state.items():
@@ -240,10 +263,18 @@ def _masks(torch, kind, batched, tgt, src, dtype):
 
 def _run_mha(torch, ours, theirs, inputs, leaves, masks, dtype, **call):
     attn, padding = masks
-    result_t = theirs(*(p[0] for p in inputs), attn_mask=attn and attn[0],
-                      key_padding_mask=padding and padding[0], **call)
-    result_o = ours(*(p[1] for p in inputs), attn_mask=attn and attn[1],
-                    key_padding_mask=padding and padding[1], **call)
+    result_t = theirs(
+        *(p[0] for p in inputs),
+        attn_mask=attn and attn[0],
+        key_padding_mask=padding and padding[0],
+        **call,
+    )
+    result_o = ours(
+        *(p[1] for p in inputs),
+        attn_mask=attn and attn[1],
+        key_padding_mask=padding and padding[1],
+        **call,
+    )
     assert (result_o[1] is None) == (result_t[1] is None)
     rng = RNG(6)
     total_t = total_o = 0
@@ -280,10 +311,15 @@ MHA_CASES = [
     ("separate", False, False, {"kdim": 5, "vdim": 3}, "padding_float", {}),
     ("self", True, False, {"bias": False}, "attn_bool", {}),
     ("self", True, True, {"add_bias_kv": True}, "both_bool", {}),
-    ("kv", True, False, {"add_bias_kv": True, "add_zero_attn": True}, "both_float",
-     {"need_weights": False}),
-    ("self", True, False, {"add_zero_attn": True}, "attn_float3d",
-     {"average_attn_weights": False}),
+    (
+        "kv",
+        True,
+        False,
+        {"add_bias_kv": True, "add_zero_attn": True},
+        "both_float",
+        {"need_weights": False},
+    ),
+    ("self", True, False, {"add_zero_attn": True}, "attn_float3d", {"average_attn_weights": False}),
     ("separate", True, True, {"add_zero_attn": True, "kdim": 4}, "padding_bool", {}),
     ("self", True, False, {}, "attn_float3d", {}),
     ("self", True, True, {}, "both_float", {"need_weights": False}),
@@ -291,15 +327,19 @@ MHA_CASES = [
 
 
 @pytest.mark.parametrize("train", [True, False])
-@pytest.mark.parametrize("kind,batched,batch_first,kwargs,mask_kind,call", MHA_CASES,
-                         ids=[str(i) for i in range(len(MHA_CASES))])
+@pytest.mark.parametrize(
+    "kind,batched,batch_first,kwargs,mask_kind,call",
+    MHA_CASES,
+    ids=[str(i) for i in range(len(MHA_CASES))],
+)
 def test_mha_matches_torch(torch, kind, batched, batch_first, kwargs, mask_kind, call, train):
     dtype = "float64"
     ours, theirs = _mha_pair(torch, dtype, batch_first=batch_first, **kwargs)
     ours.train(train)
     theirs.train(train)
-    inputs, leaves = _mha_inputs(torch, kind, batched, batch_first, kwargs.get("kdim"),
-                                 kwargs.get("vdim"), dtype)
+    inputs, leaves = _mha_inputs(
+        torch, kind, batched, batch_first, kwargs.get("kdim"), kwargs.get("vdim"), dtype
+    )
     masks = _masks(torch, mask_kind, batched, L, L if kind == "self" else S, dtype)
     _run_mha(torch, ours, theirs, inputs, leaves, masks, dtype, **call)
 
@@ -318,8 +358,17 @@ def test_mha_is_causal(torch, need_weights):
     inputs, leaves = _mha_inputs(torch, "self", True, False, None, None, "float64")
     causal = torch.nn.Transformer.generate_square_subsequent_mask(L, dtype=torch.float64)
     masks = [(causal, tocha.from_numpy(causal.numpy().copy())), None]
-    _run_mha(torch, ours, theirs, inputs, leaves, masks, "float64", is_causal=True,
-             need_weights=need_weights)
+    _run_mha(
+        torch,
+        ours,
+        theirs,
+        inputs,
+        leaves,
+        masks,
+        "float64",
+        is_causal=True,
+        need_weights=need_weights,
+    )
 
 
 def test_mha_functional_matches_torch(torch):
@@ -328,21 +377,41 @@ def test_mha_functional_matches_torch(torch):
     q = _pair_of(torch, rng.standard_normal((L, N, E)))
     k = _pair_of(torch, rng.standard_normal((S, N, E)))
     mask = _pair_of(torch, rng.random((N, S)) > 0.7, grad=False)
-    args_t = (E, H, theirs.in_proj_weight, theirs.in_proj_bias, theirs.bias_k, theirs.bias_v,
-              True, 0.0, theirs.out_proj.weight, theirs.out_proj.bias)
-    args_o = (E, H, ours.in_proj_weight, ours.in_proj_bias, ours.bias_k, ours.bias_v, True,
-              0.0, ours.out_proj.weight, ours.out_proj.bias)
+    args_t = (
+        E,
+        H,
+        theirs.in_proj_weight,
+        theirs.in_proj_bias,
+        theirs.bias_k,
+        theirs.bias_v,
+        True,
+        0.0,
+        theirs.out_proj.weight,
+        theirs.out_proj.bias,
+    )
+    args_o = (
+        E,
+        H,
+        ours.in_proj_weight,
+        ours.in_proj_bias,
+        ours.bias_k,
+        ours.bias_v,
+        True,
+        0.0,
+        ours.out_proj.weight,
+        ours.out_proj.bias,
+    )
     out_t, w_t = torch.nn.functional.multi_head_attention_forward(
-        q[0], k[0], k[0], *args_t, key_padding_mask=mask[0], average_attn_weights=False)
-    out_o, w_o = F.multi_head_attention_forward(q[1], k[1], k[1], *args_o,
-                                                key_padding_mask=mask[1],
-                                                average_attn_weights=False)
+        q[0], k[0], k[0], *args_t, key_padding_mask=mask[0], average_attn_weights=False
+    )
+    out_o, w_o = F.multi_head_attention_forward(
+        q[1], k[1], k[1], *args_o, key_padding_mask=mask[1], average_attn_weights=False
+    )
     _close(out_o, out_t, "float64")
     _close(w_o, w_t, "float64")
     (out_t.sum() + w_t.pow(2).sum()).backward()
     (out_o.sum() + w_o.pow(2).sum()).backward()
-    for t, o in (q, k, (theirs.in_proj_weight, ours.in_proj_weight),
-                 (theirs.bias_k, ours.bias_k)):
+    for t, o in (q, k, (theirs.in_proj_weight, ours.in_proj_weight), (theirs.bias_k, ours.bias_k)):
         _close(o.grad, t.grad, "float64")
 
 
@@ -368,14 +437,19 @@ def test_mha_gradcheck():
 
 
 def test_mha_repr_state_dict_and_init(torch):
-    for kwargs in ({}, {"kdim": 3, "vdim": 5, "bias": False}, {"add_bias_kv": True},
-                   {"batch_first": True, "add_zero_attn": True}):
-        ours, theirs = nn.MultiheadAttention(16, 4, **kwargs), torch.nn.MultiheadAttention(
-            16, 4, **kwargs)
+    for kwargs in (
+        {},
+        {"kdim": 3, "vdim": 5, "bias": False},
+        {"add_bias_kv": True},
+        {"batch_first": True, "add_zero_attn": True},
+    ):
+        ours, theirs = (
+            nn.MultiheadAttention(16, 4, **kwargs),
+            torch.nn.MultiheadAttention(16, 4, **kwargs),
+        )
         assert repr(ours) == repr(theirs)
         assert list(ours.state_dict()) == list(theirs.state_dict())
-        assert [n for n, _ in ours.named_parameters()] == [
-            n for n, _ in theirs.named_parameters()]
+        assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     mha = nn.MultiheadAttention(64, 4)
     assert type(mha.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     assert isinstance(mha.out_proj, nn.Linear)
@@ -384,35 +458,71 @@ def test_mha_repr_state_dict_and_init(torch):
     w = mha.in_proj_weight.detach().numpy()
     assert abs(w).max() <= bound and abs(w).max() > 0.9 * bound
     from tocha.nn.modules.activation import MultiheadAttention
+
     assert MultiheadAttention is nn.MultiheadAttention
 
 
 def test_mha_errors(torch):
-    with pytest.raises(ValueError, match="embed_dim and num_heads must be greater than 0, got "
-                                         "embed_dim=0 and num_heads=2 instead"):
+    with pytest.raises(
+        ValueError,
+        match="embed_dim and num_heads must be greater than 0, got "
+        "embed_dim=0 and num_heads=2 instead",
+    ):
         nn.MultiheadAttention(0, 2)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         nn.MultiheadAttention(6, 4)
     mha = nn.MultiheadAttention(E, H)
     x = tocha.randn(L, N, E)
     cases = [
-        ((tocha.randn(2, L, N, E), x, x), {}, AssertionError,
-         "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor"),
-        ((x, x[0], x[0]), {}, AssertionError,
-         "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found 2-D and "
-         "2-D tensors respectively"),
-        ((x, x, x), {"attn_mask": tocha.zeros(L, L + 1)}, RuntimeError,
-         "The shape of the 2D attn_mask is torch.Size([5, 6]), but should be (5, 5)."),
-        ((x, x, x), {"attn_mask": tocha.zeros(N, L, L)}, RuntimeError,
-         "The shape of the 3D attn_mask is torch.Size([3, 5, 5]), but should be (6, 5, 5)."),
-        ((x, x, x), {"key_padding_mask": tocha.zeros(N, L + 1, dtype=tocha.bool)},
-         AssertionError, "Expected key_padded_mask.shape[1] to be 5, but got 6"),
-        ((x, x, x), {"attn_mask": tocha.zeros(L, L, dtype=tocha.int64)}, AssertionError,
-         "only bool and floating types of attn_mask are supported"),
-        ((x, x, x), {"is_causal": True}, RuntimeError,
-         "Need attn_mask if specifying the is_causal hint"),
-        ((tocha.randn(L, N, E + 2), x, x), {}, AssertionError,
-         "was expecting embedding dimension of 8, but got 10"),
+        (
+            (tocha.randn(2, L, N, E), x, x),
+            {},
+            AssertionError,
+            "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor",
+        ),
+        (
+            (x, x[0], x[0]),
+            {},
+            AssertionError,
+            "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found 2-D and "
+            "2-D tensors respectively",
+        ),
+        (
+            (x, x, x),
+            {"attn_mask": tocha.zeros(L, L + 1)},
+            RuntimeError,
+            "The shape of the 2D attn_mask is torch.Size([5, 6]), but should be (5, 5).",
+        ),
+        (
+            (x, x, x),
+            {"attn_mask": tocha.zeros(N, L, L)},
+            RuntimeError,
+            "The shape of the 3D attn_mask is torch.Size([3, 5, 5]), but should be (6, 5, 5).",
+        ),
+        (
+            (x, x, x),
+            {"key_padding_mask": tocha.zeros(N, L + 1, dtype=tocha.bool)},
+            AssertionError,
+            "Expected key_padded_mask.shape[1] to be 5, but got 6",
+        ),
+        (
+            (x, x, x),
+            {"attn_mask": tocha.zeros(L, L, dtype=tocha.int64)},
+            AssertionError,
+            "only bool and floating types of attn_mask are supported",
+        ),
+        (
+            (x, x, x),
+            {"is_causal": True},
+            RuntimeError,
+            "Need attn_mask if specifying the is_causal hint",
+        ),
+        (
+            (tocha.randn(L, N, E + 2), x, x),
+            {},
+            AssertionError,
+            "was expecting embedding dimension of 8, but got 10",
+        ),
     ]
     theirs = torch.nn.MultiheadAttention(E, H)
     for args, kwargs, error, message in cases:
@@ -420,18 +530,28 @@ def test_mha_errors(torch):
         with pytest.raises(error, match=message):
             mha(*args, **kwargs)
         with pytest.raises(error, match=message):
-            theirs(*(torch.from_numpy(a.numpy()) for a in args),
-                   **{k: torch.from_numpy(v.numpy()) if isinstance(v, tocha.Tensor) else v
-                      for k, v in kwargs.items()})
+            theirs(
+                *(torch.from_numpy(a.numpy()) for a in args),
+                **{
+                    k: torch.from_numpy(v.numpy()) if isinstance(v, tocha.Tensor) else v
+                    for k, v in kwargs.items()
+                },
+            )
 
 
 def test_mha_mismatched_mask_types_warn():
     mha = nn.MultiheadAttention(E, H)
     x = tocha.randn(L, N, E)
-    with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and "
-                                         "attn_mask is deprecated"):
-        mha(x, x, x, key_padding_mask=tocha.zeros(N, L, dtype=tocha.bool),
-            attn_mask=tocha.zeros(L, L))
+    with pytest.warns(
+        UserWarning, match="Support for mismatched key_padding_mask and attn_mask is deprecated"
+    ):
+        mha(
+            x,
+            x,
+            x,
+            key_padding_mask=tocha.zeros(N, L, dtype=tocha.bool),
+            attn_mask=tocha.zeros(L, L),
+        )
 
 
 @pytest.mark.parametrize("combo", list(itertools.product([True, False], repeat=2)))

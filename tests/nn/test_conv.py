@@ -20,25 +20,39 @@ LAYERS = [
     ("Conv1d", (4, 6, 3), {"stride": 2, "padding": 2, "dilation": 2, "groups": 2}, (2, 4, 11)),
     ("Conv1d", (4, 6, 4), {"padding": "same", "padding_mode": "reflect"}, (4, 9)),
     ("Conv2d", (3, 16, 3), {"padding": 1}, (2, 3, 8, 8)),
-    ("Conv2d", (4, 6, (3, 2)), {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2),
-                                "groups": 2, "bias": False}, (2, 4, 9, 8)),
+    (
+        "Conv2d",
+        (4, 6, (3, 2)),
+        {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2), "groups": 2, "bias": False},
+        (2, 4, 9, 8),
+    ),
     ("Conv2d", (4, 4, 3), {"groups": 4, "padding": "valid"}, (2, 4, 6, 7)),
     ("Conv2d", (4, 6, (4, 3)), {"padding": "same", "dilation": (1, 2)}, (2, 4, 7, 8)),
     ("Conv2d", (3, 5, 3), {"padding": 1, "padding_mode": "reflect"}, (2, 3, 6, 5)),
     ("Conv2d", (3, 5, 3), {"padding": (2, 1), "padding_mode": "replicate"}, (3, 6, 5)),
-    ("Conv2d", (3, 5, 3), {"padding": (1, 2), "padding_mode": "circular", "stride": 2},
-     (2, 3, 6, 5)),
+    (
+        "Conv2d",
+        (3, 5, 3),
+        {"padding": (1, 2), "padding_mode": "circular", "stride": 2},
+        (2, 3, 6, 5),
+    ),
     ("Conv2d", (3, 5, 1), {}, (2, 3, 4, 4)),
     ("Conv3d", (2, 4, 3), {"padding": 1, "stride": (1, 2, 1)}, (2, 2, 5, 6, 4)),
     ("Conv3d", (2, 4, 2), {"padding_mode": "circular", "padding": 1}, (2, 5, 4, 3)),
-    ("ConvTranspose1d", (4, 6, 3), {"stride": 2, "padding": 1, "output_padding": 1},
-     (2, 4, 7)),
+    ("ConvTranspose1d", (4, 6, 3), {"stride": 2, "padding": 1, "output_padding": 1}, (2, 4, 7)),
     ("ConvTranspose2d", (4, 6, 3), {}, (2, 4, 5, 5)),
-    ("ConvTranspose2d", (4, 6, (3, 2)), {"stride": (2, 1), "padding": 1, "groups": 2,
-                                         "output_padding": (1, 0), "dilation": (1, 2)},
-     (2, 4, 5, 6)),
-    ("ConvTranspose2d", (4, 2, 3), {"stride": 1, "dilation": 2, "output_padding": 1,
-                                    "bias": False}, (4, 5, 5)),
+    (
+        "ConvTranspose2d",
+        (4, 6, (3, 2)),
+        {"stride": (2, 1), "padding": 1, "groups": 2, "output_padding": (1, 0), "dilation": (1, 2)},
+        (2, 4, 5, 6),
+    ),
+    (
+        "ConvTranspose2d",
+        (4, 2, 3),
+        {"stride": 1, "dilation": 2, "output_padding": 1, "bias": False},
+        (4, 5, 5),
+    ),
     ("ConvTranspose3d", (2, 4, 3), {"stride": 2, "padding": 1}, (1, 2, 3, 4, 3)),
 ]
 
@@ -57,8 +71,7 @@ def _pair(torch, name, args, kwargs, dtype):
 def _close(ours, theirs, dtype):
     tol = 1e-4 if dtype == "float32" else 1e-10
     assert ours.dtype == getattr(tocha, dtype)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol,
-                               atol=tol)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -93,8 +106,11 @@ def test_conv_transpose_output_size(torch):
     out_o = ours(tocha.from_numpy(x), output_size=[12, 12])
     out_t = theirs(torch.from_numpy(x), output_size=[12, 12])
     _close(out_o, out_t, "float64")
-    with pytest.raises(ValueError, match=r"requested an output size of \[100, 100\], but valid "
-                                         r"sizes range from \[11, 11\] to \[12, 12\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"requested an output size of \[100, 100\], but valid "
+        r"sizes range from \[11, 11\] to \[12, 12\]",
+    ):
         ours(tocha.from_numpy(x), output_size=[100, 100])
 
 
@@ -104,18 +120,31 @@ def _t64(rng, *shape):
 
 
 FUNCTIONAL = [
-    ("conv1d", (2, 4, 7), (6, 2, 3), 6, {"stride": 2, "padding": 1, "dilation": 2,
-                                         "groups": 2}),
-    ("conv2d", (2, 4, 6, 5), (6, 2, 3, 2), 6, {"stride": (2, 1), "padding": 1,
-                                               "dilation": (1, 2), "groups": 2}),
+    ("conv1d", (2, 4, 7), (6, 2, 3), 6, {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
+    (
+        "conv2d",
+        (2, 4, 6, 5),
+        (6, 2, 3, 2),
+        6,
+        {"stride": (2, 1), "padding": 1, "dilation": (1, 2), "groups": 2},
+    ),
     ("conv2d", (1, 3, 5, 5), (2, 3, 2, 2), None, {"padding": "same"}),
     ("conv3d", (1, 2, 4, 3, 4), (3, 2, 2, 2, 2), 3, {"padding": (1, 0, 1)}),
-    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), 6, {"stride": 2, "padding": 1,
-                                                   "output_padding": 1, "groups": 2}),
-    ("conv_transpose2d", (2, 4, 4, 3), (4, 3, 3, 2), 6, {"stride": (2, 1), "padding": 1,
-                                                         "groups": 2, "dilation": (1, 2)}),
-    ("conv_transpose2d", (1, 2, 3, 3), (2, 2, 3, 3), None, {"dilation": 2,
-                                                            "output_padding": 1}),
+    (
+        "conv_transpose1d",
+        (2, 4, 5),
+        (4, 3, 3),
+        6,
+        {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+    ),
+    (
+        "conv_transpose2d",
+        (2, 4, 4, 3),
+        (4, 3, 3, 2),
+        6,
+        {"stride": (2, 1), "padding": 1, "groups": 2, "dilation": (1, 2)},
+    ),
+    ("conv_transpose2d", (1, 2, 3, 3), (2, 2, 3, 3), None, {"dilation": 2, "output_padding": 1}),
     ("conv_transpose3d", (1, 2, 3, 2, 3), (2, 2, 2, 2, 2), 2, {"stride": 2}),
 ]
 
@@ -159,8 +188,7 @@ def test_conv_double_backward_matches_torch(torch):
 
 # -- fold and unfold ------------------------------------------------------------------------
 BLOCKS = [
-    ((2, 3, 6, 5), {"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1,
-                    "stride": (2, 1)}),
+    ((2, 3, 6, 5), {"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1, "stride": (2, 1)}),
     ((3, 5, 5), {"kernel_size": 2}),
     ((1, 2, 4, 4), {"kernel_size": 3, "padding": 1}),
 ]
@@ -225,16 +253,19 @@ def test_conv_errors_match_torch(torch, name, arrays, kwargs):
     assert str(ours.value) == str(theirs.value)
 
 
-@pytest.mark.parametrize("name,args,kwargs", [
-    ("Conv2d", (4, 6, 3), {"padding": "same", "stride": 2}),
-    ("Conv2d", (4, 6, 3), {"padding": "foo"}),
-    ("Conv2d", (4, 6, 3), {"padding_mode": "foo"}),
-    ("Conv2d", (4, 6, 3), {"groups": 4}),
-    ("Conv2d", (5, 6, 3), {"groups": 2}),
-    ("Conv2d", (4, 6, 3), {"groups": 0}),
-    ("ConvTranspose2d", (4, 6, 3), {"padding_mode": "reflect"}),
-    ("ConvTranspose1d", (4, 6, 3), {"padding_mode": "circular"}),
-])
+@pytest.mark.parametrize(
+    "name,args,kwargs",
+    [
+        ("Conv2d", (4, 6, 3), {"padding": "same", "stride": 2}),
+        ("Conv2d", (4, 6, 3), {"padding": "foo"}),
+        ("Conv2d", (4, 6, 3), {"padding_mode": "foo"}),
+        ("Conv2d", (4, 6, 3), {"groups": 4}),
+        ("Conv2d", (5, 6, 3), {"groups": 2}),
+        ("Conv2d", (4, 6, 3), {"groups": 0}),
+        ("ConvTranspose2d", (4, 6, 3), {"padding_mode": "reflect"}),
+        ("ConvTranspose1d", (4, 6, 3), {"padding_mode": "circular"}),
+    ],
+)
 def test_conv_constructor_errors_match_torch(torch, name, args, kwargs):
     with pytest.raises(ValueError) as theirs:
         getattr(torch.nn, name)(*args, **kwargs)
@@ -245,15 +276,17 @@ def test_conv_constructor_errors_match_torch(torch, name, args, kwargs):
 
 def _sets_sorted(message: str) -> str:
     """`message` with the items of each printed set sorted (a set prints in hash order)."""
-    return re.sub(r"\{([^}]*)\}", lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}",
-                  message)
+    return re.sub(
+        r"\{([^}]*)\}", lambda m: "{" + ", ".join(sorted(m[1].split(", "))) + "}", message
+    )
 
 
 # -- repr and initialisation ----------------------------------------------------------------
 @pytest.mark.parametrize("name,args,kwargs,shape", LAYERS)
 def test_conv_repr_matches_torch(torch, name, args, kwargs, shape):
     assert repr(getattr(nn, name)(*args, **kwargs)) == repr(
-        getattr(torch.nn, name)(*args, **kwargs))
+        getattr(torch.nn, name)(*args, **kwargs)
+    )
     ours = getattr(nn, name)(*args, **kwargs)
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     assert ours._reversed_padding_repeated_twice == theirs._reversed_padding_repeated_twice
@@ -261,8 +294,10 @@ def test_conv_repr_matches_torch(torch, name, args, kwargs, shape):
 
 @pytest.mark.parametrize("name,args,kwargs,shape", LAYERS[:3] + LAYERS[-3:])
 def test_fold_repr_matches_torch(torch, name, args, kwargs, shape):
-    for ours, theirs in ((nn.Fold((4, 5), 2, padding=1), torch.nn.Fold((4, 5), 2, padding=1)),
-                         (nn.Unfold((2, 3), stride=2), torch.nn.Unfold((2, 3), stride=2))):
+    for ours, theirs in (
+        (nn.Fold((4, 5), 2, padding=1), torch.nn.Fold((4, 5), 2, padding=1)),
+        (nn.Unfold((2, 3), stride=2), torch.nn.Unfold((2, 3), stride=2)),
+    ):
         assert repr(ours) == repr(theirs)
 
 

@@ -13,10 +13,21 @@ import tocha.nn as nn
 from tocha.nn import init
 
 
-@pytest.mark.parametrize("args", [
-    ("linear",), ("conv2d",), ("sigmoid",), ("tanh",), ("relu",), ("leaky_relu",),
-    ("leaky_relu", 0.2), ("leaky_relu", 3), ("selu",), ("conv_transpose3d",),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("linear",),
+        ("conv2d",),
+        ("sigmoid",),
+        ("tanh",),
+        ("relu",),
+        ("leaky_relu",),
+        ("leaky_relu", 0.2),
+        ("leaky_relu", 3),
+        ("selu",),
+        ("conv_transpose3d",),
+    ],
+)
 def test_calculate_gain(torch, args):
     assert init.calculate_gain(*args) == torch.nn.init.calculate_gain(*args)
 
@@ -40,17 +51,20 @@ def _moments(fn, shape=(400, 500), **kwargs):
     return t.min(), t.max(), t.mean(), t.std()
 
 
-@pytest.mark.parametrize("name,kwargs,shape", [
-    ("uniform_", {"a": -2.0, "b": 3.0}, (400, 500)),
-    ("normal_", {"mean": 1.0, "std": 2.0}, (400, 500)),
-    ("trunc_normal_", {"mean": 0.5, "std": 1.0, "a": -1.0, "b": 1.5}, (400, 500)),
-    ("xavier_uniform_", {"gain": 2.0}, (400, 500)),
-    ("xavier_normal_", {}, (400, 50, 3)),
-    ("kaiming_uniform_", {"a": math.sqrt(5)}, (400, 500)),
-    ("kaiming_uniform_", {"mode": "fan_out", "nonlinearity": "relu"}, (400, 50, 2)),
-    ("kaiming_normal_", {"nonlinearity": "tanh"}, (400, 500)),
-    ("kaiming_normal_", {"mode": "fan_out"}, (400, 500)),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,shape",
+    [
+        ("uniform_", {"a": -2.0, "b": 3.0}, (400, 500)),
+        ("normal_", {"mean": 1.0, "std": 2.0}, (400, 500)),
+        ("trunc_normal_", {"mean": 0.5, "std": 1.0, "a": -1.0, "b": 1.5}, (400, 500)),
+        ("xavier_uniform_", {"gain": 2.0}, (400, 500)),
+        ("xavier_normal_", {}, (400, 50, 3)),
+        ("kaiming_uniform_", {"a": math.sqrt(5)}, (400, 500)),
+        ("kaiming_uniform_", {"mode": "fan_out", "nonlinearity": "relu"}, (400, 50, 2)),
+        ("kaiming_normal_", {"nonlinearity": "tanh"}, (400, 500)),
+        ("kaiming_normal_", {"mode": "fan_out"}, (400, 500)),
+    ],
+)
 def test_random_initialisers_match_torch_statistics(torch, name, kwargs, shape):
     ours = getattr(init, name)(tocha.empty(shape), **kwargs).numpy()
     theirs = getattr(torch.nn.init, name)(torch.empty(shape), **kwargs).numpy()
@@ -63,8 +77,14 @@ def test_random_initialisers_match_torch_statistics(torch, name, kwargs, shape):
 
 
 def test_generator_makes_results_reproducible():
-    for fn in (init.uniform_, init.normal_, init.trunc_normal_, init.xavier_uniform_,
-               init.kaiming_normal_, init.orthogonal_):
+    for fn in (
+        init.uniform_,
+        init.normal_,
+        init.trunc_normal_,
+        init.xavier_uniform_,
+        init.kaiming_normal_,
+        init.orthogonal_,
+    ):
         a = fn(tocha.empty(5, 4), generator=tocha.Generator().manual_seed(3))
         b = fn(tocha.empty(5, 4), generator=tocha.Generator().manual_seed(3))
         assert tocha.equal(a, b), fn.__name__
@@ -73,11 +93,19 @@ def test_generator_makes_results_reproducible():
     assert tocha.equal(a, b)
 
 
-@pytest.mark.parametrize("name,args,shape", [
-    ("constant_", (0.3,), (3, 4)), ("ones_", (), (2, 3)), ("zeros_", (), (2, 3)),
-    ("eye_", (), (3, 5)), ("eye_", (), (4, 2)), ("dirac_", (), (4, 3, 3)),
-    ("dirac_", (2,), (4, 2, 3, 3)), ("dirac_", (), (2, 3, 1, 3, 3)),
-])
+@pytest.mark.parametrize(
+    "name,args,shape",
+    [
+        ("constant_", (0.3,), (3, 4)),
+        ("ones_", (), (2, 3)),
+        ("zeros_", (), (2, 3)),
+        ("eye_", (), (3, 5)),
+        ("eye_", (), (4, 2)),
+        ("dirac_", (), (4, 3, 3)),
+        ("dirac_", (2,), (4, 2, 3, 3)),
+        ("dirac_", (), (2, 3, 1, 3, 3)),
+    ],
+)
 def test_deterministic_initialisers(torch, name, args, shape):
     ours = getattr(init, name)(tocha.empty(shape), *args)
     theirs = getattr(torch.nn.init, name)(torch.empty(shape), *args)
@@ -103,15 +131,18 @@ def test_initialisers_work_on_parameters_without_history():
     assert out is p and p.grad_fn is None and p.requires_grad
 
 
-@pytest.mark.parametrize("call", [
-    lambda m, t: m.nn.init.eye_(t.empty(2, 2, 2)),
-    lambda m, t: m.nn.init.dirac_(t.empty(2, 2)),
-    lambda m, t: m.nn.init.dirac_(t.empty(3, 2, 3), groups=2),
-    lambda m, t: m.nn.init.xavier_uniform_(t.empty(3)),
-    lambda m, t: m.nn.init.kaiming_normal_(t.empty(3, 3), mode="fan_avg"),
-    lambda m, t: m.nn.init.orthogonal_(t.empty(3)),
-    lambda m, t: m.nn.init.sparse_(t.empty(3, 3, 3), 0.1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, t: m.nn.init.eye_(t.empty(2, 2, 2)),
+        lambda m, t: m.nn.init.dirac_(t.empty(2, 2)),
+        lambda m, t: m.nn.init.dirac_(t.empty(3, 2, 3), groups=2),
+        lambda m, t: m.nn.init.xavier_uniform_(t.empty(3)),
+        lambda m, t: m.nn.init.kaiming_normal_(t.empty(3, 3), mode="fan_avg"),
+        lambda m, t: m.nn.init.orthogonal_(t.empty(3)),
+        lambda m, t: m.nn.init.sparse_(t.empty(3, 3, 3), 0.1),
+    ],
+)
 def test_errors_match_torch(torch, call):
     with pytest.raises(Exception) as theirs:
         call(torch, torch)

@@ -39,27 +39,62 @@ def _copy_weights(ours, theirs, torch):
 
 # (name, args, input shape, kwargs of forward); inputs standard normal, float32.
 LAYERS = [
-    ("ReLU", (), (4, 5)), ("ReLU6", (), (4, 5)), ("LeakyReLU", (0.2,), (4, 5)),
-    ("PReLU", (), (4, 3, 2)), ("PReLU", (3, 0.1), (4, 3, 2)), ("RReLU", (0.1, 0.3), (4, 5)),
-    ("ELU", (2.0,), (4, 5)), ("SELU", (), (4, 5)), ("CELU", (0.5,), (4, 5)),
-    ("GELU", (), (4, 5)), ("GELU", ("tanh",), (4, 5)), ("SiLU", (), (4, 5)),
-    ("Mish", (), (4, 5)), ("Softplus", (), (4, 5)), ("Softplus", (2.0, 1.0), (4, 5)),
-    ("Softsign", (), (4, 5)), ("Softshrink", (0.3,), (4, 5)), ("Hardshrink", (0.3,), (4, 5)),
-    ("Tanhshrink", (), (4, 5)), ("Hardtanh", (-0.5, 0.7), (4, 5)), ("Hardsigmoid", (), (4, 5)),
-    ("Hardswish", (), (4, 5)), ("Sigmoid", (), (4, 5)), ("LogSigmoid", (), (4, 5)),
-    ("Tanh", (), (4, 5)), ("Threshold", (0.1, 20.0), (4, 5)), ("GLU", (), (4, 6)),
-    ("GLU", (0,), (4, 6)), ("Softmax", (1,), (4, 5)), ("LogSoftmax", (1,), (4, 5)),
-    ("Softmin", (0,), (4, 5)), ("Softmax2d", (), (2, 3, 4, 5)), ("Softmax", (-1,), (2, 3, 4)),
-    ("Identity", (3, "anything"), (4, 5)), ("Linear", (5, 3), (4, 5)),
-    ("Linear", (5, 3, False), (2, 4, 5)), ("Linear", (5, 3), (5,)),
-    ("Flatten", (), (2, 3, 4)), ("Flatten", (0, 1), (2, 3, 4)),
+    ("ReLU", (), (4, 5)),
+    ("ReLU6", (), (4, 5)),
+    ("LeakyReLU", (0.2,), (4, 5)),
+    ("PReLU", (), (4, 3, 2)),
+    ("PReLU", (3, 0.1), (4, 3, 2)),
+    ("RReLU", (0.1, 0.3), (4, 5)),
+    ("ELU", (2.0,), (4, 5)),
+    ("SELU", (), (4, 5)),
+    ("CELU", (0.5,), (4, 5)),
+    ("GELU", (), (4, 5)),
+    ("GELU", ("tanh",), (4, 5)),
+    ("SiLU", (), (4, 5)),
+    ("Mish", (), (4, 5)),
+    ("Softplus", (), (4, 5)),
+    ("Softplus", (2.0, 1.0), (4, 5)),
+    ("Softsign", (), (4, 5)),
+    ("Softshrink", (0.3,), (4, 5)),
+    ("Hardshrink", (0.3,), (4, 5)),
+    ("Tanhshrink", (), (4, 5)),
+    ("Hardtanh", (-0.5, 0.7), (4, 5)),
+    ("Hardsigmoid", (), (4, 5)),
+    ("Hardswish", (), (4, 5)),
+    ("Sigmoid", (), (4, 5)),
+    ("LogSigmoid", (), (4, 5)),
+    ("Tanh", (), (4, 5)),
+    ("Threshold", (0.1, 20.0), (4, 5)),
+    ("GLU", (), (4, 6)),
+    ("GLU", (0,), (4, 6)),
+    ("Softmax", (1,), (4, 5)),
+    ("LogSoftmax", (1,), (4, 5)),
+    ("Softmin", (0,), (4, 5)),
+    ("Softmax2d", (), (2, 3, 4, 5)),
+    ("Softmax", (-1,), (2, 3, 4)),
+    ("Identity", (3, "anything"), (4, 5)),
+    ("Linear", (5, 3), (4, 5)),
+    ("Linear", (5, 3, False), (2, 4, 5)),
+    ("Linear", (5, 3), (5,)),
+    ("Flatten", (), (2, 3, 4)),
+    ("Flatten", (0, 1), (2, 3, 4)),
     ("Unflatten", (1, (2, 2)), (3, 4, 5)),
-    ("Dropout", (0.3,), (4, 5)), ("Dropout1d", (), (2, 3, 4)), ("Dropout2d", (), (2, 3, 4, 4)),
-    ("Dropout3d", (), (2, 3, 2, 2, 2)), ("AlphaDropout", (0.2,), (4, 5)),
+    ("Dropout", (0.3,), (4, 5)),
+    ("Dropout1d", (), (2, 3, 4)),
+    ("Dropout2d", (), (2, 3, 4, 4)),
+    ("Dropout3d", (), (2, 3, 2, 2, 2)),
+    ("AlphaDropout", (0.2,), (4, 5)),
     ("FeatureAlphaDropout", (), (2, 3, 4)),
 ]
-RANDOM_IN_TRAINING = {"RReLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-                      "AlphaDropout", "FeatureAlphaDropout"}
+RANDOM_IN_TRAINING = {
+    "RReLU",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+}
 
 
 @pytest.mark.parametrize("name,args,shape", LAYERS, ids=lambda v: str(v))
@@ -89,8 +124,9 @@ def test_bilinear_matches_torch(torch):
     _copy_weights(ours, theirs, torch)
     assert repr(ours) == repr(theirs)
     rng = np.random.default_rng(0)
-    (a1, b1), (a2, b2) = (_pair(torch, rng.standard_normal((5, n)).astype(np.float32))
-                          for n in (3, 4))
+    (a1, b1), (a2, b2) = (
+        _pair(torch, rng.standard_normal((5, n)).astype(np.float32)) for n in (3, 4)
+    )
     out_a, out_b = ours(a1, a2), theirs(b1, b2)
     _close(out_a, out_b)
     out_a.sum().backward()
@@ -101,10 +137,17 @@ def test_bilinear_matches_torch(torch):
     _close(ours.bias.grad, theirs.bias.grad)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {}, {"padding_idx": 1}, {"padding_idx": -1}, {"scale_grad_by_freq": True},
-    {"max_norm": 1.0}, {"max_norm": 1.5, "norm_type": 1.0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"padding_idx": 1},
+        {"padding_idx": -1},
+        {"scale_grad_by_freq": True},
+        {"max_norm": 1.0},
+        {"max_norm": 1.5, "norm_type": 1.0},
+    ],
+)
 def test_embedding_matches_torch(torch, kwargs):
     ours, theirs = nn.Embedding(6, 3, **kwargs), torch.nn.Embedding(6, 3, **kwargs)
     _copy_weights(ours, theirs, torch)
@@ -163,15 +206,30 @@ def test_embedding_bag_matches_torch(torch, mode, layout):
 
 # -- functional ops: values and dtypes --------------------------------------------------------
 FUNCTIONAL = [
-    ("softmax", {"dim": 0}), ("softmax", {"dim": 1, "dtype": "float64"}),
-    ("log_softmax", {"dim": -1}), ("log_softmax", {"dim": 0, "dtype": "float64"}),
-    ("softmin", {"dim": 1}), ("gelu", {"approximate": "tanh"}), ("elu", {"alpha": 0.3}),
-    ("celu", {"alpha": 2.0}), ("selu", {}), ("leaky_relu", {"negative_slope": 0.3}),
-    ("hardtanh", {"min_val": -0.2, "max_val": 0.4}), ("relu6", {}), ("silu", {}), ("mish", {}),
-    ("softplus", {"beta": 3.0, "threshold": 2.0}), ("hardswish", {}), ("hardsigmoid", {}),
-    ("logsigmoid", {}), ("softshrink", {"lambd": 0.2}), ("hardshrink", {}),
-    ("threshold", {"threshold": 0.3, "value": -2.0}), ("normalize", {}),
-    ("normalize", {"p": 1.0, "dim": 0}), ("glu", {"dim": 0}),
+    ("softmax", {"dim": 0}),
+    ("softmax", {"dim": 1, "dtype": "float64"}),
+    ("log_softmax", {"dim": -1}),
+    ("log_softmax", {"dim": 0, "dtype": "float64"}),
+    ("softmin", {"dim": 1}),
+    ("gelu", {"approximate": "tanh"}),
+    ("elu", {"alpha": 0.3}),
+    ("celu", {"alpha": 2.0}),
+    ("selu", {}),
+    ("leaky_relu", {"negative_slope": 0.3}),
+    ("hardtanh", {"min_val": -0.2, "max_val": 0.4}),
+    ("relu6", {}),
+    ("silu", {}),
+    ("mish", {}),
+    ("softplus", {"beta": 3.0, "threshold": 2.0}),
+    ("hardswish", {}),
+    ("hardsigmoid", {}),
+    ("logsigmoid", {}),
+    ("softshrink", {"lambd": 0.2}),
+    ("hardshrink", {}),
+    ("threshold", {"threshold": 0.3, "value": -2.0}),
+    ("normalize", {}),
+    ("normalize", {"p": 1.0, "dim": 0}),
+    ("glu", {"dim": 0}),
 ]
 
 
@@ -188,8 +246,20 @@ def test_functional_matches_torch(torch, name, kwargs):
     _close(a.grad, b.grad)
 
 
-INPLACE = ["relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "silu", "mish",
-           "hardswish", "hardsigmoid", "threshold"]
+INPLACE = [
+    "relu",
+    "relu6",
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardtanh",
+    "silu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "threshold",
+]
 
 
 @pytest.mark.parametrize("name", INPLACE)
@@ -216,8 +286,9 @@ def test_softmax_implicit_dim_warns(torch):
 def test_one_hot(torch):
     idx = np.array([[0, 3], [2, 1]], dtype=np.int64)
     _close(F.one_hot(tocha.from_numpy(idx)), torch.nn.functional.one_hot(torch.from_numpy(idx)))
-    _close(F.one_hot(tocha.from_numpy(idx), 6),
-           torch.nn.functional.one_hot(torch.from_numpy(idx), 6))
+    _close(
+        F.one_hot(tocha.from_numpy(idx), 6), torch.nn.functional.one_hot(torch.from_numpy(idx), 6)
+    )
 
 
 def test_distances(torch):
@@ -227,8 +298,10 @@ def test_distances(torch):
     _close(F.cosine_similarity(a1, a2), tf.cosine_similarity(b1, b2))
     _close(F.cosine_similarity(a1, a2, dim=0), tf.cosine_similarity(b1, b2, dim=0))
     _close(F.pairwise_distance(a1, a2), tf.pairwise_distance(b1, b2))
-    _close(F.pairwise_distance(a1, a2, p=1.0, keepdim=True),
-           tf.pairwise_distance(b1, b2, p=1.0, keepdim=True))
+    _close(
+        F.pairwise_distance(a1, a2, p=1.0, keepdim=True),
+        tf.pairwise_distance(b1, b2, p=1.0, keepdim=True),
+    )
     (F.cosine_similarity(a1, a2).sum() + F.pairwise_distance(a1, a2).sum()).backward()
     (tf.cosine_similarity(b1, b2).sum() + tf.pairwise_distance(b1, b2).sum()).backward()
     _close(a1.grad, b1.grad)
@@ -271,10 +344,14 @@ GRADCHECKS = {
     "linear_3d": (lambda x: F.linear(x.reshape(1, 3, 3)[:, :2], _x(4, 3, seed=1)), True),
     "bilinear": (lambda x: F.bilinear(x, x[:, :2], _x(2, 3, 2, seed=1), _x(2, seed=2)), True),
     "embedding": (lambda x: F.embedding(tocha.tensor([[0, 2], [2, 1]]), x), True),
-    "embedding_bag_mean": (lambda x: F.embedding_bag(tocha.tensor([0, 2, 1, 2]), x,
-                                                     tocha.tensor([0, 1])), True),
-    "embedding_bag_max": (lambda x: F.embedding_bag(tocha.tensor([[0, 2], [1, 2]]), x,
-                                                    mode="max"), False),
+    "embedding_bag_mean": (
+        lambda x: F.embedding_bag(tocha.tensor([0, 2, 1, 2]), x, tocha.tensor([0, 1])),
+        True,
+    ),
+    "embedding_bag_max": (
+        lambda x: F.embedding_bag(tocha.tensor([[0, 2], [1, 2]]), x, mode="max"),
+        False,
+    ),
     "cosine_similarity": (lambda x: F.cosine_similarity(x, x.flip(0)), True),
     "pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(0)), True),
     "alpha_dropout_eval": (F.alpha_dropout, True),

@@ -63,72 +63,170 @@ CASES = [
     ("SmoothL1Loss", settings(beta=0.5), [(normal(4, 3), True), (normal(4, 3), True)], True),
     ("SmoothL1Loss", settings(beta=0.0), [(normal(6), True), (normal(6), True)], True),
     ("HuberLoss", settings(delta=0.7), [(normal(4, 3), True), (normal(4, 3), True)], True),
-    ("CrossEntropyLoss", no_kwargs, [(normal(6, 5), True), (RNG.integers(0, 5, 6), False)],
-     True),
-    ("CrossEntropyLoss", weight(W5, ignore_index=2, label_smoothing=0.15),
-     [(normal(7, 5), True), (np.array([0, 2, 4, 1, 2, 3, 4]), False)], True),
-    ("CrossEntropyLoss", weight(W5, label_smoothing=0.1),
-     [(normal(2, 5, 3, 2), True), (RNG.integers(0, 5, (2, 3, 2)), False)], True),
-    ("CrossEntropyLoss", settings(label_smoothing=0.3),
-     [(normal(5), True), (np.array(3), False)], True),
-    ("CrossEntropyLoss", weight(W5, label_smoothing=0.2),
-     [(normal(4, 5), True), (softmax(normal(4, 5), 1), True)], True),
-    ("CrossEntropyLoss", no_kwargs, [(normal(3, 5, 4), True), (softmax(normal(3, 5, 4), 1),
-                                                               True)], True),
-    ("NLLLoss", weight(W5, ignore_index=1), [(normal(6, 5), True),
-                                             (np.array([0, 1, 4, 3, 1, 2]), False)], True),
-    ("NLLLoss", no_kwargs, [(normal(2, 5, 3, 2), True), (RNG.integers(0, 5, (2, 3, 2)), False)],
-     True),
-    ("NLLLoss", weight(W5), [(normal(2, 5, 3), True), (RNG.integers(0, 5, (2, 3)), False)],
-     True),
+    ("CrossEntropyLoss", no_kwargs, [(normal(6, 5), True), (RNG.integers(0, 5, 6), False)], True),
+    (
+        "CrossEntropyLoss",
+        weight(W5, ignore_index=2, label_smoothing=0.15),
+        [(normal(7, 5), True), (np.array([0, 2, 4, 1, 2, 3, 4]), False)],
+        True,
+    ),
+    (
+        "CrossEntropyLoss",
+        weight(W5, label_smoothing=0.1),
+        [(normal(2, 5, 3, 2), True), (RNG.integers(0, 5, (2, 3, 2)), False)],
+        True,
+    ),
+    (
+        "CrossEntropyLoss",
+        settings(label_smoothing=0.3),
+        [(normal(5), True), (np.array(3), False)],
+        True,
+    ),
+    (
+        "CrossEntropyLoss",
+        weight(W5, label_smoothing=0.2),
+        [(normal(4, 5), True), (softmax(normal(4, 5), 1), True)],
+        True,
+    ),
+    (
+        "CrossEntropyLoss",
+        no_kwargs,
+        [(normal(3, 5, 4), True), (softmax(normal(3, 5, 4), 1), True)],
+        True,
+    ),
+    (
+        "NLLLoss",
+        weight(W5, ignore_index=1),
+        [(normal(6, 5), True), (np.array([0, 1, 4, 3, 1, 2]), False)],
+        True,
+    ),
+    (
+        "NLLLoss",
+        no_kwargs,
+        [(normal(2, 5, 3, 2), True), (RNG.integers(0, 5, (2, 3, 2)), False)],
+        True,
+    ),
+    ("NLLLoss", weight(W5), [(normal(2, 5, 3), True), (RNG.integers(0, 5, (2, 3)), False)], True),
     ("NLLLoss", no_kwargs, [(normal(5), True), (np.array(4), False)], True),
     ("BCELoss", no_kwargs, [(uniform(4, 3), True), (uniform(4, 3, low=0, high=1), True)], True),
-    ("BCELoss", weight(uniform(3)), [(uniform(4, 3), True), (RNG.integers(0, 2, (4, 3)) * 1.0,
-                                                             True)], True),
+    (
+        "BCELoss",
+        weight(uniform(3)),
+        [(uniform(4, 3), True), (RNG.integers(0, 2, (4, 3)) * 1.0, True)],
+        True,
+    ),
     ("BCEWithLogitsLoss", no_kwargs, [(normal(4, 3) * 4, True), (uniform(4, 3), True)], True),
-    ("BCEWithLogitsLoss", lambda lib: {"weight": lib.tensor(W3), "pos_weight": lib.tensor(P3)},
-     [(normal(4, 3) * 4, True), (uniform(4, 3), True)], True),
-    ("KLDivLoss", settings(reduction="batchmean"),
-     [(log_softmax(normal(4, 5), 1), True), (softmax(normal(4, 5), 1), True)], True),
-    ("KLDivLoss", settings(log_target=True),
-     [(log_softmax(normal(4, 5), 1), True), (log_softmax(normal(4, 5), 1), True)], True),
+    (
+        "BCEWithLogitsLoss",
+        lambda lib: {"weight": lib.tensor(W3), "pos_weight": lib.tensor(P3)},
+        [(normal(4, 3) * 4, True), (uniform(4, 3), True)],
+        True,
+    ),
+    (
+        "KLDivLoss",
+        settings(reduction="batchmean"),
+        [(log_softmax(normal(4, 5), 1), True), (softmax(normal(4, 5), 1), True)],
+        True,
+    ),
+    (
+        "KLDivLoss",
+        settings(log_target=True),
+        [(log_softmax(normal(4, 5), 1), True), (log_softmax(normal(4, 5), 1), True)],
+        True,
+    ),
     ("PoissonNLLLoss", no_kwargs, [(normal(4, 3), True), (uniform(4, 3, high=4.0), True)], True),
-    ("PoissonNLLLoss", settings(log_input=False, full=True),
-     [(uniform(4, 3, high=3.0), True), (uniform(4, 3, high=4.0), True)], True),
-    ("GaussianNLLLoss", no_kwargs, [(normal(4, 3), True), (normal(4, 3), True),
-                                    (uniform(4, 3, high=2.0), True)], True),
-    ("GaussianNLLLoss", settings(full=True, eps=0.3),
-     [(normal(4, 3), True), (normal(4, 3), True), (uniform(4, high=2.0), True)], True),
-    ("CosineEmbeddingLoss", settings(margin=0.2),
-     [(normal(6, 5), True), (normal(6, 5), True), (signs(6), False)], True),
-    ("CosineEmbeddingLoss", no_kwargs, [(normal(5), True), (normal(5), True),
-                                        (np.array(-1.0), False)], True),
-    ("MarginRankingLoss", settings(margin=0.1),
-     [(normal(6), True), (normal(6), True), (signs(6), True)], True),
-    ("HingeEmbeddingLoss", settings(margin=0.5), [(normal(4, 3), True), (signs(4, 3), False)],
-     True),
-    ("MultiLabelMarginLoss", no_kwargs,
-     [(normal(3, 4), True), (np.array([[3, 0, -1, 1], [1, 2, 3, -1], [0, 1, 2, 3]]), False)],
-     False),
-    ("MultiLabelMarginLoss", no_kwargs, [(normal(4), True), (np.array([2, -1, 0, 1]), False)],
-     False),
-    ("MultiLabelSoftMarginLoss", weight(uniform(4)),
-     [(normal(3, 4), True), (RNG.integers(0, 2, (3, 4)) * 1.0, True)], True),
-    ("MultiMarginLoss", no_kwargs, [(normal(5, 4), True), (RNG.integers(0, 4, 5), False)],
-     False),
-    ("MultiMarginLoss", weight(W4, p=2, margin=0.7),
-     [(normal(5, 4), True), (RNG.integers(0, 4, 5), False)], False),
+    (
+        "PoissonNLLLoss",
+        settings(log_input=False, full=True),
+        [(uniform(4, 3, high=3.0), True), (uniform(4, 3, high=4.0), True)],
+        True,
+    ),
+    (
+        "GaussianNLLLoss",
+        no_kwargs,
+        [(normal(4, 3), True), (normal(4, 3), True), (uniform(4, 3, high=2.0), True)],
+        True,
+    ),
+    (
+        "GaussianNLLLoss",
+        settings(full=True, eps=0.3),
+        [(normal(4, 3), True), (normal(4, 3), True), (uniform(4, high=2.0), True)],
+        True,
+    ),
+    (
+        "CosineEmbeddingLoss",
+        settings(margin=0.2),
+        [(normal(6, 5), True), (normal(6, 5), True), (signs(6), False)],
+        True,
+    ),
+    (
+        "CosineEmbeddingLoss",
+        no_kwargs,
+        [(normal(5), True), (normal(5), True), (np.array(-1.0), False)],
+        True,
+    ),
+    (
+        "MarginRankingLoss",
+        settings(margin=0.1),
+        [(normal(6), True), (normal(6), True), (signs(6), True)],
+        True,
+    ),
+    (
+        "HingeEmbeddingLoss",
+        settings(margin=0.5),
+        [(normal(4, 3), True), (signs(4, 3), False)],
+        True,
+    ),
+    (
+        "MultiLabelMarginLoss",
+        no_kwargs,
+        [(normal(3, 4), True), (np.array([[3, 0, -1, 1], [1, 2, 3, -1], [0, 1, 2, 3]]), False)],
+        False,
+    ),
+    (
+        "MultiLabelMarginLoss",
+        no_kwargs,
+        [(normal(4), True), (np.array([2, -1, 0, 1]), False)],
+        False,
+    ),
+    (
+        "MultiLabelSoftMarginLoss",
+        weight(uniform(4)),
+        [(normal(3, 4), True), (RNG.integers(0, 2, (3, 4)) * 1.0, True)],
+        True,
+    ),
+    ("MultiMarginLoss", no_kwargs, [(normal(5, 4), True), (RNG.integers(0, 4, 5), False)], False),
+    (
+        "MultiMarginLoss",
+        weight(W4, p=2, margin=0.7),
+        [(normal(5, 4), True), (RNG.integers(0, 4, 5), False)],
+        False,
+    ),
     ("MultiMarginLoss", no_kwargs, [(normal(4), True), (np.array(2), False)], False),
     ("MultiMarginLoss", no_kwargs, [(normal(4), True), (np.array([1]), False)], False),
     ("SoftMarginLoss", no_kwargs, [(normal(4, 3), True), (signs(4, 3), False)], True),
-    ("TripletMarginLoss", no_kwargs, [(normal(5, 4), True), (normal(5, 4), True),
-                                      (normal(5, 4), True)], True),
-    ("TripletMarginLoss", settings(p=1.0, swap=True, margin=2.0),
-     [(normal(5, 4), True), (normal(5, 4), True), (normal(5, 4), True)], True),
-    ("TripletMarginWithDistanceLoss",
-     lambda lib: {"distance_function": lambda a, b: 1.0 - lib.nn.functional.cosine_similarity(
-         a, b), "swap": True, "margin": 0.5},
-     [(normal(5, 4), True), (normal(5, 4), True), (normal(5, 4), True)], True),
+    (
+        "TripletMarginLoss",
+        no_kwargs,
+        [(normal(5, 4), True), (normal(5, 4), True), (normal(5, 4), True)],
+        True,
+    ),
+    (
+        "TripletMarginLoss",
+        settings(p=1.0, swap=True, margin=2.0),
+        [(normal(5, 4), True), (normal(5, 4), True), (normal(5, 4), True)],
+        True,
+    ),
+    (
+        "TripletMarginWithDistanceLoss",
+        lambda lib: {
+            "distance_function": lambda a, b: 1.0 - lib.nn.functional.cosine_similarity(a, b),
+            "swap": True,
+            "margin": 0.5,
+        },
+        [(normal(5, 4), True), (normal(5, 4), True), (normal(5, 4), True)],
+        True,
+    ),
 ]
 
 
@@ -138,8 +236,9 @@ def _lib_inputs(lib, inputs):
 
 
 def _run(lib, layer, kwargs, inputs, reduction, training):
-    module = getattr(lib.nn, layer)(**kwargs(lib), **({"reduction": reduction}
-                                                     if reduction else {}))
+    module = getattr(lib.nn, layer)(
+        **kwargs(lib), **({"reduction": reduction} if reduction else {})
+    )
     module.train(training)
     tensors = _lib_inputs(lib, inputs)
     out = module(*tensors)
@@ -179,8 +278,7 @@ def test_gradcheck(case):
     layer, kwargs, inputs, double_backward = case
     for reduction in _reductions(layer, kwargs):
         tensors = _lib_inputs(tocha, inputs)
-        mod = getattr(nn, layer)(**kwargs(tocha), **({"reduction": reduction}
-                                                     if reduction else {}))
+        mod = getattr(nn, layer)(**kwargs(tocha), **({"reduction": reduction} if reduction else {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert gradcheck(mod, tuple(tensors))
@@ -255,7 +353,8 @@ def test_ctc_loss_matches_torch(torch, padded, reduction, zero_infinity):
         if zero_infinity:
             il = lib.tensor([10, 1, 6])
         loss = lib.nn.CTCLoss(blank=0, reduction=reduction, zero_infinity=zero_infinity)(
-            lp, targets, il, tl)
+            lp, targets, il, tl
+        )
         loss.sum().backward()
         results.append((loss.detach().numpy(), logits.grad.numpy()))
     (ours, our_grad), (theirs, their_grad) = results
@@ -270,8 +369,9 @@ def test_ctc_loss_unbatched_and_blank(torch):
     for lib in (tocha, torch):
         logits = lib.tensor(x, requires_grad=True)
         lp = lib.nn.functional.log_softmax(logits, 1)
-        loss = lib.nn.functional.ctc_loss(lp, lib.tensor([0, 1, 1]), lib.tensor(7),
-                                          lib.tensor(3), blank=3, reduction="none")
+        loss = lib.nn.functional.ctc_loss(
+            lp, lib.tensor([0, 1, 1]), lib.tensor(7), lib.tensor(3), blank=3, reduction="none"
+        )
         loss.backward()
         results.append((loss.detach().numpy(), logits.grad.numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
@@ -292,71 +392,84 @@ ERRORS = [
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5), lib.tensor([1, -100, -2])),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(2, 5, 3), lib.tensor([[1, 2, 7], [0] * 3])),
     lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.tensor([1.0, 2.0, 3.0])),
-    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5), lib.tensor([1, 2, 3],
-                                                                       dtype=lib.int32)),
+    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5), lib.tensor([1, 2, 3], dtype=lib.int32)),
     lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.tensor([1, 2])),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5), lib.zeros(3, 2, dtype=lib.long)),
-    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.tensor([1, 2, 3]),
-                                                weight=lib.ones(4)),
-    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.zeros(3, 5),
-                                                weight=lib.ones(4)),
-    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.tensor([1, 2, 3]),
-                                                label_smoothing=1.5),
-    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.zeros(3, 5),
-                                                ignore_index=1),
-    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.tensor([1, 2, 3]),
-                                                reduction="foo"),
+    lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(3, 5), lib.tensor([1, 2, 3]), weight=lib.ones(4)
+    ),
+    lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(3, 5), lib.zeros(3, 5), weight=lib.ones(4)
+    ),
+    lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(3, 5), lib.tensor([1, 2, 3]), label_smoothing=1.5
+    ),
+    lambda lib: lib.nn.functional.cross_entropy(lib.zeros(3, 5), lib.zeros(3, 5), ignore_index=1),
+    lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(3, 5), lib.tensor([1, 2, 3]), reduction="foo"
+    ),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5, 2), lib.zeros(3, 3, dtype=lib.long)),
-    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5, 2, 2), lib.zeros(3, 2,
-                                                                            dtype=lib.long)),
-    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5, 2, 2),
-                                           lib.zeros(3, 2, 3, dtype=lib.long)),
+    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5, 2, 2), lib.zeros(3, 2, dtype=lib.long)),
+    lambda lib: lib.nn.functional.nll_loss(
+        lib.zeros(3, 5, 2, 2), lib.zeros(3, 2, 3, dtype=lib.long)
+    ),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(5), lib.zeros(2, dtype=lib.long)),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(()), lib.tensor(0)),
     lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5, dtype=lib.long), lib.tensor([1, 2, 3])),
-    lambda lib: lib.nn.functional.nll_loss(lib.zeros(3, 5), lib.tensor([1, 2, 3]),
-                                           weight=lib.ones(5, dtype=lib.float64)),
+    lambda lib: lib.nn.functional.nll_loss(
+        lib.zeros(3, 5), lib.tensor([1, 2, 3]), weight=lib.ones(5, dtype=lib.float64)
+    ),
     lambda lib: lib.nn.functional.binary_cross_entropy(lib.full((3,), 1.5), lib.ones(3)),
     lambda lib: lib.nn.functional.binary_cross_entropy(lib.full((3,), 0.5), lib.ones(2)),
     lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(3), lib.ones(2)),
     lambda lib: lib.nn.functional.smooth_l1_loss(lib.zeros(3), lib.ones(3), beta=-1.0),
     lambda lib: lib.nn.functional.huber_loss(lib.zeros(3), lib.ones(3), delta=0.0),
     lambda lib: lib.nn.functional.mse_loss(lib.zeros(3), lib.ones(3), weight=lib.ones(2)),
-    lambda lib: lib.nn.functional.gaussian_nll_loss(lib.zeros(3, 2), lib.ones(3, 2),
-                                                    lib.ones(4)),
+    lambda lib: lib.nn.functional.gaussian_nll_loss(lib.zeros(3, 2), lib.ones(3, 2), lib.ones(4)),
     lambda lib: lib.nn.functional.gaussian_nll_loss(lib.zeros(3), lib.ones(3), -lib.ones(3)),
-    lambda lib: lib.nn.functional.margin_ranking_loss(lib.zeros(3), lib.zeros(3),
-                                                      lib.zeros(3, 1)),
-    lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3, 2), lib.zeros(3, 2),
-                                                        lib.zeros(3, 1)),
-    lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3), lib.zeros(3),
-                                                        lib.zeros(3)),
+    lambda lib: lib.nn.functional.margin_ranking_loss(lib.zeros(3), lib.zeros(3), lib.zeros(3, 1)),
+    lambda lib: lib.nn.functional.cosine_embedding_loss(
+        lib.zeros(3, 2), lib.zeros(3, 2), lib.zeros(3, 1)
+    ),
+    lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3), lib.zeros(3), lib.zeros(3)),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(3, 4), lib.tensor([0, 1, 4])),
-    lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(3, 4), lib.tensor([0, 1]),),
+    lambda lib: lib.nn.functional.multi_margin_loss(
+        lib.zeros(3, 4),
+        lib.tensor([0, 1]),
+    ),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(3, 4), lib.tensor([0, 1, 2]), p=3),
-    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(3, 4),
-                                                         lib.zeros(3, 3, dtype=lib.long)),
-    lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4),
-                                                      lib.zeros(4)),
-    lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4),
-                                                      lib.zeros(3, 4), margin=0.0),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(
+        lib.zeros(3, 4), lib.zeros(3, 3, dtype=lib.long)
+    ),
+    lambda lib: lib.nn.functional.triplet_margin_loss(
+        lib.zeros(3, 4), lib.zeros(3, 4), lib.zeros(4)
+    ),
+    lambda lib: lib.nn.functional.triplet_margin_loss(
+        lib.zeros(3, 4), lib.zeros(3, 4), lib.zeros(3, 4), margin=0.0
+    ),
     lambda lib: lib.nn.TripletMarginLoss(margin=-1.0),
     lambda lib: lib.nn.MultiMarginLoss(p=3),
     lambda lib: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2)),
     lambda lib: lib.nn.HuberLoss(delta="1"),
     lambda lib: lib.nn.functional.kl_div(lib.zeros(3), lib.zeros(3), reduction="avg"),
-    lambda lib: lib.nn.functional.ctc_loss(lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long),
-                                           (5, 6), (2, 2)),
-    lambda lib: lib.nn.functional.ctc_loss(lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long),
-                                           lib.tensor([5, 5]), lib.tensor([2, 3])),
-    lambda lib: lib.nn.functional.ctc_loss(lib.zeros(5, 2, 3), lib.ones(4, dtype=lib.long),
-                                           (5, 5), (2, 3)),
-    lambda lib: lib.nn.functional.ctc_loss(lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long),
-                                           (5, 5, 5), (2, 2)),
-    lambda lib: lib.nn.functional.ctc_loss(lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long),
-                                           (5, 5), (2, 2), blank=3),
-    lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(3, 4), lib.tensor([0, 1, 2]),
-                                                    weight=lib.ones(3)),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long), (5, 6), (2, 2)
+    ),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long), lib.tensor([5, 5]), lib.tensor([2, 3])
+    ),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 3), lib.ones(4, dtype=lib.long), (5, 5), (2, 3)
+    ),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long), (5, 5, 5), (2, 2)
+    ),
+    lambda lib: lib.nn.functional.ctc_loss(
+        lib.zeros(5, 2, 3), lib.ones(2, 2, dtype=lib.long), (5, 5), (2, 2), blank=3
+    ),
+    lambda lib: lib.nn.functional.multi_margin_loss(
+        lib.zeros(3, 4), lib.tensor([0, 1, 2]), weight=lib.ones(3)
+    ),
     lambda lib: lib.nn.functional.multi_margin_loss(lib.zeros(3, 0), lib.zeros(3, dtype=lib.long)),
     lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(4), lib.tensor([0, 5, -1, 0])),
 ]
@@ -373,23 +486,28 @@ def test_errors_match_torch(torch, make):
 
 
 def test_legacy_reduction_arguments(torch):
-    for size_average, reduce, want in ((False, None, "sum"), (None, False, "none"),
-                                       (True, True, "mean")):
+    for size_average, reduce, want in (
+        (False, None, "sum"),
+        (None, False, "none"),
+        (True, True, "mean"),
+    ):
         with pytest.warns(UserWarning, match=f"please use reduction='{want}' instead"):
             layer = nn.MSELoss(size_average=size_average, reduce=reduce)
         assert layer.reduction == want
         x, y = normal(3, 2), normal(3, 2)
         with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
-            ours = F.nll_loss(tocha.tensor(x), tocha.tensor([0, 1, 1]), size_average=size_average,
-                              reduce=reduce)
+            ours = F.nll_loss(
+                tocha.tensor(x), tocha.tensor([0, 1, 1]), size_average=size_average, reduce=reduce
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            theirs = torch.nn.functional.nll_loss(torch.tensor(x), torch.tensor([0, 1, 1]),
-                                                  size_average=size_average, reduce=reduce)
+            theirs = torch.nn.functional.nll_loss(
+                torch.tensor(x), torch.tensor([0, 1, 1]), size_average=size_average, reduce=reduce
+            )
         np.testing.assert_allclose(ours.numpy(), theirs.numpy())
-        assert F.mse_loss(tocha.tensor(x), tocha.tensor(y), reduction=want).shape == \
-            tuple(torch.nn.functional.mse_loss(torch.tensor(x), torch.tensor(y),
-                                               reduction=want).shape)
+        assert F.mse_loss(tocha.tensor(x), tocha.tensor(y), reduction=want).shape == tuple(
+            torch.nn.functional.mse_loss(torch.tensor(x), torch.tensor(y), reduction=want).shape
+        )
 
 
 def test_size_mismatch_warns():
@@ -407,8 +525,9 @@ def test_weight_buffers_follow_the_module(torch):
     assert [name for name, _ in layer.named_buffers()] == ["weight"]
     assert layer.double().weight.dtype == tocha.float64
     both = nn.BCEWithLogitsLoss(weight=tocha.ones(2), pos_weight=tocha.ones(2))
-    assert list(both.state_dict()) == list(torch.nn.BCEWithLogitsLoss(
-        weight=torch.ones(2), pos_weight=torch.ones(2)).state_dict())
+    assert list(both.state_dict()) == list(
+        torch.nn.BCEWithLogitsLoss(weight=torch.ones(2), pos_weight=torch.ones(2)).state_dict()
+    )
 
 
 def test_bce_saturated_inputs_have_finite_gradients(torch):
@@ -437,4 +556,6 @@ def test_default_distance_is_a_pairwise_distance_submodule(torch):
     a, p, n = normal(4, 3), normal(4, 3), normal(4, 3)
     np.testing.assert_allclose(
         ours(tocha.tensor(a), tocha.tensor(p), tocha.tensor(n)).item(),
-        theirs(torch.tensor(a), torch.tensor(p), torch.tensor(n)).item(), rtol=1e-10)
+        theirs(torch.tensor(a), torch.tensor(p), torch.tensor(n)).item(),
+        rtol=1e-10,
+    )

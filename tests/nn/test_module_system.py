@@ -45,19 +45,23 @@ def build(lib):
 
 
 def copy_into(ours, theirs, torch):
-    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
-                            for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
 
 
 def test_names_and_registration(torch):
     ours, theirs = build(tocha), build(torch)
     for kwargs in ({}, {"prefix": "model"}, {"remove_duplicate": False}):
-        assert [n for n, _ in ours.named_parameters(**kwargs)] == \
-            [n for n, _ in theirs.named_parameters(**kwargs)]
-        assert [n for n, _ in ours.named_buffers(**kwargs)] == \
-            [n for n, _ in theirs.named_buffers(**kwargs)]
-        assert [n for n, _ in ours.named_modules(**kwargs)] == \
-            [n for n, _ in theirs.named_modules(**kwargs)]
+        assert [n for n, _ in ours.named_parameters(**kwargs)] == [
+            n for n, _ in theirs.named_parameters(**kwargs)
+        ]
+        assert [n for n, _ in ours.named_buffers(**kwargs)] == [
+            n for n, _ in theirs.named_buffers(**kwargs)
+        ]
+        assert [n for n, _ in ours.named_modules(**kwargs)] == [
+            n for n, _ in theirs.named_modules(**kwargs)
+        ]
     assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
     assert [n for n, _ in ours.named_parameters(recurse=False)] == []
     assert len(list(ours.parameters())) == len(list(theirs.parameters()))
@@ -72,8 +76,9 @@ def test_state_dict_keys_and_round_trip(torch):
     copy_into(ours, theirs, torch)
     for key, value in theirs.state_dict().items():
         np.testing.assert_array_equal(ours.state_dict()[key].numpy(), value.numpy())
-    assert repr(ours.load_state_dict(ours.state_dict())) == \
-        repr(theirs.load_state_dict(theirs.state_dict()))
+    assert repr(ours.load_state_dict(ours.state_dict())) == repr(
+        theirs.load_state_dict(theirs.state_dict())
+    )
     assert ours.state_dict()["tied.weight"].requires_grad is False
     assert ours.state_dict(keep_vars=True)["tied.weight"] is ours.head.out.weight
 
@@ -155,29 +160,33 @@ def test_forward_hooks(torch):
     layer = nn.Linear(3, 2)
     pre = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
     post = layer.register_forward_hook(lambda m, args, out: out + 1)
-    layer.register_forward_hook(lambda m, args, kwargs, out: calls.append(kwargs),
-                                with_kwargs=True)
+    layer.register_forward_hook(lambda m, args, kwargs, out: calls.append(kwargs), with_kwargs=True)
     x = tocha.ones(1, 3)
     expected = (x * 2) @ layer.weight.T + layer.bias + 1
     np.testing.assert_allclose(layer(x).detach().numpy(), expected.detach().numpy())
     assert calls == [{}]
     pre.remove()
     post.remove()
-    np.testing.assert_allclose(layer(x).detach().numpy(), (x @ layer.weight.T +
-                                                           layer.bias).detach().numpy())
+    np.testing.assert_allclose(
+        layer(x).detach().numpy(), (x @ layer.weight.T + layer.bias).detach().numpy()
+    )
 
 
 def test_full_backward_hook_gradients_match_torch(torch):
     ours, theirs = nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double()
-    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
-                            for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
     seen = {}
 
     def hook_for(lib):
         def hook(module, grad_input, grad_output):
-            seen[lib] = ([g.numpy().copy() for g in grad_input],
-                         [g.numpy().copy() for g in grad_output])
+            seen[lib] = (
+                [g.numpy().copy() for g in grad_input],
+                [g.numpy().copy() for g in grad_output],
+            )
             return (grad_input[0] * 3,)
+
         return hook
 
     ours.register_full_backward_hook(hook_for("tocha"))
@@ -197,8 +206,9 @@ def test_full_backward_hook_gradients_match_torch(torch):
 def test_nested_repr_matches_torch(torch):
     assert repr(build(tocha)).replace("tocha.", "torch.") == repr(build(torch))
     assert repr(nn.Sequential()) == repr(torch.nn.Sequential())
-    assert repr(nn.ModuleDict({"a": nn.ReLU()})) == repr(torch.nn.ModuleDict({"a":
-                                                                              torch.nn.ReLU()}))
+    assert repr(nn.ModuleDict({"a": nn.ReLU()})) == repr(
+        torch.nn.ModuleDict({"a": torch.nn.ReLU()})
+    )
 
 
 def test_sequential_behaviour(torch):

@@ -15,8 +15,9 @@ def _models(torch, seed=0):
     rng = np.random.default_rng(seed)
     ours = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
     theirs = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
-    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
-                            for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
     x = rng.standard_normal((5, 4)).astype(np.float32)
     return ours, theirs, x
 
@@ -62,10 +63,12 @@ def test_parameters_vector_round_trip(torch):
     ours, theirs, _ = _models(torch)
     vec = nn.utils.parameters_to_vector(ours.parameters())
     np.testing.assert_array_equal(
-        vec.detach().numpy(), torch.nn.utils.parameters_to_vector(theirs.parameters()).detach())
+        vec.detach().numpy(), torch.nn.utils.parameters_to_vector(theirs.parameters()).detach()
+    )
     nn.utils.vector_to_parameters(vec * 2, ours.parameters())
-    np.testing.assert_allclose(ours[0].weight.detach().numpy(),
-                               2 * theirs[0].weight.detach().numpy())
+    np.testing.assert_allclose(
+        ours[0].weight.detach().numpy(), 2 * theirs[0].weight.detach().numpy()
+    )
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], ours.parameters())
 
@@ -112,8 +115,7 @@ def test_parametrization_shape_check():
 
     with pytest.raises(ValueError, match="may not change the shape"):
         parametrize.register_parametrization(nn.Linear(2, 2), "weight", Shrink())
-    layer = parametrize.register_parametrization(nn.Linear(2, 2), "weight", Shrink(),
-                                                 unsafe=True)
+    layer = parametrize.register_parametrization(nn.Linear(2, 2), "weight", Shrink(), unsafe=True)
     assert layer.weight.shape == (1, 2)
 
 
@@ -139,14 +141,14 @@ def test_spectral_norm_matches_torch(torch, training):
     ours, theirs, x = _models(torch)
     parametrizations.spectral_norm(ours[0])
     torch.nn.utils.parametrizations.spectral_norm(theirs[0])
-    ours.load_state_dict({k: tocha.from_numpy(v.numpy().copy())
-                          for k, v in theirs.state_dict().items()})
+    ours.load_state_dict(
+        {k: tocha.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()}
+    )
     assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
     ours.train(training)
     theirs.train(training)
     out_a, out_b = ours(tocha.from_numpy(x)), theirs(torch.from_numpy(x))
-    np.testing.assert_allclose(out_a.detach().numpy(), out_b.detach().numpy(), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(out_a.detach().numpy(), out_b.detach().numpy(), rtol=1e-5, atol=1e-6)
     out_a.sum().backward()
     out_b.sum().backward()
     for p, q in zip(ours.parameters(), theirs.parameters()):
@@ -154,8 +156,7 @@ def test_spectral_norm_matches_torch(torch, training):
     sigma = np.linalg.svd(ours[0].parametrizations.weight.original.detach().numpy())[1][0]
     for _ in range(30):
         ours.train()(tocha.from_numpy(x))
-    np.testing.assert_allclose(np.linalg.svd(ours[0].weight.detach().numpy())[1][0], 1.0,
-                               rtol=1e-4)
+    np.testing.assert_allclose(np.linalg.svd(ours[0].weight.detach().numpy())[1][0], 1.0, rtol=1e-4)
     assert sigma > 0
 
 
@@ -172,18 +173,27 @@ def test_fuse_linear_bn_style_attributes():
         def forward(self, x):
             shape = (1, -1) + (1,) * (x.dim() - 2)
             scale = (self.running_var + self.eps).rsqrt() * self.weight
-            return (x - self.running_mean.reshape(shape)) * scale.reshape(shape) + \
-                self.bias.reshape(shape)
+            return (x - self.running_mean.reshape(shape)) * scale.reshape(
+                shape
+            ) + self.bias.reshape(shape)
 
     linear, bn = nn.Linear(4, 3).eval(), BN(3).eval()
     x = tocha.randn(5, 4)
     fused = nn.utils.fuse_linear_bn_eval(linear, bn)
-    np.testing.assert_allclose(fused(x).detach().numpy(), bn(linear(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        fused(x).detach().numpy(), bn(linear(x)).detach().numpy(), rtol=1e-5, atol=1e-5
+    )
     conv_like = nn.Linear(4, 3).eval()
     conv_like.weight = nn.Parameter(tocha.randn(3, 4, 1, 1))
-    w, b = nn.utils.fuse_conv_bn_weights(conv_like.weight, conv_like.bias, bn.running_mean,
-                                         bn.running_var, bn.eps, bn.weight, bn.bias)
+    w, b = nn.utils.fuse_conv_bn_weights(
+        conv_like.weight,
+        conv_like.bias,
+        bn.running_mean,
+        bn.running_var,
+        bn.eps,
+        bn.weight,
+        bn.bias,
+    )
     assert isinstance(w, nn.Parameter) and w.shape == (3, 4, 1, 1) and b.shape == (3,)
     with pytest.raises(AssertionError, match="Fusion only for eval!"):
         nn.utils.fuse_conv_bn_eval(nn.Linear(2, 2), bn)

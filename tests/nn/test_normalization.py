@@ -40,8 +40,7 @@ LAYERS = [
     ("InstanceNorm1d", (4,), {"affine": True}, (4, 6)),
     ("InstanceNorm2d", (3,), {"track_running_stats": True, "momentum": 0.2}, (2, 3, 4, 5)),
     ("InstanceNorm2d", (3,), {"affine": True}, (3, 4, 5)),
-    ("InstanceNorm3d", (2,), {"affine": True, "track_running_stats": True},
-     (2, 2, 3, 2, 3)),
+    ("InstanceNorm3d", (2,), {"affine": True, "track_running_stats": True}, (2, 2, 3, 2, 3)),
 ]
 
 
@@ -73,8 +72,7 @@ def _pair(torch, name, args, kwargs, dtype):
 def _close(ours, theirs, dtype, tol=None):
     tol = tol or (2e-4 if dtype == "float32" else 1e-10)
     assert ours.dtype == theirs_dtype(theirs)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol,
-                               atol=tol)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
 
 
 def theirs_dtype(t):
@@ -135,7 +133,10 @@ def test_batch_norm_state_dict_keys_and_reset(torch):
     bn.load_state_dict(old)  # a checkpoint from before version 2 keeps the count
     assert int(bn.num_batches_tracked) == 7
     assert list(nn.InstanceNorm1d(3, track_running_stats=True).state_dict()) == [
-        "running_mean", "running_var", "num_batches_tracked"]
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
 
 
 def test_batch_norm_eval_without_running_stats_uses_batch(torch):
@@ -172,30 +173,57 @@ def _functional_cases():
         return lib.from_numpy(rm.copy()), lib.from_numpy(rv.copy())
 
     return [
-        ("layer_norm", lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (4, 5), w, b),
-         (x3, w45, b45)),
-        ("layer_norm_plain", lambda lib, x: lib.nn.functional.layer_norm(x, (5,), eps=1e-3),
-         (x3,)),
-        ("layer_norm_weight", lambda lib, x, w: lib.nn.functional.layer_norm(x, (4, 5), w),
-         (x3, w45)),
-        ("layer_norm_bias", lambda lib, x, b: lib.nn.functional.layer_norm(x, (4, 5), None, b),
-         (x3, b45)),
-        ("batch_norm_train", lambda lib, x, w, b: lib.nn.functional.batch_norm(
-            x, None, None, w, b, True), (x4, w3, b3)),
-        ("batch_norm_plain", lambda lib, x: lib.nn.functional.batch_norm(
-            x, None, None, training=True), (x4,)),
-        ("batch_norm_eval", lambda lib, x, w, b: lib.nn.functional.batch_norm(
-            x, *stats(lib), w, b), (x4, w3, b3)),
-        ("batch_norm_running", lambda lib, x: lib.nn.functional.batch_norm(
-            x, *stats(lib), training=True, momentum=0.3), (x4,)),
-        ("instance_norm", lambda lib, x, w, b: lib.nn.functional.instance_norm(
-            x, weight=w, bias=b), (x4, w3, b3)),
-        ("group_norm", lambda lib, x, w, b: lib.nn.functional.group_norm(x, 1, w, b),
-         (x4, w3, b3)),
+        (
+            "layer_norm",
+            lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (4, 5), w, b),
+            (x3, w45, b45),
+        ),
+        ("layer_norm_plain", lambda lib, x: lib.nn.functional.layer_norm(x, (5,), eps=1e-3), (x3,)),
+        (
+            "layer_norm_weight",
+            lambda lib, x, w: lib.nn.functional.layer_norm(x, (4, 5), w),
+            (x3, w45),
+        ),
+        (
+            "layer_norm_bias",
+            lambda lib, x, b: lib.nn.functional.layer_norm(x, (4, 5), None, b),
+            (x3, b45),
+        ),
+        (
+            "batch_norm_train",
+            lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, True),
+            (x4, w3, b3),
+        ),
+        (
+            "batch_norm_plain",
+            lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
+            (x4,),
+        ),
+        (
+            "batch_norm_eval",
+            lambda lib, x, w, b: lib.nn.functional.batch_norm(x, *stats(lib), w, b),
+            (x4, w3, b3),
+        ),
+        (
+            "batch_norm_running",
+            lambda lib, x: lib.nn.functional.batch_norm(
+                x, *stats(lib), training=True, momentum=0.3
+            ),
+            (x4,),
+        ),
+        (
+            "instance_norm",
+            lambda lib, x, w, b: lib.nn.functional.instance_norm(x, weight=w, bias=b),
+            (x4, w3, b3),
+        ),
+        ("group_norm", lambda lib, x, w, b: lib.nn.functional.group_norm(x, 1, w, b), (x4, w3, b3)),
         ("group_norm_3", lambda lib, x: lib.nn.functional.group_norm(x, 3), (x4,)),
         ("rms_norm", lambda lib, x, w: lib.nn.functional.rms_norm(x, (4, 5), w), (x3, w45)),
-        ("local_response_norm", lambda lib, x: lib.nn.functional.local_response_norm(
-            x, 3, 0.5, 0.7, 1.5), (x4,)),
+        (
+            "local_response_norm",
+            lambda lib, x: lib.nn.functional.local_response_norm(x, 3, 0.5, 0.7, 1.5),
+            (x4,),
+        ),
     ]
 
 
@@ -217,8 +245,11 @@ def test_norm_functional_and_double_backward_match_torch(torch, case):
         grads = lib.autograd.grad((out * out.detach().sin()).sum(), args, create_graph=True)
         if name != "layer_norm_bias":  # torch's own double backward fails there
             sum(g.pow(2).sum() for g in grads).backward()
-        results.append([out.detach().numpy()] + [g.detach().numpy() for g in grads]
-                       + [None if a.grad is None else a.grad.numpy() for a in args])
+        results.append(
+            [out.detach().numpy()]
+            + [g.detach().numpy() for g in grads]
+            + [None if a.grad is None else a.grad.numpy() for a in args]
+        )
     for ours, theirs in zip(*results):
         if theirs is None:
             assert ours is None or not ours.any()
@@ -255,8 +286,11 @@ def _message(text: str) -> str:
 def test_norm_errors_match_torch(torch, expr, kind):
     messages = []
     for lib in (torch, tocha):
-        env = {"F": lib.nn.functional, "nn": lib.nn,
-               "x": lambda *s, lib=lib: lib.from_numpy(np.zeros(s, dtype="float32"))}
+        env = {
+            "F": lib.nn.functional,
+            "nn": lib.nn,
+            "x": lambda *s, lib=lib: lib.from_numpy(np.zeros(s, dtype="float32")),
+        }
         with pytest.raises(kind) as info:
             eval(expr, env)
         messages.append(_message(str(info.value)))
@@ -269,13 +303,22 @@ def test_instance_norm_feature_mismatch_warns(torch):
 
 
 REPRS = [
-    "LayerNorm(4)", "LayerNorm((4, 5), elementwise_affine=False, bias=False)",
-    "LayerNorm([4], bias=False, eps=1e-3)", "GroupNorm(2, 4)", "GroupNorm(2, 4, affine=False)",
-    "GroupNorm(2, 4, bias=False)", "RMSNorm(4)",
-    "RMSNorm([3, 4], eps=1e-3, elementwise_affine=False)", "LocalResponseNorm(3)",
-    "LocalResponseNorm(2, alpha=0.1, beta=0.5, k=2)", "BatchNorm1d(3)", "BatchNorm2d(3)",
+    "LayerNorm(4)",
+    "LayerNorm((4, 5), elementwise_affine=False, bias=False)",
+    "LayerNorm([4], bias=False, eps=1e-3)",
+    "GroupNorm(2, 4)",
+    "GroupNorm(2, 4, affine=False)",
+    "GroupNorm(2, 4, bias=False)",
+    "RMSNorm(4)",
+    "RMSNorm([3, 4], eps=1e-3, elementwise_affine=False)",
+    "LocalResponseNorm(3)",
+    "LocalResponseNorm(2, alpha=0.1, beta=0.5, k=2)",
+    "BatchNorm1d(3)",
+    "BatchNorm2d(3)",
     "BatchNorm3d(3, momentum=None, affine=False, track_running_stats=False)",
-    "BatchNorm2d(3, bias=False)", "InstanceNorm1d(3)", "InstanceNorm2d(3, affine=True)",
+    "BatchNorm2d(3, bias=False)",
+    "InstanceNorm1d(3)",
+    "InstanceNorm2d(3, affine=True)",
     "InstanceNorm3d(3, track_running_stats=True)",
 ]
 

@@ -81,14 +81,20 @@ def test_pad_integer_input_casts_value(torch):
 
 
 PAD_LAYERS = [
-    ("ZeroPad1d", (2,), (2, 3, 4)), ("ZeroPad2d", ((1, 0, 2, -1),), (2, 3, 4)),
-    ("ZeroPad3d", (1,), (1, 2, 2, 3, 2)), ("ConstantPad1d", ((1, 2), 3.5), (3, 4)),
+    ("ZeroPad1d", (2,), (2, 3, 4)),
+    ("ZeroPad2d", ((1, 0, 2, -1),), (2, 3, 4)),
+    ("ZeroPad3d", (1,), (1, 2, 2, 3, 2)),
+    ("ConstantPad1d", ((1, 2), 3.5), (3, 4)),
     ("ConstantPad2d", (1, -1.0), (2, 3, 4)),
     ("ConstantPad3d", ((1, 0, 0, 1, 2, 0), 2), (2, 3, 2, 2)),
-    ("ReflectionPad1d", (2,), (2, 3, 4)), ("ReflectionPad2d", ((1, 2, 0, 1),), (2, 3, 4)),
-    ("ReflectionPad3d", (1,), (1, 2, 2, 3, 2)), ("ReplicationPad1d", ((3, 1),), (2, 4)),
-    ("ReplicationPad2d", (2,), (1, 2, 3, 4)), ("ReplicationPad3d", (1,), (2, 2, 3, 2)),
-    ("CircularPad1d", (2,), (2, 3, 4)), ("CircularPad2d", ((1, 2, 2, 0),), (2, 3, 4)),
+    ("ReflectionPad1d", (2,), (2, 3, 4)),
+    ("ReflectionPad2d", ((1, 2, 0, 1),), (2, 3, 4)),
+    ("ReflectionPad3d", (1,), (1, 2, 2, 3, 2)),
+    ("ReplicationPad1d", ((3, 1),), (2, 4)),
+    ("ReplicationPad2d", (2,), (1, 2, 3, 4)),
+    ("ReplicationPad3d", (1,), (2, 2, 3, 2)),
+    ("CircularPad1d", (2,), (2, 3, 4)),
+    ("CircularPad2d", ((1, 2, 2, 0),), (2, 3, 4)),
     ("CircularPad3d", (1,), (1, 2, 2, 3, 2)),
 ]
 
@@ -111,9 +117,11 @@ INTERPOLATIONS = [
     ((1, 2, 3, 4, 5), {"size": (5, 2, 7)}),
     ((1, 2, 3, 4, 2), {"scale_factor": 2}),
 ]
-MODES = {3: ["nearest", "nearest-exact", "linear", "area"],
-         4: ["nearest", "nearest-exact", "bilinear", "bicubic", "area"],
-         5: ["nearest", "nearest-exact", "trilinear", "area"]}
+MODES = {
+    3: ["nearest", "nearest-exact", "linear", "area"],
+    4: ["nearest", "nearest-exact", "bilinear", "bicubic", "area"],
+    5: ["nearest", "nearest-exact", "trilinear", "area"],
+}
 INTERP_CASES = [
     (shape, kwargs, mode, corners)
     for shape, kwargs in INTERPOLATIONS
@@ -147,8 +155,11 @@ def test_interpolate_gradcheck(shape, kwargs, mode, corners):
 UPSAMPLE_LAYERS = [
     ("Upsample", {"scale_factor": 2}, (1, 2, 3, 3)),
     ("Upsample", {"size": (3, 5), "mode": "bilinear"}, (1, 2, 4, 4)),
-    ("Upsample", {"scale_factor": (2.0, 1.5), "mode": "bicubic", "align_corners": True},
-     (1, 2, 4, 4)),
+    (
+        "Upsample",
+        {"scale_factor": (2.0, 1.5), "mode": "bicubic", "align_corners": True},
+        (1, 2, 4, 4),
+    ),
     ("Upsample", {"size": 7, "mode": "linear"}, (2, 2, 4)),
     ("UpsamplingNearest2d", {"scale_factor": 3}, (1, 2, 2, 3)),
     ("UpsamplingBilinear2d", {"size": (5, 4)}, (1, 2, 2, 3)),
@@ -171,9 +182,12 @@ def test_deprecated_upsample_warns(torch, fn):
 
 # -- shuffles ----------------------------------------------------------------------------------
 SHUFFLES = [
-    ("pixel_shuffle", (2, 8, 3, 2), 2), ("pixel_shuffle", (2, 1, 9, 2, 3), 3),
-    ("pixel_shuffle", (4, 2, 2), 2), ("pixel_unshuffle", (2, 2, 4, 6), 2),
-    ("pixel_unshuffle", (3, 3, 6), 3), ("channel_shuffle", (2, 6, 3), 3),
+    ("pixel_shuffle", (2, 8, 3, 2), 2),
+    ("pixel_shuffle", (2, 1, 9, 2, 3), 3),
+    ("pixel_shuffle", (4, 2, 2), 2),
+    ("pixel_unshuffle", (2, 2, 4, 6), 2),
+    ("pixel_unshuffle", (3, 3, 6), 3),
+    ("channel_shuffle", (2, 6, 3), 3),
     ("channel_shuffle", (2, 6, 2, 2), 2),
 ]
 
@@ -185,12 +199,16 @@ def test_shuffle_matches_torch(torch, name, shape, factor):
     assert gradcheck(lambda t: getattr(tocha.nn.functional, name)(t, factor), (x,))
 
 
-@pytest.mark.parametrize("name,arg", [("PixelShuffle", 2), ("PixelUnshuffle", 3),
-                                      ("ChannelShuffle", 3)])
+@pytest.mark.parametrize(
+    "name,arg", [("PixelShuffle", 2), ("PixelUnshuffle", 3), ("ChannelShuffle", 3)]
+)
 def test_shuffle_layers_match_torch(torch, name, arg):
     assert repr(getattr(nn, name)(arg)) == repr(getattr(torch.nn, name)(arg))
-    shape = {"PixelShuffle": (1, 8, 2, 3), "PixelUnshuffle": (1, 2, 6, 3),
-             "ChannelShuffle": (2, 6, 2, 2)}[name]
+    shape = {
+        "PixelShuffle": (1, 8, 2, 3),
+        "PixelUnshuffle": (1, 2, 6, 3),
+        "ChannelShuffle": (2, 6, 2, 2),
+    }[name]
     _compare(torch, lambda lib, x: getattr(lib.nn, name)(arg)(x), [shape])
 
 
@@ -284,8 +302,11 @@ ERRORS = [
 def test_padding_sampling_errors_match_torch(torch, expr, kind):
     messages = []
     for lib in (torch, tocha):
-        env = {"F": lib.nn.functional, "nn": lib.nn,
-               "x": lambda *s, lib=lib: lib.from_numpy(np.zeros(s, dtype="float32"))}
+        env = {
+            "F": lib.nn.functional,
+            "nn": lib.nn,
+            "x": lambda *s, lib=lib: lib.from_numpy(np.zeros(s, dtype="float32")),
+        }
         with pytest.raises(kind) as info:
             eval(expr, env)
         messages.append(str(info.value).replace("torch.Size", "tocha.Size"))
@@ -294,5 +315,6 @@ def test_padding_sampling_errors_match_torch(torch, expr, kind):
 
 def test_antialias_is_not_supported():
     with pytest.raises(NotImplementedError, match="antialias"):
-        tocha.nn.functional.interpolate(tocha.randn(1, 1, 4, 4), size=2, mode="bilinear",
-                                        antialias=True)
+        tocha.nn.functional.interpolate(
+            tocha.randn(1, 1, 4, 4), size=2, mode="bilinear", antialias=True
+        )

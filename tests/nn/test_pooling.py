@@ -16,17 +16,29 @@ from tocha.autograd import gradcheck, gradgradcheck
 LAYERS = [
     ("MaxPool1d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (2, 3, 10)),
     ("MaxPool1d", (2,), {"dilation": 2, "return_indices": True}, (3, 9)),
-    ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True,
-                         "return_indices": True}, (2, 3, 9, 8)),
+    (
+        "MaxPool2d",
+        (3,),
+        {"stride": 2, "padding": 1, "ceil_mode": True, "return_indices": True},
+        (2, 3, 9, 8),
+    ),
     ("MaxPool2d", ((2, 3),), {"stride": (2, 1), "dilation": (2, 1)}, (3, 9, 8)),
     ("MaxPool2d", (2,), {"ceil_mode": True}, (2, 2, 5, 5)),
     ("MaxPool3d", (2,), {"stride": 2, "padding": 1, "return_indices": True}, (1, 2, 5, 6, 7)),
     ("AvgPool1d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (2, 3, 10)),
     ("AvgPool1d", (3,), {"count_include_pad": False, "padding": 1}, (3, 10)),
-    ("AvgPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True,
-                         "count_include_pad": False}, (2, 3, 9, 8)),
-    ("AvgPool2d", ((2, 3),), {"stride": (1, 2), "padding": (1, 1), "divisor_override": 4},
-     (3, 7, 8)),
+    (
+        "AvgPool2d",
+        (3,),
+        {"stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False},
+        (2, 3, 9, 8),
+    ),
+    (
+        "AvgPool2d",
+        ((2, 3),),
+        {"stride": (1, 2), "padding": (1, 1), "divisor_override": 4},
+        (3, 7, 8),
+    ),
     ("AvgPool2d", (2,), {"ceil_mode": True}, (2, 2, 5, 5)),
     ("AvgPool3d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, (1, 2, 5, 6, 7)),
     ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 10)),
@@ -77,7 +89,8 @@ def test_pool_layer_matches_torch(torch, name, args, kwargs, shape, train, dtype
 @pytest.mark.parametrize("name,args,kwargs,shape", LAYERS)
 def test_pool_repr_matches_torch(torch, name, args, kwargs, shape):
     assert repr(getattr(nn, name)(*args, **kwargs)) == repr(
-        getattr(torch.nn, name)(*args, **kwargs))
+        getattr(torch.nn, name)(*args, **kwargs)
+    )
 
 
 FUNCTIONAL = [
@@ -134,8 +147,9 @@ def test_max_unpool_matches_torch(torch):
         x = np.random.default_rng(1).standard_normal(shape)
         o, i = getattr(F, f"max_pool{nd}d")(tocha.from_numpy(x), 2, return_indices=True)
         up = getattr(F, f"max_unpool{nd}d")(o, i, 2)
-        ot, it = getattr(torch.nn.functional, f"max_pool{nd}d")(torch.from_numpy(x), 2,
-                                                                return_indices=True)
+        ot, it = getattr(torch.nn.functional, f"max_pool{nd}d")(
+            torch.from_numpy(x), 2, return_indices=True
+        )
         upt = getattr(torch.nn.functional, f"max_unpool{nd}d")(ot, it, 2)
         np.testing.assert_array_equal(up.numpy(), upt.numpy())
 
@@ -196,8 +210,9 @@ def test_pool_errors_match_torch(torch, name, args, kwargs):
 def test_max_unpool_output_size_errors(torch, output_size):
     x, idx = np.zeros((2, 4, 8, 8), np.float32), np.zeros((2, 4, 8, 8), np.int64)
     with pytest.raises(ValueError) as theirs:
-        torch.nn.functional.max_unpool2d(torch.from_numpy(x), torch.from_numpy(idx), 2,
-                                         output_size=output_size)
+        torch.nn.functional.max_unpool2d(
+            torch.from_numpy(x), torch.from_numpy(idx), 2, output_size=output_size
+        )
     with pytest.raises(ValueError) as ours:
         F.max_unpool2d(tocha.from_numpy(x), tocha.from_numpy(idx), 2, output_size=output_size)
     assert str(ours.value) == str(theirs.value)

@@ -32,8 +32,7 @@ def _pair(torch, name, args, kwargs, dtype="float64"):
 def _close(ours, theirs, dtype="float64"):
     tol = 1e-5 if dtype == "float32" else 1e-10
     assert tuple(ours.shape) == tuple(theirs.shape)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol,
-                               atol=tol)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
 
 
 def _flat(out):
@@ -48,18 +47,17 @@ def _flat(out):
 def _check_step(torch, ours, theirs, inputs_t, dtype="float64"):
     """Run both with the same inputs, compare results, then backward of a random weighting
     of every result and compare the gradients of inputs and parameters."""
-    inputs_o = [_to_tocha(t, t.requires_grad) if isinstance(t, torch.Tensor) else t
-                for t in inputs_t]
+    inputs_o = [
+        _to_tocha(t, t.requires_grad) if isinstance(t, torch.Tensor) else t for t in inputs_t
+    ]
     out_t, out_o = _flat(theirs(*_nest(inputs_t))), _flat(ours(*_nest(inputs_o)))
     assert len(out_t) == len(out_o)
     for a, b in zip(out_o, out_t):
         _close(a, b, dtype)
     gen = np.random.default_rng(1)
     weights = [gen.standard_normal(tuple(t.shape)) for t in out_t]
-    sum(((t * torch.from_numpy(w).to(t.dtype)).sum() for t, w in zip(out_t, weights))
-        ).backward()
-    sum(((t * tocha.from_numpy(w).to(t.dtype)).sum() for t, w in zip(out_o, weights))
-        ).backward()
+    sum(((t * torch.from_numpy(w).to(t.dtype)).sum() for t, w in zip(out_t, weights))).backward()
+    sum(((t * tocha.from_numpy(w).to(t.dtype)).sum() for t, w in zip(out_o, weights))).backward()
     for a, b in zip(_leaves(inputs_o), _leaves(inputs_t)):
         _close(a.grad, b.grad, dtype)
     for p, q in zip(ours.parameters(), theirs.parameters()):
@@ -140,8 +138,7 @@ def test_layer_packed(torch, name, kwargs, enforce_sorted):
     x_o = _to_tocha(x_t, True)
     states_t = _states(torch, name, kwargs, len(lengths))
     states_o = [_to_tocha(s, True) for s in states_t]
-    packed_t = torch.nn.utils.rnn.pack_padded_sequence(x_t, lengths,
-                                                       enforce_sorted=enforce_sorted)
+    packed_t = torch.nn.utils.rnn.pack_padded_sequence(x_t, lengths, enforce_sorted=enforce_sorted)
     packed_o = rnn_utils.pack_padded_sequence(x_o, lengths, enforce_sorted=enforce_sorted)
     out_t, hid_t = theirs(packed_t, tuple(states_t) if name == "LSTM" else states_t[0])
     out_o, hid_o = ours(packed_o, tuple(states_o) if name == "LSTM" else states_o[0])
@@ -225,8 +222,9 @@ def test_cell_loop_matches_torch(torch):
 
 
 # -- gradcheck of the fused primitives ------------------------------------------------------
-GRADCHECK_CASES = [(mode, bidirectional, False) for mode in F_rnn.GATES
-                   for bidirectional in (False, True)] + [("LSTM", True, True)]
+GRADCHECK_CASES = [
+    (mode, bidirectional, False) for mode in F_rnn.GATES for bidirectional in (False, True)
+] + [("LSTM", True, True)]
 
 
 @pytest.mark.parametrize("mode,bidirectional,proj", GRADCHECK_CASES)
@@ -249,9 +247,10 @@ def test_rnn_gradcheck(mode, bidirectional, proj):
     x = rand(sum(sizes), 2)
 
     def f(x, *rest):
-        hx = rest[:len(states)]
-        return F_rnn.rnn(mode, x, sizes, hx, list(rest[len(states):]), True, 1, 0.0, False,
-                         bidirectional, proj)
+        hx = rest[: len(states)]
+        return F_rnn.rnn(
+            mode, x, sizes, hx, list(rest[len(states) :]), True, 1, 0.0, False, bidirectional, proj
+        )
 
     assert gradcheck(f, (x, *states, *weights))
 
@@ -284,8 +283,11 @@ def test_double_backward_raises():
 
 # -- modules: parameters, reprs, state dicts, errors ----------------------------------------
 REPRS = [
-    ("LSTM", (4, 3, 2), {"bias": False, "batch_first": True, "dropout": 0.5,
-                         "bidirectional": True, "proj_size": 2}),
+    (
+        "LSTM",
+        (4, 3, 2),
+        {"bias": False, "batch_first": True, "dropout": 0.5, "bidirectional": True, "proj_size": 2},
+    ),
     ("RNN", (4, 3), {"nonlinearity": "relu"}),
     ("RNN", (4, 3, 1, "relu", False), {}),
     ("GRU", (4, 3), {"num_layers": 2}),
@@ -301,16 +303,23 @@ def test_repr_and_parameters(torch, name, args, kwargs):
     ours = getattr(nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
     assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
-        (n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
     ours.load_state_dict({k: _to_tocha(v) for k, v in theirs.state_dict().items()})
-    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
-                            for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
 
 
 def test_flat_weights_and_init():
     m = nn.LSTM(4, 16, num_layers=2, bidirectional=True, proj_size=3)
-    assert m._flat_weights_names[:5] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
-                                         "bias_hh_l0", "weight_hr_l0"]
+    assert m._flat_weights_names[:5] == [
+        "weight_ih_l0",
+        "weight_hh_l0",
+        "bias_ih_l0",
+        "bias_hh_l0",
+        "weight_hr_l0",
+    ]
     assert m._flat_weights_names[5] == "weight_ih_l0_reverse"
     assert all(a is b for a, b in zip(m._flat_weights, m.parameters()))
     assert [len(w) for w in m.all_weights] == [5] * 4
@@ -323,28 +332,67 @@ def test_flat_weights_and_init():
 
 
 LAYER_ERRORS = [
-    ("LSTM", lambda: (tocha.randn(5, 2, 5),), RuntimeError,
-     "input.size(-1) must be equal to input_size. Expected 4, got 5"),
-    ("LSTM", lambda: (tocha.randn(5, 2, 4, dtype=tocha.float64),), ValueError,
-     "RNN input dtype (torch.float64) does not match weight dtype (torch.float32). Convert "
-     "input: input.to(torch.float32), or convert model: model.to(torch.float64)"),
-    ("LSTM", lambda: (tocha.randn(5, 2, 4), (tocha.randn(1, 3, 3), tocha.randn(1, 2, 3))),
-     RuntimeError, "Expected hidden[0] size (1, 2, 3), got [1, 3, 3]"),
-    ("LSTM", lambda: (tocha.randn(5, 2, 4), (tocha.randn(1, 2, 3), tocha.randn(1, 2, 2))),
-     RuntimeError, "Expected hidden[1] size (1, 2, 3), got [1, 2, 2]"),
-    ("LSTM", lambda: (tocha.randn(1, 5, 2, 4),), ValueError,
-     "LSTM: Expected input to be 2D or 3D, got 4D instead"),
-    ("LSTM", lambda: (tocha.randn(5, 2, 4), (tocha.randn(2, 3), tocha.randn(2, 3))),
-     RuntimeError, "For batched 3-D input, hx and cx should also be 3-D but got (2-D, 2-D) "
-     "tensors"),
-    ("GRU", lambda: (tocha.randn(5, 4), tocha.randn(1, 1, 3)), RuntimeError,
-     "For unbatched 2-D input, hx should also be 2-D but got 3-D tensor"),
-    ("GRU", lambda: (tocha.randn(5, 2, 4), tocha.randn(1, 3, 3)), RuntimeError,
-     "Expected hidden size (1, 2, 3), got [1, 3, 3]"),
-    ("RNN", lambda: (tocha.randn(4),), ValueError,
-     "RNN: Expected input to be 2D or 3D, got 1D tensor instead"),
-    ("RNN", lambda: (tocha.randn(5, 2, 4), tocha.randn(2, 3)), RuntimeError,
-     "For batched 3-D input, hx should also be 3-D but got 2-D tensor"),
+    (
+        "LSTM",
+        lambda: (tocha.randn(5, 2, 5),),
+        RuntimeError,
+        "input.size(-1) must be equal to input_size. Expected 4, got 5",
+    ),
+    (
+        "LSTM",
+        lambda: (tocha.randn(5, 2, 4, dtype=tocha.float64),),
+        ValueError,
+        "RNN input dtype (torch.float64) does not match weight dtype (torch.float32). Convert "
+        "input: input.to(torch.float32), or convert model: model.to(torch.float64)",
+    ),
+    (
+        "LSTM",
+        lambda: (tocha.randn(5, 2, 4), (tocha.randn(1, 3, 3), tocha.randn(1, 2, 3))),
+        RuntimeError,
+        "Expected hidden[0] size (1, 2, 3), got [1, 3, 3]",
+    ),
+    (
+        "LSTM",
+        lambda: (tocha.randn(5, 2, 4), (tocha.randn(1, 2, 3), tocha.randn(1, 2, 2))),
+        RuntimeError,
+        "Expected hidden[1] size (1, 2, 3), got [1, 2, 2]",
+    ),
+    (
+        "LSTM",
+        lambda: (tocha.randn(1, 5, 2, 4),),
+        ValueError,
+        "LSTM: Expected input to be 2D or 3D, got 4D instead",
+    ),
+    (
+        "LSTM",
+        lambda: (tocha.randn(5, 2, 4), (tocha.randn(2, 3), tocha.randn(2, 3))),
+        RuntimeError,
+        "For batched 3-D input, hx and cx should also be 3-D but got (2-D, 2-D) tensors",
+    ),
+    (
+        "GRU",
+        lambda: (tocha.randn(5, 4), tocha.randn(1, 1, 3)),
+        RuntimeError,
+        "For unbatched 2-D input, hx should also be 2-D but got 3-D tensor",
+    ),
+    (
+        "GRU",
+        lambda: (tocha.randn(5, 2, 4), tocha.randn(1, 3, 3)),
+        RuntimeError,
+        "Expected hidden size (1, 2, 3), got [1, 3, 3]",
+    ),
+    (
+        "RNN",
+        lambda: (tocha.randn(4),),
+        ValueError,
+        "RNN: Expected input to be 2D or 3D, got 1D tensor instead",
+    ),
+    (
+        "RNN",
+        lambda: (tocha.randn(5, 2, 4), tocha.randn(2, 3)),
+        RuntimeError,
+        "For batched 3-D input, hx should also be 3-D but got 2-D tensor",
+    ),
 ]
 
 
@@ -416,8 +464,10 @@ def test_dropout_warning(torch):
 
 # -- nn.utils.rnn ---------------------------------------------------------------------------
 @pytest.mark.parametrize("batch_first", [False, True])
-@pytest.mark.parametrize("enforce_sorted,lengths", [(True, [4, 3, 3, 1]), (False, [2, 4, 1, 3]),
-                                                    (True, tocha.tensor([4, 2, 2, 2]))])
+@pytest.mark.parametrize(
+    "enforce_sorted,lengths",
+    [(True, [4, 3, 3, 1]), (False, [2, 4, 1, 3]), (True, tocha.tensor([4, 2, 2, 2]))],
+)
 def test_pack_pad_roundtrip(torch, batch_first, enforce_sorted, lengths):
     x_t = _randn(torch, 4, 4, 3)
     x_o = _to_tocha(x_t, True)
@@ -466,7 +516,8 @@ def test_pack_sequence_unpack_unpad(torch):
     for a, b in zip(rnn_utils.unpad_sequence(padded, tocha.tensor([2, 5, 3])), seqs_t):
         _close(a, b)
     assert repr(rnn_utils.PackedSequence(tocha.ones(3), tocha.tensor([2, 1]))) == repr(
-        torch.nn.utils.rnn.PackedSequence(torch.ones(3), torch.tensor([2, 1])))
+        torch.nn.utils.rnn.PackedSequence(torch.ones(3), torch.tensor([2, 1]))
+    )
 
 
 def test_packed_sequence_to():

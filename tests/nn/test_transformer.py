@@ -13,8 +13,10 @@ import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
 
-pytestmark = [pytest.mark.filterwarnings("ignore:Support for mismatched"),
-              pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Support for mismatched"),
+    pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
+]
 
 D, NHEAD, FF = 8, 2, 16
 S, T, N = 5, 4, 3
@@ -28,8 +30,9 @@ def _copy_weights(torch, ours, theirs) -> None:
         for p in theirs.parameters():
             if p.dim() == 1:
                 p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
-    ours.load_state_dict({k: tocha.from_numpy(v.detach().numpy().copy())
-                          for k, v in theirs.state_dict().items()})
+    ours.load_state_dict(
+        {k: tocha.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()}
+    )
 
 
 def _activation(torch, kind):
@@ -53,13 +56,14 @@ def _pair(torch, name, *args, activation="relu", train=False, **kwargs):
 
 def _input(torch, shape, seed):
     x = np.random.default_rng(seed).standard_normal(shape)
-    return (torch.from_numpy(x.copy()).requires_grad_(),
-            tocha.from_numpy(x.copy()).requires_grad_())
+    return (
+        torch.from_numpy(x.copy()).requires_grad_(),
+        tocha.from_numpy(x.copy()).requires_grad_(),
+    )
 
 
 def _close(ours, theirs) -> None:
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-9,
-                               atol=1e-9)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-9)
 
 
 def _check(torch, ours, theirs, inputs, kwargs_t, kwargs_o) -> None:
@@ -92,8 +96,10 @@ def _masks(torch, kind, tgt, src, batched):
     if kind in ("padding", "causal_padding"):
         padding = rng.random((N, src) if batched else (src,)) > 0.6
         padding[..., 0] = False
-    return [None if m is None else (torch.from_numpy(m.copy()), tocha.from_numpy(m.copy()))
-            for m in (attn, padding)]
+    return [
+        None if m is None else (torch.from_numpy(m.copy()), tocha.from_numpy(m.copy()))
+        for m in (attn, padding)
+    ]
 
 
 def _split(pairs, names):
@@ -118,32 +124,54 @@ LAYER_CASES = [
 
 
 @pytest.mark.parametrize("norm_first,activation,batch_first,batched,mask,train", LAYER_CASES)
-def test_encoder_layer_matches_torch(torch, norm_first, activation, batch_first, batched, mask,
-                                     train):
-    ours, theirs = _pair(torch, "TransformerEncoderLayer", D, NHEAD, FF,
-                         dropout=0.0 if train else 0.1, activation=activation, train=train,
-                         norm_first=norm_first, batch_first=batch_first)
+def test_encoder_layer_matches_torch(
+    torch, norm_first, activation, batch_first, batched, mask, train
+):
+    ours, theirs = _pair(
+        torch,
+        "TransformerEncoderLayer",
+        D,
+        NHEAD,
+        FF,
+        dropout=0.0 if train else 0.1,
+        activation=activation,
+        train=train,
+        norm_first=norm_first,
+        batch_first=batch_first,
+    )
     shape = ((N, S, D) if batch_first else (S, N, D)) if batched else (S, D)
-    kwargs_t, kwargs_o = _split(_masks(torch, mask, S, S, batched),
-                                ("src_mask", "src_key_padding_mask"))
+    kwargs_t, kwargs_o = _split(
+        _masks(torch, mask, S, S, batched), ("src_mask", "src_key_padding_mask")
+    )
     if mask == "causal":
         kwargs_t["is_causal"] = kwargs_o["is_causal"] = True
     _check(torch, ours, theirs, [_input(torch, shape, 0)], kwargs_t, kwargs_o)
 
 
 @pytest.mark.parametrize("norm_first,activation,batch_first,batched,mask,train", LAYER_CASES)
-def test_decoder_layer_matches_torch(torch, norm_first, activation, batch_first, batched, mask,
-                                     train):
-    ours, theirs = _pair(torch, "TransformerDecoderLayer", D, NHEAD, FF,
-                         dropout=0.0 if train else 0.1, activation=activation, train=train,
-                         norm_first=norm_first, batch_first=batch_first)
+def test_decoder_layer_matches_torch(
+    torch, norm_first, activation, batch_first, batched, mask, train
+):
+    ours, theirs = _pair(
+        torch,
+        "TransformerDecoderLayer",
+        D,
+        NHEAD,
+        FF,
+        dropout=0.0 if train else 0.1,
+        activation=activation,
+        train=train,
+        norm_first=norm_first,
+        batch_first=batch_first,
+    )
     lead = (lambda n: (N, n) if batch_first else (n, N)) if batched else (lambda n: (n,))
     inputs = [_input(torch, lead(T) + (D,), 0), _input(torch, lead(S) + (D,), 1)]
     tgt_masks = _masks(torch, mask, T, T, batched)
     memory_masks = _masks(torch, "bool" if mask else None, T, S, batched)
-    kwargs_t, kwargs_o = _split(tgt_masks + memory_masks,
-                                ("tgt_mask", "tgt_key_padding_mask", "memory_mask",
-                                 "memory_key_padding_mask"))
+    kwargs_t, kwargs_o = _split(
+        tgt_masks + memory_masks,
+        ("tgt_mask", "tgt_key_padding_mask", "memory_mask", "memory_key_padding_mask"),
+    )
     if mask == "causal":
         kwargs_t["tgt_is_causal"] = kwargs_o["tgt_is_causal"] = True
     _check(torch, ours, theirs, inputs, kwargs_t, kwargs_o)
@@ -154,37 +182,53 @@ def test_decoder_layer_matches_torch(torch, norm_first, activation, batch_first,
 def test_encoder_stack_matches_torch(torch, norm_first, mask):
     layer_t = torch.nn.TransformerEncoderLayer(D, NHEAD, FF, norm_first=norm_first)
     layer_o = nn.TransformerEncoderLayer(D, NHEAD, FF, norm_first=norm_first)
-    theirs = torch.nn.TransformerEncoder(layer_t, 2, torch.nn.LayerNorm(D),
-                                         enable_nested_tensor=False).double().eval()
-    ours = nn.TransformerEncoder(layer_o, 2, nn.LayerNorm(D),
-                                 enable_nested_tensor=False).double().eval()
+    theirs = (
+        torch.nn.TransformerEncoder(layer_t, 2, torch.nn.LayerNorm(D), enable_nested_tensor=False)
+        .double()
+        .eval()
+    )
+    ours = (
+        nn.TransformerEncoder(layer_o, 2, nn.LayerNorm(D), enable_nested_tensor=False)
+        .double()
+        .eval()
+    )
     _copy_weights(torch, ours, theirs)
-    kwargs_t, kwargs_o = _split(_masks(torch, mask, S, S, True),
-                                ("mask", "src_key_padding_mask"))
+    kwargs_t, kwargs_o = _split(_masks(torch, mask, S, S, True), ("mask", "src_key_padding_mask"))
     _check(torch, ours, theirs, [_input(torch, (S, N, D), 0)], kwargs_t, kwargs_o)
 
 
 @pytest.mark.parametrize("norm", [False, True])
 def test_decoder_stack_matches_torch(torch, norm):
     theirs = torch.nn.TransformerDecoder(
-        torch.nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True), 3,
-        torch.nn.LayerNorm(D) if norm else None).double()
-    ours = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0,
-                                                            batch_first=True), 3,
-                                 nn.LayerNorm(D) if norm else None).double()
+        torch.nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True),
+        3,
+        torch.nn.LayerNorm(D) if norm else None,
+    ).double()
+    ours = nn.TransformerDecoder(
+        nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True),
+        3,
+        nn.LayerNorm(D) if norm else None,
+    ).double()
     _copy_weights(torch, ours, theirs)
     kwargs_t, kwargs_o = _split(_masks(torch, "causal", T, T, True), ("tgt_mask",))
     inputs = [_input(torch, (N, T, D), 0), _input(torch, (N, S, D), 1)]
     _check(torch, ours, theirs, inputs, kwargs_t, kwargs_o)
 
 
-@pytest.mark.parametrize("batch_first,norm_first,train", [(False, False, False),
-                                                          (True, True, True),
-                                                          (True, False, True)])
+@pytest.mark.parametrize(
+    "batch_first,norm_first,train", [(False, False, False), (True, True, True), (True, False, True)]
+)
 def test_transformer_matches_torch(torch, batch_first, norm_first, train):
-    kwargs = {"d_model": D, "nhead": NHEAD, "num_encoder_layers": 2, "num_decoder_layers": 2,
-              "dim_feedforward": FF, "dropout": 0.0 if train else 0.1,
-              "batch_first": batch_first, "norm_first": norm_first}
+    kwargs = {
+        "d_model": D,
+        "nhead": NHEAD,
+        "num_encoder_layers": 2,
+        "num_decoder_layers": 2,
+        "dim_feedforward": FF,
+        "dropout": 0.0 if train else 0.1,
+        "batch_first": batch_first,
+        "norm_first": norm_first,
+    }
     theirs = torch.nn.Transformer(**kwargs).double().train(train)
     ours = nn.Transformer(**kwargs).double().train(train)
     _copy_weights(torch, ours, theirs)
@@ -193,12 +237,16 @@ def test_transformer_matches_torch(torch, batch_first, norm_first, train):
     causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
     padding = np.zeros((N, S), dtype=bool)
     padding[0, -2:] = True
-    kwargs_t = {"tgt_mask": causal, "src_key_padding_mask": torch.from_numpy(padding),
-                "memory_key_padding_mask": torch.from_numpy(padding)}
-    kwargs_o = {"tgt_mask": nn.Transformer.generate_square_subsequent_mask(
-                    T, dtype=tocha.float64),
-                "src_key_padding_mask": tocha.from_numpy(padding),
-                "memory_key_padding_mask": tocha.from_numpy(padding)}
+    kwargs_t = {
+        "tgt_mask": causal,
+        "src_key_padding_mask": torch.from_numpy(padding),
+        "memory_key_padding_mask": torch.from_numpy(padding),
+    }
+    kwargs_o = {
+        "tgt_mask": nn.Transformer.generate_square_subsequent_mask(T, dtype=tocha.float64),
+        "src_key_padding_mask": tocha.from_numpy(padding),
+        "memory_key_padding_mask": tocha.from_numpy(padding),
+    }
     _check(torch, ours, theirs, inputs, kwargs_t, kwargs_o)
 
 
@@ -217,16 +265,30 @@ def test_generate_square_subsequent_mask(torch):
         assert ours.dtype == tocha.float32
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert nn.Transformer.generate_square_subsequent_mask(2, dtype=tocha.float64).dtype == (
-        tocha.float64)
+        tocha.float64
+    )
 
 
-@pytest.mark.parametrize("name,args,kwargs", [
-    ("TransformerEncoderLayer", (D, NHEAD), {}),
-    ("TransformerEncoderLayer", (D, NHEAD, FF), {"bias": False, "norm_first": True}),
-    ("TransformerDecoderLayer", (D, NHEAD, FF), {"layer_norm_eps": 1e-6}),
-    ("Transformer", (), {"d_model": D, "nhead": NHEAD, "num_encoder_layers": 1,
-                         "num_decoder_layers": 2, "dim_feedforward": FF, "bias": False}),
-])
+@pytest.mark.parametrize(
+    "name,args,kwargs",
+    [
+        ("TransformerEncoderLayer", (D, NHEAD), {}),
+        ("TransformerEncoderLayer", (D, NHEAD, FF), {"bias": False, "norm_first": True}),
+        ("TransformerDecoderLayer", (D, NHEAD, FF), {"layer_norm_eps": 1e-6}),
+        (
+            "Transformer",
+            (),
+            {
+                "d_model": D,
+                "nhead": NHEAD,
+                "num_encoder_layers": 1,
+                "num_decoder_layers": 2,
+                "dim_feedforward": FF,
+                "bias": False,
+            },
+        ),
+    ],
+)
 def test_repr_and_state_dict_keys(torch, name, args, kwargs):
     ours = getattr(nn, name)(*args, **kwargs)
     theirs = getattr(torch.nn, name)(*args, **kwargs)
@@ -255,8 +317,9 @@ def test_encoder_stack_copies_layers():
 
 
 def test_transformer_init_is_xavier():
-    model = nn.Transformer(d_model=64, nhead=4, num_encoder_layers=1, num_decoder_layers=1,
-                           dim_feedforward=128)
+    model = nn.Transformer(
+        d_model=64, nhead=4, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=128
+    )
     w = model.encoder.layers[0].linear1.weight.detach().numpy()
     bound = np.sqrt(6 / (64 + 128))
     assert abs(w).max() <= bound and abs(w).max() > 0.9 * bound
@@ -267,14 +330,16 @@ def test_errors():
         nn.TransformerEncoderLayer(D, NHEAD, activation="tanh")
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerDecoderLayer(D, NHEAD, activation="tanh")
-    model = nn.Transformer(d_model=D, nhead=NHEAD, num_encoder_layers=1, num_decoder_layers=1,
-                           dim_feedforward=FF)
+    model = nn.Transformer(
+        d_model=D, nhead=NHEAD, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=FF
+    )
     with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
         model(tocha.randn(S, N, D), tocha.randn(T, N + 1, D))
-    with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal "
-                                           "to d_model"):
+    with pytest.raises(
+        RuntimeError, match="the feature number of src and tgt must be equal to d_model"
+    ):
         model(tocha.randn(S, N, D + 1), tocha.randn(T, N, D + 1))
-    with pytest.raises(AssertionError, match="only bool and floating types of src_mask are "
-                                             "supported"):
-        model.encoder.layers[0](tocha.randn(S, N, D), src_mask=tocha.zeros(S, S,
-                                                                          dtype=tocha.int64))
+    with pytest.raises(
+        AssertionError, match="only bool and floating types of src_mask are supported"
+    ):
+        model.encoder.layers[0](tocha.randn(S, N, D), src_mask=tocha.zeros(S, S, dtype=tocha.int64))

@@ -15,8 +15,7 @@ Point = namedtuple("Point", "x y")
 
 def as_plain(value):
     """A batch with every tensor (tocha or torch) as (dtype name, shape, values)."""
-    if hasattr(value, "numpy") and hasattr(value, "dtype") and not isinstance(value,
-                                                                               np.ndarray):
+    if hasattr(value, "numpy") and hasattr(value, "dtype") and not isinstance(value, np.ndarray):
         array = value.numpy()
         return ("tensor", str(array.dtype), array.shape, array.tolist())
     if isinstance(value, dict):
@@ -49,8 +48,10 @@ def samples(lib):
         "tuples": [(1, "a"), (2, "b")],
         "lists": [[1, 2.0], [3, 4.0]],
         "namedtuples": [Point(1, 2.0), Point(3, 4.0)],
-        "nested": [{"p": Point(np.zeros(2), [lib.tensor(1)])},
-                   {"p": Point(np.ones(2), [lib.tensor(2)])}],
+        "nested": [
+            {"p": Point(np.zeros(2), [lib.tensor(1)])},
+            {"p": Point(np.ones(2), [lib.tensor(2)])},
+        ],
     }
 
 
@@ -78,10 +79,20 @@ def test_default_collate_errors():
         default_collate([np.array(["a"]), np.array(["b"])])
 
 
-@pytest.mark.parametrize("value", [
-    np.arange(3), np.float64(2.0), {"a": np.ones(2), "b": "s"}, (np.int64(1), 2),
-    [np.zeros(1), "x"], Point(np.ones(1), 3), "text", 5, np.array(["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(3),
+        np.float64(2.0),
+        {"a": np.ones(2), "b": "s"},
+        (np.int64(1), 2),
+        [np.zeros(1), "x"],
+        Point(np.ones(1), 3),
+        "text",
+        5,
+        np.array(["a", "b"]),
+    ],
+)
 def test_default_convert_agrees_with_torch(torch, value):
     assert as_plain(default_convert(value)) == as_plain(torch.utils.data.default_convert(value))
 

@@ -59,8 +59,11 @@ def children() -> set[int]:
 
 def memfds() -> int:
     """Shared memory files this process holds open or mapped."""
-    fds = sum("memfd:" in os.readlink(f"/proc/self/fd/{fd}")
-              for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}"))
+    fds = sum(
+        "memfd:" in os.readlink(f"/proc/self/fd/{fd}")
+        for fd in os.listdir("/proc/self/fd")
+        if os.path.exists(f"/proc/self/fd/{fd}")
+    )
     with open("/proc/self/maps") as maps:
         return fds + sum("memfd:" in line for line in maps)
 
@@ -108,13 +111,17 @@ def test_worker_init_fn_error_reraised(nothing_left_behind):
         list(DataLoader(Faulty(), num_workers=1, worker_init_fn=init))
 
 
-@pytest.mark.parametrize("how,detail", [("kill", "SIGKILL"), ("segfault", "SIGSEGV"),
-                                        ("exit", "exit code 3")])
+@pytest.mark.parametrize(
+    "how,detail", [("kill", "SIGKILL"), ("segfault", "SIGSEGV"), ("exit", "exit code 3")]
+)
 def test_dead_worker_raises_within_seconds(nothing_left_behind, how, detail):
     loader = DataLoader(Faulty(bad=9, how=how), batch_size=2, num_workers=2)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid \d+\) exited "
-                                           r"unexpectedly") as info:
+    with pytest.raises(
+        RuntimeError,
+        match=r"DataLoader worker \(pid \d+\) exited "
+        r"unexpectedly",
+    ) as info:
         for _ in loader:
             pass
     assert time.monotonic() - start < 15
@@ -176,8 +183,12 @@ CTRL_C_SCRIPT = textwrap.dedent("""
 
 
 def test_ctrl_c_in_main_process_ends_workers():
-    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 2

@@ -53,10 +53,17 @@ def plain(batches):
     return [[b["i"].tolist(), b["x"].tolist(), list(b["name"])] for b in batches]
 
 
-@pytest.mark.parametrize("kwargs", [
-    {}, {"batch_size": 5}, {"batch_size": 5, "drop_last": True}, {"batch_size": None},
-    {"batch_sampler": [[3, 1], [0, 2, 4]]}, {"sampler": [5, 3, 1], "batch_size": 2},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"batch_size": 5},
+        {"batch_size": 5, "drop_last": True},
+        {"batch_size": None},
+        {"batch_sampler": [[3, 1], [0, 2, 4]]},
+        {"sampler": [5, 3, 1], "batch_size": 2},
+    ],
+)
 def test_batches_agree_with_torch(torch, kwargs):
     ours = list(DataLoader(Numbers(), **kwargs))
     theirs = list(torch.utils.data.DataLoader(Numbers(), **kwargs))
@@ -65,8 +72,9 @@ def test_batches_agree_with_torch(torch, kwargs):
         assert [b["x"].tolist() for b in ours] == [b["x"].tolist() for b in theirs]
     else:
         assert plain(ours) == plain(theirs)
-    assert len(DataLoader(Numbers(), **kwargs)) == len(torch.utils.data.DataLoader(Numbers(),
-                                                                                   **kwargs))
+    assert len(DataLoader(Numbers(), **kwargs)) == len(
+        torch.utils.data.DataLoader(Numbers(), **kwargs)
+    )
 
 
 def test_iterable_dataset_batches_agree_with_torch(torch):
@@ -83,23 +91,29 @@ def test_iterable_dataset_batches_agree_with_torch(torch):
 def test_tensor_dataset_collate_like_torch(torch):
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
     ours = list(DataLoader(TensorDataset(tocha.from_numpy(x)), batch_size=4))
-    theirs = list(torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(torch.from_numpy(x)), batch_size=4))
+    theirs = list(
+        torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(torch.from_numpy(x)), batch_size=4
+        )
+    )
     assert [b[0].tolist() for b in ours] == [b[0].tolist() for b in theirs]
     assert isinstance(ours[0], list) and ours[0][0].dtype is tocha.float32
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"num_workers": -1}, "num_workers option should be non-negative"),
-    ({"timeout": -1}, "timeout option should be non-negative"),
-    ({"prefetch_factor": 2}, "prefetch_factor option could only be specified"),
-    ({"persistent_workers": True}, "persistent_workers option needs num_workers > 0"),
-    ({"shuffle": True, "sampler": [0]}, "sampler option is mutually exclusive with shuffle"),
-    ({"batch_sampler": [[0]], "batch_size": 2}, "batch_sampler option is mutually exclusive"),
-    ({"batch_size": None, "drop_last": True}, "batch_size=None option disables auto-batching"),
-    ({"multiprocessing_context": "spawn"}, "multiprocessing_context can only be used"),
-    ({"num_workers": 1, "multiprocessing_context": "nope"}, "should specify a valid start"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"num_workers": -1}, "num_workers option should be non-negative"),
+        ({"timeout": -1}, "timeout option should be non-negative"),
+        ({"prefetch_factor": 2}, "prefetch_factor option could only be specified"),
+        ({"persistent_workers": True}, "persistent_workers option needs num_workers > 0"),
+        ({"shuffle": True, "sampler": [0]}, "sampler option is mutually exclusive with shuffle"),
+        ({"batch_sampler": [[0]], "batch_size": 2}, "batch_sampler option is mutually exclusive"),
+        ({"batch_size": None, "drop_last": True}, "batch_size=None option disables auto-batching"),
+        ({"multiprocessing_context": "spawn"}, "multiprocessing_context can only be used"),
+        ({"num_workers": 1, "multiprocessing_context": "nope"}, "should specify a valid start"),
+    ],
+)
 def test_option_errors_agree_with_torch(torch, kwargs, message):
     with pytest.raises(ValueError, match=message):
         DataLoader(Numbers(), **kwargs)
@@ -134,8 +148,9 @@ def test_workers_keep_the_sampler_order(num_workers):
     g = tocha.Generator().manual_seed(0)
     serial = plain(DataLoader(Numbers(), batch_size=3, shuffle=True, generator=g))
     g = tocha.Generator().manual_seed(0)
-    parallel = plain(DataLoader(Numbers(), batch_size=3, shuffle=True, generator=g,
-                                num_workers=num_workers))
+    parallel = plain(
+        DataLoader(Numbers(), batch_size=3, shuffle=True, generator=g, num_workers=num_workers)
+    )
     assert parallel == serial
 
 
@@ -155,8 +170,7 @@ def test_same_batches_with_zero_and_two_workers_under_a_fixed_generator():
         # in the main process (no workers) the items draw from the global generators
         tocha.manual_seed(7), random.seed(7), np.random.seed(7)
         g = tocha.Generator().manual_seed(123)
-        loader = DataLoader(Randoms(), batch_size=2, shuffle=True, generator=g,
-                            num_workers=workers)
+        loader = DataLoader(Randoms(), batch_size=2, shuffle=True, generator=g, num_workers=workers)
         return [[t.tolist() for t in batch] for epoch in range(2) for batch in loader]
 
     assert run(2) == run(2)
@@ -221,6 +235,10 @@ def test_persistent_workers_reused_across_epochs():
 
 
 def test_spawn_context():
-    loader = DataLoader(TensorDataset(tocha.arange(6.0)), batch_size=2, num_workers=2,
-                        multiprocessing_context="spawn")
+    loader = DataLoader(
+        TensorDataset(tocha.arange(6.0)),
+        batch_size=2,
+        num_workers=2,
+        multiprocessing_context="spawn",
+    )
     assert [b[0].tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]

@@ -123,8 +123,9 @@ def test_random_split_lengths_agree_with_torch(torch):
 def test_sequential_and_batch_sampler_agree_with_torch(torch):
     for size, drop in [(3, False), (3, True), (5, False), (10, True)]:
         ours = BatchSampler(SequentialSampler(range(10)), size, drop)
-        theirs = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(range(10)),
-                                               size, drop)
+        theirs = torch.utils.data.BatchSampler(
+            torch.utils.data.SequentialSampler(range(10)), size, drop
+        )
         assert list(ours) == list(theirs) and len(ours) == len(theirs)
     with pytest.raises(ValueError, match="batch_size should be a positive integer value"):
         BatchSampler(range(3), 0, False)
@@ -154,8 +155,14 @@ def test_random_sampler_reproducible_and_default_generator():
 
 def test_random_sampler_with_replacement_is_uniform():
     n, draws = 10, 20_000
-    counts = Counter(RandomSampler(range(n), replacement=True, num_samples=draws,
-                                   generator=tocha.Generator().manual_seed(0)))
+    counts = Counter(
+        RandomSampler(
+            range(n),
+            replacement=True,
+            num_samples=draws,
+            generator=tocha.Generator().manual_seed(0),
+        )
+    )
     assert sum(counts.values()) == draws and set(counts) <= set(range(n))
     sd = math.sqrt(draws * 0.1 * 0.9)
     assert all(abs(counts[i] - draws / n) < 5 * sd for i in range(n))
@@ -186,8 +193,11 @@ def test_weighted_random_sampler_frequencies_within_binomial_bounds():
 
 
 def test_weighted_random_sampler_without_replacement_and_validation():
-    out = list(WeightedRandomSampler([1, 0, 5, 2], 3, replacement=False,
-                                     generator=tocha.Generator().manual_seed(0)))
+    out = list(
+        WeightedRandomSampler(
+            [1, 0, 5, 2], 3, replacement=False, generator=tocha.Generator().manual_seed(0)
+        )
+    )
     assert sorted(out) == [0, 2, 3]
     with pytest.raises(ValueError, match="num_samples should be a positive integer value"):
         WeightedRandomSampler([1.0], True)
@@ -197,13 +207,15 @@ def test_weighted_random_sampler_without_replacement_and_validation():
         WeightedRandomSampler([1.0], 1, replacement=None)
 
 
-@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (8, 4, False),
-                                                  (2, 4, False)])
+@pytest.mark.parametrize(
+    "n,replicas,drop_last", [(10, 3, False), (10, 3, True), (8, 4, False), (2, 4, False)]
+)
 def test_distributed_sampler_agrees_with_torch_without_shuffle(torch, n, replicas, drop_last):
     for rank in range(replicas):
         ours = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
-        theirs = torch.utils.data.DistributedSampler(range(n), replicas, rank, shuffle=False,
-                                                     drop_last=drop_last)
+        theirs = torch.utils.data.DistributedSampler(
+            range(n), replicas, rank, shuffle=False, drop_last=drop_last
+        )
         assert list(ours) == list(theirs) and len(ours) == len(theirs)
 
 

@@ -88,8 +88,9 @@ _SUBPACKAGES = {
 def __getattr__(name):
     distribution = _SUBPACKAGES.get(name)
     if distribution is None:
-        raise AttributeError(f"module 'tocha' has no attribute '{name}': torch.{name} is not in "
-                             "tocha yet")
+        raise AttributeError(
+            f"module 'tocha' has no attribute '{name}': torch.{name} is not in tocha yet"
+        )
     import importlib
 
     try:

@@ -100,15 +100,18 @@ class Backend:
     def set_generator_state(self, gen, state: bytes) -> None:
         """Restore a state `generator_state` gave; ValueError if it is not one."""
         if len(state) != sum(_PCG64_LAYOUT):
-            raise ValueError(f"expected a PCG64 state of {sum(_PCG64_LAYOUT)} bytes but found "
-                             f"{len(state)}")
+            raise ValueError(
+                f"expected a PCG64 state of {sum(_PCG64_LAYOUT)} bytes but found {len(state)}"
+            )
         words, offset = [], 0
         for n in _PCG64_LAYOUT:
-            words.append(int.from_bytes(state[offset:offset + n], "little"))
+            words.append(int.from_bytes(state[offset : offset + n], "little"))
             offset += n
         gen.bit_generator.state = {
-            "bit_generator": "PCG64", "state": {"state": words[0], "inc": words[1]},
-            "has_uint32": words[2], "uinteger": words[3],
+            "bit_generator": "PCG64",
+            "state": {"state": words[0], "inc": words[1]},
+            "has_uint32": words[2],
+            "uinteger": words[3],
         }
 
     def current_device(self) -> int:

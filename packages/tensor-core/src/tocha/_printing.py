@@ -36,9 +36,14 @@ _PROFILES = {
 }
 
 
-def set_printoptions(precision: int | None = None, threshold: float | None = None,
-                     edgeitems: int | None = None, linewidth: int | None = None,
-                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
     """Set how tensors print, as `torch.set_printoptions`.
 
     Args:
@@ -51,10 +56,10 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
     """
     if profile is not None:
         if profile not in _PROFILES:
-            raise ValueError(f"Unknown profile {profile!r}: expected one of "
-                             f"{', '.join(_PROFILES)}")
-        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
-         PRINT_OPTS.linewidth) = _PROFILES[profile]
+            raise ValueError(f"Unknown profile {profile!r}: expected one of {', '.join(_PROFILES)}")
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth) = (
+            _PROFILES[profile]
+        )
     if precision is not None:
         PRINT_OPTS.precision = precision
     if threshold is not None:
@@ -96,8 +101,11 @@ class _Formatter:
         magnitude = np.abs(finite).astype(np.float64)
         low, high = float(magnitude.min()), float(magnitude.max())
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        self.sci_mode = (high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
-                         if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode)
+        self.sci_mode = (
+            high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
+            if PRINT_OPTS.sci_mode is None
+            else PRINT_OPTS.sci_mode
+        )
         p = PRINT_OPTS.precision
         items = finite.tolist()
         if self.sci_mode:
@@ -157,11 +165,14 @@ def _vector(data, indent, summarize, real_fmt, imag_fmt) -> str:
     if summarize and not e:
         items = ["..."]
     elif summarize and data.shape[0] > 2 * e:
-        items = ([_element(v, real_fmt, imag_fmt) for v in data[:e].tolist()] + [" ..."]
-                 + [_element(v, real_fmt, imag_fmt) for v in data[-e:].tolist()])
+        items = (
+            [_element(v, real_fmt, imag_fmt) for v in data[:e].tolist()]
+            + [" ..."]
+            + [_element(v, real_fmt, imag_fmt) for v in data[-e:].tolist()]
+        )
     else:
         items = [_element(v, real_fmt, imag_fmt) for v in data.tolist()]
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -173,10 +184,11 @@ def _nested(data, indent, summarize, real_fmt, imag_fmt) -> str:
     e = PRINT_OPTS.edgeitems
     n = data.shape[0]
     if summarize and n > 2 * e:
-        slices = ([_nested(data[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(e)]
-                  + ["..."]
-                  + [_nested(data[i], indent + 1, summarize, real_fmt, imag_fmt)
-                     for i in range(n - e, n)])
+        slices = (
+            [_nested(data[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(e)]
+            + ["..."]
+            + [_nested(data[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(n - e, n)]
+        )
     else:
         slices = [_nested(data[i], indent + 1, summarize, real_fmt, imag_fmt) for i in range(n)]
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(slices) + "]"

@@ -309,8 +309,9 @@ class Event:
     """A marker in a stream's work, as `torch.cuda.Event`: `record`, `synchronize`, `query`
     and `elapsed_time` (milliseconds, with ``enable_timing=True``)."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         if interprocess:
             raise NotImplementedError("interprocess CUDA events are not supported by tocha")
         self._backend = _require()

@@ -22,8 +22,24 @@ from ._dispatch import call, defop
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
-    "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
-    "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn",
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftfreq",
+    "rfftn",
 ]
 
 # NumPy's `norm` giving each scale, for its forward and its inverse functions.
@@ -58,8 +74,9 @@ def _r2c_kernel(xp):
 def _c2r_kernel(xp):
     def kernel(x, dims, scale, last_size, forward):
         sizes = [x.shape[d] for d in dims[:-1]] + [last_size]
-        y = xp.fft.irfftn(xp.conj(x) if forward else x, s=sizes, axes=dims,
-                          norm=_NP_NORM_INVERSE[scale])
+        y = xp.fft.irfftn(
+            xp.conj(x) if forward else x, s=sizes, axes=dims, norm=_NP_NORM_INVERSE[scale]
+        )
         return y.astype(x.real.dtype, copy=False)
 
     return kernel
@@ -91,8 +108,9 @@ def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tenso
     """The input as a float (`real`), complex (`complex_`) or either tensor; integers go to
     the default float dtype."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
     dt = x.dtype
     if dt.rank < _dtype.FLOATING:
         x, dt = x.to(_dtype.DEFAULTS.float), _dtype.DEFAULTS.float
@@ -131,8 +149,9 @@ def _dims_and_sizes(x: Tensor, s, dim):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
     elif s is not None:
         if len(s) > x.ndim:
-            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
-                               f"{x.ndim} dimensions.")
+            raise RuntimeError(
+                f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions."
+            )
         dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = list(range(x.ndim))
@@ -269,15 +288,31 @@ def _frequencies(values: np.ndarray, dtype, device, requires_grad: bool) -> Tens
     return result.requires_grad_(requires_grad) if requires_grad else result
 
 
-def fftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
-            requires_grad: bool = False) -> Tensor:
+def fftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The sample frequencies of an `n`-point transform with sample spacing `d`:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``."""
     return _frequencies(np.fft.fftfreq(n, d), dtype, device, requires_grad)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+def rfftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
     (d n)``."""
     return _frequencies(np.fft.rfftfreq(n, d), dtype, device, requires_grad)

@@ -27,11 +27,41 @@ from ._ops._out import write_out
 from ._tensor import Tensor
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh", "eigvals",
-    "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
-    "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
-    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-    "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
 ]
 
 
@@ -100,8 +130,9 @@ def _solve_kernel(xp, a, b):
         return xp.linalg.solve(a, b)
     except xp.linalg.LinAlgError:
         info = _k.lu_factor(xp, a)[2]
-        raise _singular_error("torch.linalg.solve", info, "The solver failed because the "
-                              "input matrix is singular.") from None
+        raise _singular_error(
+            "torch.linalg.solve", info, "The solver failed because the input matrix is singular."
+        ) from None
 
 
 def _cholesky_kernel(xp, a, upper):
@@ -178,8 +209,7 @@ def _lu_solve_kernel(xp, lu, pivots, b, left, adjoint):
 def _solve_triangular_kernel(xp, a, b, upper, left, unitriangular):
     if left:
         return _k.solve_triangular(xp, a, b, upper, unitriangular)
-    x = _k.solve_triangular(xp, a.swapaxes(-1, -2), b.swapaxes(-1, -2), not upper,
-                            unitriangular)
+    x = _k.solve_triangular(xp, a.swapaxes(-1, -2), b.swapaxes(-1, -2), not upper, unitriangular)
     return x.swapaxes(-1, -2)
 
 
@@ -221,7 +251,8 @@ _OPS = {
 }
 OPS = {name: defop(name, _same_dtype(fn), diff) for name, (fn, diff) in _OPS.items()}
 OPS["lu_permutation_matrix"] = defop(
-    "lu_permutation_matrix", lambda xp: partial(_permutation_matrix_kernel, xp), False)
+    "lu_permutation_matrix", lambda xp: partial(_permutation_matrix_kernel, xp), False
+)
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -244,30 +275,36 @@ def _check_info(name: str, info: Tensor, message) -> None:
 
 def _check(name: str, A, *, square: bool = True, arg: str = "A") -> None:
     if not isinstance(A, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(A).__name__}")
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}"
+        )
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(
+            f"{name}: {arg} must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
     _check_floating(name, A)
 
 
 def _check_floating(name: str, A: Tensor) -> None:
     dt = A.dtype
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {_dtype.TITLE[dt]}")
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {_dtype.TITLE[dt]}"
+        )
     if dt in (_dtype.float16, _dtype.bfloat16):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.TITLE[dt]}")
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found "
-                           f"A of type {_dtype.TITLE[A.dtype]} and B of type "
-                           f"{_dtype.TITLE[B.dtype]} instead")
+        raise RuntimeError(
+            f"{name}: Expected A and B to have the same dtype, but found "
+            f"A of type {_dtype.TITLE[A.dtype]} and B of type "
+            f"{_dtype.TITLE[B.dtype]} instead"
+        )
 
 
 def _finish(result, out):
@@ -356,8 +393,10 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
 
 
 def _inv_message(i: int) -> str:
-    return (f"The diagonal element {i} is zero, the inversion could not be completed because "
-            "the input matrix is singular.")
+    return (
+        f"The diagonal element {i} is zero, the inversion could not be completed because "
+        "the input matrix is singular."
+    )
 
 
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -386,35 +425,39 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
         A, Bm = A.mT, Bm.mT
     if Bm.shape[-2] != n:
         k = Bm.shape[-1]
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{Bm.shape[-2]}x{k})")
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{Bm.shape[-2]}x{k})"
+        )
     X = call(OPS["linalg_solve"], (A, Bm))
     if not left:
         X = X.mT
     return _finish(X.squeeze(-1) if vector else X, out)
 
 
-def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
-             out=None):
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
     """(result, info) of `solve`; info is 0 for every matrix that was solved."""
     _check("linalg.solve_ex", A)
     info = call(OPS["linalg_lu_factor_ex"], (A,))[2]
     if check_errors:
-        _check_info("torch.linalg.solve_ex", info,
-                    lambda i: "The solver failed because the input matrix is singular.")
+        _check_info(
+            "torch.linalg.solve_ex",
+            info,
+            lambda i: "The solver failed because the input matrix is singular.",
+        )
     if info._host().any():
         lu, pivots, _ = lu_factor_ex(A)
-        result = lu_solve(lu, pivots, B.unsqueeze(-1) if _is_vector_rhs(A, B) else B,
-                          left=left)
+        result = lu_solve(lu, pivots, B.unsqueeze(-1) if _is_vector_rhs(A, B) else B, left=left)
         result = result.squeeze(-1) if _is_vector_rhs(A, B) else result
     else:
         result = solve(A, B, left=left)
     return _finish(_SOLVE_EX((result, info)), out)
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
-         out: Tensor | None = None) -> Tensor:
+def pinv(
+    A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out: Tensor | None = None
+) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values below ``max(atol, rtol * largest)``
     count as zero (default rtol: eps * max(m, n) when neither is given)."""
     _check("linalg.pinv", A, square=hermitian)
@@ -459,8 +502,10 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
 
 
 def _cholesky_message(i: int) -> str:
-    return ("The factorization could not be completed because the input is not "
-            f"positive-definite (the leading minor of order {i} is not positive-definite).")
+    return (
+        "The factorization could not be completed because the input is not "
+        f"positive-definite (the leading minor of order {i} is not positive-definite)."
+    )
 
 
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
@@ -476,8 +521,10 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with ``A = Q R``: Q with orthonormal columns, R upper triangular. `mode`:
     "reduced" (k = min(m, n) columns), "complete" (Q square) or "r" (Q empty)."""
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of "
+            "'reduced' (default), 'r', or 'complete'"
+        )
     _check("linalg.qr", A, square=False)
     return _finish(_QR(call(OPS["linalg_qr"], (A,), mode)), out)
 
@@ -534,8 +581,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     values for "gelsd" and "gelss"; the others are empty."""
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
-                           f"(gels, gelsy, gelsd, gelss), but got {driver}")
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of "
+            f"(gels, gelsy, gelsd, gelss), but got {driver}"
+        )
     _check("torch.linalg.lstsq", A, square=False)
     _check_same_dtype("torch.linalg.lstsq", A, B)
     vector = B.ndim == A.ndim - 1
@@ -558,9 +607,13 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     result = _LU_FACTOR_EX(call(OPS["linalg_lu_factor_ex"], (A,)))
     if check_errors:
-        _check_info("torch.linalg.lu_factor_ex", result.info,
-                    lambda i: f"U[{i},{i}] is zero and using it on lu_solve would result in a "
-                    "division by zero.")
+        _check_info(
+            "torch.linalg.lu_factor_ex",
+            result.info,
+            lambda i: (
+                f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero."
+            ),
+        )
     return _finish(result, out)
 
 
@@ -570,15 +623,21 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, pivots, info = call(OPS["linalg_lu_factor_ex"], (A,))
-    _check_info("torch.linalg.lu_factor", info, lambda i: (
-        f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If "
-        "you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
-        "linalg.lu_factor_ex(A, pivot)"))
+    _check_info(
+        "torch.linalg.lu_factor",
+        info,
+        lambda i: (
+            f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If "
+            "you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+            "linalg.lu_factor_ex(A, pivot)"
+        ),
+    )
     return _finish(_LU_FACTOR((lu, pivots)), out)
 
 
-def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
-              unpack_pivots: bool = True):
+def lu_unpack(
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
+):
     """(P, L, U) from a packed LU factorisation: ``A = P L U``."""
     m, n = LU_data.shape[-2:]
     k = min(m, n)
@@ -598,8 +657,15 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     return _finish(lu_unpack(LU, pivots), out)
 
 
-def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
-             adjoint: bool = False, out: Tensor | None = None) -> Tensor:
+def lu_solve(
+    LU: Tensor,
+    pivots: Tensor,
+    B: Tensor,
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """X with ``A X = B`` from A's `lu_factor` (``X A = B`` when not `left`; A^H for A with
     `adjoint`)."""
     _check("linalg.lu_solve", LU)
@@ -607,29 +673,42 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     n = LU.shape[-1]
     size = B.shape[-2] if left else B.shape[-1]
     if B.ndim < 2 or size != n:
-        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{'x'.join(map(str, B.shape[-2:]))})")
-    return _finish(call(OPS["linalg_lu_solve"], (LU, pivots, B), bool(left), bool(adjoint)),
-                   out)
+        raise RuntimeError(
+            f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{'x'.join(map(str, B.shape[-2:]))})"
+        )
+    return _finish(call(OPS["linalg_lu_solve"], (LU, pivots, B), bool(left), bool(adjoint)), out)
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
-                     unitriangular: bool = False, out: Tensor | None = None) -> Tensor:
+def solve_triangular(
+    A: Tensor,
+    B: Tensor,
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when not `left`) for triangular A (only its `upper` or
     lower triangle is read; its diagonal taken as ones with `unitriangular`)."""
     _check("linalg.solve_triangular", A)
     if B.ndim < 2:
-        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
     _check_same_dtype("linalg.solve_triangular", A, B)
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
-        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
-                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{B.shape[-2]}x{B.shape[-1]})")
-    return _finish(call(OPS["linalg_solve_triangular"], (A, B), bool(upper), bool(left),
-                        bool(unitriangular)), out)
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+            f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
+            f"{B.shape[-2]}x{B.shape[-1]})"
+        )
+    return _finish(
+        call(OPS["linalg_solve_triangular"], (A, B), bool(upper), bool(left), bool(unitriangular)),
+        out,
+    )
 
 
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -639,11 +718,15 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     m, n = A.shape[-2:]
     k = tau.shape[-1]
     if m < n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
-                           "than or equal to input.shape[-1]")
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater "
+            "than or equal to input.shape[-1]"
+        )
     if k > n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
-                           "than or equal to tau.shape[-1]")
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater "
+            "than or equal to tau.shape[-1]"
+        )
     V = tril(A, -1) + _eye_like(A, m)[:, :n]
     Q = _eye_like(A, m)[:, :n].expand(A.shape[:-2] + (m, n))
     for i in range(k - 1, -1, -1):
@@ -657,9 +740,11 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """``sum(conj(x) * y)`` along `dim`, broadcast."""
     if x.dtype is not y.dtype:
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {_dtype.TITLE[x.dtype]} and y of type "
-                           f"{_dtype.TITLE[y.dtype]} instead")
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+            f"x of type {_dtype.TITLE[x.dtype]} and y of type "
+            f"{_dtype.TITLE[y.dtype]} instead"
+        )
     return _finish(call(OPS["linalg_vecdot"], (x, y), dim), out)
 
 
@@ -668,8 +753,10 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = N
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[dim]} and {other.shape[dim]}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim]} and {other.shape[dim]}"
+        )
     shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     a, b = input.expand(shape), other.expand(shape)
     dim = dim % len(shape)
@@ -693,8 +780,12 @@ def multi_dot(tensors, *, out: Tensor | None = None) -> Tensor:
     for i, t in enumerate(tensors):
         if t.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
-    result = _chain(tensors, _chain_order([t.shape[0] for t in tensors] + [tensors[-1].shape[1]]),
-                    0, len(tensors) - 1)
+    result = _chain(
+        tensors,
+        _chain_order([t.shape[0] for t in tensors] + [tensors[-1].shape[1]]),
+        0,
+        len(tensors) - 1,
+    )
     if first_vector:
         result = result.squeeze(0)
     if last_vector:
@@ -737,24 +828,38 @@ def _dims_tuple(dim):
     return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
 
 
-def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *,
-                dtype=None, out: Tensor | None = None) -> Tensor:
+def vector_norm(
+    x: Tensor,
+    ord: float = 2,
+    dim=None,
+    keepdim: bool = False,
+    *,
+    dtype=None,
+    out: Tensor | None = None,
+) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over `dim` (every dim when None); ord inf / -inf: the
     largest / smallest |x|; ord 0: the count of nonzeros. Real result."""
     if isinstance(ord, str):
-        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-                        "str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     _check_floating("linalg.vector_norm", x)
     return _finish(PUBLIC["norm"](x, float(ord), _dims_tuple(dim), keepdim, dtype=dtype), out)
 
 
-def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,
-                out: Tensor | None = None) -> Tensor:
+def matrix_norm(
+    A: Tensor,
+    ord="fro",
+    dim=(-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype=None,
+    out: Tensor | None = None,
+) -> Tensor:
     """A matrix norm over the two dims `dim`: "fro", "nuc", 2 / -2 (the largest / smallest
     singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum)."""
     if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
     _check_floating("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
@@ -776,29 +881,38 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     return _finish(result if keepdim else result.squeeze((d0, d1)), out)
 
 
-def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None,
-         out: Tensor | None = None) -> Tensor:
+def norm(
+    A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+) -> Tensor:
     """`vector_norm` or `matrix_norm`: a matrix norm when `ord` is a string or `dim` has two
     dims (or A is 2-D with `ord` given and no `dim`); with neither, the 2-norm of all of A."""
     dims = _dims_tuple(dim)
     if ord is None:
         return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)
-    if isinstance(ord, str) or (dims is not None and len(dims) == 2) or \
-            (dims is None and A.ndim == 2):
+    if (
+        isinstance(ord, str)
+        or (dims is not None and len(dims) == 2)
+        or (dims is None and A.ndim == 2)
+    ):
         if dims is None and A.ndim != 2:
-            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                               "dimensions." if A.ndim < 2 else
-                               f"linalg.norm: If dim is not specified but ord is, the input "
-                               f"must be 1D or 2D. Got {A.ndim}D.")
+            raise RuntimeError(
+                "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+                if A.ndim < 2
+                else f"linalg.norm: If dim is not specified but ord is, the input "
+                f"must be 1D or 2D. Got {A.ndim}D."
+            )
         return matrix_norm(A, ord, dims or (-2, -1), keepdim, dtype=dtype, out=out)
     if dims is None and A.ndim != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                           f"be 1D or 2D. Got {A.ndim}D.")
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must "
+            f"be 1D or 2D. Got {A.ndim}D."
+        )
     return vector_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
-                tol=None, out: Tensor | None = None) -> Tensor:
+def matrix_rank(
+    A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol=None, out: Tensor | None = None
+) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (int64); default rtol
     eps * max(m, n) when neither tolerance is given."""
     _check("linalg.matrix_rank", A, square=hermitian)
@@ -808,8 +922,12 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,
     if atol is None and rtol is None:
         rtol = _dtype.finfo(A.dtype).eps * max(A.shape[-2:])
     largest = S.amax(-1, keepdim=True) if S.shape[-1] else S
-    threshold = PUBLIC["maximum"](largest * (rtol or 0.0), PUBLIC["full_like"](
-        largest, float(atol.item() if isinstance(atol, Tensor) else atol or 0.0)))
+    threshold = PUBLIC["maximum"](
+        largest * (rtol or 0.0),
+        PUBLIC["full_like"](
+            largest, float(atol.item() if isinstance(atol, Tensor) else atol or 0.0)
+        ),
+    )
     return _finish((S > threshold).sum(-1), out)
 
 
@@ -854,9 +972,17 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-for _fn, _name in ((det, "det"), (slogdet, "slogdet"), (logdet, "logdet"),
-                   (inverse, "inverse"), (_legacy_svd, "svd"), (_legacy_qr, "qr"),
-                   (_legacy_cholesky, "cholesky"), (pinverse, "pinverse"),
-                   (matrix_power, "matrix_power"), (matrix_exp, "matrix_exp"),
-                   (lu_unpack, "lu_unpack")):
+for _fn, _name in (
+    (det, "det"),
+    (slogdet, "slogdet"),
+    (logdet, "logdet"),
+    (inverse, "inverse"),
+    (_legacy_svd, "svd"),
+    (_legacy_qr, "qr"),
+    (_legacy_cholesky, "cholesky"),
+    (pinverse, "pinverse"),
+    (matrix_power, "matrix_power"),
+    (matrix_exp, "matrix_exp"),
+    (lu_unpack, "lu_unpack"),
+):
     export(_fn, _name, method=_name != "lu_unpack")

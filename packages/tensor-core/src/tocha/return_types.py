@@ -48,8 +48,13 @@ class _ReturnType(tuple):
 
 
 def _return_type(name: str, fields: tuple) -> type:
-    namespace = {"__slots__": (), "_fields": fields, "__module__": __name__,
-                 "__qualname__": name, "__doc__": f"{name}({', '.join(fields)})"}
+    namespace = {
+        "__slots__": (),
+        "_fields": fields,
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"{name}({', '.join(fields)})",
+    }
     for i, field in enumerate(fields):
         namespace[field] = property(itemgetter(i), doc=f"Item {i} of the tuple.")
     return type(name, (_ReturnType,), namespace)

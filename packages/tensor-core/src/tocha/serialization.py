@@ -40,8 +40,9 @@ DEFAULT_PROTOCOL = 2
 FileLike = str | os.PathLike | IO[bytes]
 
 
-def save(obj: object, f: FileLike, pickle_module: Any = pickle,
-         pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
+def save(
+    obj: object, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL
+) -> None:
     """Save `obj` to `f`, as `torch.save`.
 
     `obj` is any nesting of dicts, lists, tuples, strings, numbers, dtypes, devices and tensors
@@ -63,15 +64,23 @@ def save(obj: object, f: FileLike, pickle_module: Any = pickle,
     if pickle_module is not pickle:
         raise NotImplementedError("tocha.save writes with the standard pickle module only")
     if not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
-        raise ValueError(f"pickle_protocol must be in [2, {pickle.HIGHEST_PROTOCOL}], got "
-                         f"{pickle_protocol}")
+        raise ValueError(
+            f"pickle_protocol must be in [2, {pickle.HIGHEST_PROTOCOL}], got {pickle_protocol}"
+        )
     from ._serialization import _checkpoint
 
     _checkpoint.save(obj, f, pickle_protocol)
 
 
-def load(f: FileLike, map_location=None, pickle_module: Any = None, *,
-         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args) -> Any:
+def load(
+    f: FileLike,
+    map_location=None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args,
+) -> Any:
     """Load what `save` (or ``torch.save``) wrote, as `torch.load`.
 
     Args:
@@ -101,16 +110,20 @@ def load(f: FileLike, map_location=None, pickle_module: Any = None, *,
     from ._serialization import _checkpoint
 
     weights_only, mmap, pickle_load_args = _checkpoint.resolve_load_args(
-        pickle_module, weights_only, mmap, dict(pickle_load_args))
+        pickle_module, weights_only, mmap, dict(pickle_load_args)
+    )
     return _checkpoint.load(f, map_location, weights_only, mmap, pickle_load_args)
 
 
 def _load_safetensors(f, map_location):
-    if isinstance(map_location, (dict,)) or (callable(map_location)
-                                             and not isinstance(map_location, str)):
+    if isinstance(map_location, (dict,)) or (
+        callable(map_location) and not isinstance(map_location, str)
+    ):
         kind = "dict" if isinstance(map_location, dict) else "callable"
-        raise RuntimeError(f"Loading safetensors file with {kind} map_location is not supported."
-                           " Use a device string or tocha.device instead.")
+        raise RuntimeError(
+            f"Loading safetensors file with {kind} map_location is not supported."
+            " Use a device string or tocha.device instead."
+        )
     return load_file(f, device="cpu" if map_location is None else map_location)
 
 

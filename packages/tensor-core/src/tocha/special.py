@@ -23,10 +23,36 @@ from ._ops._out import write_out
 from ._tensor import Tensor
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln",
-    "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-    "xlogy", "zeta",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+    "zeta",
 ]
 
 # op name: float64 function; the op names are PyTorch's (aten) names.
@@ -74,15 +100,18 @@ def _binary_function(op_name: str, public_name: str, summary: str):
         return _finish(binary(op, input, other, True), out)
 
     fn.__name__ = fn.__qualname__ = public_name
-    fn.__doc__ = (f"{summary}, elementwise, broadcast (either operand may be a number). "
-                  "Integer inputs give the default float dtype.")
+    fn.__doc__ = (
+        f"{summary}, elementwise, broadcast (either operand may be a number). "
+        "Integer inputs give the default float dtype."
+    )
     return fn
 
 
 def _tensor(x, name: str) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
     return x
 
 
@@ -95,23 +124,28 @@ gammaln = _unary_function("lgamma", "lgamma", "The log of the absolute value of 
 digamma = _unary_function("digamma", "digamma", "The logarithmic derivative of Gamma")
 i0 = _unary_function("i0", "i0", "The modified Bessel function of the first kind, order 0")
 i0e = _unary_function("special_i0e", "i0e", "exp(-|x|) i0(x), the scaled Bessel function")
-i1 = _unary_function("special_i1", "i1", "The modified Bessel function of the first kind, "
-                     "order 1")
+i1 = _unary_function("special_i1", "i1", "The modified Bessel function of the first kind, order 1")
 i1e = _unary_function("special_i1e", "i1e", "exp(-|x|) i1(x), the scaled Bessel function")
-erfcx = _unary_function("special_erfcx", "erfcx", "The scaled complementary error function "
-                        "exp(x^2) erfc(x)")
-ndtri = _unary_function("special_ndtri", "ndtri", "The inverse of the standard normal "
-                        "distribution function")
-log_ndtr = _unary_function("special_log_ndtr", "log_ndtr", "The log of the standard normal "
-                           "distribution function")
-entr = _unary_function("special_entr", "entr", "The entropy term -x log(x) (0 at 0, -inf "
-                       "for x < 0)")
+erfcx = _unary_function(
+    "special_erfcx", "erfcx", "The scaled complementary error function exp(x^2) erfc(x)"
+)
+ndtri = _unary_function(
+    "special_ndtri", "ndtri", "The inverse of the standard normal distribution function"
+)
+log_ndtr = _unary_function(
+    "special_log_ndtr", "log_ndtr", "The log of the standard normal distribution function"
+)
+entr = _unary_function(
+    "special_entr", "entr", "The entropy term -x log(x) (0 at 0, -inf for x < 0)"
+)
 sinc = _unary_function("sinc", "sinc", "The normalised sinc, sin(pi x) / (pi x) (1 at 0)")
 xlogy = _binary_function("xlogy", "xlogy", "x log(y), 0 where x is 0 (unless y is nan)")
-xlog1py = _binary_function("special_xlog1py", "xlog1py",
-                           "x log1p(y), 0 where x is 0 (unless y is nan)")
-zeta = _binary_function("special_zeta", "zeta", "The Hurwitz zeta function "
-                        "sum_k (k + other)^-input")
+xlog1py = _binary_function(
+    "special_xlog1py", "xlog1py", "x log1p(y), 0 where x is 0 (unless y is nan)"
+)
+zeta = _binary_function(
+    "special_zeta", "zeta", "The Hurwitz zeta function sum_k (k + other)^-input"
+)
 psi = digamma
 
 
@@ -163,7 +197,8 @@ def _softmax_input(input: Tensor, dtype, name: str) -> Tensor:
         return x.to(dtype)
     if x.dtype.rank < _dtype.FLOATING:
         raise NotImplementedError(
-            f'"{name}_lastdim_kernel_impl" not implemented for \'{_dtype.TITLE[x.dtype]}\'')
+            f"\"{name}_lastdim_kernel_impl\" not implemented for '{_dtype.TITLE[x.dtype]}'"
+        )
     return x
 
 
@@ -186,8 +221,15 @@ exp2, expm1, log1p = PUBLIC["exp2"], PUBLIC["expm1"], PUBLIC["log1p"]
 round = PUBLIC["round"]  # noqa: A001
 logsumexp = PUBLIC["logsumexp"]
 
-for _fn, _name in ((gammaln, "lgamma"), (digamma, "digamma"), (polygamma, "polygamma"),
-                   (multigammaln, "mvlgamma"), (i0, "i0"), (xlogy, "xlogy"), (logit, "logit"),
-                   (sinc, "sinc")):
+for _fn, _name in (
+    (gammaln, "lgamma"),
+    (digamma, "digamma"),
+    (polygamma, "polygamma"),
+    (multigammaln, "mvlgamma"),
+    (i0, "i0"),
+    (xlogy, "xlogy"),
+    (logit, "logit"),
+    (sinc, "sinc"),
+):
     export(_fn, _name, method=_name != "polygamma")
 export(_polygamma_method, "polygamma", method=True, function=False)

@@ -122,8 +122,7 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
         return
     if value and t.is_inference() and not STATE.inference:
         raise RuntimeError(
-            "Setting requires_grad=True on inference tensor outside InferenceMode is not "
-            "allowed."
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
         )
     if value and t._data.dtype.kind not in "fcV":
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")

@@ -43,13 +43,29 @@ def _angle(g, out, x):
 
 # -- shape extras ---------------------------------------------------------------------------
 d("flip", "", lambda g, out, x, dims: (g.flip(dims), None))
-d("roll", "", lambda g, out, x, shifts, dims: (
-    g.roll(-shifts if dims is None else tuple(-s for s in shifts), dims), None, None))
+d(
+    "roll",
+    "",
+    lambda g, out, x, shifts, dims: (
+        g.roll(-shifts if dims is None else tuple(-s for s in shifts), dims),
+        None,
+        None,
+    ),
+)
 d("tril", "", lambda g, out, x, k: (g.tril(k), None))
 d("triu", "", lambda g, out, x, k: (g.triu(k), None))
-d("diagonal", "", lambda g, out, x, offset, dim1, dim2: (
-    tocha.diagonal_scatter(tocha.zeros(x.shape, dtype=g.dtype, device=g.device), g, offset,
-                           dim1, dim2), None, None, None))
+d(
+    "diagonal",
+    "",
+    lambda g, out, x, offset, dim1, dim2: (
+        tocha.diagonal_scatter(
+            tocha.zeros(x.shape, dtype=g.dtype, device=g.device), g, offset, dim1, dim2
+        ),
+        None,
+        None,
+        None,
+    ),
+)
 d("logcumsumexp", "0o", _logcumsumexp)
 
 # -- math extras ----------------------------------------------------------------------------

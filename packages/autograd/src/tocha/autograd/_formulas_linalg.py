@@ -365,13 +365,15 @@ def _pair(dx, dy, x, y):
 
 def _xlogy(g, out, x, y):
     # as PyTorch: g log(y), except 0 where x == 0 and y <= 0
-    return _pair(lambda: tocha.where((x == 0) & (y <= 0), 0.0, g * _log(y)),
-                 lambda: g * x / y, x, y)
+    return _pair(
+        lambda: tocha.where((x == 0) & (y <= 0), 0.0, g * _log(y)), lambda: g * x / y, x, y
+    )
 
 
 def _xlog1py(g, out, x, y):
-    return _pair(lambda: tocha.where((x == 0) & (y <= -1), 0.0, g * _log1p(y)),
-                 lambda: g * x / (1 + y), x, y)
+    return _pair(
+        lambda: tocha.where((x == 0) & (y <= -1), 0.0, g * _log1p(y)), lambda: g * x / (1 + y), x, y
+    )
 
 
 def _log(y):

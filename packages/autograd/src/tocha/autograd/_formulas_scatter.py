@@ -34,7 +34,8 @@ def _scatter_reduce(g, out, x, index, src, dim, reduce, include_self):
         grad_x, grad_src = g, g.gather(dim, index)
     elif reduce == "mean":
         n = (tocha.ones_like(g) if include_self else tocha.zeros_like(g)).scatter_add(
-            dim, index, tocha.ones_like(src, dtype=g.dtype))
+            dim, index, tocha.ones_like(src, dtype=g.dtype)
+        )
         n = n.masked_fill(n == 0, 1)
         grad_x, grad_src = g / n, g.gather(dim, index) / n.gather(dim, index)
     elif reduce == "prod":
@@ -60,8 +61,11 @@ def _prod(g, out, x, index, src, dim, include_self):
     single = src_zero & (zeros == 1)
     masked_src = src.masked_fill(single, 1)
     masked_src_out = x.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
-    grad_src = tocha.where(single, (g * masked_src_out).gather(dim, index),
-                           (g * out).gather(dim, index) / src.masked_fill(src_zero, 1))
+    grad_src = tocha.where(
+        single,
+        (g * masked_src_out).gather(dim, index),
+        (g * out).gather(dim, index) / src.masked_fill(src_zero, 1),
+    )
     return grad_x, grad_src
 
 
@@ -95,10 +99,25 @@ d("scatter_add", "1", _scatter_add)
 d("scatter_reduce", "012o", _scatter_reduce)
 d("index_add", "1", _index_add)
 d("index_copy", "1", _index_copy)
-d("index_fill", "1", lambda g, out, x, index, dim, value: (g.index_fill(dim, index, 0),
-                                                           None, None, None))
-d("sort", "o", lambda g, out, x, dim, descending: (_back_to(g[0], x.shape, dim, out[1]),
-                                                   None, None))
-d("topk", "o", lambda g, out, x, k, dim, largest, sorted: (
-    _back_to(g[0], x.shape, dim, out[1]), None, None, None, None))
+d(
+    "index_fill",
+    "1",
+    lambda g, out, x, index, dim, value: (g.index_fill(dim, index, 0), None, None, None),
+)
+d(
+    "sort",
+    "o",
+    lambda g, out, x, dim, descending: (_back_to(g[0], x.shape, dim, out[1]), None, None),
+)
+d(
+    "topk",
+    "o",
+    lambda g, out, x, k, dim, largest, sorted: (
+        _back_to(g[0], x.shape, dim, out[1]),
+        None,
+        None,
+        None,
+        None,
+    ),
+)
 d("kthvalue", "o", _kthvalue)

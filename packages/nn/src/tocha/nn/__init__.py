@@ -9,8 +9,15 @@ from .parallel import DataParallel
 from .parameter import Buffer, Parameter, UninitializedParameter
 
 __all__ = [
-    "Buffer", "DataParallel", "Parameter", "UninitializedParameter", "functional", "init",
-    "parallel", "utils", *_modules_all
+    "Buffer",
+    "DataParallel",
+    "Parameter",
+    "UninitializedParameter",
+    "functional",
+    "init",
+    "parallel",
+    "utils",
+    *_modules_all,
 ]
 
 

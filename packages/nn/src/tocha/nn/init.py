@@ -13,13 +13,30 @@ import tocha
 from tocha._tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-    "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_",
-    "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain",
+    "constant_",
+    "dirac_",
+    "eye_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "orthogonal_",
+    "sparse_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
 ]
 
 _LINEAR = (
-    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "conv_transpose3d",
 )
 
@@ -58,22 +75,30 @@ def _no_op(tensor: Tensor) -> bool:
     return False
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
-             generator: tocha.Generator | None = None) -> Tensor:
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: tocha.Generator | None = None
+) -> Tensor:
     """Fill with draws from ``U(a, b)``."""
     with tocha.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
-            generator: tocha.Generator | None = None) -> Tensor:
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: tocha.Generator | None = None
+) -> Tensor:
     """Fill with draws from ``N(mean, std^2)``."""
     with tocha.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0, generator: tocha.Generator | None = None) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: tocha.Generator | None = None,
+) -> Tensor:
     """Fill with draws from ``N(mean, std^2)`` truncated to ``[a, b]`` (by inverting the
     normal CDF of uniform draws)."""
 
@@ -163,8 +188,9 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
-                    generator: tocha.Generator | None = None) -> Tensor:
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, generator: tocha.Generator | None = None
+) -> Tensor:
     """Glorot uniform: ``U(-a, a)``, ``a = gain * sqrt(6 / (fan_in + fan_out))``."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -172,17 +198,22 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
     return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0,
-                   generator: tocha.Generator | None = None) -> Tensor:
+def xavier_normal_(
+    tensor: Tensor, gain: float = 1.0, generator: tocha.Generator | None = None
+) -> Tensor:
     """Glorot normal: ``N(0, std^2)``, ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu",
-                     generator: tocha.Generator | None = None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: tocha.Generator | None = None,
+) -> Tensor:
     """He uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(3 / fan)`` (`mode` picks
     fan_in or fan_out; `a` is leaky_relu's negative slope)."""
     if _no_op(tensor):
@@ -193,9 +224,13 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu",
-                    generator: tocha.Generator | None = None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: tocha.Generator | None = None,
+) -> Tensor:
     """He normal: ``N(0, std^2)``, ``std = gain / sqrt(fan)``."""
     if _no_op(tensor):
         return tensor
@@ -204,8 +239,9 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1, generator: tocha.Generator | None = None
-                ) -> Tensor:
+def orthogonal_(
+    tensor: Tensor, gain: float = 1, generator: tocha.Generator | None = None
+) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (the trailing dims flattened), times `gain`."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -227,8 +263,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: tocha.Generator | No
     return tensor
 
 
-def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
-            generator: tocha.Generator | None = None) -> Tensor:
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: tocha.Generator | None = None
+) -> Tensor:
     """Fill a 2-D tensor from ``N(0, std^2)``, then zero ``ceil(sparsity * rows)`` random
     entries of each column."""
     if tensor.dim() != 2:

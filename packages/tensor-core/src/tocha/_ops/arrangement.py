@@ -84,8 +84,10 @@ def _float(t: Tensor) -> Tensor:
 
 def _tensor_arg(value, fn_name: str, arg: str = "input", position: int = 1) -> Tensor:
     if not isinstance(value, Tensor):
-        raise TypeError(f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, "
+            f"not {type(value).__name__}"
+        )
     return value
 
 
@@ -115,17 +117,22 @@ def flipud(input: Tensor) -> Tensor:
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """`input` rolled by `shifts` along `dims` (elements moving past the end come back at the
     start); without `dims` the flattened tensor is rolled and its shape restored."""
-    shifts = int_tuple((shifts,) if isinstance(shifts, (tuple, list)) else (shifts,), "roll",
-                       "shifts")
-    dims = () if dims is None else int_tuple(
-        (dims,) if isinstance(dims, (tuple, list)) else (dims,), "roll", "dims")
+    shifts = int_tuple(
+        (shifts,) if isinstance(shifts, (tuple, list)) else (shifts,), "roll", "shifts"
+    )
+    dims = (
+        ()
+        if dims is None
+        else int_tuple((dims,) if isinstance(dims, (tuple, list)) else (dims,), "roll", "dims")
+    )
     if not shifts:
         raise RuntimeError("`shifts` required")
     if not dims and len(shifts) == 1:
         return call(roll_op, (input,), shifts[0], None)
     if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
-                           f"{len(dims)}")
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
     dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
     return call(roll_op, (input,), shifts, dims)
 
@@ -141,8 +148,9 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
     d0, d1 = _wrap_dim(dims[0], ndim), _wrap_dim(dims[1], ndim)
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
-                           f"dim1 = {d1}")
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
     k %= 4
     if k == 2:
         return flip(input, (d0, d1))
@@ -193,22 +201,27 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
 def _triangle_indices(lower: bool, row: int, col: int, offset: int, dtype, device) -> Tensor:
     row, col, offset = (operator.index(v) for v in (row, col, offset))
     if row < 0 or col < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
-                           f"col must be non-negative, got{col}")
+        raise RuntimeError(
+            f"row must be non-negative, got{row}"
+            if row < 0
+            else f"col must be non-negative, got{col}"
+        )
     pick = np.tril_indices if lower else np.triu_indices
     values = np.stack(pick(row, offset, col)) if row and col else np.zeros((2, 0), np.int64)
     return _from_host(values, dtype, device, False)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None,
-                 layout=None) -> Tensor:
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None, layout=None
+) -> Tensor:
     """The (row, column) coordinates of the lower triangle of a ``row x col`` matrix, a
     ``(2, N)`` tensor in row-major order."""
     return _triangle_indices(True, row, col, offset, dtype, device)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None,
-                 layout=None) -> Tensor:
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None, layout=None
+) -> Tensor:
     """The (row, column) coordinates of the upper triangle of a ``row x col`` matrix."""
     return _triangle_indices(False, row, col, offset, dtype, device)
 
@@ -268,8 +281,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     if input._data.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
-                           f"{input._data.ndim}")
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
     return diagonal(input).sum()
 
 
@@ -282,8 +294,9 @@ def broadcast_shapes(*shapes) -> Size:
         for k in range(1, len(shape) + 1):
             n = operator.index(shape[-k])
             if n < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                                   f"{list(shape)}")
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {n}: {list(shape)}"
+                )
             if result[-k] == 1:
                 result[-k] = n
             elif n not in (1, result[-k]):
@@ -319,13 +332,16 @@ def _at_least(ndim: int, shape_of):
         one = len(tensors) == 1 and isinstance(tensors[0], Tensor)
         if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
             tensors = tuple(tensors[0])
-        results = tuple(t if t._data.ndim >= ndim else t.reshape(shape_of(t._data.shape))
-                        for t in tensors)
+        results = tuple(
+            t if t._data.ndim >= ndim else t.reshape(shape_of(t._data.shape)) for t in tensors
+        )
         return results[0] if one else results
 
     fn.__name__ = fn.__qualname__ = f"atleast_{ndim}d"
-    fn.__doc__ = (f"Views of the tensors with at least {ndim} dimensions: one tensor gives "
-                  "one, several (or a sequence) give a tuple.")
+    fn.__doc__ = (
+        f"Views of the tensors with at least {ndim} dimensions: one tensor gives "
+        "one, several (or a sequence) give a tuple."
+    )
     return fn
 
 
@@ -356,23 +372,30 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     ``size % n`` parts have one element more), or at the given indices (a sequence)."""
     ndim = input._data.ndim
     if ndim == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
-                           "tensor with 0 dims")
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
     if isinstance(indices_or_sections, Tensor):
         ios = indices_or_sections
         if ios.dtype is not _dtype.int64:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {_dtype.TITLE[ios.dtype]}")
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype "
+                f"of long, but got {_dtype.TITLE[ios.dtype]}"
+            )
         if ios._data.ndim > 1:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
-                               "zero-dimensional or one-dimensional tensor, but got a tensor "
-                               f"with {ios._data.ndim} dims")
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a "
+                "zero-dimensional or one-dimensional tensor, but got a tensor "
+                f"with {ios._data.ndim} dims"
+            )
         indices_or_sections = ios.item() if ios._data.ndim == 0 else ios.tolist()
     dim = _wrap_dim(dim, ndim)
     size = input._data.shape[dim]
     if isinstance(indices_or_sections, (tuple, list)):
-        bounds = [min(max(operator.index(i) if i >= 0 else size + i, 0), size)
-                  for i in indices_or_sections]
+        bounds = [
+            min(max(operator.index(i) if i >= 0 else size + i, 0), size)
+            for i in indices_or_sections
+        ]
     else:
         n = operator.index(indices_or_sections)
         if n <= 0:
@@ -387,8 +410,10 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
 def _split_along(name: str, least: int, dim_of, input: Tensor, indices_or_sections) -> tuple:
     ndim = input._data.ndim
     if ndim < least:
-        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, "
-                           f"but got a tensor with {ndim} dimensions!")
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {least} dimension, "
+            f"but got a tensor with {ndim} dimensions!"
+        )
     dim = dim_of(ndim)
     if isinstance(indices_or_sections, numbers.Integral):
         size = input._data.shape[dim]
@@ -419,16 +444,19 @@ def dsplit(input: Tensor, indices_or_sections) -> tuple:
 def _repeat_counts(repeats, n: int) -> np.ndarray:
     if isinstance(repeats, Tensor):
         if repeats.dtype not in (_dtype.int64, _dtype.int32):
-            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
-                                      f"'{_dtype.TITLE[repeats.dtype]}'")
+            raise NotImplementedError(
+                f"\"repeat_interleave_cpu\" not implemented for '{_dtype.TITLE[repeats.dtype]}'"
+            )
         if repeats._data.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         counts = repeats._host().reshape(-1).astype(np.int64)
         if counts.size == 1:
             counts = np.full(n, counts[0])
         elif counts.size != n:
-            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                               f"repeats.size(0) = {counts.size} and input.size(0) = {n}")
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {counts.size} and input.size(0) = {n}"
+            )
     else:
         counts = np.full(n, operator.index(repeats), dtype=np.int64)
     if (counts < 0).any():
@@ -436,8 +464,9 @@ def _repeat_counts(repeats, n: int) -> np.ndarray:
     return counts
 
 
-def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
-                      output_size: int | None = None) -> Tensor:
+def repeat_interleave(
+    input: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
     """Each element (or slice along `dim`) of `input` repeated `repeats` times in place
     (an int, or a tensor with one count per element); without `dim` the input is flattened.
 
@@ -449,8 +478,9 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         counts = _repeat_counts(input, input.numel())
         return _check_output_size(
-            _from_host(np.repeat(np.arange(counts.size), counts), input.dtype, input.device,
-                       False), output_size)
+            _from_host(np.repeat(np.arange(counts.size), counts), input.dtype, input.device, False),
+            output_size,
+        )
     if dim is None:
         input, dim = input.reshape(-1), 0
     dim = _wrap_dim(dim, input._data.ndim)
@@ -462,8 +492,10 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
 
 def _check_output_size(result: Tensor, output_size, dim: int = 0) -> Tensor:
     if output_size is not None and result.shape[dim] != output_size:
-        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
-                           f"{result.shape[dim]} but got {output_size}")
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected "
+            f"{result.shape[dim]} but got {output_size}"
+        )
     return result
 
 
@@ -474,18 +506,24 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the "
+            "indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f"received: {indexing}")
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
     if not tensors:
         raise RuntimeError("torch.meshgrid: Expected at least one tensor")
     for t in tensors:
         if t._data.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     sizes = [t.numel() for t in tensors]
@@ -522,8 +560,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return _zeros(0, dtype=input.dtype, device=input.device)
-    pick = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = np.array(list(pick(range(input.numel()), r)), dtype=np.int64).reshape(-1, r)
     index = _from_host(index.reshape(-1), _dtype.int64, input.device, False)
     return _index_select(input, 0, index).reshape(-1, r)
@@ -535,8 +572,10 @@ def block_diag(*tensors) -> Tensor:
     shapes = []
     for i, t in enumerate(tensors):
         if t._data.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {t._data.ndim} dimensions")
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer "
+                f"dimensions. Input {i} has {t._data.ndim} dimensions"
+            )
         shapes.append({0: (1, 1), 1: (1, t.numel())}.get(t._data.ndim, t._data.shape))
     if not tensors:
         return _zeros(1, 0)
@@ -544,8 +583,11 @@ def block_diag(*tensors) -> Tensor:
     width = sum(c for _, c in shapes)
     rows, left = [], 0
     for t, (r, c) in zip(tensors, shapes):
-        pieces = [_zeros(r, left, dtype=d, device=t.device), t.reshape(r, c).to(d),
-                  _zeros(r, width - left - c, dtype=d, device=t.device)]
+        pieces = [
+            _zeros(r, left, dtype=d, device=t.device),
+            t.reshape(r, c).to(d),
+            _zeros(r, width - left - c, dtype=d, device=t.device),
+        ]
         rows.append(_cat(pieces, 1))
         left += c
     return _cat(rows, 0)
@@ -558,8 +600,9 @@ def _check_distance(name: str, p: float, *tensors) -> None:
     for label, t in zip(("X1", "X2"), tensors):
         if not t.dtype.is_floating_point:
             who = f", {label} got" if name == "cdist" else ", got"
-            raise RuntimeError(f"{name} only supports floating-point dtypes{who}: "
-                               f"{_dtype.TITLE[t.dtype]}")
+            raise RuntimeError(
+                f"{name} only supports floating-point dtypes{who}: {_dtype.TITLE[t.dtype]}"
+            )
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
@@ -569,11 +612,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """
     for label, t in (("X1", x1), ("X2", x2)):
         if t._data.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {label} got: "
-                               f"{t._data.ndim}D")
+            raise RuntimeError(
+                f"cdist only supports at least 2D tensors, {label} got: {t._data.ndim}D"
+            )
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     _check_distance("cdist", p, x1, x2)
     return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
 
@@ -589,8 +634,13 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
 
 
 # -- differences and integrals ---------------------------------------------------------------
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
-         append: Tensor | None = None) -> Tensor:
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
     """The n-th forward difference along `dim` (``out[i] = x[i + 1] - x[i]``, applied `n`
     times), after joining `prepend` and `append` to `input` along `dim`; bool tensors give
     ``x[i + 1] != x[i]``."""
@@ -602,8 +652,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     parts = [t for t in (prepend, input, append) if t is not None]
     for t in parts:
         if t._data.ndim != input._data.ndim:
-            raise RuntimeError("diff expects prepend or append to be the same dimension as "
-                               "input")
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     x = _cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
         size = x.shape[dim]
@@ -673,12 +722,16 @@ def _gradient_dims(input: Tensor, spacing, dim, edge_order: int) -> tuple:
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     for d in dims:
         if input.shape[d] < edge_order + 1:
-            raise RuntimeError("torch.gradient expected each dimension size to be at least "
-                               "edge_order+1")
+            raise RuntimeError(
+                "torch.gradient expected each dimension size to be at least edge_order+1"
+            )
     if isinstance(spacing, (tuple, list)):
         if len(spacing) != len(dims):
-            expected = f"'self.dim() = {ndim}', since dim argument was not given" if dim is None \
+            expected = (
+                f"'self.dim() = {ndim}', since dim argument was not given"
+                if dim is None
                 else f"'len(dim) = {len(dims)}'"
+            )
             raise RuntimeError(
                 f"torch.gradient expected spacing to be unspecified, a scalar, or a list of "
                 f"length equal to {expected}, but got a list of length {len(spacing)}"
@@ -711,8 +764,10 @@ def _gradient_1d(f: Tensor, dim: int, h, edge_order: int, ndim: int) -> Tensor:
 
     if isinstance(h, Tensor):
         if h._data.ndim != 1 or h.shape[0] != n:
-            raise RuntimeError("torch.gradient expected each tensor to be on the same device "
-                               "and of the same size as the dimension it spaces")
+            raise RuntimeError(
+                "torch.gradient expected each tensor to be on the same device "
+                "and of the same size as the dimension it spaces"
+            )
         dx = _along(diff(_float(h)), dim, ndim)
         d1, d2 = dx.narrow(dim, 0, n - 2), dx.narrow(dim, 1, n - 2)
         a = -d2 / (d1 * (d1 + d2))
@@ -754,23 +809,29 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
     """``log(cumsum(exp(input), dim))``, computed without overflow."""
     kind = input._data.dtype.kind
     if kind not in "fV":
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{_dtype.TITLE[input.dtype]}'")
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype.TITLE[input.dtype]}'"
+        )
     dim = _wrap_dim(dim, input._data.ndim)
     result = call(logcumsumexp_op, (input,), dim)
     return result if out is None else write_out(out, result)
 
 
 # -- products and norms ----------------------------------------------------------------------
-def cross(input: Tensor, other: Tensor, dim: int | None = None, *,
-          out: Tensor | None = None) -> Tensor:
+def cross(
+    input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The cross product of 3-vectors along `dim` (default: the first dim of size 3, with a
     deprecation warning, as PyTorch), broadcast."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
-                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
-                      "default value of dim will change to agree with that of linalg.cross in "
-                      "a future release.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+            "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+            "default value of dim will change to agree with that of linalg.cross in "
+            "a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((k for k, n in enumerate(shape) if n == 3), None)
         if dim is None:
@@ -784,8 +845,10 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """`input` with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
     norm `maxnorm`."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_dtype.TITLE[input.dtype]}")
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor "
+            f"as input. Got {_dtype.TITLE[input.dtype]}"
+        )
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
@@ -819,15 +882,22 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return result if increasing else flip(result, (1,))
 
 
-def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
-        aweights: Tensor | None = None) -> Tensor:
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor:
     """The covariance matrix of the variables in the rows of `input` (observations in
     columns; a 1-D input is one variable), with frequency weights `fweights` (integers) and
     observation weights `aweights`; `correction` 1 is Bessel's correction."""
     ndim = input._data.ndim
     if ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
-                           f"input with {ndim} dimensions")
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {ndim} dimensions"
+        )
     x = _float(input if ndim == 2 else input.reshape(1, -1))
     n_obs = x.shape[1]
     w = None
@@ -850,8 +920,12 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         else:
             norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
     if float(norm_factor) <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "cov(): degrees of freedom is <= 0. Correction should be strictly less "
+            "than the number of observations.",
+            UserWarning,
+            stacklevel=2,
+        )
         norm_factor = 0 * norm_factor
     x = x - avg.unsqueeze(1)
     weighted = x if w is None else x * w
@@ -861,18 +935,26 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
 
 def _check_weights(name: str, weights: Tensor, integral: bool, n_obs: int) -> None:
     if weights._data.ndim > 1:
-        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
-                           f"{name} with {weights._data.ndim} dimensions")
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got "
+            f"{name} with {weights._data.ndim} dimensions"
+        )
     kind = weights._data.dtype.kind
     if integral and kind not in "iu":
-        raise RuntimeError(f"cov(): expected {name} to have integral dtype but got {name} "
-                           f"with {_dtype.TITLE[weights.dtype]} dtype")
+        raise RuntimeError(
+            f"cov(): expected {name} to have integral dtype but got {name} "
+            f"with {_dtype.TITLE[weights.dtype]} dtype"
+        )
     if not integral and kind not in "fV":
-        raise RuntimeError(f"cov(): expected {name} to have floating point dtype but got "
-                           f"{name} with {_dtype.TITLE[weights.dtype]} dtype")
+        raise RuntimeError(
+            f"cov(): expected {name} to have floating point dtype but got "
+            f"{name} with {_dtype.TITLE[weights.dtype]} dtype"
+        )
     if weights.numel() != n_obs:
-        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
-                           f"observations in the input but got {weights.numel()} != {n_obs}")
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are "
+            f"observations in the input but got {weights.numel()} != {n_obs}"
+        )
     if weights.numel() and bool((weights < 0).any()):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
@@ -892,14 +974,55 @@ def corrcoef(input: Tensor) -> Tensor:
 
 
 # -- publishing ------------------------------------------------------------------------------
-for _fn in (flip, roll, rot90, tril, triu, diagonal, diag_embed, diag, trace, broadcast_to,
-            tensor_split, hsplit, vsplit, dsplit, repeat_interleave, diff, logcumsumexp, cross,
-            renorm, cov, corrcoef, fliplr, flipud, diagflat):
+for _fn in (
+    flip,
+    roll,
+    rot90,
+    tril,
+    triu,
+    diagonal,
+    diag_embed,
+    diag,
+    trace,
+    broadcast_to,
+    tensor_split,
+    hsplit,
+    vsplit,
+    dsplit,
+    repeat_interleave,
+    diff,
+    logcumsumexp,
+    cross,
+    renorm,
+    cov,
+    corrcoef,
+    fliplr,
+    flipud,
+    diagflat,
+):
     export(_fn, method=True)
 for _fn in (tril_, triu_, renorm_):
     export(_fn, method=True, function=False)
-for _fn in (tril_indices, triu_indices, broadcast_shapes, broadcast_tensors, atleast_1d,
-            atleast_2d, atleast_3d, column_stack, dstack, meshgrid, cartesian_prod,
-            combinations, block_diag, cdist, pdist, trapezoid, trapz, cumulative_trapezoid,
-            gradient, vander):
+for _fn in (
+    tril_indices,
+    triu_indices,
+    broadcast_shapes,
+    broadcast_tensors,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    dstack,
+    meshgrid,
+    cartesian_prod,
+    combinations,
+    block_diag,
+    cdist,
+    pdist,
+    trapezoid,
+    trapz,
+    cumulative_trapezoid,
+    gradient,
+    vander,
+):
     export(_fn)

@@ -590,8 +590,9 @@ def pin_memory(self: Tensor, device=None) -> Tensor:
     """A copy of this CPU tensor in page-locked host memory, which a GPU copies from
     directly (needs a usable cuda backend: tocha-cuda and a GPU)."""
     if self._device is not CPU:
-        raise RuntimeError(f"cannot pin '{self._device.type}' memory: only CPU memory can be "
-                           "pinned")
+        raise RuntimeError(
+            f"cannot pin '{self._device.type}' memory: only CPU memory can be pinned"
+        )
     from .. import cuda
 
     if not cuda.is_available():

@@ -21,9 +21,22 @@ import numpy as np
 
 _INT32 = np.dtype("int32")
 # Coefficients of the [13/13] Pade approximant of exp and its 1-norm threshold.
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 _THETA13 = 5.371920351148152
 _BLOCK = 16
 
@@ -60,8 +73,8 @@ def lu_factor(xp, a):
             pivot = lu[:, k, k]
             zero = pivot == 0
             info = xp.where((info == 0) & zero, k + 1, info).astype(_INT32)
-            lu[:, k + 1:, k] /= xp.where(zero, 1, pivot)[:, None]
-            lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
+            lu[:, k + 1 :, k] /= xp.where(zero, 1, pivot)[:, None]
+            lu[:, k + 1 :, k + 1 :] -= lu[:, k + 1 :, k : k + 1] * lu[:, k : k + 1, k + 1 :]
     return lu.reshape(a.shape), pivots.reshape(batch + (k_max,)), info.reshape(batch)
 
 
@@ -86,7 +99,7 @@ def _substitute(xp, a, b, upper: bool, unit: bool):
     x = xp.empty(shape, xp.result_type(a, b))
     for i in range(n - 1, -1, -1) if upper else range(n):
         known = slice(i + 1, n) if upper else slice(0, i)
-        row = b[..., i, :] - (a[..., i:i + 1, known] @ x[..., known, :])[..., 0, :]
+        row = b[..., i, :] - (a[..., i : i + 1, known] @ x[..., known, :])[..., 0, :]
         x[..., i, :] = row if unit else row / a[..., i, i, None]
     return x
 
@@ -101,12 +114,14 @@ def solve_triangular(xp, a, b, upper: bool, unit: bool):
         h = n // 2
         if upper:
             x2 = solve_triangular(xp, a[..., h:, h:], b[..., h:, :], upper, unit)
-            x1 = solve_triangular(xp, a[..., :h, :h], b[..., :h, :] - a[..., :h, h:] @ x2,
-                                  upper, unit)
+            x1 = solve_triangular(
+                xp, a[..., :h, :h], b[..., :h, :] - a[..., :h, h:] @ x2, upper, unit
+            )
         else:
             x1 = solve_triangular(xp, a[..., :h, :h], b[..., :h, :], upper, unit)
-            x2 = solve_triangular(xp, a[..., h:, h:], b[..., h:, :] - a[..., h:, :h] @ x1,
-                                  upper, unit)
+            x2 = solve_triangular(
+                xp, a[..., h:, h:], b[..., h:, :] - a[..., h:, :h] @ x1, upper, unit
+            )
     x1, x2 = xp.broadcast_arrays(x1, x2) if x1.shape[:-2] != x2.shape[:-2] else (x1, x2)
     return xp.concatenate([x1, x2], axis=-2)
 
@@ -145,8 +160,8 @@ def cholesky_info(xp, a):
             info = xp.where((info == 0) & bad, j + 1, info).astype(_INT32)
             root = xp.sqrt(xp.where(bad, 1.0, d))
             low[..., j, j] = root
-            col = a[..., j + 1:, j] - (low[..., j + 1:, :j] @ row.conj()[..., None])[..., 0]
-            low[..., j + 1:, j] = col / root[..., None]
+            col = a[..., j + 1 :, j] - (low[..., j + 1 :, :j] @ row.conj()[..., None])[..., 0]
+            low[..., j + 1 :, j] = col / root[..., None]
     return info
 
 
@@ -159,18 +174,17 @@ def matrix_exp(xp, a):
     with quiet(xp):
         s = xp.maximum(0, xp.ceil(xp.log2(norm / _THETA13)))
     s = xp.where(xp.isfinite(s), s, 0).astype(np.int64)
-    work = work / (2.0 ** s)[..., None, None]
+    work = work / (2.0**s)[..., None, None]
     eye = xp.eye(n, dtype=work.dtype)
     b = _PADE13
     a2 = work @ work
     a4 = a2 @ a2
     a6 = a4 @ a2
-    u = work @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4
-                + b[3] * a2 + b[1] * eye)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
-        + b[0] * eye
+    u = work @ (
+        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye
+    )
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
     r = xp.linalg.solve(v - u, v + u)
     for step in range(int(s.max()) if s.size else 0):
         r = xp.where((step < s)[..., None, None], r @ r, r)
     return r.astype(dtype, copy=False)
-

@@ -79,27 +79,32 @@ def _complex_kernel(xp):
     return kernel
 
 
-logaddexp_op = defop("logaddexp", refusing(uf("logaddexp"), (BOOL + INTS + COMPLEX,
-                                                             _no("logaddexp_cpu"))))
-logaddexp2_op = defop("logaddexp2", refusing(uf("logaddexp2"), (BOOL + INTS + COMPLEX,
-                                                                _no("logaddexp2_cpu"))))
+logaddexp_op = defop(
+    "logaddexp", refusing(uf("logaddexp"), (BOOL + INTS + COMPLEX, _no("logaddexp_cpu")))
+)
+logaddexp2_op = defop(
+    "logaddexp2", refusing(uf("logaddexp2"), (BOOL + INTS + COMPLEX, _no("logaddexp2_cpu")))
+)
 heaviside_op = defop("heaviside", _heaviside_kernel)
-gcd_op = defop("gcd", refusing(uf("gcd"), (BOOL + FLOATS + COMPLEX, _no("gcd_cpu"))),
-               differentiable=False)
-lcm_op = defop("lcm", refusing(uf("lcm"), (BOOL + FLOATS + COMPLEX, _no("lcm_cpu"))),
-               differentiable=False)
-nextafter_op = defop("nextafter", refusing(uf("nextafter"), (BOOL + INTS + COMPLEX,
-                                                             _no("nextafter_cpu"))))
-isin_op = defop("isin", lambda xp: lambda e, t, invert: xp.isin(e, t, invert=invert),
-                differentiable=False)
+gcd_op = defop(
+    "gcd", refusing(uf("gcd"), (BOOL + FLOATS + COMPLEX, _no("gcd_cpu"))), differentiable=False
+)
+lcm_op = defop(
+    "lcm", refusing(uf("lcm"), (BOOL + FLOATS + COMPLEX, _no("lcm_cpu"))), differentiable=False
+)
+nextafter_op = defop(
+    "nextafter", refusing(uf("nextafter"), (BOOL + INTS + COMPLEX, _no("nextafter_cpu")))
+)
+isin_op = defop(
+    "isin", lambda xp: lambda e, t, invert: xp.isin(e, t, invert=invert), differentiable=False
+)
 frexp_op = defop("frexp", lambda xp: lambda x: tuple(r for r in xp.frexp(x)))
 conj_op = defop("conj", lambda xp: lambda x: xp.conj(x))
 angle_op = defop("angle", _angle_kernel)
 complex_op = defop("complex", _complex_kernel)
 real_op = defop("real", lambda xp: lambda x: x.real)
 imag_op = defop("imag", lambda xp: lambda x: x.imag)
-view_as_real_op = defop("view_as_real",
-                        lambda xp: lambda x: x[..., None].view(x.real.dtype))
+view_as_real_op = defop("view_as_real", lambda xp: lambda x: x[..., None].view(x.real.dtype))
 view_as_complex_op = defop(
     "view_as_complex",
     lambda xp: lambda x: x.view(xp.complex128 if x.dtype == xp.float64 else xp.complex64)[..., 0],
@@ -211,8 +216,10 @@ def nextafter_(self: Tensor, other: Tensor) -> Tensor:
 
 # -- powers --------------------------------------------------------------------------------
 def _float_power_dtype(input, exponent) -> _dtype.dtype:
-    complex_ = any(isinstance(x, builtins.complex) or isinstance(x, Tensor) and x.is_complex()
-                   for x in (input, exponent))
+    complex_ = any(
+        isinstance(x, builtins.complex) or isinstance(x, Tensor) and x.is_complex()
+        for x in (input, exponent)
+    )
     return _dtype.complex128 if complex_ else _dtype.float64
 
 
@@ -228,16 +235,22 @@ def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise not_tensor("float_power", input)
     d = _float_power_dtype(input, exponent)
-    return _finish(_as(input, d) ** _as(exponent, d) if isinstance(input, Tensor)
-                   else PUBLIC["pow"](_as(input, d), _as(exponent, d)), out)
+    return _finish(
+        _as(input, d) ** _as(exponent, d)
+        if isinstance(input, Tensor)
+        else PUBLIC["pow"](_as(input, d), _as(exponent, d)),
+        out,
+    )
 
 
 def float_power_(self: Tensor, exponent) -> Tensor:
     """In-place form of `float_power`; `self` must already be float64 (or complex128)."""
     d = _float_power_dtype(self, exponent)
     if self.dtype is not d:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_title(self)} but the "
-                           f"operation's result requires dtype {_dtype.TITLE[d]}")
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_title(self)} but the "
+            f"operation's result requires dtype {_dtype.TITLE[d]}"
+        )
     return self.pow_(_as(exponent, d))
 
 
@@ -266,8 +279,9 @@ def frexp(input: Tensor, *, out=None):
 
 
 # -- closeness -------------------------------------------------------------------------------
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
     """Whether each element of `input` is close to `other`'s:
     ``|input - other| <= atol + rtol * |other|`` (or equal; NaNs equal with `equal_nan`)."""
     _tensors("isclose", input, other)
@@ -289,8 +303,9 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     return close | (error.isfinite() & (error <= atol + rtol * other.abs()))
 
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
     """Whether every element of `input` is close to `other`'s (see `isclose`)."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
@@ -303,16 +318,19 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool((input == other).all())
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False,
-         invert: bool = False) -> Tensor:
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of `elements` is among `test_elements` (either may be a number);
     the result has the shape of `elements`. `invert` negates it."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise not_tensor("isin", elements, 1, "elements")
     d = _dtype.promote_operands((elements, test_elements))
-    tensors = [x.to(d) if isinstance(x, Tensor) else PUBLIC["tensor"](x, dtype=d, device=dev)
-               for x, dev in ((elements, _device_of(elements, test_elements)),
-                              (test_elements, _device_of(test_elements, elements)))]
+    tensors = [
+        x.to(d) if isinstance(x, Tensor) else PUBLIC["tensor"](x, dtype=d, device=dev)
+        for x, dev in (
+            (elements, _device_of(elements, test_elements)),
+            (test_elements, _device_of(test_elements, elements)),
+        )
+    ]
     return call(isin_op, tuple(tensors), bool(invert))
 
 
@@ -344,15 +362,17 @@ def _quotient(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return tensor1 / tensor2
 
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1,
-            out: Tensor | None = None) -> Tensor:
+def addcmul(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
+) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast."""
     value = _value(value, input, tensor1, tensor2)
     return _finish(input + value * (tensor1 * tensor2), out)
 
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1,
-            out: Tensor | None = None) -> Tensor:
+def addcdiv(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
+) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcast (not for two integer tensors)."""
     return _finish(input + value * _quotient(tensor1, tensor2), out)
 
@@ -443,8 +463,10 @@ def view_as_complex(input: Tensor) -> Tensor:
     """A view of a float tensor of shape ``(*, 2)`` (real, imag pairs) as complex numbers of
     shape ``(*)``."""
     if input.dtype not in (_dtype.float16, _dtype.float32, _dtype.float64):
-        raise RuntimeError("view_as_complex is only supported for half, float and double "
-                           f"tensors, but got a tensor of scalar type: {_title(input)}")
+        raise RuntimeError(
+            "view_as_complex is only supported for half, float and double "
+            f"tensors, but got a tensor of scalar type: {_title(input)}"
+        )
     if input.dtype is _dtype.float16:
         raise NotImplementedError("tocha has no complex32 dtype to view float16 pairs as")
     if not input._data.ndim:
@@ -467,11 +489,15 @@ def _check_parts(real, imag, names: str) -> None:
         raise not_tensor(names[0], imag, 2, names[2])
     allowed = (_dtype.float16, _dtype.float32, _dtype.float64)
     if real.dtype not in allowed or imag.dtype not in allowed:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_title(real)} and {_title(imag)}")
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{_title(real)} and {_title(imag)}"
+        )
     if real.dtype is not imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_title(real)} but got scalar type "
-                           f"{_title(imag)} for second argument")
+        raise RuntimeError(
+            f"Expected object of scalar type {_title(real)} but got scalar type "
+            f"{_title(imag)} for second argument"
+        )
     if real.dtype is _dtype.float16:
         raise NotImplementedError("tocha has no complex32 dtype for float16 parts")
 
@@ -498,14 +524,49 @@ def _set_imag(self: Tensor, value) -> None:
     imag(self).copy_(value)
 
 
-for _fn in (logaddexp, logaddexp2, deg2rad, rad2deg, heaviside, gcd, lcm, nextafter,
-            float_power, ldexp, frexp, isclose, allclose, equal, isin, addcmul, addcdiv, conj,
-            conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, angle):
+for _fn in (
+    logaddexp,
+    logaddexp2,
+    deg2rad,
+    rad2deg,
+    heaviside,
+    gcd,
+    lcm,
+    nextafter,
+    float_power,
+    ldexp,
+    frexp,
+    isclose,
+    allclose,
+    equal,
+    isin,
+    addcmul,
+    addcdiv,
+    conj,
+    conj_physical,
+    resolve_conj,
+    resolve_neg,
+    is_conj,
+    is_neg,
+    angle,
+):
     export(_fn, method=_fn is not isin)
-for _fn in (deg2rad_, rad2deg_, heaviside_, gcd_, lcm_, nextafter_, float_power_, ldexp_,
-            addcmul_, addcdiv_, conj_physical_):
-    export(_fn, method=True, function=_fn in (deg2rad_, rad2deg_, conj_physical_, gcd_, lcm_,
-                                              ldexp_))
+for _fn in (
+    deg2rad_,
+    rad2deg_,
+    heaviside_,
+    gcd_,
+    lcm_,
+    nextafter_,
+    float_power_,
+    ldexp_,
+    addcmul_,
+    addcdiv_,
+    conj_physical_,
+):
+    export(
+        _fn, method=True, function=_fn in (deg2rad_, rad2deg_, conj_physical_, gcd_, lcm_, ldexp_)
+    )
 for _fn in (view_as_real, view_as_complex, complex, polar):
     export(_fn)
 export(real)

@@ -28,15 +28,47 @@ _new = object.__new__
 _mul, _add = BINARY_OPS["mul"], BINARY_OPS["add"]
 
 # C++ type names PyTorch prints in some dtype messages.
-_CTYPE = dict(zip(_dtype.ALL, (
-    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half",
-    "c10::BFloat16", "float", "double", "c10::complex<float>", "c10::complex<double>",
-), strict=True))
+_CTYPE = dict(
+    zip(
+        _dtype.ALL,
+        (
+            "bool",
+            "unsigned char",
+            "signed char",
+            "short int",
+            "int",
+            "long int",
+            "c10::Half",
+            "c10::BFloat16",
+            "float",
+            "double",
+            "c10::complex<float>",
+            "c10::complex<double>",
+        ),
+        strict=True,
+    )
+)
 # ... and in "value cannot be converted to type X without overflow".
-_SCALAR_CTYPE = dict(zip(_dtype.ALL, (
-    "bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "float", "float", "float",
-    "double", "c10::complex<float>", "c10::complex<double>",
-), strict=True))
+_SCALAR_CTYPE = dict(
+    zip(
+        _dtype.ALL,
+        (
+            "bool",
+            "uint8_t",
+            "int8_t",
+            "int16_t",
+            "int",
+            "int64_t",
+            "float",
+            "float",
+            "float",
+            "double",
+            "c10::complex<float>",
+            "c10::complex<double>",
+        ),
+        strict=True,
+    )
+)
 
 
 # -- kernels ----------------------------------------------------------------------------------
@@ -106,7 +138,7 @@ _matmul_kernels = _MATMUL.kernels
 # -- PyTorch's checks and messages ------------------------------------------------------------
 def _no_bool(d, kernel_name: str) -> None:
     if d is _dtype.bool:
-        raise NotImplementedError(f'"{kernel_name}" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
 def _mm_checks(s1, s2, d1, d2) -> None:
@@ -143,9 +175,7 @@ def _bmm_checks(s1, s2, d1, d2, kernel_name="bmm") -> None:
             f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}]."
         )
     if d1 is not d2:
-        raise RuntimeError(
-            f"expected scalar type {_dtype.TITLE[d1]} but found {_dtype.TITLE[d2]}"
-        )
+        raise RuntimeError(f"expected scalar type {_dtype.TITLE[d1]} but found {_dtype.TITLE[d2]}")
     _no_bool(d1, kernel_name)
 
 
@@ -211,8 +241,7 @@ def _check_matmul(x: Tensor, y: Tensor) -> None:
 def _check_tensor(fn_name: str, x, arg: str, pos: int) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(
-            f"{fn_name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-            f"{type(x).__name__}"
+            f"{fn_name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
         )
 
 
@@ -448,7 +477,7 @@ def _parse_term(term: str, start: int, operand: int | None):
         ch = term[i]
         if ch == ".":
             where = f"for operand {operand}" if operand is not None else "in the output"
-            if term[i:i + 3] != "...":
+            if term[i : i + 3] != "...":
                 raise _einsum_error(f"found '.' {where} that is not part of any ellipsis")
             if "..." in subs:
                 raise _einsum_error(f"found '.' {where} for which an ellipsis was already found")
@@ -467,10 +496,11 @@ def _parse_term(term: str, start: int, operand: int | None):
 
 def _sublist_equation(args) -> tuple[str, list]:
     """einsum's sublist form ``einsum(op0, [0, 1], op1, [1, 2], [0, 2])`` as an equation."""
+
     def letters(sub):
         return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
 
-    pairs = args[:len(args) - len(args) % 2]
+    pairs = args[: len(args) - len(args) % 2]
     equation = ",".join(letters(s) for s in pairs[1::2])
     if len(args) % 2:
         equation += "->" + letters(args[-1])
@@ -587,9 +617,7 @@ def _coefficient(value, d: _dtype.dtype, name: str):
     if isinstance(value, (bool, np.bool_)):
         return int(value)
     if not isinstance(value, (int, float, complex, np.number)):
-        raise TypeError(
-            f"{name} must be a number, not {type(value).__name__}"
-        )
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
     if d.rank < _dtype.COMPLEX and isinstance(value, (complex, np.complexfloating)):
         raise RuntimeError(f"value cannot be converted to type {_SCALAR_CTYPE[d]} without overflow")
     if d.rank <= _dtype.INTEGRAL:
@@ -638,8 +666,9 @@ def _check_add_dtypes(input: Tensor, m1: Tensor, m2: Tensor) -> None:
             )
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
-          out: Tensor | None = None) -> Tensor:
+def addmm(
+    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``: mat1 (n, k), mat2 (k, m), `input`
     broadcastable to (n, m). With beta == 0 `input` is ignored, NaN included."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
@@ -651,8 +680,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1,
     return _scaled_sum(input, _matmul(mat1, mat2), beta, alpha, out)
 
 
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1,
-          out: Tensor | None = None) -> Tensor:
+def addmv(
+    input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``: mat (n, k), vec (k), `input` of n or 1
     elements (or 0-dim)."""
     if mat._data.ndim != 2 or vec._data.ndim != 1 or input._data.ndim > 1:
@@ -672,8 +702,9 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1,
     return _scaled_sum(input, _matmul(mat, vec), beta, alpha, out)
 
 
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
-           out: Tensor | None = None) -> Tensor:
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: batch1 (b, n, k),
     batch2 (b, k, m), `input` broadcastable to (n, m)."""
     for name, m in (("batch1", batch1), ("batch2", batch2)):
@@ -695,8 +726,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
     return _scaled_sum(input, product, beta, alpha, out)
 
 
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
-            out: Tensor | None = None) -> Tensor:
+def baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch: batch1 (b, n, k),
     batch2 (b, k, m), `input` broadcastable to (b, n, m)."""
     for name, m in (("batch1", batch1), ("batch2", batch2)):

@@ -93,8 +93,9 @@ class Generator:
         try:
             self._backend.set_generator_state(self._impl, data[8:])
         except (ValueError, TypeError) as exc:
-            raise RuntimeError(f"Invalid RNG state of {len(data)} bytes for a "
-                               f"{self.device.type} generator: {exc}") from None
+            raise RuntimeError(
+                f"Invalid RNG state of {len(data)} bytes for a {self.device.type} generator: {exc}"
+            ) from None
         self._seed = int.from_bytes(data[:8], "little")
         return self
 
@@ -123,8 +124,9 @@ def _generator(generator, dev):
             return default_generator._impl
         return _default_generator(dev)._impl
     if generator.device.type != dev.type:
-        raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
-                           f"'{generator.device.type}'")
+        raise RuntimeError(
+            f"Expected a '{dev.type}' device type for generator but found '{generator.device.type}'"
+        )
     return generator._impl
 
 
@@ -233,8 +235,9 @@ def _exponential_kernel(xp):
 def _integers_kernel(xp):
     def kernel(gen, shape, dtype, low, high):
         """Integers in [low, high) as `dtype`."""
-        return gen.integers(low, high - 1, size=shape, dtype=xp.int64,
-                            endpoint=True).astype(dtype, copy=False)
+        return gen.integers(low, high - 1, size=shape, dtype=xp.int64, endpoint=True).astype(
+            dtype, copy=False
+        )
 
     return kernel
 
@@ -246,8 +249,10 @@ def _permutation_kernel(xp):
     return kernel
 
 
-_BAD_P = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-          "message be improved?  If so, please report an enhancement request to PyTorch.)")
+_BAD_P = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+    "message be improved?  If so, please report an enhancement request to PyTorch.)"
+)
 
 
 def _bernoulli_kernel(xp):
@@ -298,7 +303,7 @@ multinomial_op = defop("multinomial", _multinomial_kernel, differentiable=False)
 
 # -- argument checks ------------------------------------------------------------------------
 def _not_implemented(kernel_name: str, d: _dtype.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dtype.TITLE[d]}\'')
+    return NotImplementedError(f"\"{kernel_name}\" not implemented for '{_dtype.TITLE[d]}'")
 
 
 def _float_dtype(d: _dtype.dtype, kernel_name: str) -> _dtype.dtype:
@@ -313,9 +318,15 @@ def _num(x) -> str:
 
 
 _C_NAMES = {
-    _dtype.bool: "bool", _dtype.uint8: "unsigned char", _dtype.int8: "signed char",
-    _dtype.int16: "short int", _dtype.int32: "int", _dtype.int64: "long int",
-    _dtype.float16: "c10::Half", _dtype.bfloat16: "c10::BFloat16", _dtype.float32: "float",
+    _dtype.bool: "bool",
+    _dtype.uint8: "unsigned char",
+    _dtype.int8: "signed char",
+    _dtype.int16: "short int",
+    _dtype.int32: "int",
+    _dtype.int64: "long int",
+    _dtype.float16: "c10::Half",
+    _dtype.bfloat16: "c10::BFloat16",
+    _dtype.float32: "float",
     _dtype.float64: "double",
 }
 
@@ -335,8 +346,9 @@ def _bounds(d: _dtype.dtype) -> tuple:
 def _check_range(low: int, high: int, d: _dtype.dtype) -> None:
     """[low, high) must be non-empty and within `d`'s range (PyTorch's random_ checks)."""
     if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     if d.is_complex:
         raise _not_implemented("random_from_to", d)
     lo, hi = _bounds(d)
@@ -350,15 +362,21 @@ def _int_arg(value, fn_name: str, arg: str) -> int:
     if isinstance(value, Tensor):
         value = value.item()
     if isinstance(value, builtins.bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{fn_name}(): argument '{arg}' must be int, not "
-                        f"{type(value).__name__}")
+        raise TypeError(f"{fn_name}(): argument '{arg}' must be int, not {type(value).__name__}")
     return int(value)
 
 
 # -- factories ------------------------------------------------------------------------------
-def rand(*size, generator: Generator | None = None, out: Tensor | None = None,
-         dtype: _dtype.dtype | None = None, layout=None, device=None,
-         requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+def rand(
+    *size,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """Values drawn uniformly from [0, 1), of shape `size` (default dtype float32).
 
     A complex dtype draws the real and imaginary parts independently.
@@ -370,9 +388,16 @@ def rand(*size, generator: Generator | None = None, out: Tensor | None = None,
     return _finish(wrap(data, dev), requires_grad, out)
 
 
-def randn(*size, generator: Generator | None = None, out: Tensor | None = None,
-          dtype: _dtype.dtype | None = None, layout=None, device=None,
-          requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+def randn(
+    *size,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """Values drawn from the standard normal distribution, of shape `size`.
 
     A complex dtype draws a complex normal of variance 1 (each part of variance 1/2).
@@ -389,9 +414,16 @@ def _like(input: Tensor, dtype, device):
     return input._data.shape, dtype or input.dtype, dev
 
 
-def rand_like(input: Tensor, *, generator: Generator | None = None,
-              dtype: _dtype.dtype | None = None, layout=None, device=None,
-              requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+def rand_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    memory_format=None,
+) -> Tensor:
     """`rand` with the shape (and by default the dtype and device) of `input`."""
     shape, d, dev = _like(input, dtype, device)
     _float_dtype(d, "check_uniform_bounds")
@@ -399,9 +431,16 @@ def rand_like(input: Tensor, *, generator: Generator | None = None,
     return _finish(wrap(data, dev), requires_grad)
 
 
-def randn_like(input: Tensor, *, generator: Generator | None = None,
-               dtype: _dtype.dtype | None = None, layout=None, device=None,
-               requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+def randn_like(
+    input: Tensor,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    memory_format=None,
+) -> Tensor:
     """`randn` with the shape (and by default the dtype and device) of `input`."""
     shape, d, dev = _like(input, dtype, device)
     _float_dtype(d, "normal_kernel_cpu")
@@ -409,17 +448,27 @@ def randn_like(input: Tensor, *, generator: Generator | None = None,
     return _finish(wrap(data, dev), requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator: Generator | None = None,
-            out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
-            device=None, requires_grad: builtins.bool = False,
-            pin_memory: builtins.bool = False) -> Tensor:
+def randint(
+    low=0,
+    high=None,
+    size=None,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """Integers drawn uniformly from [low, high), of shape `size` (default dtype int64):
     ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:
         low, high, size = 0, low, high
     if high is None or size is None:
-        raise TypeError("randint() missing required arguments: expected (high, size) or "
-                        "(low, high, size)")
+        raise TypeError(
+            "randint() missing required arguments: expected (high, size) or (low, high, size)"
+        )
     low, high = _int_arg(low, "randint", "low"), _int_arg(high, "randint", "high")
     shape = parse_size((size,), "randint")
     d = dtype or _dtype.int64
@@ -429,9 +478,18 @@ def randint(low=0, high=None, size=None, *, generator: Generator | None = None,
     return _finish(wrap(data, dev), requires_grad, out)
 
 
-def randint_like(input: Tensor, low=0, high=None, *, generator: Generator | None = None,
-                 dtype: _dtype.dtype | None = None, layout=None, device=None,
-                 requires_grad: builtins.bool = False, memory_format=None) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low=0,
+    high=None,
+    *,
+    generator: Generator | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    memory_format=None,
+) -> Tensor:
     """`randint` with the shape (and by default the dtype and device) of `input`:
     ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     if high is None:
@@ -443,9 +501,17 @@ def randint_like(input: Tensor, low=0, high=None, *, generator: Generator | None
     return _finish(wrap(data, dev), requires_grad)
 
 
-def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
-             dtype: _dtype.dtype = _dtype.int64, layout=None, device=None,
-             requires_grad: builtins.bool = False, pin_memory: builtins.bool = False) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype = _dtype.int64,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """A random permutation of ``0 .. n-1`` (default dtype int64)."""
     n = _int_arg(n, "randperm", "n")
     if n < 0:
@@ -453,9 +519,11 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     if dtype is _dtype.bool or dtype.is_complex:
         raise _not_implemented("randperm", dtype)
     if n - 1 > _bounds(dtype)[1]:
-        raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow"
-                           if dtype.rank == _dtype.INTEGRAL else
-                           f"n is too large for result tensor type: '{dtype}'")
+        raise RuntimeError(
+            f"value cannot be converted to type {dtype.name}_t without overflow"
+            if dtype.rank == _dtype.INTEGRAL
+            else f"n is too large for result tensor type: '{dtype}'"
+        )
     dev = _device_of(device)
     data = permutation_op.kernels[dev](_generator(generator, dev), n, dtype.np)
     return _finish(wrap(data, dev), requires_grad, out)
@@ -480,10 +548,19 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
         raise broadcast_error(a, b) from None
 
 
-def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
-           out: Tensor | None = None, dtype: _dtype.dtype | None = None, layout=None,
-           device=None, requires_grad: builtins.bool = False,
-           pin_memory: builtins.bool = False) -> Tensor:
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
     """Values drawn from normal distributions of the given means and standard deviations.
 
     ``normal(mean: Tensor, std: Tensor)`` (shapes broadcast), ``normal(mean: Tensor,
@@ -494,9 +571,11 @@ def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not (mean_t or std_t):
         if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected a "
-                            "tensor mean or std, or a size")
+            raise TypeError(
+                "normal() received an invalid combination of arguments - got "
+                f"({type(mean).__name__}, {type(std).__name__}), but expected a "
+                "tensor mean or std, or a size"
+            )
         shape = parse_size((size,), "normal")
         _check_std(std)
         dev = _device_of(device)
@@ -504,21 +583,33 @@ def normal(mean, std=1.0, size=None, *, generator: Generator | None = None,
         data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, mean, std)
         return _finish(wrap(data, dev), requires_grad, out)
     if size is not None:
-        raise TypeError("normal() received an invalid combination of arguments: size is only "
-                        "accepted with a float mean and a float std")
+        raise TypeError(
+            "normal() received an invalid combination of arguments: size is only "
+            "accepted with a float mean and a float std"
+        )
     tensors = tuple(t for t in (mean, std) if isinstance(t, Tensor))
     dev = check_same_device(tensors)
     d = _float_dtype(tensors[0].dtype, "normal_kernel_cpu")
     _check_std(std)
     shape = _broadcast(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
-    data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np,
-                                  mean._data if mean_t else mean, std._data if std_t else std)
+    data = normal_op.kernels[dev](
+        _generator(generator, dev),
+        shape,
+        d.np,
+        mean._data if mean_t else mean,
+        std._data if std_t else std,
+    )
     result = wrap(data, dev)
     return result if out is None else _finish(result, False, out)
 
 
-def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
-              out: Tensor | None = None) -> Tensor:
+def bernoulli(
+    input: Tensor,
+    p: float | None = None,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """1 or 0 drawn with the probabilities in `input` (or `p` for every element), with
     `input`'s shape and dtype."""
     if p is not None:
@@ -528,8 +619,12 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         if not (d.is_floating_point or d.is_complex):
             raise _not_implemented("bernoulli_tensor_cpu_p_", d)
         dev = input._device
-        result = wrap(bernoulli_op.kernels[dev](_generator(generator, dev), input._data.shape,
-                                                d.np, input._data), dev)
+        result = wrap(
+            bernoulli_op.kernels[dev](
+                _generator(generator, dev), input._data.shape, d.np, input._data
+            ),
+            dev,
+        )
     return result if out is None else _finish(result, False, out)
 
 
@@ -537,8 +632,14 @@ def _empty_like(t: Tensor) -> Tensor:
     return wrap(backend_of(t._device).xp.empty(t._data.shape, t._data.dtype), t._device)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: builtins.bool = False, *,
-                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: builtins.bool = False,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """Category indices drawn from the weights in each row of `input` (1-D or 2-D, not
     necessarily normalised): shape ``(num_samples,)`` or ``(rows, num_samples)``, int64.
 
@@ -550,20 +651,23 @@ def multinomial(input: Tensor, num_samples: int, replacement: builtins.bool = Fa
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     d = input.dtype
     if not d.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_dtype.TITLE[d]}")
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {_dtype.TITLE[d]}"
+        )
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n = input._data.shape[-1]
     if not replacement and num_samples > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
     if n > 2**24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     dev = input._device
     p = input._data if ndim == 2 else input._data[None]
-    data = multinomial_op.kernels[dev](_generator(generator, dev), p, num_samples,
-                                       builtins.bool(replacement))
+    data = multinomial_op.kernels[dev](
+        _generator(generator, dev), p, num_samples, builtins.bool(replacement)
+    )
     result = wrap(data if ndim == 2 else data[0], dev)
     return result if out is None else _finish(result, False, out)
 
@@ -578,28 +682,35 @@ def _fill(self: Tensor, op, *args) -> Tensor:
     """Write a fresh sample of `op` (shape and dtype of `self`) into `self`."""
     if self._ag is not None and STATE.grad_enabled and self.requires_grad:
         if self.is_leaf:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        raise RuntimeError("in-place random sampling into a tensor that requires grad is "
-                           "not supported; sample under tocha.no_grad()")
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        raise RuntimeError(
+            "in-place random sampling into a tensor that requires grad is "
+            "not supported; sample under tocha.no_grad()"
+        )
     self._data[...] = op.kernels[self._device](*args)
     bump_version(self)
     return self
 
 
-def uniform_(self: Tensor, from_: float = 0, to: float = 1, *,
-             generator: Generator | None = None) -> Tensor:
+def uniform_(
+    self: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None
+) -> Tensor:
     """Fill `self` with values drawn uniformly from [from_, to)."""
     d = _float_dtype(self.dtype, "check_uniform_bounds")
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={_num(from_)} > to={_num(to)}")
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found "
+            f"from={_num(from_)} > to={_num(to)}"
+        )
     gen = _generator(generator, self._device)
     return _fill(self, uniform_op, gen, self._data.shape, d.np, from_, to)
 
 
-def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
-            generator: Generator | None = None) -> Tensor:
+def normal_(
+    self: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None
+) -> Tensor:
     """Fill `self` with values drawn from the normal distribution N(mean, std**2)."""
     d = _float_dtype(self.dtype, "normal_kernel_cpu")
     _check_std(std)
@@ -626,8 +737,10 @@ def bernoulli_(self: Tensor, p=0.5, *, generator: Generator | None = None) -> Te
 def _check_expand(shape: tuple, target: tuple) -> None:
     """`shape` must expand to `target` (PyTorch's ``expand`` errors)."""
     if len(shape) > len(target):
-        raise RuntimeError(f"the number of sizes provided ({len(target)}) must be greater or "
-                           f"equal to the number of dimensions in the tensor ({len(shape)})")
+        raise RuntimeError(
+            f"the number of sizes provided ({len(target)}) must be greater or "
+            f"equal to the number of dimensions in the tensor ({len(shape)})"
+        )
     offset = len(target) - len(shape)
     for i, size in enumerate(shape):
         if size != 1 and size != target[offset + i]:
@@ -641,8 +754,9 @@ def _check_expand(shape: tuple, target: tuple) -> None:
 _NOT_GIVEN = object()
 
 
-def random_(self: Tensor, from_=_NOT_GIVEN, to=_NOT_GIVEN, *,
-            generator: Generator | None = None) -> Tensor:
+def random_(
+    self: Tensor, from_=_NOT_GIVEN, to=_NOT_GIVEN, *, generator: Generator | None = None
+) -> Tensor:
     """Fill `self` with integers drawn uniformly: ``random_()`` from [0, the dtype's largest
     exactly representable integer], ``random_(to)`` from [0, to), ``random_(from_, to)``
     from [from_, to) (``to=None``: up to the largest)."""
@@ -656,8 +770,10 @@ def random_(self: Tensor, from_=_NOT_GIVEN, to=_NOT_GIVEN, *,
     if high is None:
         high = _random_top(d) + 1
         if low >= high:
-            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or "
-                               f"equal to 'to', but got from={low} > to={high - 1}")
+            raise RuntimeError(
+                f"random_ expects 'from' casted to dtype to be less than or "
+                f"equal to 'to', but got from={low} > to={high - 1}"
+            )
     low, high = _int_arg(low, "random_", "from"), _int_arg(high, "random_", "to")
     _check_range(low, high, d)
     gen = _generator(generator, self._device)
@@ -671,14 +787,15 @@ def _random_top(d: _dtype.dtype) -> int:
     return _bounds(d)[1]
 
 
-def exponential_(self: Tensor, lambd: float = 1, *,
-                 generator: Generator | None = None) -> Tensor:
+def exponential_(self: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fill `self` with values drawn from the exponential distribution of rate `lambd`."""
     d = self.dtype
     if not d.is_floating_point:
-        raise RuntimeError("Exponential distribution is a continuous probability "
-                           f"distribution. dtype must be a floating point but you specified "
-                           f"{_dtype.TITLE[d]}")
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability "
+            f"distribution. dtype must be a floating point but you specified "
+            f"{_dtype.TITLE[d]}"
+        )
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
     gen = _generator(generator, self._device)
@@ -741,8 +858,9 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     return _fill(self, geometric_op, gen, self._data.shape, d.np, p)
 
 
-def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *,
-                generator: Generator | None = None) -> Tensor:
+def log_normal_(
+    self: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None
+) -> Tensor:
     """Fill `self` with ``exp(N(mean, std**2))`` samples."""
     d = self.dtype
     if not d.is_floating_point:
@@ -753,13 +871,16 @@ def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *,
     return _fill(self, log_normal_op, gen, self._data.shape, d.np, mean, std)
 
 
-def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *,
-            generator: Generator | None = None) -> Tensor:
+def cauchy_(
+    self: Tensor, median: float = 0, sigma: float = 1, *, generator: Generator | None = None
+) -> Tensor:
     """Fill `self` with samples of the Cauchy distribution of `median` and scale `sigma`."""
     d = self.dtype
     if not d.is_floating_point:
-        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {_C_NAMES[d]}")
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. "
+            f"dtype must be a floating point but you specified {_C_NAMES[d]}"
+        )
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     gen = _generator(generator, self._device)

@@ -523,7 +523,7 @@ def _check_nonempty(data, dims, name: str) -> None:
 
 
 def _not_implemented(kernel: str, data) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_title(data)}\'')
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_title(data)}'")
 
 
 def _write_pair(out, result, rtype):
@@ -538,8 +538,14 @@ def _finish(result, out):
 
 
 # -- sums and means ---------------------------------------------------------------------------
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,  # noqa: A001
-        out: Tensor | None = None) -> Tensor:
+def sum(
+    input: Tensor,
+    dim=None,
+    keepdim: bool = False,
+    *,
+    dtype=None,  # noqa: A001
+    out: Tensor | None = None,
+) -> Tensor:
     """Sum of the elements over `dim` (an int or tuple of ints; every dim when None).
 
     Bool and integer inputs sum to int64; `dtype` casts the input first. Shape: `input`'s
@@ -558,8 +564,9 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,  # noqa: 
     return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype)), out)
 
 
-def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
-           out: Tensor | None = None) -> Tensor:
+def nansum(
+    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+) -> Tensor:
     """Sum over `dim` treating NaN as zero; otherwise as `sum`."""
     data = _array(input, "nansum")
     if data.dtype.kind == "c":
@@ -568,8 +575,9 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
     return _finish(_run(nansum_op, input, dims, keepdim, _np_dtype(dtype)), out)
 
 
-def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
-         out: Tensor | None = None) -> Tensor:
+def prod(
+    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+) -> Tensor:
     """Product of the elements, of all of them or over one `dim`; bool and integer inputs
     give int64. Shape: `input`'s without `dim` (kept with size 1 when `keepdim`)."""
     if dim is None:
@@ -593,8 +601,9 @@ def _check_mean_dtype(name: str, data, dtype) -> None:
         )
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
-         out: Tensor | None = None) -> Tensor:
+def mean(
+    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+) -> Tensor:
     """Mean over `dim` (an int or tuple of ints; every dim when None) of a floating or
     complex input (or of the input cast to `dtype`); NaN over an empty dim."""
     data = _array(input, "mean")
@@ -605,8 +614,9 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
     return _finish(_run(mean_op, input, dims, keepdim, _np_dtype(dtype)), out)
 
 
-def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
-            out: Tensor | None = None) -> Tensor:
+def nanmean(
+    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+) -> Tensor:
     """Mean over `dim` of the elements that are not NaN (NaN where all are)."""
     data = _array(input, "nanmean")
     if data.dtype.kind not in "fV":
@@ -754,30 +764,46 @@ def _moment_args(name: str, input: Tensor, dim, unbiased, correction):
     return _dims(dim, data.ndim, name), correction
 
 
-def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
-        out: Tensor | None = None) -> Tensor:
+def var(
+    input: Tensor,
+    dim=None,
+    unbiased=None,
+    keepdim: bool = False,
+    *,
+    correction=None,
+    out: Tensor | None = None,
+) -> Tensor:
     """Variance over `dim`: the sum of squared deviations divided by ``N - correction``
     (default 1; ``unbiased=False`` means 0). Complex inputs give real results."""
     dims, correction = _moment_args("var", input, dim, unbiased, correction)
     return _finish(_run(var_op, input, dims, correction, keepdim), out)
 
 
-def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
-        out: Tensor | None = None) -> Tensor:
+def std(
+    input: Tensor,
+    dim=None,
+    unbiased=None,
+    keepdim: bool = False,
+    *,
+    correction=None,
+    out: Tensor | None = None,
+) -> Tensor:
     """Standard deviation over `dim`: the square root of `var` with the same arguments."""
     dims, correction = _moment_args("std", input, dim, unbiased, correction)
     return _finish(_run(std_op, input, dims, correction, keepdim), out)
 
 
-def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
-             correction=None) -> tuple:
+def var_mean(
+    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+) -> tuple:
     """``(var, mean)`` over `dim`, as `var` and `mean` with the same arguments."""
     dims, correction = _moment_args("var_mean", input, dim, unbiased, correction)
     return call(var_mean_op, (input,), dims, correction, keepdim)
 
 
-def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
-             correction=None) -> tuple:
+def std_mean(
+    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+) -> tuple:
     """``(std, mean)`` over `dim`, as `std` and `mean` with the same arguments."""
     dims, correction = _moment_args("std_mean", input, dim, unbiased, correction)
     return call(std_mean_op, (input,), dims, correction, keepdim)
@@ -790,14 +816,24 @@ def _logical(op, name: str, input: Tensor, dim, keepdim, out) -> Tensor:
     return _finish(_run(op, input, dim, keepdim), out)
 
 
-def all(input: Tensor, dim=None, keepdim: bool = False, *,  # noqa: A001
-        out: Tensor | None = None) -> Tensor:
+def all(
+    input: Tensor,
+    dim=None,
+    keepdim: bool = False,
+    *,  # noqa: A001
+    out: Tensor | None = None,
+) -> Tensor:
     """Whether every element over `dim` is nonzero (bool; uint8 for a uint8 input)."""
     return _logical(all_op, "all", input, dim, keepdim, out)
 
 
-def any(input: Tensor, dim=None, keepdim: bool = False, *,  # noqa: A001
-        out: Tensor | None = None) -> Tensor:
+def any(
+    input: Tensor,
+    dim=None,
+    keepdim: bool = False,
+    *,  # noqa: A001
+    out: Tensor | None = None,
+) -> Tensor:
     """Whether some element over `dim` is nonzero (bool; uint8 for a uint8 input)."""
     return _logical(any_op, "any", input, dim, keepdim, out)
 
@@ -843,8 +879,9 @@ def _matrix_dims(p: str, dim, ndim: int) -> tuple:
     return wrapped
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out: Tensor | None = None,
-         dtype=None) -> Tensor:
+def norm(
+    input: Tensor, p="fro", dim=None, keepdim: bool = False, out: Tensor | None = None, dtype=None
+) -> Tensor:
     """The p-norm over `dim` (the legacy ``torch.norm``): p a number (``inf``, ``-inf``, 0
     counts nonzeros), ``"fro"`` (the 2-norm) or ``"nuc"`` (sum of the singular values over two
     dims). Real result (complex inputs give their real dtype)."""
@@ -951,8 +988,9 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """`median` ignoring NaN (NaN only where every value is NaN)."""
-    return _median(nanmedian_op, nanmedian_dim_op, "nanmedian", rt.nanmedian, input, dim,
-                   keepdim, out)
+    return _median(
+        nanmedian_op, nanmedian_dim_op, "nanmedian", rt.nanmedian, input, dim, keepdim, out
+    )
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
@@ -967,9 +1005,34 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     return result if out is None else _write_pair(out, result, rt.mode)
 
 
-for _fn in (sum, nansum, prod, mean, nanmean, max, min, amax, amin, aminmax, argmax, argmin,
-            var, std, all, any, count_nonzero, norm, logsumexp, cumsum, cumprod, cummax, cummin,
-            median, nanmedian, mode):
+for _fn in (
+    sum,
+    nansum,
+    prod,
+    mean,
+    nanmean,
+    max,
+    min,
+    amax,
+    amin,
+    aminmax,
+    argmax,
+    argmin,
+    var,
+    std,
+    all,
+    any,
+    count_nonzero,
+    norm,
+    logsumexp,
+    cumsum,
+    cumprod,
+    cummax,
+    cummin,
+    median,
+    nanmedian,
+    mode,
+):
     export(_fn, method=True)
 export(var_mean)
 export(std_mean)

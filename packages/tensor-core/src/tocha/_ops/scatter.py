@@ -261,9 +261,7 @@ def call_view_getitem(x: Tensor, key) -> Tensor:
 
 
 def _tracked(*tensors) -> bool:
-    return STATE.grad_enabled and any(
-        isinstance(t, Tensor) and t._ag is not None for t in tensors
-    )
+    return STATE.grad_enabled and any(isinstance(t, Tensor) and t._ag is not None for t in tensors)
 
 
 def _in_place(self: Tensor, op, inputs: tuple, *args) -> Tensor:
@@ -285,8 +283,9 @@ def _in_place(self: Tensor, op, inputs: tuple, *args) -> Tensor:
 
 
 # -- gather and scatter --------------------------------------------------------------------
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
-           out: Tensor | None = None) -> Tensor:
+def gather(
+    input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out: Tensor | None = None
+) -> Tensor:
     """Values of `input` picked along `dim` by `index`:
     ``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim == 0``.
 
@@ -300,8 +299,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         result = call(gather_op, (input.reshape(1), idx.reshape(-1)), 0).reshape(index.shape)
     else:
         shape = input._data.shape
-        key = tuple(slice(None) if k == dim else slice(0, n)
-                    for k, n in enumerate(idx._data.shape))
+        key = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(idx._data.shape))
         if any(n != shape[k] for k, n in enumerate(idx._data.shape) if k != dim):
             input = call_view_getitem(input, key)
         result = call(gather_op, (input, idx), dim)
@@ -357,8 +355,16 @@ def _run_(self: Tensor, plan) -> Tensor:
     return _in_place(self, op, inputs, *args)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
-            reduce: str | None = None, out: Tensor | None = None) -> Tensor:
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src=None,
+    *,
+    value=None,
+    reduce: str | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """A copy of `input` with `src` (a tensor, or a number `value`) written at the positions
     `index` names along `dim`: ``out[index[i][j]][j] = src[i][j]`` for ``dim == 0``.
     With ``reduce="add"`` or ``"multiply"`` the values combine with those present.
@@ -368,8 +374,9 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None,
     return result if out is None else _write(out, result)
 
 
-def scatter_(self: Tensor, dim: int, index: Tensor, src=None, *, value=None,
-             reduce: str | None = None) -> Tensor:
+def scatter_(
+    self: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None
+) -> Tensor:
     """In-place form of `scatter`."""
     src = value if src is None else src
     return _run_(self, _scatter_call("scatter", self, dim, index, src, reduce))
@@ -385,8 +392,9 @@ def _add_call(input, dim, index, src):
     return scatter_add_op, (idx, src), (dim,)
 
 
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *,
-                out: Tensor | None = None) -> Tensor:
+def scatter_add(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, *, out: Tensor | None = None
+) -> Tensor:
     """A copy of `input` with every value of `src` added at the position `index` names along
     `dim`: ``out[index[i][j]][j] += src[i][j]`` for ``dim == 0`` (repeats accumulate)."""
     result = _run(input, _add_call(input, dim, index, src))
@@ -406,8 +414,7 @@ def _reduce_call(input, dim, index, src, reduce, include_self):
         )
     if input._data.dtype.kind == "c" and reduce in ("amax", "amin"):
         raise NotImplementedError(
-            f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
-            f"'{_title(input)}'"
+            f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for '{_title(input)}'"
         )
     dim, idx, src = _scatter_args("scatter", input, dim, index, src)
     if idx is None:
@@ -417,8 +424,16 @@ def _reduce_call(input, dim, index, src, reduce, include_self):
     return scatter_reduce_op, (idx, src), (dim, reduce, bool(include_self))
 
 
-def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                   include_self: bool = True, out: Tensor | None = None) -> Tensor:
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+    out: Tensor | None = None,
+) -> Tensor:
     """A copy of `input` where the values of `src` sent by `index` along `dim` to one position
     are reduced with ``reduce`` ("sum", "prod", "mean", "amax" or "amin"), together with the
     value present unless ``include_self=False``. Integer means round down."""
@@ -426,15 +441,25 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     return result if out is None else _write(out, result)
 
 
-def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                    include_self: bool = True) -> Tensor:
+def scatter_reduce_(
+    self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
     """In-place form of `scatter_reduce`."""
     return _run_(self, _reduce_call(self, dim, index, src, reduce, include_self))
 
 
 # -- along one dim with a vector of indices ------------------------------------------------
-def _index_args(name: str, input: Tensor, dim, index: Tensor, source=None, *,
-                int64_only=False, error=RuntimeError, prefix: str = ""):
+def _index_args(
+    name: str,
+    input: Tensor,
+    dim,
+    index: Tensor,
+    source=None,
+    *,
+    int64_only=False,
+    error=RuntimeError,
+    prefix: str = "",
+):
     """Check an ``index_*`` op: dim in range, `index` a vector of ints in range, `source`
     shaped as input with ``len(index)`` along `dim`. Returns the wrapped dim."""
     ndim = input._data.ndim
@@ -470,8 +495,9 @@ def _index_args(name: str, input: Tensor, dim, index: Tensor, source=None, *,
     return dim
 
 
-def _index_dtype(name: str, index: Tensor, allowed: tuple, message: str,
-                 error=RuntimeError) -> None:
+def _index_dtype(
+    name: str, index: Tensor, allowed: tuple, message: str, error=RuntimeError
+) -> None:
     """Refuse an index tensor whose dtype is not in `allowed`, with PyTorch's `message`."""
     _tensor(index, name, "index", 3)
     if index._data.dtype.name not in allowed:
@@ -483,8 +509,12 @@ def _vector(index: Tensor) -> Tensor:
 
 
 def _add_plan(input, dim, index, source, alpha):
-    _index_dtype("index_add", index, _INDEX_DTYPES,
-                 "index_add_(): Expected dtype int32/int64 for index but got: {title}")
+    _index_dtype(
+        "index_add",
+        index,
+        _INDEX_DTYPES,
+        "index_add_(): Expected dtype int32/int64 for index but got: {title}",
+    )
     _tensor(source, "index_add", "source", 4)
     dim = _index_args("index_add_", input, dim, index, source)
     if input._data.dtype.kind in "biu" and not isinstance(alpha, bool):
@@ -492,8 +522,9 @@ def _add_plan(input, dim, index, source, alpha):
     return index_add_op, (_vector(index), source), (dim, alpha)
 
 
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
-              out: Tensor | None = None) -> Tensor:
+def index_add(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1, out: Tensor | None = None
+) -> Tensor:
     """A copy of `input` with ``alpha * source`` added along `dim` at the positions of the
     vector `index`: ``out[index[i]] += alpha * source[i]`` for ``dim == 0`` (repeats add)."""
     op, inputs, args = _add_plan(input, dim, index, source, alpha)
@@ -508,8 +539,12 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 
 def _copy_plan(input, dim, index, source):
-    _index_dtype("index_copy", index, ("int64",),
-                 "index_copy_(): Expected a long tensor for index, but got {title}")
+    _index_dtype(
+        "index_copy",
+        index,
+        ("int64",),
+        "index_copy_(): Expected a long tensor for index, but got {title}",
+    )
     _tensor(source, "index_copy", "source", 4)
     ndim = input._data.ndim
     d = _wrap_dim(dim, ndim)
@@ -518,13 +553,15 @@ def _copy_plan(input, dim, index, source):
             f"index_copy_(): Number of indices ({index._data.size}) should be equal to "
             f"source.size(dim) ({source._data.shape[d if ndim else 0]})"
         )
-    d = _index_args("index_copy_", input, dim, index, source, error=IndexError,
-                    prefix="index_copy_(): ")
+    d = _index_args(
+        "index_copy_", input, dim, index, source, error=IndexError, prefix="index_copy_(): "
+    )
     return index_copy_op, (_vector(index), source), (d,)
 
 
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
-               out: Tensor | None = None) -> Tensor:
+def index_copy(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, *, out: Tensor | None = None
+) -> Tensor:
     """A copy of `input` with the slices of `source` written along `dim` at the positions of
     the vector `index` (int64): ``out[index[i]] = source[i]`` for ``dim == 0``."""
     op, inputs, args = _copy_plan(input, dim, index, source)
@@ -539,8 +576,13 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 
 def _fill_plan(input, dim, index, value):
-    _index_dtype("index_fill", index, ("int64",), "index_fill_(): Expected dtype int64 for index.",
-                 IndexError)
+    _index_dtype(
+        "index_fill",
+        index,
+        ("int64",),
+        "index_fill_(): Expected dtype int64 for index.",
+        IndexError,
+    )
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
@@ -580,8 +622,9 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return call(index_op, (input.reshape(-1), index), (0,))
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
-                   out: Tensor | None = None) -> Tensor:
+def take_along_dim(
+    input: Tensor, indices: Tensor, dim: int | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`gather` after broadcasting `input` and `indices` on every dim but `dim`; with `dim`
     None, `gather` from the flattened input at the flattened indices."""
     _tensor(indices, "take_along_dim", "indices", 2)
@@ -600,10 +643,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
                 f"dimensions, but got {ndim} dimensions for input, and {indices._data.ndim} "
                 "dimensions for indices"
             )
-        shape = list(np.broadcast_shapes(
-            tuple(1 if k == dim else n for k, n in enumerate(input._data.shape)),
-            tuple(1 if k == dim else n for k, n in enumerate(indices._data.shape)),
-        ))
+        shape = list(
+            np.broadcast_shapes(
+                tuple(1 if k == dim else n for k, n in enumerate(input._data.shape)),
+                tuple(1 if k == dim else n for k, n in enumerate(indices._data.shape)),
+            )
+        )
         if ndim:
             shape[dim] = input._data.shape[dim]
             input = input.expand(shape)
@@ -716,11 +761,17 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
             f"dimension {dim}"
         )
     key = (slice(None),) * dim + (index,)
-    return _embed(input, src, key, shape[:dim] + shape[dim + 1:])
+    return _embed(input, src, key, shape[:dim] + shape[dim + 1 :])
 
 
-def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None,
-                  end: int | None = None, step: int = 1) -> Tensor:
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
     """A copy of `input` with `src` written at ``start:end:step`` along `dim`."""
     shape = input._data.shape
     dim = _wrap_dim(dim, len(shape))
@@ -728,17 +779,16 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     return _embed(input, src, key, np.empty(shape, dtype=np.bool_)[key].shape)
 
 
-def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
-                     dim2: int = 1) -> Tensor:
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
     """A copy of `input` with `src` written on the diagonal ``input.diagonal(offset, dim1,
     dim2)`` names; `src` has that diagonal's shape (the other dims, then the diagonal)."""
     _tensor(src, "diagonal_scatter", "src", 2)
     shape = input._data.shape
     d1, d2 = _wrap_dim(dim1, len(shape)), _wrap_dim(dim2, len(shape))
     if d1 == d2:
-        raise RuntimeError(
-            f"diagonal dimensions cannot be identical {dim1}, {dim2}"
-        )
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n1, n2 = shape[d1], shape[d2]
     length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
     rest = [n for k, n in enumerate(shape) if k not in (d1, d2)]
@@ -762,10 +812,31 @@ def _arange(n: int, start: int, dev) -> Tensor:
     return arange(start, start + n, device=dev)
 
 
-for _fn in (gather, scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill,
-            take, take_along_dim, put, masked_scatter, select_scatter, slice_scatter,
-            diagonal_scatter):
+for _fn in (
+    gather,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    index_add,
+    index_copy,
+    index_fill,
+    take,
+    take_along_dim,
+    put,
+    masked_scatter,
+    select_scatter,
+    slice_scatter,
+    diagonal_scatter,
+):
     export(_fn, method=True)
-for _fn in (scatter_, scatter_add_, scatter_reduce_, index_add_, index_copy_, index_fill_,
-            put_, masked_scatter_):
+for _fn in (
+    scatter_,
+    scatter_add_,
+    scatter_reduce_,
+    index_add_,
+    index_copy_,
+    index_fill_,
+    put_,
+    masked_scatter_,
+):
     export(_fn, method=True, function=False)

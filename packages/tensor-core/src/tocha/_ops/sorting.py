@@ -281,9 +281,13 @@ def _histogram_kernel(xp):
             low, high = 0.0, 0.0
         if low == high:
             low, high = low - 0.5, high + 0.5
-        hist, edges = xp.histogram(x.reshape(-1), bins, (low, high),
-                                   weights=None if weight is None else weight.reshape(-1),
-                                   density=density)
+        hist, edges = xp.histogram(
+            x.reshape(-1),
+            bins,
+            (low, high),
+            weights=None if weight is None else weight.reshape(-1),
+            density=density,
+        )
         return hist.astype(x.dtype), edges.astype(x.dtype)
 
     return kernel
@@ -304,8 +308,9 @@ sort_op = defop("sort", _sort_kernel)
 topk_op = defop("topk", _topk_kernel)
 kthvalue_op = defop("kthvalue", _kthvalue_kernel)
 unique_op = defop("unique", _unique_kernel, differentiable=False)
-unique_consecutive_op = defop("unique_consecutive", _unique_consecutive_kernel,
-                              differentiable=False)
+unique_consecutive_op = defop(
+    "unique_consecutive", _unique_consecutive_kernel, differentiable=False
+)
 searchsorted_op = defop("searchsorted", _searchsorted_kernel, differentiable=False)
 histc_op = defop("histc", _histc_kernel, differentiable=False)
 histogram_op = defop("histogram", _histogram_kernel, differentiable=False)
@@ -319,8 +324,7 @@ def _title(t: Tensor) -> str:
 
 def _not_tensor(name: str, x, arg: str = "input", position: int = 1) -> TypeError:
     return TypeError(
-        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
-        f"{type(x).__name__}"
+        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}"
     )
 
 
@@ -342,8 +346,7 @@ def _pair(result, rtype, out):
 
 
 # -- sorting ---------------------------------------------------------------------------------
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False,
-         out=None):
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out=None):
     """``(values, indices)``: `input` sorted along `dim` (ascending unless `descending`), and
     where each value came from. Always stable: equal values keep their order. NaN counts as
     the largest value."""
@@ -365,8 +368,9 @@ def msort(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
-         out=None):
+def topk(
+    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None
+):
     """``(values, indices)`` of the `k` largest (smallest unless `largest`) elements along
     `dim`, in order (largest first). NaN counts as the largest value; among equal values the
     earlier index comes first."""
@@ -374,8 +378,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     kind = input._data.dtype.kind
     if kind in "bc":
         what = "bool" if kind == "b" else "complex"
-        raise RuntimeError(f"{'' if kind == 'b' else ' '}topk does not support {what} dtypes "
-                           "on CPU")
+        raise RuntimeError(
+            f"{'' if kind == 'b' else ' '}topk does not support {what} dtypes on CPU"
+        )
     ndim = input._data.ndim
     dim = _wrap_dim(dim, ndim)
     size = input._data.shape[dim] if ndim else 1
@@ -406,8 +411,13 @@ def _unique_result(result, return_inverse: bool, return_counts: bool):
     return result
 
 
-def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
-           return_counts: bool = False, dim: int | None = None):
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+):
     """The distinct values of `input` (flattened; with `dim`, the distinct slices along it),
     in ascending order; with `return_inverse`, where each element went (input's shape, or
     a vector along `dim`); with `return_counts`, how often each occurs. NaNs are distinct."""
@@ -426,8 +436,9 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     return _unique_result(result, return_inverse, return_counts)
 
 
-def unique_consecutive(input: Tensor, return_inverse: bool = False,
-                       return_counts: bool = False, dim: int | None = None):
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+):
     """`input` (flattened; with `dim`, its slices along it) with each run of equal
     consecutive values kept once; `return_inverse` and `return_counts` as `unique`."""
     input = _input("unique_consecutive", input)
@@ -436,8 +447,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
         dim = _wrap_dim(dim, ndim)
         if ndim == 0:
             dim = None
-    result = call(unique_consecutive_op, (input,), bool(return_inverse), bool(return_counts),
-                  dim)
+    result = call(unique_consecutive_op, (input,), bool(return_inverse), bool(return_counts), dim)
     return _unique_result(result, return_inverse, return_counts)
 
 
@@ -450,9 +460,16 @@ def _values_tensor(values, like: Tensor) -> Tensor:
     return tensor(values, device=like._device)
 
 
-def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
-                 right: bool = False, side: str | None = None, out: Tensor | None = None,
-                 sorter: Tensor | None = None) -> Tensor:
+def searchsorted(
+    sorted_sequence: Tensor,
+    input,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    out: Tensor | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
     """For each value of `input` (a tensor or a number), the index at which it would be
     inserted in the innermost dim of `sorted_sequence` to keep it sorted: before equal
     boundaries, or after them with ``right=True`` / ``side="right"``. A sequence of several
@@ -498,13 +515,20 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
             )
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     dtype = _dtype.promote_types(sorted_sequence.dtype, values.dtype)
-    result = call(searchsorted_op, (sorted_sequence.to(dtype), values.to(dtype)), bool(right),
-                  bool(out_int32))
+    result = call(
+        searchsorted_op, (sorted_sequence.to(dtype), values.to(dtype)), bool(right), bool(out_int32)
+    )
     return result if out is None else write_out(out, result)
 
 
-def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,
-              out: Tensor | None = None) -> Tensor:
+def bucketize(
+    input,
+    boundaries: Tensor,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """For each value of `input`, the index of the bucket of the 1-D `boundaries` it falls in:
     ``boundaries[i-1] < x <= boundaries[i]`` (``<=``, ``<`` with `right`)."""
     if not isinstance(boundaries, Tensor):
@@ -519,11 +543,17 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
 # -- histograms ------------------------------------------------------------------------------
 def _check_float(name: str, x: Tensor, kernel: str) -> None:
     if x._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_title(x)}\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(x)}'")
 
 
-def histc(input: Tensor, bins: int = 100, min=0, max=0, *,  # noqa: A002
-          out: Tensor | None = None) -> Tensor:
+def histc(
+    input: Tensor,
+    bins: int = 100,
+    min=0,
+    max=0,
+    *,  # noqa: A002
+    out: Tensor | None = None,
+) -> Tensor:
     """Counts of the elements of `input` in `bins` equal-width bins spanning ``[min, max]``
     (the data's range when both are 0); elements outside are ignored. Input's dtype."""
     input = _input("histc", input)
@@ -536,8 +566,15 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *,  # noqa: A002
     return result if out is None else write_out(out, result)
 
 
-def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = None,  # noqa: A002
-              density: bool = False, out=None):
+def histogram(
+    input: Tensor,
+    bins=100,
+    *,
+    range=None,
+    weight: Tensor | None = None,  # noqa: A002
+    density: bool = False,
+    out=None,
+):
     """``(hist, bin_edges)``: the histogram of `input` over `bins` (a count of equal-width bins
     over `range`, by default the data's, or a tensor of increasing edges), each element
     counting `weight` (default 1); with `density`, normalised to integrate to 1."""
@@ -580,8 +617,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return call(bincount_op, (input, weights), int(minlength))
 
 
-for _fn in (sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, histc,
-            histogram):
+for _fn in (sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, histc, histogram):
     export(_fn, method=True)
 export(bincount, method=True)
 export(searchsorted)

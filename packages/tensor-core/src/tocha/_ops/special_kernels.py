@@ -35,15 +35,33 @@ from ._special_math import (
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _SQRT2 = math.sqrt(2.0)
 # B_2k / (2k (2k - 1)) for k = 1..8: the coefficients of Stirling's series of lgamma.
-_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156,
-             -3617 / 122400)
+_STIRLING = (
+    1 / 12,
+    -1 / 360,
+    1 / 1260,
+    -1 / 1680,
+    1 / 1188,
+    -691 / 360360,
+    1 / 156,
+    -3617 / 122400,
+)
 # B_2k / (2k) for k = 1..8: the asymptotic series of digamma.
-_DIGAMMA = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12,
-            -3617 / 8160)
+_DIGAMMA = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12, -3617 / 8160)
 # (2k)! / B_2k for k = 1..12: the Euler-Maclaurin corrections of zeta (Cephes' A[]).
-_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
-           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
-           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+_ZETA_A = (
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+)
 _SHIFT = 15.0
 _TAYLOR_TERMS = 32
 _EULER = 0.57721566490153286061
@@ -120,7 +138,7 @@ def zeta64(xp, s, q):
     and at q a non-positive integer, nan for q < 0 with s not an integer)."""
     s, q = xp.broadcast_arrays(s, q)
     with _quiet(xp):
-        total = q ** -s
+        total = q**-s
         a = q.copy()
         active = xp.ones(q.shape, bool)
         count = 0
@@ -129,12 +147,12 @@ def zeta64(xp, s, q):
             if not active.any():
                 break
             a = xp.where(active, a + 1.0, a)
-            total = xp.where(active, total + a ** -s, total)
+            total = xp.where(active, total + a**-s, total)
             count += 1
         w = a
-        total = total + w ** (1.0 - s) / (s - 1.0) - 0.5 * w ** -s
+        total = total + w ** (1.0 - s) / (s - 1.0) - 0.5 * w**-s
         factor = xp.ones_like(s)
-        term_power = w ** -s
+        term_power = w**-s
         for k, a_k in enumerate(_ZETA_A):
             factor = factor * (s + 2 * k)
             correction = factor * term_power / w / a_k
@@ -222,8 +240,11 @@ def erfcx64(xp, x):
     ym = xp.where(mid, y, 1.0)
     yt = xp.where(mid, 5.0, y)
     zt = 1.0 / (yt * yt)
-    scaled = xp.where(mid, _horner(ym, _C) / _horner(ym, _D),
-                      (_RSQRTPI - zt * _horner(zt, _P) / _horner(zt, _Q)) / yt)
+    scaled = xp.where(
+        mid,
+        _horner(ym, _C) / _horner(ym, _D),
+        (_RSQRTPI - zt * _horner(zt, _P) / _horner(zt, _Q)) / yt,
+    )
     with _quiet(xp):
         negative = 2.0 * xp.exp(y * y) - scaled
     return xp.where(small, near, xp.where(x < 0, negative, scaled))
@@ -301,7 +322,7 @@ def _float64_kernel(name, fn64, arity):
             dt = next(a.dtype for a in operands if hasattr(a, "dtype"))
             if dt.kind == "c":
                 title = "ComplexFloat" if dt.itemsize == 8 else "ComplexDouble"
-                raise NotImplementedError(f'"{name}" not implemented for \'{title}\'')
+                raise NotImplementedError(f"\"{name}\" not implemented for '{title}'")
             result = fn64(xp, *(xp.asarray(a, dtype=xp.float64) for a in operands))
             return xp.asarray(result).astype(dt, copy=False)
 

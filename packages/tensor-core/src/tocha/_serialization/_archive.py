@@ -102,7 +102,7 @@ class ArchiveWriter:
                 out.write(data)
                 return
             for start in range(0, size, _CHUNK):
-                chunk = data[start:start + _CHUNK]
+                chunk = data[start : start + _CHUNK]
                 out.write(memoryview(chunk if to_host is None else to_host(chunk)))
 
     def __enter__(self) -> ArchiveWriter:
@@ -123,10 +123,15 @@ class ArchiveReader:
             self._zip = zipfile.ZipFile(fileobj)
             infos = self._zip.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
-            raise RuntimeError(f"PytorchStreamReader failed reading zip archive {name}: {exc} "
-                               "(the file is damaged or truncated)") from None
-        pickles = [i.filename for i in infos if i.filename.endswith("/data.pkl")
-                   and i.filename.count("/") == 1]
+            raise RuntimeError(
+                f"PytorchStreamReader failed reading zip archive {name}: {exc} "
+                "(the file is damaged or truncated)"
+            ) from None
+        pickles = [
+            i.filename
+            for i in infos
+            if i.filename.endswith("/data.pkl") and i.filename.count("/") == 1
+        ]
         if len(pickles) != 1:
             names = {i.filename.split("/", 1)[-1] for i in infos}
             what = "a TorchScript archive" if "constants.pkl" in names else "not a checkpoint"
@@ -167,17 +172,21 @@ class ArchiveReader:
     def _info(self, record: str) -> zipfile.ZipInfo:
         info = self._infos.get(self._prefix + record)
         if info is None:
-            raise RuntimeError(f"PytorchStreamReader failed locating file {record} in {self.name}"
-                               ": file not found")
+            raise RuntimeError(
+                f"PytorchStreamReader failed locating file {record} in {self.name}: file not found"
+            )
         return info
 
     def _span(self, info: zipfile.ZipInfo) -> tuple[int, int]:
         """Where a record's bytes start and end in the file, after checking that it is stored
         uncompressed, lies inside the file and leaves the other records their bytes."""
-        record = info.filename[len(self._prefix):]
+        record = info.filename[len(self._prefix) :]
         if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-            self._fail(record, "the record is compressed; checkpoints store records "
-                       "uncompressed, as torch.save writes them")
+            self._fail(
+                record,
+                "the record is compressed; checkpoints store records "
+                "uncompressed, as torch.save writes them",
+            )
         self._file.seek(info.header_offset)
         header = self._file.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size:
@@ -187,14 +196,17 @@ class ArchiveReader:
             self._fail(record, "bad local header")
         offset = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
         if offset + info.file_size > self._size:
-            self._fail(record, f"its {info.file_size} bytes run past the end of the file "
-                       "(the file is truncated or damaged)")
+            self._fail(
+                record,
+                f"its {info.file_size} bytes run past the end of the file "
+                "(the file is truncated or damaged)",
+            )
         self._unclaimed -= info.file_size
         if self._unclaimed < 0:
-            self._fail(record, "records overlap: together they claim more bytes than the file "
-                       "has")
+            self._fail(record, "records overlap: together they claim more bytes than the file has")
         return offset, offset + info.file_size
 
     def _fail(self, record: str, why: str):
-        raise RuntimeError(f"PytorchStreamReader failed reading file {record} of {self.name}: "
-                           f"{why}")
+        raise RuntimeError(
+            f"PytorchStreamReader failed reading file {record} of {self.name}: {why}"
+        )

@@ -22,9 +22,11 @@ from . import _archive
 from ._pickle import Pickler, Unpickler, WeightsUnpickler
 from ._storage import StorageTable, TypedStorage, UntypedStorage, restorer
 
-_UNSAFE = ("Re-running `tocha.load` with `weights_only` set to `False` will likely succeed, but it "
-           "can result in arbitrary code execution. Do it only if you got the file from a "
-           "trusted source.")
+_UNSAFE = (
+    "Re-running `tocha.load` with `weights_only` set to `False` will likely succeed, but it "
+    "can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
+)
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 
 
@@ -45,8 +47,9 @@ def save(obj, f, protocol: int) -> None:
             f.flush()
 
 
-_LEAVES = frozenset({str, bytes, bytearray, int, float, complex, bool, type(None), _dtype.dtype,
-                     device})
+_LEAVES = frozenset(
+    {str, bytes, bytearray, int, float, complex, bool, type(None), _dtype.dtype, device}
+)
 _MAPPINGS = frozenset({dict, collections.OrderedDict, collections.Counter})
 _SEQUENCES = frozenset({list, tuple, set, frozenset, Size})
 
@@ -98,10 +101,13 @@ def load(f, map_location, weights_only: bool, mmap: bool, pickle_load_args: dict
         fileobj.seek(start)
         if not is_zip:
             if mmap:
-                raise RuntimeError("mmap can only be used with files saved with "
-                                   "`tocha.save` or a recent `torch.save` (zip format)")
-            return _guarded(weights_only, _load_not_zip, fileobj, name, weights_only,
-                            pickle_load_args)
+                raise RuntimeError(
+                    "mmap can only be used with files saved with "
+                    "`tocha.save` or a recent `torch.save` (zip format)"
+                )
+            return _guarded(
+                weights_only, _load_not_zip, fileobj, name, weights_only, pickle_load_args
+            )
         mapped = None
         if mmap:
             if not _archive.is_path(f):
@@ -109,8 +115,9 @@ def load(f, map_location, weights_only: bool, mmap: bool, pickle_load_args: dict
             if os.path.getsize(f):
                 mapped = np.memmap(f, np.uint8, mode="c")
         reader = _archive.ArchiveReader(fileobj, name)
-        return _guarded(weights_only, _load_zip, reader, mapped, map_location, weights_only,
-                        pickle_load_args)
+        return _guarded(
+            weights_only, _load_zip, reader, mapped, map_location, weights_only, pickle_load_args
+        )
 
 
 def _load_zip(reader, mapped, map_location, weights_only: bool, pickle_load_args: dict):
@@ -126,13 +133,14 @@ def _load_zip(reader, mapped, map_location, weights_only: bool, pickle_load_args
                 data = data.view(dtype.np).byteswap().view(np.uint8)
             storage = untyped[key] = restore(UntypedStorage(data, CPU), location)
         if storage.nbytes() < numel * dtype.itemsize:
-            raise RuntimeError(f"storage data/{key} of {reader.name} holds {storage.nbytes()} "
-                               f"bytes, fewer than its {numel} elements of {dtype} need")
+            raise RuntimeError(
+                f"storage data/{key} of {reader.name} holds {storage.nbytes()} "
+                f"bytes, fewer than its {numel} elements of {dtype} need"
+            )
         return TypedStorage(storage, dtype)
 
     manifest = io.BytesIO(reader.read("data.pkl"))
-    return _unpickler(weights_only)(manifest, load_storage=load_storage,
-                                    **pickle_load_args).load()
+    return _unpickler(weights_only)(manifest, load_storage=load_storage, **pickle_load_args).load()
 
 
 def _load_not_zip(fileobj, name: str, weights_only: bool, pickle_load_args: dict):
@@ -141,8 +149,10 @@ def _load_not_zip(fileobj, name: str, weights_only: bool, pickle_load_args: dict
 
     magic = _unpickler(weights_only)(fileobj, load_storage=no_storage, **pickle_load_args).load()
     if magic == _LEGACY_MAGIC:
-        raise RuntimeError(f"{name} was written in PyTorch's legacy format (before 1.6), which "
-                           "tocha does not read; load it in PyTorch and save it again")
+        raise RuntimeError(
+            f"{name} was written in PyTorch's legacy format (before 1.6), which "
+            "tocha does not read; load it in PyTorch and save it again"
+        )
     raise RuntimeError(f"Invalid magic number; corrupt file? {name} is not a checkpoint")
 
 
@@ -162,11 +172,13 @@ def _guarded(weights_only: bool, fn, *args):
 
 def _weights_only_message(message: str) -> str:
     if "was not an allowed global by default" in message:
-        return ("Weights only load failed. This file can still be loaded, to do so you have two "
-                "options, do those steps only if you trust the source of the checkpoint. "
-                f"\n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with `weights_only=True` "
-                "please check the recommended steps in the following error message.\n\t"
-                f"WeightsUnpickler error: {message}")
+        return (
+            "Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, do those steps only if you trust the source of the checkpoint. "
+            f"\n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with `weights_only=True` "
+            "please check the recommended steps in the following error message.\n\t"
+            f"WeightsUnpickler error: {message}"
+        )
     return f"Weights only load failed. {_UNSAFE}\n\n{message}"
 
 

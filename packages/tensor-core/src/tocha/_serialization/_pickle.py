@@ -83,8 +83,12 @@ class Pickler(pickle._Pickler):
             if _registry.name_of_type(cls) == _registry.PARAMETER:
                 if state is None:
                     return REBUILD_PARAMETER, (plain, t.requires_grad, collections.OrderedDict())
-                return REBUILD_PARAMETER_STATE, (plain, t.requires_grad,
-                                                 collections.OrderedDict(), state)
+                return REBUILD_PARAMETER_STATE, (
+                    plain,
+                    t.requires_grad,
+                    collections.OrderedDict(),
+                    state,
+                )
             return REBUILD_FROM_TYPE, (REBUILD_TENSOR, cls, self._tensor_args(t), state)
         return REBUILD_TENSOR, self._tensor_args(t)
 
@@ -93,8 +97,14 @@ class Pickler(pickle._Pickler):
             self._table.add(t)
             return ()
         ref, offset, strides = self._table.locate(t)
-        return (ref, offset, tuple(t._data.shape), strides, t.requires_grad,
-                collections.OrderedDict())
+        return (
+            ref,
+            offset,
+            tuple(t._data.shape),
+            strides,
+            t.requires_grad,
+            collections.OrderedDict(),
+        )
 
     def persistent_id(self, obj):
         if type(obj) is StorageRef:
@@ -136,12 +146,19 @@ def _set_state(t, state):
         t.__setstate__(state)
         return t
     dict_state, slots_state = state if isinstance(state, tuple) else (state, None)
-    own_slots = {name for cls in type(t).__mro__[:type(t).__mro__.index(Tensor)]
-                 for name in cls.__dict__.get("__slots__", ())}
+    own_slots = {
+        name
+        for cls in type(t).__mro__[: type(t).__mro__.index(Tensor)]
+        for name in cls.__dict__.get("__slots__", ())
+    }
     for items, into_slots in ((dict_state or {}), False), ((slots_state or {}), True):
         for k, v in items.items():
-            if (not isinstance(k, str) or k.startswith("__") or k in Tensor.__slots__
-                    or (into_slots and k not in own_slots)):
+            if (
+                not isinstance(k, str)
+                or k.startswith("__")
+                or k in Tensor.__slots__
+                or (into_slots and k not in own_slots)
+            ):
                 raise pickle.UnpicklingError(f"a tensor's state may not set {k!r}")
             if into_slots:
                 setattr(t, k, v)
@@ -165,8 +182,9 @@ def _as_type(t: Tensor, cls: type, requires_grad: bool):
     return t
 
 
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
-                       metadata=None):
+def _rebuild_tensor_v2(
+    storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None
+):
     if not isinstance(storage, TypedStorage):
         raise pickle.UnpicklingError("_rebuild_tensor_v2 expects a storage as its first argument")
     t = tensor_from_storage(storage, storage_offset, size, stride)
@@ -189,10 +207,12 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    if func not in _REBUILD_FUNCTIONS or not (isinstance(new_type, type)
-                                              and issubclass(new_type, Tensor)):
-        raise pickle.UnpicklingError("_rebuild_from_type_v2 expects a tensor rebuild function "
-                                     "and a Tensor type")
+    if func not in _REBUILD_FUNCTIONS or not (
+        isinstance(new_type, type) and issubclass(new_type, Tensor)
+    ):
+        raise pickle.UnpicklingError(
+            "_rebuild_from_type_v2 expects a tensor rebuild function and a Tensor type"
+        )
     t = func(*args)
     if type(t) is not new_type:
         requires_grad = t.requires_grad
@@ -267,16 +287,23 @@ def _find_class(module: str, name: str, weights_only: bool):
 def _as_tocha(module: str) -> str:
     """tocha's module for a PyTorch module a checkpoint names (``torch.nn.modules.linear`` is
     ``tocha.nn.modules.linear``), so whole modules saved by PyTorch load as tocha's."""
-    return "tocha" + module[len("torch"):] if module.split(".")[0] == "torch" else module
+    return "tocha" + module[len("torch") :] if module.split(".")[0] == "torch" else module
 
 
 def _persistent_load(pid, load_storage):
     if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-        raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}: expected "
-                                     "('storage', storage_type, key, location, numel)")
+        raise pickle.UnpicklingError(
+            f"unsupported persistent id {pid!r}: expected "
+            "('storage', storage_type, key, location, numel)"
+        )
     _, storage_type, key, location, numel = pid
-    if not (isinstance(storage_type, StorageType) and isinstance(key, str)
-            and isinstance(location, str) and type(numel) is int and 0 <= numel < 2 ** 63):
+    if not (
+        isinstance(storage_type, StorageType)
+        and isinstance(key, str)
+        and isinstance(location, str)
+        and type(numel) is int
+        and 0 <= numel < 2**63
+    ):
         raise pickle.UnpicklingError(f"invalid storage record {pid!r}")
     return load_storage(storage_type.dtype, key, location, numel)
 
@@ -298,13 +325,35 @@ class Unpickler(pickle.Unpickler):
         return _persistent_load(pid, self._load_storage)
 
 
-_CALLABLE = frozenset({collections.OrderedDict, collections.Counter, set, frozenset, bytearray,
-                       bytes, complex, _encode, _torch_device, Size, *_REBUILD_FUNCTIONS,
-                       _rebuild_from_type_v2})
+_CALLABLE = frozenset(
+    {
+        collections.OrderedDict,
+        collections.Counter,
+        set,
+        frozenset,
+        bytearray,
+        bytes,
+        complex,
+        _encode,
+        _torch_device,
+        Size,
+        *_REBUILD_FUNCTIONS,
+        _rebuild_from_type_v2,
+    }
+)
 _CHUNK = 1 << 20
 # A malformed pickle makes the pure-Python unpickler raise these; they become UnpicklingError.
-_MALFORMED = (EOFError, IndexError, KeyError, TypeError, ValueError, AttributeError,
-              OverflowError, struct.error, UnicodeDecodeError)
+_MALFORMED = (
+    EOFError,
+    IndexError,
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    OverflowError,
+    struct.error,
+    UnicodeDecodeError,
+)
 
 
 class _ChunkedReader:
@@ -329,13 +378,15 @@ class _ChunkedReader:
 
 
 def _refuse(self):
-    raise pickle.UnpicklingError("an opcode that weights_only loads do not support (INST, OBJ, "
-                                 "EXT or out-of-band buffers)")
+    raise pickle.UnpicklingError(
+        "an opcode that weights_only loads do not support (INST, OBJ, EXT or out-of-band buffers)"
+    )
 
 
 def _into(kind: type, depth: int, load):
     """The opcode `load`, run only when the container it adds to (at `depth` in the stack,
     0 for the one below the mark) is a `kind`."""
+
     def checked(self):
         target = self.metastack[-1][-1] if depth == 0 else self.stack[-depth]
         if not isinstance(target, kind):
@@ -352,8 +403,15 @@ class WeightsUnpickler(pickle._Unpickler):
 
     D = pickle._Unpickler.dispatch
     dispatch = dict(D)
-    for op in (pickle.INST, pickle.OBJ, pickle.EXT1, pickle.EXT2, pickle.EXT4,
-               pickle.NEXT_BUFFER, pickle.READONLY_BUFFER):
+    for op in (
+        pickle.INST,
+        pickle.OBJ,
+        pickle.EXT1,
+        pickle.EXT2,
+        pickle.EXT4,
+        pickle.NEXT_BUFFER,
+        pickle.READONLY_BUFFER,
+    ):
         dispatch[op[0]] = _refuse
     dispatch[pickle.APPEND[0]] = _into(list, 2, D[pickle.APPEND[0]])
     dispatch[pickle.APPENDS[0]] = _into(list, 0, D[pickle.APPENDS[0]])
@@ -373,8 +431,9 @@ class WeightsUnpickler(pickle._Unpickler):
         except pickle.UnpicklingError:
             raise
         except _MALFORMED as exc:
-            raise pickle.UnpicklingError(f"malformed pickle ({type(exc).__name__}: {exc})"
-                                         ) from None
+            raise pickle.UnpicklingError(
+                f"malformed pickle ({type(exc).__name__}: {exc})"
+            ) from None
 
     def find_class(self, module, name):
         return _find_class(module, name, weights_only=True)
@@ -390,8 +449,9 @@ class WeightsUnpickler(pickle._Unpickler):
         func = self.stack[-1]
         if not (func in _CALLABLE or any(func is g for g in self._user)):
             raise pickle.UnpicklingError(f"weights_only loads do not call {func!r}")
-        if not isinstance(args, tuple) or (func in (bytes, bytearray) and args
-                                           and isinstance(args[0], int)):
+        if not isinstance(args, tuple) or (
+            func in (bytes, bytearray) and args and isinstance(args[0], int)
+        ):
             raise pickle.UnpicklingError(f"invalid arguments for {func!r}")
         self.stack[-1] = func(*args)
 
@@ -405,8 +465,10 @@ class WeightsUnpickler(pickle._Unpickler):
 
     def _new(self, cls, args, kwargs):
         if not self._user_type(cls):
-            raise pickle.UnpicklingError(f"weights_only loads do not create {cls!r} objects "
-                                         "(NEWOBJ): allow its type with add_safe_globals")
+            raise pickle.UnpicklingError(
+                f"weights_only loads do not create {cls!r} objects "
+                "(NEWOBJ): allow its type with add_safe_globals"
+            )
         self.append(cls.__new__(cls, *args, **kwargs))
 
     def load_build(self):
@@ -421,7 +483,8 @@ class WeightsUnpickler(pickle._Unpickler):
         else:
             raise pickle.UnpicklingError(
                 f"weights_only loads set the state (BUILD) of OrderedDicts and of types "
-                f"allowed with add_safe_globals only, not of {type(inst).__name__}")
+                f"allowed with add_safe_globals only, not of {type(inst).__name__}"
+            )
 
     def load_bytearray8(self):
         n = struct.unpack("<Q", self.read(8))[0]

@@ -102,6 +102,7 @@ def name_of_type(cls: type) -> str | None:
 
 def default_rebuild(cls: type) -> Callable:
     """A rebuild for `cls` that gives a new instance the loaded tensor's slots."""
+
     def rebuild(tensor, requires_grad: bool):
         out = object.__new__(cls)
         for slot in ("_data", "_device", "_ag", "_base", "_vc"):

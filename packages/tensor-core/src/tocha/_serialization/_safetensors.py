@@ -20,9 +20,17 @@ from ._storage import MAX_DIMS, span_bytes
 
 MAX_HEADER = 100_000_000
 CODES = {
-    _dtype.float64: "F64", _dtype.float32: "F32", _dtype.float16: "F16",
-    _dtype.bfloat16: "BF16", _dtype.int64: "I64", _dtype.int32: "I32", _dtype.int16: "I16",
-    _dtype.int8: "I8", _dtype.uint8: "U8", _dtype.bool: "BOOL", _dtype.complex64: "C64",
+    _dtype.float64: "F64",
+    _dtype.float32: "F32",
+    _dtype.float16: "F16",
+    _dtype.bfloat16: "BF16",
+    _dtype.int64: "I64",
+    _dtype.int32: "I32",
+    _dtype.int16: "I16",
+    _dtype.int8: "I8",
+    _dtype.uint8: "U8",
+    _dtype.bool: "BOOL",
+    _dtype.complex64: "C64",
 }
 DTYPES = {code: d for d, code in CODES.items()}
 
@@ -31,8 +39,10 @@ def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
     """Write a dict of tensors to `filename` in the safetensors format, atomically."""
     if not isinstance(tensors, dict):
         raise TypeError(f"expected a dict of tensors, got {type(tensors).__name__}")
-    if metadata is not None and not (isinstance(metadata, dict) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
+    if metadata is not None and not (
+        isinstance(metadata, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+    ):
         raise TypeError("metadata must be a dict of str to str")
     for name, t in tensors.items():
         if not isinstance(name, str) or name == "__metadata__":
@@ -45,8 +55,11 @@ def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
     header, offset = {}, 0
     for name in order:
         t = tensors[name]
-        header[name] = {"dtype": CODES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + t.nbytes]}
+        header[name] = {
+            "dtype": CODES[t.dtype],
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + t.nbytes],
+        }
         offset += t.nbytes
     if metadata is not None:
         header["__metadata__"] = metadata
@@ -111,8 +124,9 @@ def read_header(f, size: int, name: str):
     if not isinstance(header, dict):
         raise bad("its header is not a JSON object")
     metadata = header.pop("__metadata__", None)
-    if metadata is not None and not (isinstance(metadata, dict) and all(
-            isinstance(v, str) for v in metadata.values())):
+    if metadata is not None and not (
+        isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())
+    ):
         raise bad("__metadata__ must map strings to strings")
     data_size = size - 8 - n
     entries = {}
@@ -123,19 +137,30 @@ def read_header(f, size: int, name: str):
         if d is None:
             raise bad(f"entry {key!r} has an unsupported dtype {info['dtype']!r}")
         shape, offsets = info["shape"], info["data_offsets"]
-        if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(map(_is_count, shape))
-                and span_bytes(shape, d.itemsize) < 2 ** 63):
+        if not (
+            isinstance(shape, list)
+            and len(shape) <= MAX_DIMS
+            and all(map(_is_count, shape))
+            and span_bytes(shape, d.itemsize) < 2**63
+        ):
             raise bad(f"entry {key!r} has an invalid shape {shape!r}")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))
-                and offsets[0] <= offsets[1] <= data_size):
-            raise bad(f"entry {key!r} has data_offsets {offsets!r} outside the {data_size} "
-                      "bytes of data")
+        if not (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(map(_is_count, offsets))
+            and offsets[0] <= offsets[1] <= data_size
+        ):
+            raise bad(
+                f"entry {key!r} has data_offsets {offsets!r} outside the {data_size} bytes of data"
+            )
         numel = 1
         for s in shape:
             numel *= s
         if offsets[1] - offsets[0] != numel * d.itemsize:
-            raise bad(f"entry {key!r} has {offsets[1] - offsets[0]} bytes for shape {shape} "
-                      f"of {info['dtype']}")
+            raise bad(
+                f"entry {key!r} has {offsets[1] - offsets[0]} bytes for shape {shape} "
+                f"of {info['dtype']}"
+            )
         entries[key] = (d, tuple(shape), offsets[0], offsets[1])
     spans = sorted((b, e, k) for k, (_, _, b, e) in entries.items() if e > b)
     for (_, end, first), (begin, _, second) in zip(spans, spans[1:]):
@@ -145,4 +170,4 @@ def read_header(f, size: int, name: str):
 
 
 def _is_count(v) -> bool:
-    return type(v) is int and 0 <= v < 2 ** 63
+    return type(v) is int and 0 <= v < 2**63

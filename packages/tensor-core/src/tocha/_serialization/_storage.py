@@ -45,7 +45,7 @@ class StorageRef:
     def payload(self):
         """The bytes to write, as a 1-D uint8 backend array."""
         flat = self.root.reshape(-1)
-        return flat.view(_U8)[self.lo:self.hi]
+        return flat.view(_U8)[self.lo : self.hi]
 
 
 class StorageTable:
@@ -68,8 +68,11 @@ class StorageTable:
         item = a.itemsize
         backend = backend_of(t._device)
         root = _root(a, backend.array_type)
-        ok = a.size > 0 and root.flags.c_contiguous and all(
-            s >= 0 and s % item == 0 for s in a.strides)
+        ok = (
+            a.size > 0
+            and root.flags.c_contiguous
+            and all(s >= 0 and s % item == 0 for s in a.strides)
+        )
         if ok:
             off = backend.data_ptr(a) - backend.data_ptr(root)
             hi = off + item + sum((n - 1) * s for n, s in zip(a.shape, a.strides))
@@ -82,8 +85,10 @@ class StorageTable:
             return
         seen = self._dtype_of_root.setdefault(id(root), t.dtype)
         if seen is not t.dtype:
-            raise RuntimeError("Cannot save multiple tensors or storages that view the same "
-                               "data as different types")
+            raise RuntimeError(
+                "Cannot save multiple tensors or storages that view the same "
+                "data as different types"
+            )
         key = (id(root), off % item)
         group = self._groups.get(key)
         if group is None:
@@ -212,19 +217,24 @@ def restorer(map_location):
         target = str(map_location)
         return lambda storage, loc: restore_location(storage, target)
     if callable(map_location):
+
         def restore(storage, loc):
             result = map_location(storage, loc)
             if result is None:
                 return restore_location(storage, loc)
             if not isinstance(result, UntypedStorage):
-                raise TypeError(f"map_location returned {type(result).__name__}; expected the "
-                                "storage it was given or a copy made with .cpu(), .cuda() or "
-                                ".to()")
+                raise TypeError(
+                    f"map_location returned {type(result).__name__}; expected the "
+                    "storage it was given or a copy made with .cpu(), .cuda() or "
+                    ".to()"
+                )
             return result
 
         return restore
-    raise TypeError(f"map_location should be a device, a string, a dict or a callable, got "
-                    f"{type(map_location).__name__}")
+    raise TypeError(
+        f"map_location should be a device, a string, a dict or a callable, got "
+        f"{type(map_location).__name__}"
+    )
 
 
 MAX_DIMS = 64
@@ -246,11 +256,16 @@ def tensor_from_storage(storage: TypedStorage, offset: int, size, stride) -> Ten
     untyped = storage.untyped
     item = d.itemsize
     size, stride = tuple(size), tuple(stride)
-    bad = (len(size) != len(stride) or len(size) > MAX_DIMS
-           or any(type(v) is not int or not 0 <= v < 2 ** 63 for v in (offset,) + size + stride))
-    if bad or span_bytes(size, item) >= 2 ** 63:
-        raise RuntimeError(f"invalid tensor record: size {list(size)}, stride {list(stride)}, "
-                           f"storage offset {offset}")
+    bad = (
+        len(size) != len(stride)
+        or len(size) > MAX_DIMS
+        or any(type(v) is not int or not 0 <= v < 2**63 for v in (offset,) + size + stride)
+    )
+    if bad or span_bytes(size, item) >= 2**63:
+        raise RuntimeError(
+            f"invalid tensor record: size {list(size)}, stride {list(stride)}, "
+            f"storage offset {offset}"
+        )
     numel = 1
     for n in size:
         numel *= n
@@ -267,13 +282,12 @@ def tensor_from_storage(storage: TypedStorage, offset: int, size, stride) -> Ten
         if numel == 0:
             array = np.empty(size, d.np)
         else:
-            array = np.ndarray(size, d.np, buffer=data, offset=offset * item,
-                               strides=byte_strides)
+            array = np.ndarray(size, d.np, buffer=data, offset=offset * item, strides=byte_strides)
     else:
         xp = backend_of(untyped.device).xp
         if numel == 0:
             array = xp.empty(size, d.np)
         else:
-            window = data[offset * item:needed * item].view(d.np)
+            window = data[offset * item : needed * item].view(d.np)
             array = xp.lib.stride_tricks.as_strided(window, size, byte_strides)
     return wrap(array, untyped.device)

@@ -18,11 +18,41 @@ from tocha._tensor import Tensor
 from tocha.autograd._formulas import d
 
 __all__ = [
-    "celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish",
-    "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish",
-    "prelu", "relu", "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid", "silu",
-    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
-    "threshold", "threshold_",
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
 ]
 
 SQRT_HALF = math.sqrt(0.5)
@@ -121,23 +151,27 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     if dim is None:
         dim = _get_softmax_dim(name, input.dim(), 4)
     ndim = max(input.dim(), 1)
     if not -ndim <= dim < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, "
+            f"{ndim - 1}], but got {dim})"
+        )
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.rank < _dtype.FLOATING:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.TITLE[input.dtype]}\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[input.dtype]}'")
     return input, dim % ndim if input.dim() else None
 
 
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: tocha.dtype | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: tocha.dtype | None = None
+) -> Tensor:
     """``exp(x_i) / sum_j exp(x_j)`` along `dim` (computed in `dtype` when given).
 
     Example:
@@ -148,15 +182,17 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return call(softmax_op, (x,), dim)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype: tocha.dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: tocha.dtype | None = None
+) -> Tensor:
     """``x_i - log(sum_j exp(x_j))`` along `dim`, computed stably (in `dtype` when given)."""
     x, dim = _softmax_input(input, dim, dtype, "log_softmax", "log_softmax_lastdim_kernel_impl")
     return call(log_softmax_op, (x,), dim)
 
 
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: tocha.dtype | None = None) -> Tensor:
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: tocha.dtype | None = None
+) -> Tensor:
     """``softmax(-x)`` along `dim`."""
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
@@ -273,13 +309,23 @@ d("elu", "0", _elu_grad)
 d("gelu", "0", _gelu_grad)
 d("silu", "0", _silu_grad)
 d("mish", "0", _mish_grad)
-d("softplus", "0", lambda g, out, x, beta, th: (
-    g * tocha.where(x * beta > th, 1.0, (x * beta).sigmoid()), None, None))
+d(
+    "softplus",
+    "0",
+    lambda g, out, x, beta, th: (
+        g * tocha.where(x * beta > th, 1.0, (x * beta).sigmoid()),
+        None,
+        None,
+    ),
+)
 d("leaky_relu", "0", lambda g, out, x, slope: (g * tocha.where(x > 0, 1.0, slope), None))
 d("hardtanh", "0", lambda g, out, x, low, high: (g * ((x > low) & (x < high)), None, None))
 d("hardsigmoid", "0", lambda g, out, x: g * ((x > -3) & (x < 3)) / 6)
-d("hardswish", "0", lambda g, out, x: g * tocha.where(
-    x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)))
+d(
+    "hardswish",
+    "0",
+    lambda g, out, x: g * tocha.where(x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)),
+)
 d("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
 d("threshold", "0", lambda g, out, x, th, value: (g * (x > th), None, None))
 d("softshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
@@ -306,8 +352,9 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _apply(threshold_op, input, True, threshold, value)
 
 
-def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
-             inplace: bool = False) -> Tensor:
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -369,14 +416,16 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """`leaky_relu` with a learnt slope, one per channel (dim 1) or one shared."""
     if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.dim()}")
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
+        )
     n = weight.numel()
     channels = input.shape[1] if input.dim() >= 2 else 1
     if n != 1 and n != channels:
         raise RuntimeError(
             f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-            f"{n} and channel size = {channels}.")
+            f"{n} and channel size = {channels}."
+        )
     if n != 1 and input.dim() >= 2:
         weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
     elif input.dim() == 1 and n != 1:
@@ -386,8 +435,13 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return tocha.where(input > 0, input, weight * input)
 
 
-def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-          training: bool = False, inplace: bool = False) -> Tensor:
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
     """Randomised leaky ReLU: in training, each negative input gets a slope drawn uniformly
     from ``[lower, upper]``; in evaluation, the slope is their mean."""
     if not training:
@@ -397,8 +451,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     return _inplace(input, out) if inplace else out
 
 
-def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-           training: bool = False) -> Tensor:
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
     """In-place `rrelu`."""
     return rrelu(input, lower, upper, training, True)
 
@@ -444,8 +499,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above `lambd`, ``x + lambd`` below ``-lambd``, else 0."""
     if lambd < 0:
         top = tocha.finfo(input.dtype).max
-        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
-                           f"{_dtype.TITLE[input.dtype]}, but found {lambd:g}")
+        raise RuntimeError(
+            f"lambda must be in range [0, {top:g}] for input dtype "
+            f"{_dtype.TITLE[input.dtype]}, but found {lambd:g}"
+        )
     return call(softshrink_op, (input,), lambd)
 
 
@@ -480,7 +537,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     size = input.shape[dim]
     if size % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension "
-                           f"{dim % input.dim()} is size {size}")
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}"
+        )
     a, b = input.split(size // 2, dim)
     return a * b.sigmoid()

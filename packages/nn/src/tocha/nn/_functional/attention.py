@@ -92,8 +92,9 @@ def _sdpa_backward_kernel(xp):
 
 
 sdpa_op = defop("scaled_dot_product_attention", _sdpa_kernel)
-sdpa_backward_op = defop("scaled_dot_product_attention_backward", _sdpa_backward_kernel,
-                         differentiable=False)
+sdpa_backward_op = defop(
+    "scaled_dot_product_attention_backward", _sdpa_backward_kernel, differentiable=False
+)
 
 
 def _sdpa_grad(grads, out, q, k, v, *rest, needs):
@@ -104,8 +105,7 @@ def _sdpa_grad(grads, out, q, k, v, *rest, needs):
     p = out[1]
     mask = extra[0] if "m" in code else None
     keep = (extra[-1],) if "d" in code else ()
-    wanted = "".join(name for name, need in zip("qkvm", needs[:3 + (mask is not None)])
-                     if need)
+    wanted = "".join(name for name, need in zip("qkvm", needs[: 3 + (mask is not None)]) if need)
     if not STATE.grad_enabled:
         result = call(sdpa_backward_op, (g_out, g_p, q, k, v, p, *keep), scale, wanted)
         grads = [g if name in wanted else None for name, g in zip("qkvm", result)]
@@ -122,8 +122,16 @@ _sdpa_grad.takes_needs = True
 d("scaled_dot_product_attention", "o0+", _sdpa_grad)
 
 
-def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
-               causal: bool, scale: float, nan_rows: bool = False) -> tuple[Tensor, Tensor]:
+def _attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    dropout_p: float,
+    causal: bool,
+    scale: float,
+    nan_rows: bool = False,
+) -> tuple[Tensor, Tensor]:
     """The primitive on prepared inputs (float or no mask): the output and the attention
     weights (after dropout)."""
     tensors, code = [q, k, v], "n" if nan_rows else ""
@@ -133,8 +141,11 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: 
     keep = None
     if dropout_p > 0.0:
         src = k.shape[-2]
-        shape = tuple(np.broadcast_shapes(q.shape[:-1] + (src,), k.shape[:-2] + (1, src),
-                                          () if mask is None else mask.shape))
+        shape = tuple(
+            np.broadcast_shapes(
+                q.shape[:-1] + (src,), k.shape[:-2] + (1, src), () if mask is None else mask.shape
+            )
+        )
         keep = (tocha.rand(shape, dtype=q.dtype, device=q.device) >= dropout_p).to(q.dtype)
         keep = keep * (1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else keep * 0.0
         tensors.append(keep)
@@ -152,10 +163,16 @@ def _dtype_name(dtype) -> str:
     return _dtype.TITLE[dtype].lower()
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     """``softmax(query @ key.T * scale + mask) @ value``, dropout applied to the softmax.
 
     `attn_mask` is a bool mask (True: may attend) or a float mask added to the scores,
@@ -177,32 +194,38 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_dtype_name(query.dtype)} key.dtype: {_dtype_name(key.dtype)} and value.dtype: "
-            f"{_dtype_name(value.dtype)} instead.")
+            f"{_dtype_name(value.dtype)} instead."
+        )
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(
             f"Expected query, key and value to have matching sizes, but got query of size "
             f"{list(query.shape)}, key of size {list(key.shape)} and value of size "
-            f"{list(value.shape)}")
+            f"{list(value.shape)}"
+        )
     if not 0.0 <= dropout_p <= 1.0:
-        raise RuntimeError(
-            f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if attn_mask is not None:
         if is_causal:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                               "set when is_causal=True")
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be "
+                "set when is_causal=True"
+            )
         if attn_mask.dtype == tocha.bool:
-            attn_mask = tocha.zeros(attn_mask.shape, dtype=query.dtype,
-                                    device=query.device).masked_fill_(~attn_mask, -math.inf)
+            attn_mask = tocha.zeros(
+                attn_mask.shape, dtype=query.dtype, device=query.device
+            ).masked_fill_(~attn_mask, -math.inf)
         elif attn_mask.dtype != query.dtype:
             raise RuntimeError(
                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                 f"attn_mask.dtype: {_dtype_name(attn_mask.dtype)} and  query.dtype: "
-                f"{_dtype_name(query.dtype)} instead.")
+                f"{_dtype_name(query.dtype)} instead."
+            )
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         heads = query.shape[-3]
         if heads % key.shape[-3] or heads % value.shape[-3]:
-            raise RuntimeError("Number of heads in key and value must divide the number of "
-                               "heads in query")
+            raise RuntimeError(
+                "Number of heads in key and value must divide the number of heads in query"
+            )
         key = key.repeat_interleave(heads // key.shape[-3], -3)
         value = value.repeat_interleave(heads // value.shape[-3], -3)
     if scale is None:
@@ -220,8 +243,14 @@ def _none_or_dtype(input: Tensor | None):
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
 
-def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name: str,
-                    target_type, check_other: bool = True) -> Tensor | None:
+def _canonical_mask(
+    mask: Tensor | None,
+    mask_name: str,
+    other_type,
+    other_name: str,
+    target_type,
+    check_other: bool = True,
+) -> Tensor | None:
     """A bool mask (True: hidden) as a float mask of `target_type` (0 or -inf); a float mask
     as is. Warns when its dtype differs from the other mask's (`other_type`)."""
     if mask is None:
@@ -230,53 +259,71 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name:
     if mask.dtype != tocha.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
-                      "Use same type for both instead.", stacklevel=2)
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+            "Use same type for both instead.",
+            stacklevel=2,
+        )
     if not is_float:
         mask = tocha.zeros(mask.shape, dtype=target_type, device=mask.device).masked_fill_(
-            mask, -math.inf)
+            mask, -math.inf
+        )
     return mask
 
 
-def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor,
-                     key_padding_mask: Tensor | None, attn_mask: Tensor | None,
-                     num_heads: int) -> bool:
+def _mha_shape_check(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    key_padding_mask: Tensor | None,
+    attn_mask: Tensor | None,
+    num_heads: int,
+) -> bool:
     """Whether the inputs are batched (3-D query); AssertionError for inconsistent ranks."""
     if query.dim() == 3:
         if key.dim() != 3 or value.dim() != 3:
             raise AssertionError(
                 "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.dim() != 2:
             raise AssertionError(
                 "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
-                f"found {key_padding_mask.dim()}-D tensor instead")
+                f"found {key_padding_mask.dim()}-D tensor instead"
+            )
         if attn_mask is not None and attn_mask.dim() not in (2, 3):
             raise AssertionError(
                 "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
-                f"found {attn_mask.dim()}-D tensor instead")
+                f"found {attn_mask.dim()}-D tensor instead"
+            )
         return True
     if query.dim() == 2:
         if key.dim() != 2 or value.dim() != 2:
             raise AssertionError(
                 "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.dim() != 1:
             raise AssertionError(
                 "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
-                f"but found {key_padding_mask.dim()}-D tensor instead")
+                f"but found {key_padding_mask.dim()}-D tensor instead"
+            )
         if attn_mask is not None:
             if attn_mask.dim() not in (2, 3):
                 raise AssertionError(
                     "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or "
-                    f"3-D but found {attn_mask.dim()}-D tensor instead")
+                    f"3-D but found {attn_mask.dim()}-D tensor instead"
+                )
             expected = (num_heads, query.shape[0], key.shape[0])
             if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                     f"{_size(attn_mask.shape)}")
+                raise AssertionError(
+                    f"Expected `attn_mask` shape to be {expected} but got {_size(attn_mask.shape)}"
+                )
         return False
-    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.dim()}-D query tensor")
+    raise AssertionError(
+        "query should be unbatched 2D or batched 3D tensor but received "
+        f"{query.dim()}-D query tensor"
+    )
 
 
 def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None):
@@ -294,15 +341,20 @@ def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor 
     return tuple(linear(x, w_x, b_x) for x, w_x, b_x in zip((q, k, v), ws, bs))
 
 
-def _in_projection(q: Tensor, k: Tensor, v: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor,
-                   b: Tensor | None):
+def _in_projection(
+    q: Tensor, k: Tensor, v: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, b: Tensor | None
+):
     """q, k and v projected by their own weights (and the thirds of the packed bias `b`)."""
     e_q, e_k, e_v = q.shape[-1], k.shape[-1], v.shape[-1]
-    for name, w, shape in (("query", w_q, (e_q, e_q)), ("key", w_k, (e_q, e_k)),
-                           ("value", w_v, (e_q, e_v))):
+    for name, w, shape in (
+        ("query", w_q, (e_q, e_q)),
+        ("key", w_k, (e_q, e_k)),
+        ("value", w_v, (e_q, e_v)),
+    ):
         if tuple(w.shape) != shape:
             raise AssertionError(
-                f"expecting {name} weights shape of {shape}, but got {_size(w.shape)}")
+                f"expecting {name} weights shape of {shape}, but got {_size(w.shape)}"
+            )
     bs = (None,) * 3 if b is None else b.chunk(3)
     return tuple(linear(x, w_x, b_x) for x, w_x, b_x in zip((q, k, v), (w_q, w_k, w_v), bs))
 
@@ -316,15 +368,30 @@ def _append_column(mask: Tensor | None) -> Tensor | None:
 
 
 def multi_head_attention_forward(
-    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
-    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
-    bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
-    out_proj_bias: Tensor | None, training: bool = True,
-    key_padding_mask: Tensor | None = None, need_weights: bool = True,
-    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
-    q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
-    v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
-    static_v: Tensor | None = None, average_attn_weights: bool = True,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
     is_causal: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention of ``(L, N, E)`` queries over ``(S, N, E)`` keys and values
@@ -341,20 +408,62 @@ def multi_head_attention_forward(
     """
     if static_k is not None or static_v is not None:
         raise NotImplementedError(
-            "multi_head_attention_forward: static_k and static_v are not supported")
+            "multi_head_attention_forward: static_k and static_v are not supported"
+        )
     return _multi_head_attention(
-        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
-        bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training,
-        key_padding_mask, need_weights, attn_mask, use_separate_proj_weight, q_proj_weight,
-        k_proj_weight, v_proj_weight, average_attn_weights, is_causal, False)
+        query,
+        key,
+        value,
+        embed_dim_to_check,
+        num_heads,
+        in_proj_weight,
+        in_proj_bias,
+        bias_k,
+        bias_v,
+        add_zero_attn,
+        dropout_p,
+        out_proj_weight,
+        out_proj_bias,
+        training,
+        key_padding_mask,
+        need_weights,
+        attn_mask,
+        use_separate_proj_weight,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        average_attn_weights,
+        is_causal,
+        False,
+    )
 
 
-def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
-                          in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
-                          out_proj_weight, out_proj_bias, training, key_padding_mask,
-                          need_weights, attn_mask, use_separate_proj_weight, q_proj_weight,
-                          k_proj_weight, v_proj_weight, average_attn_weights, is_causal,
-                          batch_first):
+def _multi_head_attention(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training,
+    key_padding_mask,
+    need_weights,
+    attn_mask,
+    use_separate_proj_weight,
+    q_proj_weight,
+    k_proj_weight,
+    v_proj_weight,
+    average_attn_weights,
+    is_causal,
+    batch_first,
+):
     """multi_head_attention_forward on ``(L, N, E)`` inputs, or on ``(N, L, E)`` ones with
     `batch_first` (no transposes: the heads are strided views of the projections)."""
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
@@ -366,37 +475,45 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
     seq = 1 if batch_first else 0
     bsz, tgt_len, embed_dim = query.shape[1 - seq], query.shape[seq], query.shape[2]
     src_len = key.shape[seq]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    key_padding_mask = _canonical_mask(
+        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", query.dtype
+    )
     if is_causal and attn_mask is None:
         raise RuntimeError(
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-            "module method `generate_square_subsequent_mask` to create this mask.")
+            "module method `generate_square_subsequent_mask` to create this mask."
+        )
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None
     else:
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
         is_causal = False
     if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
-                             f"got {embed_dim}")
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
         if key.shape[:2] != value.shape[:2]:
-            raise AssertionError(f"key's sequence and batch dims {_size(key.shape[:2])} do not "
-                                 f"match value's {_size(value.shape[:2])}")
+            raise AssertionError(
+                f"key's sequence and batch dims {_size(key.shape[:2])} do not "
+                f"match value's {_size(value.shape[:2])}"
+            )
         for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
             if w is None:
                 raise AssertionError(
-                    f"use_separate_proj_weight is True but {name}_proj_weight is None")
-        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
-                                 v_proj_weight, in_proj_bias)
+                    f"use_separate_proj_weight is True but {name}_proj_weight is None"
+                )
+        q, k, v = _in_projection(
+            query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias
+        )
     else:
         if key.shape != value.shape:
             raise AssertionError(
-                f"key shape {_size(key.shape)} does not match value shape {_size(value.shape)}")
+                f"key shape {_size(key.shape)} does not match value shape {_size(value.shape)}"
+            )
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
@@ -404,13 +521,17 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
     if attn_mask is not None:
         if attn_mask.dim() == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
-                                   f"but should be {(tgt_len, src_len)}.")
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
+                    f"but should be {(tgt_len, src_len)}."
+                )
         elif tuple(attn_mask.shape) == (bsz * num_heads, tgt_len, src_len):
             attn_mask = attn_mask.reshape(bsz, num_heads, tgt_len, src_len)
         else:
-            raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, but "
-                               f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+            raise RuntimeError(
+                f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, but "
+                f"should be {(bsz * num_heads, tgt_len, src_len)}."
+            )
     if bias_k is not None and bias_v is not None:
         shape = (bsz, 1, embed_dim) if batch_first else (1, bsz, embed_dim)
         k = tocha.cat([k, bias_k.expand(shape)], seq)
@@ -434,18 +555,23 @@ def _multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_p
     src_len = k.shape[2]
     if key_padding_mask is not None:
         if key_padding_mask.shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}")
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                f"{key_padding_mask.shape[0]}"
+            )
         if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                f"{key_padding_mask.shape[1]}"
+            )
         padding = key_padding_mask.reshape(bsz, 1, 1, src_len)
         attn_mask = padding if attn_mask is None else attn_mask + padding
     if not training:
         dropout_p = 0.0
 
-    out, weights = _attention(q, k, v, attn_mask, dropout_p, is_causal,
-                              1.0 / math.sqrt(head_dim), nan_rows=need_weights)
+    out, weights = _attention(
+        q, k, v, attn_mask, dropout_p, is_causal, 1.0 / math.sqrt(head_dim), nan_rows=need_weights
+    )
     out = out.permute(0, 2, 1, 3) if batch_first else out.permute(2, 0, 1, 3)
     out = linear(out.reshape(-1, embed_dim), out_proj_weight, out_proj_bias)
     out = out.reshape(query.shape[0], query.shape[1], embed_dim)

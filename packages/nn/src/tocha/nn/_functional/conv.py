@@ -29,8 +29,14 @@ from tocha._tensor import Tensor
 from tocha.autograd._formulas import d
 
 __all__ = [
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "fold", "unfold",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "fold",
+    "unfold",
 ]
 
 
@@ -67,7 +73,7 @@ def _col2im(xp, cols, size, stride, pads, dilation):
     """Sum the windows ``cols`` ``(N, C, *kernel, *out)`` back into an ``(N, C, *size)``
     array: one strided add per kernel offset."""
     nd = len(size)
-    ksize, osize = cols.shape[2:2 + nd], cols.shape[2 + nd:]
+    ksize, osize = cols.shape[2 : 2 + nd], cols.shape[2 + nd :]
     padded_size = tuple(n + lo + hi for n, (lo, hi) in zip(size, pads))
     out = xp.zeros(cols.shape[:2] + padded_size, cols.dtype)
     for offset in itertools.product(*map(range, ksize)):
@@ -196,8 +202,13 @@ d("convolution", "01", _conv_grad)
 d("convolution_transpose", "01", _conv_transpose_grad)
 d("convolution_backward_weight", "01", _conv_weight_grad)
 d("im2col", "", _im2col_grad)
-d("col2im", "", lambda g, out, cols, size, ksize, stride, pads, dilation: call(
-    im2col_op, (g,), ksize, stride, pads, dilation))
+d(
+    "col2im",
+    "",
+    lambda g, out, cols, size, ksize, stride, pads, dilation: call(
+        im2col_op, (g,), ksize, stride, pads, dilation
+    ),
+)
 
 
 # -- argument checks ------------------------------------------------------------------------
@@ -211,7 +222,8 @@ def _expand(value, nd: int, name: str) -> tuple:
     if len(value) != nd:
         raise RuntimeError(
             f"expected {name} to be a single integer value or a list of {nd} values to match "
-            f"the convolution dimensions, but got {name}={list(value)}")
+            f"the convolution dimensions, but got {name}={list(value)}"
+        )
     return value
 
 
@@ -224,7 +236,8 @@ def _batched(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
-            f"input of size: {list(input.shape)}")
+            f"input of size: {list(input.shape)}"
+        )
     unbatched = input.dim() == nd + 1
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
@@ -240,28 +253,33 @@ def _check_common(input, weight, bias, stride, dilation, groups, transposed):
     if input.dtype != weight.dtype:
         raise RuntimeError(
             f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
-            "be the same or input should be a MKLDNN tensor and weight is a dense tensor")
+            "be the same or input should be a MKLDNN tensor and weight is a dense tensor"
+        )
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size [{list(weight.shape)}] instead")
+            f"0, but got weight of size [{list(weight.shape)}] instead"
+        )
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != channels:
         given = "transposed=1" if transposed else f"groups={groups}"
         raise RuntimeError(
             f"Given {given}, weight of size {list(weight.shape)}, expected "
             f"input{list(input.shape)} to have {channels} channels, but got {input.shape[1]} "
-            "channels instead")
+            "channels instead"
+        )
     if bias is not None:
         out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
         if bias.dim() != 1 or bias.shape[0] != out_channels:
             raise RuntimeError(
                 f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
-                f"with {out_channels} elements, but got bias of size {list(bias.shape)} instead")
+                f"with {out_channels} elements, but got bias of size {list(bias.shape)} instead"
+            )
         if bias.dtype != input.dtype:
             raise RuntimeError(
                 f"Input type ({_dtype.TITLE[input.dtype].lower()}) and bias type "
-                f"({_dtype.TITLE[bias.dtype].lower()}) should be the same")
+                f"({_dtype.TITLE[bias.dtype].lower()}) should be the same"
+            )
 
 
 def _conv_pads(padding, ksize, stride, dilation) -> tuple:
@@ -295,7 +313,8 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> 
         raise RuntimeError(
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater "
-            "than actual input size")
+            "than actual input size"
+        )
     out_size = _out_size(x.shape[2:], ksize, stride, pads, dilation)
     tensors = (x, weight) if bias is None else (x, weight, bias)
     needs = (x.requires_grad, weight.requires_grad)
@@ -306,8 +325,9 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> 
 _DIM_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
-def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation,
-                      nd: int) -> Tensor:
+def _conv_transposend(
+    input, weight, bias, stride, padding, output_padding, groups, dilation, nd: int
+) -> Tensor:
     x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
     k = weight.dim() - 2
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
@@ -319,26 +339,32 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
         raise RuntimeError("negative output_padding is not supported")
     _check_common(x, weight, bias, stride, dilation, groups, True)
     if any(op >= s and op >= dd for op, s, dd in zip(output_padding, stride, dilation)):
-        settings = (("output_padding", output_padding, 0), ("stride", stride, 1),
-                    ("dilation", dilation, 1))
+        settings = (
+            ("output_padding", output_padding, 0),
+            ("stride", stride, 1),
+            ("dilation", dilation, 1),
+        )
         if k == 1:  # PyTorch runs 1-D as 2-D of height 1
             settings = tuple((kind, (unit,) + values, unit) for kind, values, unit in settings)
         names = _DIM_NAMES[max(k, 2)]
-        parts = [f"{kind}_{n}: {v}" for kind, values, _ in settings
-                 for n, v in zip(names, values)]
-        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
-                           f"got {' '.join(parts)}")
+        parts = [f"{kind}_{n}: {v}" for kind, values, _ in settings for n, v in zip(names, values)]
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but "
+            f"got {' '.join(parts)}"
+        )
     ksize = tuple(weight.shape[2:])
     out_size = tuple(
         (n - 1) * s - 2 * p + dd * (kk - 1) + op + 1
-        for n, s, p, dd, kk, op in zip(x.shape[2:], stride, padding, dilation, ksize,
-                                       output_padding)
+        for n, s, p, dd, kk, op in zip(
+            x.shape[2:], stride, padding, dilation, ksize, output_padding
+        )
     )
     if any(n <= 0 for n in out_size):
         raise RuntimeError(
             f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated "
             f"output size per channel: ({' x '.join(map(str, out_size))}). Output size is too "
-            "small")
+            "small"
+        )
     tensors = (x, weight) if bias is None else (x, weight, bias)
     pads = tuple((p, p) for p in padding)
     needs = (x.requires_grad, weight.requires_grad)
@@ -347,15 +373,29 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
 
 
 # -- public functions -----------------------------------------------------------------------
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     """1-D cross-correlation of ``(N, C_in, L)`` (or ``(C_in, L)``) by `weight`
     ``(C_out, C_in / groups, kL)``; see `conv2d`."""
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     """2-D cross-correlation: ``out[n, o] = bias[o] + sum_c weight[o, c] * input[n, c]`` over
     each window.
 
@@ -379,22 +419,46 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     """3-D cross-correlation of ``(N, C_in, D, H, W)`` by `weight`
     ``(C_out, C_in / groups, kD, kH, kW)``; see `conv2d`."""
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     """1-D transposed convolution; see `conv_transpose2d`."""
-    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups,
-                             dilation, 1)
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 1
+    )
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     """2-D transposed convolution (the gradient of `conv2d` with respect to its input).
 
     Args:
@@ -411,15 +475,25 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         >>> F.conv_transpose2d(tocha.randn(1, 4, 5, 5), tocha.randn(4, 2, 3, 3), stride=2).shape
         torch.Size([1, 2, 11, 11])
     """
-    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups,
-                             dilation, 2)
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 2
+    )
 
 
-def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
-                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     """3-D transposed convolution; see `conv_transpose2d`."""
-    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups,
-                             dilation, 3)
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 3
+    )
 
 
 def _block_args(kernel_size, dilation, padding, stride):
@@ -442,7 +516,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     if input.dim() not in (3, 4) or 0 in input.shape[1:]:
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
-            f"non-zero dimensions for input, but got: {list(input.shape)}")
+            f"non-zero dimensions for input, but got: {list(input.shape)}"
+        )
     ksize, dilation, pads, stride = _block_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 3
     x = input.unsqueeze(0) if unbatched else input
@@ -463,7 +538,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if input.dim() not in (2, 3) or 0 in input.shape[1:]:
         raise RuntimeError(
             "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and non-zero "
-            f"dimensions for input, but got: {list(input.shape)}")
+            f"dimensions for input, but got: {list(input.shape)}"
+        )
     size = _expand(output_size, 2, "output_size")
     ksize, dilation, pads, stride = _block_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 2
@@ -472,7 +548,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if cols.shape[1] % blocks:
         raise RuntimeError(
             "Expected size of input's dimension 1 to be divisible by the product of "
-            f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size={ksize}.")
+            f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size={ksize}."
+        )
     counts = _out_size(size, ksize, stride, pads, dilation)
     if cols.shape[2] != math.prod(counts):
         raise RuntimeError(
@@ -480,6 +557,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             f"padding={tuple(p for p, _ in pads)}, stride={stride}, expected size of input's "
             f"dimension 2 to match the calculated number of sliding blocks "
             f"{' * '.join(map(str, counts))} = {math.prod(counts)}, but got "
-            f"input.size(2)={cols.shape[2]}.")
+            f"input.size(2)={cols.shape[2]}."
+        )
     out = call(col2im_op, (cols,), size, ksize, stride, pads, dilation)
     return out.squeeze(0) if unbatched else out

@@ -14,7 +14,12 @@ from tocha._tensor import Tensor
 from .activation import _inplace
 
 __all__ = [
-    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+    "alpha_dropout",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
 ]
 
 SELU_NEG = 1.7580993408473766  # SELU's scale * alpha: the value SELU saturates to (negated)
@@ -34,8 +39,9 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
     return (tocha.rand(shape, device=input.device) >= p).to(input.dtype)
 
 
-def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
-             alpha: bool) -> Tensor:
+def _dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, feature: bool, alpha: bool
+) -> Tensor:
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
@@ -57,44 +63,51 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bo
     return _inplace(input, out) if inplace else out
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-            ) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """In training, zero each element with probability `p` and scale the rest by
     ``1 / (1 - p)``; the identity otherwise."""
     return _dropout(input, p, training, inplace, False, False)
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
-                  ) -> Tensor:
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
     """Dropout that keeps SELU's self-normalisation: dropped elements take SELU's negative
     saturation value, then an affine map restores the mean and variance."""
     return _dropout(input, p, training, inplace, False, True)
 
 
-def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                          inplace: bool = False) -> Tensor:
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
     """`alpha_dropout` of whole channels."""
     return _dropout(input, p, training, inplace, True, True)
 
 
 def _feature_note(n: int, dims: str) -> str:
-    return (f"Note that dropout{n}d exists to provide channel-wise dropout on inputs with {n} "
-            f"spatial dimension{'s' if n > 1 else ''}, a channel dimension, and an optional "
-            f"batch dimension (i.e. {dims} inputs).")
+    return (
+        f"Note that dropout{n}d exists to provide channel-wise dropout on inputs with {n} "
+        f"spatial dimension{'s' if n > 1 else ''}, a channel dimension, and an optional "
+        f"batch dimension (i.e. {dims} inputs)."
+    )
 
 
-def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-              ) -> Tensor:
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
     """Zero whole channels of a ``(N, C, L)`` or ``(C, L)`` input with probability `p`."""
     _check_p(p)
     if input.dim() not in (2, 3):
-        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
-                           "input. " + _feature_note(1, "2D or 3D"))
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+            "input. " + _feature_note(1, "2D or 3D")
+        )
     return _batched_feature(input, p, training, inplace, input.dim() == 2)
 
 
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-              ) -> Tensor:
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
     """Zero whole channels of a ``(N, C, H, W)`` or ``(C, H, W)`` input with probability
     `p`."""
     _check_p(p)
@@ -103,7 +116,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. " + _feature_note(2, "3D or 4D"),
-            stacklevel=2)
+            stacklevel=2,
+        )
     if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
@@ -111,12 +125,14 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2)
+            stacklevel=2,
+        )
     return _batched_feature(input, p, training, inplace, False)
 
 
-def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-              ) -> Tensor:
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
     """Zero whole channels of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with
     probability `p`."""
     _check_p(p)
@@ -125,12 +141,14 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. " + _feature_note(3, "4D or 5D"),
-            stacklevel=2)
+            stacklevel=2,
+        )
     return _batched_feature(input, p, training, inplace, input.dim() != 5)
 
 
-def _batched_feature(input: Tensor, p: float, training: bool, inplace: bool,
-                     unbatched: bool) -> Tensor:
+def _batched_feature(
+    input: Tensor, p: float, training: bool, inplace: bool, unbatched: bool
+) -> Tensor:
     """Feature dropout, an unbatched input first given a batch dim of 1."""
     if not unbatched:
         return _dropout(input, p, training, inplace, True, False)

@@ -16,8 +16,14 @@ from tocha._tensor import Tensor
 from tocha.autograd._formulas import d
 
 __all__ = [
-    "bilinear", "cosine_similarity", "embedding", "embedding_bag", "linear", "normalize",
-    "one_hot", "pairwise_distance",
+    "bilinear",
+    "cosine_similarity",
+    "embedding",
+    "embedding_bag",
+    "linear",
+    "normalize",
+    "one_hot",
+    "pairwise_distance",
 ]
 
 
@@ -76,15 +82,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                 f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                 f"{_shape_text(reversed(weight.shape))})"
             )
-        raise RuntimeError(f"linear: weight must be 2-D, input at least 1-D, got weight of "
-                           f"{weight.dim()} dims and input of {input.dim()} dims")
+        raise RuntimeError(
+            f"linear: weight must be 2-D, input at least 1-D, got weight of "
+            f"{weight.dim()} dims and input of {input.dim()} dims"
+        )
     if bias is None:
         return call(linear_op, (input, weight))
     return call(linear_op, (input, weight, bias))
 
 
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
-             ) -> Tensor:
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_k = x1 @ weight[k] @ x2 + bias_k``.
 
     Shape:
@@ -94,15 +101,18 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(
             f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
-            f"and {list(input2.shape[:-1])}")
+            f"and {list(input2.shape[:-1])}"
+        )
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
-            f"expected {weight.shape[1]}")
+            f"expected {weight.shape[1]}"
+        )
     if input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(
             f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
-            f"expected {weight.shape[2]}")
+            f"expected {weight.shape[2]}"
+        )
     out = tocha.einsum("...i,kij,...j->...k", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -151,9 +161,15 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
         weight.detach().index_put_((rows,), selected * scale)
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """The rows of `weight` at the indices `input`.
 
     `padding_idx` rows get no gradient; `max_norm` renormalises (in place) the rows read to
@@ -194,11 +210,19 @@ def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):
     return input, ids, bags
 
 
-def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
-                  max_norm: float | None = None, norm_type: float = 2,
-                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
-                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
-                  padding_idx: int | None = None) -> Tensor:
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
     """Sums, means or maxima of bags of embeddings, without building the embeddings.
 
     A 2-D `input` is ``(bags, length)``; a 1-D `input` is cut into bags at `offsets` (the
@@ -209,16 +233,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(
             f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
-            f"then it must have the same shape as the input ({input.shape})")
+            f"then it must have the same shape as the input ({input.shape})"
+        )
     if weight.dim() != 2:
         raise ValueError(
-            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
+        )
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError(
                 "if input is 2D, then offsets has to be None, as input is treated is a "
                 "mini-batch of fixed length sequences. However, found offsets of type "
-                f"{type(offsets)}")
+                f"{type(offsets)}"
+            )
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -226,14 +253,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             raise ValueError("offsets has to be a 1D Tensor")
     else:
         raise ValueError(
-            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
+        )
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "the Pytorch GitHub.")
+            "the Pytorch GitHub."
+        )
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     flat, ids, bags = _bag_ids(input, offsets, include_last_offset)
@@ -251,8 +280,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     if mode == "max":
         mask = tocha.from_numpy(keep).to(weight.device).unsqueeze(1)
         emb = tocha.where(mask, emb, -float("inf"))
-        out = zeros.scatter_reduce(0, index.unsqueeze(1).expand(-1, dim), emb, "amax",
-                                   include_self=False)
+        out = zeros.scatter_reduce(
+            0, index.unsqueeze(1).expand(-1, dim), emb, "amax", include_self=False
+        )
         return tocha.where(out.isneginf(), 0.0, out)
     out = zeros.index_add(0, index, emb)
     if mode == "mean":
@@ -286,8 +316,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return (tensor.unsqueeze(-1) == classes).long()
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Tensor | None = None) -> Tensor:
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     """``input / max(||input||_p, eps)`` along `dim`."""
     result = input / input.norm(p, dim, keepdim=True).clamp_min(eps)
     if out is None:
@@ -306,7 +337,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)

@@ -25,11 +25,26 @@ from .activation import log_softmax_op, logsigmoid, softmax
 from .linear import pairwise_distance
 
 __all__ = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-    "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss",
-    "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss",
-    "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "ctc_loss",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "margin_ranking_loss",
+    "mse_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]
 
@@ -42,8 +57,10 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", stacklevel=3)
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+        stacklevel=3,
+    )
     return ret
 
 
@@ -67,7 +84,9 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", stacklevel=3)
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
 
 
 def _weighted(loss: Tensor, weight: Tensor | None, input: Tensor, reduction: str) -> Tensor:
@@ -256,8 +275,11 @@ def _ce_backward_backward(gg, _, g, x, t, probs, w, reduction, ignore_index, smo
     pg = p * gg
     grad_x = (scale * q_sum).unsqueeze(cd) * (pg - p * pg.sum(cd, keepdim=True))
     weighted_gg = gg if w is None else gg * w.reshape((c,) + (1,) * (x.dim() - cd - 1))
-    row = (q_sum * pg.sum(cd) - valid * (smoothing / c) * weighted_gg.sum(cd)
-           + (1 - smoothing) * _with_weight(nll_loss_op, (gg, t), w, "none", ignore_index))
+    row = (
+        q_sum * pg.sum(cd)
+        - valid * (smoothing / c) * weighted_gg.sum(cd)
+        + (1 - smoothing) * _with_weight(nll_loss_op, (gg, t), w, "none", ignore_index)
+    )
     if reduction != "none":
         row = row.sum() / wt.sum() if reduction == "mean" else row.sum()
     return row, grad_x, None, None, None, None, None, None
@@ -266,18 +288,36 @@ def _ce_backward_backward(gg, _, g, x, t, probs, w, reduction, ignore_index, smo
 def _ce_grad(g, out, x, t, w, reduction, ignore_index, smoothing):
     """The gradient of the probabilities output is always zero (it never leaves
     cross_entropy)."""
-    grad = _with_weight(cross_entropy_backward_op, (g[0], x, t, out[1]), w, reduction,
-                        ignore_index, smoothing)
+    grad = _with_weight(
+        cross_entropy_backward_op, (g[0], x, t, out[1]), w, reduction, ignore_index, smoothing
+    )
     return grad, None, None, None, None, None
 
 
 _ce_grad.accepts_none = True
-d("nll_loss", "12", lambda g, out, x, t, w, reduction, ignore_index: (
-    _with_weight(nll_loss_backward_op, (g, t), w, tuple(x.shape), reduction, ignore_index),
-    None, None, None, None))
-d("nll_loss_backward", "12", lambda gg, out, g, t, w, shape, reduction, ignore_index: (
-    _with_weight(nll_loss_op, (gg, t), w, reduction, ignore_index),
-    None, None, None, None, None))
+d(
+    "nll_loss",
+    "12",
+    lambda g, out, x, t, w, reduction, ignore_index: (
+        _with_weight(nll_loss_backward_op, (g, t), w, tuple(x.shape), reduction, ignore_index),
+        None,
+        None,
+        None,
+        None,
+    ),
+)
+d(
+    "nll_loss_backward",
+    "12",
+    lambda gg, out, g, t, w, shape, reduction, ignore_index: (
+        _with_weight(nll_loss_op, (gg, t), w, reduction, ignore_index),
+        None,
+        None,
+        None,
+        None,
+        None,
+    ),
+)
 d("cross_entropy_loss", "012o", _ce_grad)
 d("cross_entropy_loss_backward", "0124", _ce_backward_backward)
 
@@ -288,44 +328,62 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
     if ndim != 1 and target.dim() and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target "
+            f"batch_size ({target.shape[0]})."
+        )
     if ndim == 1 and target.dim() == 1 and target.shape[0] != 1:
-        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
-                         f"{target.shape[0]}")
+        raise ValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+        )
     if ndim <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if ndim == 4 and target.dim() != 3:
-        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
-                           f"targets of dimension: {target.dim()}")
+        raise RuntimeError(
+            f"only batches of spatial targets supported (3D tensors) but got "
+            f"targets of dimension: {target.dim()}"
+        )
     if ndim > 2 and target.shape[1:] != input.shape[2:]:
         if ndim == 4:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
-                               f"{list(target.shape)}")
-        raise RuntimeError(f"Expected target size {list(input.shape[:1] + input.shape[2:])}, "
-                           f"got {list(target.shape)}")
+            raise RuntimeError(
+                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+            )
+        raise RuntimeError(
+            f"Expected target size {list(input.shape[:1] + input.shape[2:])}, "
+            f"got {list(target.shape)}"
+        )
     classes = input.shape[1] if ndim > 1 else input.shape[0]
     if weight is not None and (weight.dim() != 1 or weight.shape[0] != classes):
-        raise RuntimeError(f"{name}weight tensor should be defined either for all {classes} "
-                           f"classes or no classes but got weight tensor of shape: "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(
+            f"{name}weight tensor should be defined either for all {classes} "
+            f"classes or no classes but got weight tensor of shape: "
+            f"{list(weight.shape)}"
+        )
     if target.dtype not in (tocha.int64, tocha.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_dtype.TITLE[target.dtype]}")
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_dtype.TITLE[target.dtype]}"
+        )
     if weight is not None and weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.TITLE[input.dtype]} but found "
-                           f"{_dtype.TITLE[weight.dtype]}")
+        raise RuntimeError(
+            f"expected scalar type {_dtype.TITLE[input.dtype]} but found "
+            f"{_dtype.TITLE[weight.dtype]}"
+        )
 
 
 def _check_float(input: Tensor, kernel: str) -> None:
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f'"{kernel}" not implemented for \'{_dtype.TITLE[input.dtype]}\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[input.dtype]}'")
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-             size_average: bool | None = None, ignore_index: int = -100,
-             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log likelihood of class indices given log-probabilities.
 
     ``loss_i = -weight[t_i] * input[i, t_i]``; "mean" divides the sum by the total weight of
@@ -345,10 +403,16 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _with_weight(nll_loss_op, (input, target), weight, reduction, ignore_index)
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  size_average: bool | None = None, ignore_index: int = -100,
-                  reduce: bool | None = None, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross entropy between logits `input` and class indices or class probabilities.
 
     With class indices it is ``nll_loss(log_softmax(input, 1), target)`` (one primitive); with
@@ -365,30 +429,33 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.shape == target.shape and input.dim() > 0:
-        return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
-                                    label_smoothing)
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     _check_class_target(input, target, weight, "")
     _check_float(input, "log_softmax_lastdim_kernel_impl")
-    return _with_weight(cross_entropy_op, (input, target), weight, reduction, ignore_index,
-                        label_smoothing)[0]
+    return _with_weight(
+        cross_entropy_op, (input, target), weight, reduction, ignore_index, label_smoothing
+    )[0]
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, smoothing):
     """Cross entropy against class probabilities (a composite of log_softmax)."""
     if not target.dtype.is_floating_point:
-        raise RuntimeError(f"Expected floating point type for target with class "
-                           f"probabilities, got {_dtype.TITLE[target.dtype]}")
+        raise RuntimeError(
+            f"Expected floating point type for target with class "
+            f"probabilities, got {_dtype.TITLE[target.dtype]}"
+        )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     cd = _class_dim(input)
     c = input.shape[cd]
     if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
-        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} "
-                           f"classes or no classes but got weight tensor of shape: "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {c} "
+            f"classes or no classes but got weight tensor of shape: "
+            f"{list(weight.shape)}"
+        )
     if smoothing > 0:
         target = target * (1 - smoothing) + smoothing / c
     loss = call(log_softmax_op, (input,), cd) * target
@@ -438,9 +505,14 @@ binary_cross_entropy_op = defop("binary_cross_entropy", _bce_kernel)
 d("binary_cross_entropy", "012", _bce_grad)
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         size_average: bool | None = None, reduce: bool | None = None,
-                         reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``-w * (t * log(x) + (1 - t) * log(1 - x))``, each log clamped at -100 as PyTorch.
 
     Example:
@@ -449,22 +521,29 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
-                         f"size ({input.size()}) is deprecated. Please ensure they have the same "
-                         "size.")
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input "
+            f"size ({input.size()}) is deprecated. Please ensure they have the same "
+            "size."
+        )
     if target.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {_dtype.TITLE[target.dtype]} but expected "
-                           f"{_dtype.TITLE[input.dtype]}")
+        raise RuntimeError(
+            f"Found dtype {_dtype.TITLE[target.dtype]} but expected {_dtype.TITLE[input.dtype]}"
+        )
     if weight is not None:
         weight = weight.expand(tocha.broadcast_shapes(target.shape, weight.shape))
     return _with_weight(binary_cross_entropy_op, (input, target), weight, reduction)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
-                                     weight: Tensor | None = None,
-                                     size_average: bool | None = None,
-                                     reduce: bool | None = None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     """``-w * (pos_weight * t * log(sigmoid(x)) + (1 - t) * log(1 - sigmoid(x)))``, stably.
 
     Example:
@@ -473,8 +552,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     """
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
-                         f"({input.size()})")
+        raise ValueError(
+            f"Target size ({target.size()}) must be the same as input size ({input.size()})"
+        )
     if pos_weight is None:
         loss = (1 - target) * input - logsigmoid(input)
     else:
@@ -485,9 +565,14 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
 
 # -- regression losses -----------------------------------------------------------------------
-def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-            reduce: bool | None = None, reduction: str = "mean",
-            weight: Tensor | None = None) -> Tensor:
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     """``|input - target|`` (times `weight`; "mean" then divides by the weights' sum).
 
     Example:
@@ -499,9 +584,14 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     return _weighted((input - target).abs(), weight, input, reduction)
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-             reduce: bool | None = None, reduction: str = "mean",
-             weight: Tensor | None = None) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     """``(input - target) ** 2`` (times `weight`; "mean" then divides by the weights' sum).
 
     Example:
@@ -513,9 +603,14 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     return _weighted((input - target).square(), weight, input, reduction)
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-                   reduce: bool | None = None, reduction: str = "mean",
-                   beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
     """``0.5 * z ** 2 / beta`` where ``z = |input - target| < beta``, else ``z - beta / 2``.
 
     Example:
@@ -532,8 +627,13 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return _reduce(tocha.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
-               weight: Tensor | None = None) -> Tensor:
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
     """``0.5 * z ** 2`` where ``z = |input - target| < delta``, else
     ``delta * (z - delta / 2)``; times `weight` when given.
 
@@ -552,9 +652,14 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
-def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
-           reduce: bool | None = None, reduction: str = "mean",
-           log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
     """Kullback-Leibler divergence ``target * (log(target) - input)``, `input` in log space
     (and `target` too when `log_target`). "batchmean" divides the sum by the batch size.
 
@@ -569,7 +674,9 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
-            "major release.", stacklevel=2)
+            "major release.",
+            stacklevel=2,
+        )
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if log_target:
@@ -581,9 +688,16 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     return _reduce(loss, reduction)
 
 
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
-                     size_average: bool | None = None, eps: float = 1e-8,
-                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Poisson negative log likelihood: ``exp(input) - target * input`` (log_input), else
     ``input - target * log(input + eps)``; `full` adds Stirling's term for targets above 1.
 
@@ -602,8 +716,14 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     return _reduce(loss, reduction)
 
 
-def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
-                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
     """Gaussian negative log likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)``,
     `var` clamped at `eps` (its gradient kept); `full` adds ``0.5 * log(2 pi)``.
 
@@ -620,8 +740,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if var.shape != input.shape:
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
-        elif not (input.dim() == var.dim()
-                  and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+        elif not (
+            input.dim() == var.dim()
+            and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1
+        ):
             raise ValueError("var is of incorrect size")
     if reduction not in REDUCTIONS:
         raise ValueError(reduction + " is not valid")
@@ -635,9 +757,15 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 
 # -- margin and embedding losses -------------------------------------------------------------
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Tensor:
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``.
 
     Example:
@@ -648,13 +776,19 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         size_average: bool | None = None, reduce: bool | None = None,
-                         reduction: str = "mean") -> Tensor:
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
 
     Example:
@@ -663,13 +797,19 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     """
     reduction = _reduction(size_average, reduce, reduction)
     zeros = tocha.zeros_like(input)
-    loss = (tocha.where(target != 1, (margin - input).clamp_min(0), zeros)
-            + tocha.where(target != -1, input, zeros))
+    loss = tocha.where(target != 1, (margin - input).clamp_min(0), zeros) + tocha.where(
+        target != -1, input, zeros
+    )
     return _reduce(loss, reduction)
 
 
-def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``.
 
     Example:
@@ -680,9 +820,14 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
-def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                size_average: bool | None = None, reduce: bool | None = None,
-                                reduction: str = "mean") -> Tensor:
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """One-versus-all logistic loss, averaged over the classes (last dimension).
 
     Example:
@@ -701,9 +846,15 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                          size_average: bool | None = None, reduce: bool | None = None,
-                          reduction: str = "mean") -> Tensor:
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
     ``target == -1``.
 
@@ -718,28 +869,40 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     if input1.dim() != dim + 1 or input2.dim() != dim + 1:
         raise RuntimeError(
             f"{dim}D target tensor expects {dim + 1}D input tensors, but found inputs with "
-            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+            f"sizes {list(input1.shape)} and {list(input2.shape)}."
+        )
     prod = (input1 * input2).sum(dim)
     mag1 = (input1 * input1).sum(dim) + 1e-12
     mag2 = (input2 * input2).sum(dim) + 1e-12
     cos = prod / (mag1 * mag2).sqrt()
     zeros = tocha.zeros_like(cos)
-    loss = (tocha.where(target == 1, 1 - cos, zeros)
-            + tocha.where(target == -1, (cos - margin).clamp_min(0), zeros))
+    loss = tocha.where(target == 1, 1 - cos, zeros) + tocha.where(
+        target == -1, (cos - margin).clamp_min(0), zeros
+    )
     return _reduce(loss, reduction)
 
 
 def _check_margin_input(input: Tensor) -> None:
     ndim = input.dim()
-    if not ((ndim == 2 and input.shape[1] != 0) or (ndim == 1 and input.shape[0] != 0)
-            or ndim == 0):
-        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
-                           f"size, but got: {list(input.shape)}")
+    if not (
+        (ndim == 2 and input.shape[1] != 0) or (ndim == 1 and input.shape[0] != 0) or ndim == 0
+    ):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch "
+            f"size, but got: {list(input.shape)}"
+        )
 
 
-def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
-                      weight: Tensor | None = None, size_average: bool | None = None,
-                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Multi-class hinge loss ``sum_{j != y} w[y] * max(0, margin - x[y] + x[j]) ** p / C``.
 
     Example:
@@ -758,10 +921,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError(
             f"multi_margin_loss: target tensor should be 1-D with size equal to the number of "
             f"input samples (batch size). Expected target size [{n}], but got "
-            f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
     if weight is not None and weight.numel() != c:
-        raise RuntimeError(f"inconsistent weight size, expected {c} but got "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
     idx = target.reshape(n, 1)
     if bool(((idx < 0) | (idx >= c)).any()):
         raise RuntimeError("target out of range")
@@ -775,8 +938,13 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss.reshape(target.shape), reduction)
 
 
-def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
-                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Multi-label hinge loss ``sum_{j in y, k not in y} max(0, 1 - (x[j] - x[k])) / C``;
     each target row lists class indices, ended by the first -1.
 
@@ -793,24 +961,35 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     else:
         ok = target.dim() == 2 and tuple(target.shape) == tuple(input.shape)
     if not ok:
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
-                           f"size: {list(input.shape)}")
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
     rows, labels = input.reshape(-1, c), target.reshape(-1, c)
     listed = (labels < 0).cumsum(1) == 0
     if bool((listed & (labels >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     idx = tocha.where(listed, labels, 0)
-    is_target = tocha.zeros(rows.shape, device=input.device).scatter_add(
-        1, idx, listed.to(tocha.float32)) > 0
+    is_target = (
+        tocha.zeros(rows.shape, device=input.device).scatter_add(1, idx, listed.to(tocha.float32))
+        > 0
+    )
     z = (1 - rows.gather(1, idx).unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (z * (listed.unsqueeze(2) & ~is_target.unsqueeze(1))).sum((1, 2)) / c
     return _reduce(loss if input.dim() == 2 else loss[0], reduction)
 
 
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
-                        p: float = 2, eps: float = 1e-6, swap: bool = False,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Tensor:
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)``, d the p-norm pairwise distance; `swap` uses
     ``min(d(a, n), d(p, n))``.
 
@@ -823,8 +1002,15 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
-    return _triplet(anchor, positive, negative,
-                    lambda x1, x2: pairwise_distance(x1, x2, p, eps), margin, swap, reduction)
+    return _triplet(
+        anchor,
+        positive,
+        negative,
+        lambda x1, x2: pairwise_distance(x1, x2, p, eps),
+        margin,
+        swap,
+        reduction,
+    )
 
 
 def _check_triplet_dims(anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
@@ -832,7 +1018,8 @@ def _check_triplet_dims(anchor: Tensor, positive: Tensor, negative: Tensor) -> N
     if not (a == p and p == n):
         raise RuntimeError(
             f"The anchor, positive, and negative tensors are expected to have the same number "
-            f"of dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
+            f"of dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs"
+        )
 
 
 def _triplet(anchor, positive, negative, distance, margin, swap, reduction) -> Tensor:
@@ -844,9 +1031,15 @@ def _triplet(anchor, positive, negative, distance, margin, swap, reduction) -> T
 
 
 def triplet_margin_with_distance_loss(
-        anchor: Tensor, positive: Tensor, negative: Tensor, *,
-        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
-        margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
     """`triplet_margin_loss` with any distance (default: `pairwise_distance`).
 
     Example:
@@ -859,8 +1052,9 @@ def triplet_margin_with_distance_loss(
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
-    return _triplet(anchor, positive, negative, distance_function or pairwise_distance,
-                    margin, swap, reduction)
+    return _triplet(
+        anchor, positive, negative, distance_function or pairwise_distance, margin, swap, reduction
+    )
 
 
 # -- CTC: forward-backward over time, vectorised over the batch ------------------------------
@@ -940,8 +1134,7 @@ def _ctc_backward_kernel(xp):
     """PyTorch's gradient: ``exp(lp) - posterior`` per class (the gradient through a
     log_softmax that produced `lp`), zero past each input's length."""
 
-    def kernel(g, lp, targets, nll, alpha, input_lengths, target_lengths, blank,
-               zero_infinity):
+    def kernel(g, lp, targets, nll, alpha, input_lengths, target_lengths, blank, zero_infinity):
         steps, n, c = lp.shape
         padded, tl = _ctc_layout(xp, targets, target_lengths, n)
         il = xp.asarray(input_lengths, dtype=xp.int64)
@@ -966,9 +1159,10 @@ def _ctc_backward_kernel(xp):
             both = alpha + beta
             top = both.max(axis=2, keepdims=True)
             top = xp.where(xp.isinf(top), 0, top)
-            flat = ((xp.arange(steps)[:, None, None] * n + xp.arange(n)[:, None]) * c + ext)
-            sums = xp.bincount(flat.reshape(-1), weights=xp.exp(both - top).reshape(-1),
-                               minlength=steps * n * c).reshape(steps, n, c)
+            flat = (xp.arange(steps)[:, None, None] * n + xp.arange(n)[:, None]) * c + ext
+            sums = xp.bincount(
+                flat.reshape(-1), weights=xp.exp(both - top).reshape(-1), minlength=steps * n * c
+            ).reshape(steps, n, c)
             log_post = xp.log(sums) + top + nll[:, None] - lp
             grad = (xp.exp(lp) - xp.exp(log_post)) * g[:, None]
         live = xp.arange(steps)[:, None] < il
@@ -981,9 +1175,18 @@ def _ctc_backward_kernel(xp):
 
 ctc_loss_op = defop("ctc_loss", _ctc_kernel)
 ctc_loss_backward_op = defop("ctc_loss_backward", _ctc_backward_kernel, differentiable=False)
-d("ctc_loss", "01o", lambda g, out, lp, targets, *args: (
-    call(ctc_loss_backward_op, (g[0], lp, targets, out[0], out[1]), *args),
-    None, None, None, None, None))
+d(
+    "ctc_loss",
+    "01o",
+    lambda g, out, lp, targets, *args: (
+        call(ctc_loss_backward_op, (g[0], lp, targets, out[0], out[1]), *args),
+        None,
+        None,
+        None,
+        None,
+        None,
+    ),
+)
 
 
 def _lengths(lengths, name: str, batch: int) -> tuple:
@@ -1000,20 +1203,32 @@ def _lengths(lengths, name: str, batch: int) -> tuple:
 def _check_ctc_sizes(targets: Tensor, il: tuple, tl: tuple, steps: int) -> None:
     where = "(while checking arguments for ctc_loss_allocate_outputs)"
     if targets.dim() == 1 and targets.shape[0] != sum(tl):
-        raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got size "
-                           f"{targets.shape[0]} for argument #2 'targets' {where}")
+        raise RuntimeError(
+            f"Expected tensor to have size {sum(tl)} at dimension 0, but got size "
+            f"{targets.shape[0]} for argument #2 'targets' {where}"
+        )
     if targets.dim() == 2 and tl and targets.shape[1] < max(tl):
-        raise RuntimeError(f"Expected tensor to have size at least {max(tl)} at dimension 1, but "
-                           f"got size {targets.shape[1]} for argument #2 'targets' {where}")
+        raise RuntimeError(
+            f"Expected tensor to have size at least {max(tl)} at dimension 1, but "
+            f"got size {targets.shape[1]} for argument #2 'targets' {where}"
+        )
     for length in il:
         if length > steps:
-            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got "
-                               f"value {length} {where}")
+            raise RuntimeError(
+                f"Expected input_lengths to have value at most {steps}, but got "
+                f"value {length} {where}"
+            )
 
 
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | tuple,
-             target_lengths: Tensor | tuple, blank: int = 0, reduction: str = "mean",
-             zero_infinity: bool = False) -> Tensor:
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Tensor | tuple,
+    target_lengths: Tensor | tuple,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
     """Connectionist Temporal Classification loss: ``-log`` of the summed probability of every
     alignment of each target to its input (forward-backward algorithm in log space).
 

@@ -20,7 +20,11 @@ from tocha.autograd._formulas import d
 from .padding import pad
 
 __all__ = [
-    "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
     "rms_norm",
 ]
 
@@ -29,7 +33,7 @@ __all__ = [
 def _rows(x, nd: int):
     """`x` as a 2-D array: one row per normalized slice."""
     n = 1
-    for s in x.shape[x.ndim - nd:]:
+    for s in x.shape[x.ndim - nd :]:
         n *= s
     return x.reshape(-1, n)
 
@@ -59,7 +63,7 @@ def _layer_norm_kernel(xp):
             y *= params[0]
         if "b" in affine:
             y += params[-1]
-        stat_shape = x.shape[:x.ndim - nd] + (1,) * nd
+        stat_shape = x.shape[: x.ndim - nd] + (1,) * nd
         return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
     return kernel
@@ -77,7 +81,7 @@ def _layer_norm_backward_kernel(xp):
         if "w" in affine:
             grads.append(xp.einsum("ij,ij->j", g2, xhat).reshape(w[0].shape))
         if "b" in affine:
-            grads.append((xp.ones(g2.shape[0], g2.dtype) @ g2).reshape(x.shape[x.ndim - nd:]))
+            grads.append((xp.ones(g2.shape[0], g2.dtype) @ g2).reshape(x.shape[x.ndim - nd :]))
         gw = _rows(g * w[0], nd) if w else g2
         xhat *= _row_dots(xp, gw, xhat) / -n
         xhat += gw
@@ -89,8 +93,9 @@ def _layer_norm_backward_kernel(xp):
 
 
 layer_norm_op = defop("native_layer_norm", _layer_norm_kernel)
-layer_norm_backward_op = defop("native_layer_norm_backward", _layer_norm_backward_kernel,
-                               differentiable=False)
+layer_norm_backward_op = defop(
+    "native_layer_norm_backward", _layer_norm_backward_kernel, differentiable=False
+)
 
 
 def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple[Tensor, Tensor]:
@@ -105,8 +110,7 @@ def _norm_backward(g, x, w, dims, eps, shape):
     weight broadcast to `x` by `shape`; also xhat for the parameter gradients."""
     xhat, rstd = _normalized(x, dims, eps)
     gw = g if w is None else g * w.reshape(shape)
-    dx = rstd * (gw - gw.mean(dims, keepdim=True)
-                 - xhat * (gw * xhat).mean(dims, keepdim=True))
+    dx = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True))
     return dx, xhat
 
 
@@ -141,8 +145,13 @@ def _shape_list(shape) -> list:
     return [shape] if isinstance(shape, int) else list(shape)
 
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over the trailing `normalized_shape` dims:
     ``(x - mean) / sqrt(var + eps) * weight + bias`` (biased variance).
 
@@ -152,29 +161,36 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """
     shape = _shape_list(normalized_shape)
     nd = len(shape)
-    if nd == 0 or list(input.shape[input.dim() - nd:]) != shape or input.dim() < nd:
-        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
+    if nd == 0 or list(input.shape[input.dim() - nd :]) != shape or input.dim() < nd:
+        raise RuntimeError(
+            f"Given normalized_shape={shape}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size"
+            f"{list(input.shape)}"
+        )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and list(t.shape) != shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
-                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
-                               f"{shape}")
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but "
+                f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                f"{shape}"
+            )
     affine, params = _affine_code(weight, bias)
     return call(layer_norm_op, (input, *params), nd, eps, affine)[0]
 
 
-def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
-             eps: float | None = None) -> Tensor:
+def rms_norm(
+    input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing `normalized_shape` dims;
     `eps` defaults to the machine epsilon of the input's dtype."""
     shape = _shape_list(normalized_shape)
     nd = len(shape)
-    if list(input.shape[input.dim() - nd:]) != shape or input.dim() < nd:
-        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
-                           f"[*{', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
+    if list(input.shape[input.dim() - nd :]) != shape or input.dim() < nd:
+        raise RuntimeError(
+            f"Given normalized_shape={shape}, expected input with shape "
+            f"[*{', '.join(map(str, shape))}], but got input of size"
+            f"{list(input.shape)}"
+        )
     if eps is None:
         eps = tocha.finfo(input.dtype).eps
     dims = tuple(range(input.dim() - nd, input.dim()))
@@ -238,8 +254,9 @@ def _batch_norm_backward_kernel(xp):
 
 
 batch_norm_op = defop("native_batch_norm", _batch_norm_kernel)
-batch_norm_backward_op = defop("native_batch_norm_backward", _batch_norm_backward_kernel,
-                               differentiable=False)
+batch_norm_backward_op = defop(
+    "native_batch_norm_backward", _batch_norm_backward_kernel, differentiable=False
+)
 
 
 def _batch_norm_grad(grads, out, x, *rest):
@@ -269,8 +286,9 @@ def _verify_batch_size(size) -> None:
     for s in size[2:]:
         count *= s
     if count == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {size}")
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
 
 
 def _check_stat(name: str, t: Tensor | None, c: int) -> None:
@@ -278,9 +296,16 @@ def _check_stat(name: str, t: Tensor | None, c: int) -> None:
         raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize each channel (dim 1) over the batch and spatial dims.
 
     In training the batch statistics are used, and the running statistics (when given) are
@@ -294,19 +319,26 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     c = input.shape[1] if input.dim() > 1 else 1
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
         _check_stat(name, t, c)
     affine, params = _affine_code(weight, bias)
     if training:
         out, mean, invstd = call(batch_norm_op, (input, *params), eps, affine)
         if running_mean is not None or running_var is not None:
-            _update_running(running_mean, running_var, mean, invstd, eps, momentum,
-                            input.numel() // c)
+            _update_running(
+                running_mean, running_var, mean, invstd, eps, momentum, input.numel() // c
+            )
         return out
     if running_mean is None or running_var is None:
-        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
-                           "defined in evaluation mode")
+        raise RuntimeError(
+            f"running_{'mean' if running_mean is None else 'var'} must be "
+            "defined in evaluation mode"
+        )
     shape = (-1,) + (1,) * (input.dim() - 2)
     scale = (running_var + eps).rsqrt()
     if weight is not None:
@@ -332,14 +364,21 @@ def _verify_spatial_size(size) -> None:
     for s in size[2:]:
         count *= s
     if count == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input "
-                         f"size {size}")
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {size}"
+        )
 
 
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize each channel of each sample over its spatial dims: batch_norm of the input
     seen as one sample of ``N * C`` channels (running statistics averaged over the batch)."""
     if use_input_stats:
@@ -361,14 +400,21 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     return out
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize each group of ``C / num_groups`` channels of each sample, then apply the
     per-channel `weight` and `bias`."""
     if input.dim() < 2 or input.shape[1] % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(input.shape)} and "
-                           f"num_groups={num_groups}")
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by "
+            f"num_groups, but got input of shape {list(input.shape)} and "
+            f"num_groups={num_groups}"
+        )
     n = input.shape[0]
     grouped = input.reshape(n, num_groups, -1)
     out = call(layer_norm_op, (grouped,), 1, eps, "")[0].reshape(input.shape)
@@ -380,12 +426,15 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return out
 
 
-def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                        k: float = 1.0) -> Tensor:
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
     """``x / (k + alpha * mean of x**2 over `size` neighbouring channels) ** beta``."""
     if input.dim() < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality                          input "
-                         f"(got {input.dim()} dimensions)")
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input "
+            f"(got {input.dim()} dimensions)"
+        )
     if input.numel() == 0:
         return input
     c = input.shape[1]

@@ -24,8 +24,8 @@ def _constant_pad_kernel(xp):
     def kernel(x, pads, value):
         lead = x.ndim - len(pads)
         crop = (slice(None),) * lead + tuple(
-            slice(max(-lo, 0), x.shape[lead + i] - max(-hi, 0)) for i, (lo, hi) in
-            enumerate(pads))
+            slice(max(-lo, 0), x.shape[lead + i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pads)
+        )
         x = x[crop]
         widths = ((0, 0),) * lead + tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
         return xp.pad(x, widths, constant_values=value)
@@ -34,8 +34,15 @@ def _constant_pad_kernel(xp):
 
 
 constant_pad_op = defop("constant_pad_nd", _constant_pad_kernel)
-d("constant_pad_nd", "", lambda g, out, x, pads, value: (
-    call(constant_pad_op, (g,), tuple((-lo, -hi) for lo, hi in pads), 0), None, None))
+d(
+    "constant_pad_nd",
+    "",
+    lambda g, out, x, pads, value: (
+        call(constant_pad_op, (g,), tuple((-lo, -hi) for lo, hi in pads), 0),
+        None,
+        None,
+    ),
+)
 
 
 def _source_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
@@ -60,19 +67,24 @@ def _check_mode_pads(input: Tensor, pairs: list, mode: str) -> None:
             "Supported combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     shape = list(input.shape)
     if mode in ("reflect", "replicate") and 0 in (shape[1:] if ndim == nd + 2 else shape):
-        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 "
-                           "batch size and other non-zero dimensions for input, but got: "
-                           f"{shape}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 "
+            "batch size and other non-zero dimensions for input, but got: "
+            f"{shape}"
+        )
     for i, (lo, hi) in enumerate(pairs):
         dim = ndim - nd + i
         n = shape[dim]
         if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #{4 + 2 * (nd - 1 - i)}: Padding size should be less "
-                               "than the corresponding input dimension, but got: padding "
-                               f"({lo}, {hi}) at dimension {dim} of input {shape}")
+            raise RuntimeError(
+                f"Argument #{4 + 2 * (nd - 1 - i)}: Padding size should be less "
+                "than the corresponding input dimension, but got: padding "
+                f"({lo}, {hi}) at dimension {dim} of input {shape}"
+            )
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
 
@@ -92,9 +104,11 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension "
-                           f"{input.dim()}")
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input "
+            f"dimension but got padding length {len(pad)} and input of dimension "
+            f"{input.dim()}"
+        )
     if mode not in _MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pairs = [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(len(pad) // 2))]

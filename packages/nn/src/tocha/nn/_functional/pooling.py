@@ -28,13 +28,30 @@ from .activation import relu
 from .conv import _col2im, _pad, _windows
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
-    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
-    "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool1d_with_indices",
-    "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -65,8 +82,9 @@ def _max_pool_kernel(xp):
     def kernel(x, ksize, stride, pads, dilation, out_size):
         nd = len(ksize)
         size = x.shape[2:]
-        padded = _pad(xp, x, _fit_pads(size, ksize, stride, pads, dilation, out_size),
-                      _lowest(xp, x.dtype))
+        padded = _pad(
+            xp, x, _fit_pads(size, ksize, stride, pads, dilation, out_size), _lowest(xp, x.dtype)
+        )
         win = _windows(xp, padded, ksize, stride, dilation, out_size)
         order = (0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
         win = win.transpose(order).reshape(x.shape[:2] + tuple(out_size) + (-1,))
@@ -137,8 +155,7 @@ def _avg_pool_kernel(xp):
         padded = _pad(xp, x, _fit_pads(size, ksize, stride, pads, ones, out_size))
         win = _windows(xp, padded, ksize, stride, ones, out_size)
         total = win.sum(tuple(range(2, 2 + nd)))
-        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad,
-                        divisor_override)
+        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad, divisor_override)
         return (total / xp.asarray(div, dtype=x.dtype)).astype(x.dtype, copy=False)
 
     return kernel
@@ -149,11 +166,12 @@ def _avg_pool_backward_kernel(xp):
         nd = len(ksize)
         ones = (1,) * nd
         out_size = g.shape[2:]
-        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad,
-                        divisor_override)
+        div = _divisors(size, ksize, stride, pads, out_size, count_include_pad, divisor_override)
         scaled = (g / xp.asarray(div, dtype=g.dtype)).astype(g.dtype, copy=False)
-        cols = xp.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * nd],
-                               g.shape[:2] + tuple(ksize) + tuple(out_size))
+        cols = xp.broadcast_to(
+            scaled[(slice(None), slice(None)) + (None,) * nd],
+            g.shape[:2] + tuple(ksize) + tuple(out_size),
+        )
         fitted = _fit_pads(size, ksize, stride, pads, ones, out_size)
         return _col2im(xp, cols, size, stride, fitted, ones)
 
@@ -177,14 +195,22 @@ def _to_argmax(g, out, x):
 
 
 def _avg_pool_grad(g, out, x, ksize, stride, pads, out_size, count_include_pad, divisor):
-    return call(avg_pool_backward_op, (g,), tuple(x.shape[2:]), ksize, stride, pads,
-                count_include_pad, divisor)
+    return call(
+        avg_pool_backward_op,
+        (g,),
+        tuple(x.shape[2:]),
+        ksize,
+        stride,
+        pads,
+        count_include_pad,
+        divisor,
+    )
 
 
-def _avg_pool_backward_grad(gg, out, g, size, ksize, stride, pads, count_include_pad,
-                            divisor):
-    return call(avg_pool_op, (gg,), ksize, stride, pads, tuple(g.shape[2:]), count_include_pad,
-                divisor)
+def _avg_pool_backward_grad(gg, out, g, size, ksize, stride, pads, count_include_pad, divisor):
+    return call(
+        avg_pool_op, (gg,), ksize, stride, pads, tuple(g.shape[2:]), count_include_pad, divisor
+    )
 
 
 d("max_pool", "o", lambda g, out, x, *args: _to_argmax(g, out, x))
@@ -220,8 +246,10 @@ def _pool_out(n: int, k: int, s: int, p: int, dd: int, ceil_mode: bool) -> int:
     if p < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
     if p > (dd * (k - 1) + 1) // 2:
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={p}, kernel_size={k} and dilation={dd}")
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got "
+            f"pad={p}, kernel_size={k} and dilation={dd}"
+        )
     span = n + 2 * p - dd * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
     out = span // s + 1
     if ceil_mode and (out - 1) * s >= n + p:
@@ -231,7 +259,7 @@ def _pool_out(n: int, k: int, s: int, p: int, dd: int, ceil_mode: bool) -> int:
 
 def _pool_input(input: Tensor, nd: int, message: str) -> tuple[Tensor, bool]:
     """`input` batched (unbatched inputs get a batch dim) after PyTorch's dim check."""
-    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd - 1:]:
+    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd - 1 :]:
         raise RuntimeError(message.format(shape=list(input.shape)))
     unbatched = input.dim() == nd + 1
     return (input.unsqueeze(0) if unbatched else input), unbatched
@@ -239,8 +267,10 @@ def _pool_input(input: Tensor, nd: int, message: str) -> tuple[Tensor, bool]:
 
 def _pool_message(nd: int, name: str) -> str:
     if nd == 1:
-        return ("Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument #1 "
-                f"'self' (while checking arguments for {name})")
+        return (
+            "Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument #1 "
+            f"'self' (while checking arguments for {name})"
+        )
     return f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
 
 
@@ -250,31 +280,38 @@ def _check_pool_input(input: Tensor, nd: int, name: str):
 
 
 def _output_sizes(x, ksize, stride, padding, dilation, ceil_mode):
-    out = tuple(_pool_out(n, k, s, p, dd, ceil_mode)
-                for n, k, s, p, dd in zip(x.shape[2:], ksize, stride, padding, dilation))
+    out = tuple(
+        _pool_out(n, k, s, p, dd, ceil_mode)
+        for n, k, s, p, dd in zip(x.shape[2:], ksize, stride, padding, dilation)
+    )
     if any(o <= 0 for o in out):
         shape = "x".join(map(str, x.shape[1:]))
-        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: "
-                           f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too "
-                           "small")
+        raise RuntimeError(
+            f"Given input size: ({shape}). Calculated output size: "
+            f"({'x'.join(map(str, (x.shape[1],) + out))}). Output size is too "
+            "small"
+        )
     return out
 
 
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     name = f"max_pool{nd}d"
-    ksize, stride, padding, dilation = _pool_args(name, nd, kernel_size, stride, padding,
-                                                  dilation)
+    ksize, stride, padding, dilation = _pool_args(name, nd, kernel_size, stride, padding, dilation)
     if nd == 1:
-        message = ("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
-                   "size for input, but got:{shape}")
+        message = (
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+            "size for input, but got:{shape}"
+        )
         x, unbatched = _pool_input(input, 1, message)
         if padding[0] > ksize[0] // 2:
-            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
-                               f"but got padding={padding[0]} and kernel_size={ksize[0]}")
+            raise RuntimeError(
+                f"max_pool1d() padding should be at most half of kernel size, "
+                f"but got padding={padding[0]} and kernel_size={ksize[0]}"
+            )
     else:
         x, unbatched = _check_pool_input(input, nd, name)
     if any(dd <= 0 for dd in dilation):
-        parts = " ".join(f"dilation{n}: {v}" for n, v in zip("THW"[3 - nd:], dilation))
+        parts = " ".join(f"dilation{n}: {v}" for n, v in zip("THW"[3 - nd :], dilation))
         raise RuntimeError(f"dilation should be greater than zero, but got {parts}")
     out_size = _output_sizes(x, ksize, stride, padding, dilation, ceil_mode)
     pads = tuple((p, p) for p in padding)
@@ -284,8 +321,9 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     return values, indices
 
 
-def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
-              divisor_override):
+def _avg_pool(
+    input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     name = f"avg_pool{nd}d"
     ksize, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
     x, unbatched = _check_pool_input(input, nd, name)
@@ -293,27 +331,49 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
         raise RuntimeError("divisor must be not zero")
     out_size = _output_sizes(x, ksize, stride, padding, (1,) * nd, ceil_mode)
     pads = tuple((p, p) for p in padding)
-    out = call(avg_pool_op, (x,), ksize, stride, pads, out_size, count_include_pad,
-               divisor_override)
+    out = call(
+        avg_pool_op, (x,), ksize, stride, pads, out_size, count_include_pad, divisor_override
+    )
     return out.squeeze(0) if unbatched else out
 
 
 # -- max pooling ----------------------------------------------------------------------------
-def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode: bool = False, return_indices: bool = True):
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
     """`max_pool1d` returning ``(values, indices)``."""
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode: bool = False, return_indices: bool = True):
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
     """`max_pool2d` returning ``(values, indices)``: each index is the argmax's flat position
     ``h * W + w`` in its input plane."""
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode: bool = False, return_indices: bool = True):
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+):
     """`max_pool3d` returning ``(values, indices)``."""
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode)
 
@@ -322,15 +382,30 @@ def _values(result, return_indices: bool):
     return result if return_indices else result[0]
 
 
-def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """1-D max pooling over ``(N, C, L)`` or ``(C, L)``; see `max_pool2d`."""
-    return _values(_max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode),
-                   return_indices)
+    return _values(
+        _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode), return_indices
+    )
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """The maximum of each (dilated) window of ``(N, C, H, W)`` or ``(C, H, W)``.
 
     Args:
@@ -347,26 +422,48 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
         >>> F.max_pool2d(tocha.randn(1, 3, 8, 8), 2).shape
         torch.Size([1, 3, 4, 4])
     """
-    return _values(_max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode),
-                   return_indices)
+    return _values(
+        _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode), return_indices
+    )
 
 
-def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False):
+def max_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `max_pool2d`."""
-    return _values(_max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode),
-                   return_indices)
+    return _values(
+        _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode), return_indices
+    )
 
 
 # -- average pooling ------------------------------------------------------------------------
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
     """1-D average pooling over ``(N, C, L)`` or ``(C, L)``; see `avg_pool2d`."""
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
     """The mean of each window of ``(N, C, H, W)`` or ``(C, H, W)``.
 
     Args:
@@ -379,23 +476,33 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         tensor([[[[1., 1.],
                   [1., 1.]]]])
     """
-    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+    return _avg_pool(
+        input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
-def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
     """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `avg_pool2d`."""
-    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+    return _avg_pool(
+        input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 # -- adaptive pooling -----------------------------------------------------------------------
 def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tensor, bool]:
     if nd == 1:
-        message = ("Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument "
-                   f"#1 'self' (while checking arguments for {name})").replace(
-                       "{dims}", str(input.dim()))
+        message = (
+            "Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument "
+            f"#1 'self' (while checking arguments for {name})"
+        ).replace("{dims}", str(input.dim()))
     else:
         message = f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {{shape}}"
     if input.dim() not in (nd + 1, nd + 2):
@@ -406,8 +513,11 @@ def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tens
 
 def _adaptive_size(output_size, x: Tensor, nd: int) -> tuple:
     """The output size, None entries taking the input's size."""
-    size = (output_size,) * nd if isinstance(output_size, int) or output_size is None else (
-        tuple(output_size))
+    size = (
+        (output_size,) * nd
+        if isinstance(output_size, int) or output_size is None
+        else (tuple(output_size))
+    )
     if len(size) == 1:
         size = size * nd
     return tuple(n if o is None else o for o, n in zip(size, x.shape[2:]))
@@ -506,20 +616,23 @@ def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode) -> Tensor:
     return (tocha.sign(out) * relu(out.abs())).mul(math.prod(ksize)).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False
+) -> Tensor:
     """Power-average pooling: ``(sum over the window of x^p)^(1/p)``."""
     return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False
+) -> Tensor:
     """2-D power-average pooling; see `lp_pool1d`."""
     return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False
+) -> Tensor:
     """3-D power-average pooling; see `lp_pool1d`."""
     return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode)
 
@@ -527,20 +640,24 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,
 # -- max unpooling --------------------------------------------------------------------------
 def _unpool_size(input: Tensor, ksize, stride, padding, output_size) -> tuple:
     nd = len(ksize)
-    default = [(input.shape[-nd + i] - 1) * stride[i] + ksize[i] - 2 * padding[i]
-               for i in range(nd)]
+    default = [
+        (input.shape[-nd + i] - 1) * stride[i] + ksize[i] - 2 * padding[i] for i in range(nd)
+    ]
     if output_size is None:
         return tuple(default)
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
-        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
-                         f"elements, but it has a length of '{len(output_size)}'")
+        raise ValueError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} "
+            f"elements, but it has a length of '{len(output_size)}'"
+        )
     for i in range(nd):
         low, high = default[i] - stride[i], default[i] + stride[i]
         if not low < output_size[i] < high:
-            raise ValueError(f'invalid output_size "{output_size}" (dim {i} must be between '
-                             f"{low} and {high})")
+            raise ValueError(
+                f'invalid output_size "{output_size}" (dim {i} must be between {low} and {high})'
+            )
     return tuple(output_size)
 
 
@@ -554,14 +671,16 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size) -
     return out.reshape(lead + size)
 
 
-def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
-                 output_size=None) -> Tensor:
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
     """The partial inverse of `max_pool1d`: each value goes to its index, zeros elsewhere."""
     return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
 
 
-def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
-                 output_size=None) -> Tensor:
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
     """The partial inverse of `max_pool2d`; see `max_unpool1d`.
 
     Shape:
@@ -570,7 +689,8 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
 
 
-def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
-                 output_size=None) -> Tensor:
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
     """The partial inverse of `max_pool3d`; see `max_unpool1d`."""
     return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size)

@@ -45,7 +45,7 @@ def _sigmoid_(xp, a) -> None:
 def _ifog(xp, a):
     """LSTM gate blocks (rows of a weight, or a bias) reordered i, f, g, o <-> i, f, o, g."""
     h = a.shape[0] // 4
-    return xp.concatenate((a[:2 * h], a[3 * h:], a[2 * h:3 * h]))
+    return xp.concatenate((a[: 2 * h], a[3 * h :], a[2 * h : 3 * h]))
 
 
 def _steps(batch_sizes, reverse: bool) -> list:
@@ -61,7 +61,7 @@ def _carve(slab, n: int, widths) -> list:
     """Contiguous ``(n, width)`` arrays laid end to end in the flat array `slab`."""
     views, start = [], 0
     for width in widths:
-        views.append(slab[start:start + n * width].reshape(n, width))
+        views.append(slab[start : start + n * width].reshape(n, width))
         start += n * width
     return views
 
@@ -81,7 +81,7 @@ def _groups(weights, has_bias: bool, proj: bool, num_dir: int) -> list:
     size = 2 + 2 * has_bias + proj
     groups = []
     for k in range(num_dir):
-        w = list(weights[k * size:(k + 1) * size])
+        w = list(weights[k * size : (k + 1) * size])
         b = w[2:4] if has_bias else [None, None]
         groups.append((w[0], w[1], *b, w[-1] if proj else None))
     return groups
@@ -96,7 +96,7 @@ def _rnn_forward(xp, mode, x, w, steps, y, h, c, ws):
     h_prev, outs = ws
     w_hh_t = w_hh.T
     for s, e in steps:
-        hp = h[:e - s]
+        hp = h[: e - s]
         h_prev[s:e] = hp
         o = outs[s:e]
         xp.matmul(hp, w_hh_t, out=o)
@@ -112,7 +112,7 @@ def _rnn_forward(xp, mode, x, w, steps, y, h, c, ws):
 def _step_block(flat, width: int, s: int, e: int):
     """The ``(width, e - s)`` block of time step rows ``s:e`` in a step-blocked flat array
     (LSTM keeps its per-step arrays transposed: features by batch, each block contiguous)."""
-    return flat[width * s:width * e].reshape(width, e - s)
+    return flat[width * s : width * e].reshape(width, e - s)
 
 
 def _lstm_forward(xp, mode, x, w, steps, y, h, c, ws):
@@ -122,7 +122,7 @@ def _lstm_forward(xp, mode, x, w, steps, y, h, c, ws):
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     n = w_hh.shape[0] // 4
     scale = xp.ones((4 * n, 1), x.dtype)
-    scale[:3 * n] = 0.5
+    scale[: 3 * n] = 0.5
     xw = (_ifog(xp, w_ih) * scale) @ x.T
     if b_ih is not None:
         xw += _ifog(xp, b_ih + b_hh)[:, None] * scale
@@ -132,23 +132,23 @@ def _lstm_forward(xp, mode, x, w, steps, y, h, c, ws):
     h_out, c_out = h, c
     h, c = h.T.copy(), c.T.copy()
     for s, e in steps:
-        hp, cp = h[:, :e - s], c[:, :e - s]
+        hp, cp = h[:, : e - s], c[:, : e - s]
         h_prev[s:e] = hp.T
         _step_block(c_prev, n, s, e)[...] = cp
         g = _step_block(gates, 4 * n, s, e)
         xp.matmul(w_hh_s, hp, out=g)
         g += xw[:, s:e]
         xp.tanh(g, out=g)
-        sig = g[:3 * n]
+        sig = g[: 3 * n]
         sig *= 0.5
         sig += 0.5
-        cp *= g[n:2 * n]
-        cp += g[:n] * g[3 * n:]
+        cp *= g[n : 2 * n]
+        cp += g[:n] * g[3 * n :]
         tc = xp.tanh(cp, out=_step_block(tanh_c, n, s, e))
         if w_hr is None:
-            xp.multiply(g[2 * n:3 * n], tc, out=hp)
+            xp.multiply(g[2 * n : 3 * n], tc, out=hp)
         else:
-            xp.matmul(w_hr, g[2 * n:3 * n] * tc, out=hp)
+            xp.matmul(w_hr, g[2 * n : 3 * n] * tc, out=hp)
         y[s:e] = hp.T
     h_out[...] = h.T
     c_out[...] = c.T
@@ -164,20 +164,20 @@ def _gru_forward(xp, mode, x, w, steps, y, h, c, ws):
     gh = xp.empty((h.shape[0], 3 * n), h.dtype)
     w_hh_t = w_hh.T
     for s, e in steps:
-        hp, ght, g = h[:e - s], gh[:e - s], gates[s:e]
+        hp, ght, g = h[: e - s], gh[: e - s], gates[s:e]
         h_prev[s:e] = hp
         xp.matmul(hp, w_hh_t, out=ght)
         if b_hh is not None:
             ght += b_hh
-        xp.add(xw[s:e, :2 * n], ght[:, :2 * n], out=g[:, :2 * n])
-        _sigmoid_(xp, g[:, :2 * n])
-        hn_all[s:e] = ght[:, 2 * n:]
-        new = g[:, 2 * n:]
-        xp.multiply(g[:, :n], ght[:, 2 * n:], out=new)
-        new += xw[s:e, 2 * n:]
+        xp.add(xw[s:e, : 2 * n], ght[:, : 2 * n], out=g[:, : 2 * n])
+        _sigmoid_(xp, g[:, : 2 * n])
+        hn_all[s:e] = ght[:, 2 * n :]
+        new = g[:, 2 * n :]
+        xp.multiply(g[:, :n], ght[:, 2 * n :], out=new)
+        new += xw[s:e, 2 * n :]
         xp.tanh(new, out=new)
         hp -= new
-        hp *= g[:, n:2 * n]
+        hp *= g[:, n : 2 * n]
         hp += new
         y[s:e] = hp
 
@@ -196,7 +196,7 @@ def _rnn_backward(xp, mode, x, w, steps, gy, dh, dc, ws, dx):
     h_prev, outs = ws
     dpre = xp.empty_like(outs)
     for s, e in steps:
-        dht, o, dp = dh[:e - s], outs[s:e], dpre[s:e]
+        dht, o, dp = dh[: e - s], outs[s:e], dpre[s:e]
         dht += gy[s:e]
         if mode == "RNN_TANH":
             xp.multiply(o, o, out=dp)
@@ -223,32 +223,32 @@ def _lstm_backward(xp, mode, x, w, steps, gy, dh, dc, ws, dx):
     dh_out, dc_out = dh, dc
     dh, dc = dh.T.copy(), dc.T.copy()
     for s, e in steps:
-        dht, dct = dh[:, :e - s], dc[:, :e - s]
+        dht, dct = dh[:, : e - s], dc[:, : e - s]
         dht += gy[s:e].T
         g, tc = _step_block(gates, 4 * n, s, e), _step_block(tanh_c, n, s, e)
-        i, f, o, gg = g[:n], g[n:2 * n], g[2 * n:3 * n], g[3 * n:]
+        i, f, o, gg = g[:n], g[n : 2 * n], g[2 * n : 3 * n], g[3 * n :]
         if w_hr is None:
             dm = dht
         else:
             dw_hr += dht @ (o * tc).T
             dm = w_hr.T @ dht
-        dg = scratch[:4 * n * (e - s)].reshape(4 * n, e - s)
+        dg = scratch[: 4 * n * (e - s)].reshape(4 * n, e - s)
         t = tc * tc
         xp.subtract(1, t, out=t)
         t *= o
         t *= dm
         dct += t
-        xp.multiply(dm, tc, out=dg[2 * n:3 * n])
+        xp.multiply(dm, tc, out=dg[2 * n : 3 * n])
         xp.multiply(dct, gg, out=dg[:n])
-        xp.multiply(dct, _step_block(c_prev, n, s, e), out=dg[n:2 * n])
-        xp.multiply(dct, i, out=dg[3 * n:])
-        sig = g[:3 * n]
+        xp.multiply(dct, _step_block(c_prev, n, s, e), out=dg[n : 2 * n])
+        xp.multiply(dct, i, out=dg[3 * n :])
+        sig = g[: 3 * n]
         t = 1 - sig
         t *= sig
-        dg[:3 * n] *= t
+        dg[: 3 * n] *= t
         t = gg * gg
         xp.subtract(1, t, out=t)
-        dg[3 * n:] *= t
+        dg[3 * n :] *= t
         dct *= f
         dgates[:, s:e] = dg
         xp.matmul(w_hh_p.T, dg, out=dht)
@@ -271,25 +271,25 @@ def _gru_backward(xp, mode, x, w, steps, gy, dh, dc, ws, dx):
     dgi = xp.empty_like(gates)
     dgh = xp.empty_like(gates)
     for s, e in steps:
-        dht, g, dg, dh_gates = dh[:e - s], gates[s:e], dgi[s:e], dgh[s:e]
+        dht, g, dg, dh_gates = dh[: e - s], gates[s:e], dgi[s:e], dgh[s:e]
         dht += gy[s:e]
-        r, z, new = g[:, :n], g[:, n:2 * n], g[:, 2 * n:]
+        r, z, new = g[:, :n], g[:, n : 2 * n], g[:, 2 * n :]
         one_minus_z = 1 - z
         t = new * new
         xp.subtract(1, t, out=t)
         t *= dht
-        xp.multiply(t, one_minus_z, out=dg[:, 2 * n:])
-        dz = dg[:, n:2 * n]
+        xp.multiply(t, one_minus_z, out=dg[:, 2 * n :])
+        dz = dg[:, n : 2 * n]
         xp.subtract(h_prev[s:e], new, out=dz)
         dz *= dht
         dz *= z
         dz *= one_minus_z
-        xp.multiply(dg[:, 2 * n:], r, out=dh_gates[:, 2 * n:])
+        xp.multiply(dg[:, 2 * n :], r, out=dh_gates[:, 2 * n :])
         dr = dg[:, :n]
-        xp.multiply(dg[:, 2 * n:], hn_all[s:e], out=dr)
+        xp.multiply(dg[:, 2 * n :], hn_all[s:e], out=dr)
         dr *= r
         dr *= 1 - r
-        dh_gates[:, :2 * n] = dg[:, :2 * n]
+        dh_gates[:, : 2 * n] = dg[:, : 2 * n]
         dht *= z
         dht += dh_gates @ w_hh
     dx += dgi @ w_ih
@@ -299,10 +299,18 @@ def _gru_backward(xp, mode, x, w, steps, gy, dh, dc, ws, dx):
     return grads
 
 
-_FORWARD = {"RNN_TANH": _rnn_forward, "RNN_RELU": _rnn_forward, "LSTM": _lstm_forward,
-            "GRU": _gru_forward}
-_BACKWARD = {"RNN_TANH": _rnn_backward, "RNN_RELU": _rnn_backward, "LSTM": _lstm_backward,
-             "GRU": _gru_backward}
+_FORWARD = {
+    "RNN_TANH": _rnn_forward,
+    "RNN_RELU": _rnn_forward,
+    "LSTM": _lstm_forward,
+    "GRU": _gru_forward,
+}
+_BACKWARD = {
+    "RNN_TANH": _rnn_backward,
+    "RNN_RELU": _rnn_backward,
+    "LSTM": _lstm_backward,
+    "GRU": _gru_backward,
+}
 
 
 # -- the two primitives ---------------------------------------------------------------------
@@ -313,7 +321,7 @@ def _layer_kernel(xp):
         *arrays, mode, batch_sizes, has_bias, num_dir, proj = flat
         lstm = mode == "LSTM"
         x, h0, c0 = arrays[0], arrays[1], arrays[2] if lstm else None
-        groups = _groups(arrays[2 + lstm:], has_bias, proj, num_dir)
+        groups = _groups(arrays[2 + lstm :], has_bias, proj, num_dir)
         rows, out_size = x.shape[0], h0.shape[-1]
         hidden = groups[0][1].shape[0] // GATES[mode]
         widths = _ws_widths(mode, hidden, out_size)
@@ -325,9 +333,16 @@ def _layer_kernel(xp):
         with np.errstate(over="ignore"):
             for k, w in enumerate(groups):
                 _FORWARD[mode](
-                    xp, mode, x, w, _steps(batch_sizes, k == 1),
-                    y[:, k * out_size:(k + 1) * out_size], hn[k], cn[k] if lstm else None,
-                    _carve(ws[k * per_dir:(k + 1) * per_dir], rows, widths))
+                    xp,
+                    mode,
+                    x,
+                    w,
+                    _steps(batch_sizes, k == 1),
+                    y[:, k * out_size : (k + 1) * out_size],
+                    hn[k],
+                    cn[k] if lstm else None,
+                    _carve(ws[k * per_dir : (k + 1) * per_dir], rows, widths),
+                )
         return (y, hn, cn, ws) if lstm else (y, hn, ws)
 
     return kernel
@@ -341,7 +356,7 @@ def _layer_backward_kernel(xp):
         lstm = mode == "LSTM"
         gy, dh0 = arrays[0], arrays[1].copy()
         dc0 = arrays[2].copy() if lstm else None
-        x, *weights, ws = arrays[2 + lstm:]
+        x, *weights, ws = arrays[2 + lstm :]
         groups = _groups(weights, has_bias, proj, num_dir)
         rows, out_size = x.shape[0], dh0.shape[-1]
         hidden = groups[0][1].shape[0] // GATES[mode]
@@ -351,9 +366,17 @@ def _layer_backward_kernel(xp):
         dweights = []
         for k, w in enumerate(groups):
             dweights += _BACKWARD[mode](
-                xp, mode, x, w, _steps(batch_sizes, k == 0),
-                gy[:, k * out_size:(k + 1) * out_size], dh0[k], dc0[k] if lstm else None,
-                _carve(ws[k * per_dir:(k + 1) * per_dir], rows, widths), dx)
+                xp,
+                mode,
+                x,
+                w,
+                _steps(batch_sizes, k == 0),
+                gy[:, k * out_size : (k + 1) * out_size],
+                dh0[k],
+                dc0[k] if lstm else None,
+                _carve(ws[k * per_dir : (k + 1) * per_dir], rows, widths),
+                dx,
+            )
         return (dx, dh0, dc0, *dweights) if lstm else (dx, dh0, *dweights)
 
     return kernel
@@ -367,14 +390,15 @@ def _layer_grad(grads, out, *flat):
     *tensors, mode, batch_sizes, has_bias, num_dir, proj = flat
     lstm = mode == "LSTM"
     state_grads = grads[:-1]
-    inputs = (*state_grads, tensors[0], *tensors[2 + lstm:], out[-1])
+    inputs = (*state_grads, tensors[0], *tensors[2 + lstm :], out[-1])
     return call(layer_backward_op, inputs, mode, batch_sizes, has_bias, num_dir, proj)
 
 
 def _no_double_backward(grads, out, *args):
     raise RuntimeError(
         "double backward through tocha's fused recurrent layers (RNN, LSTM, GRU and their "
-        "cells) is not supported")
+        "cells) is not supported"
+    )
 
 
 d("rnn_layer", "0+o", _layer_grad)
@@ -382,9 +406,19 @@ d("rnn_layer_backward", "", _no_double_backward)
 
 
 # -- the functional forms -------------------------------------------------------------------
-def rnn(mode: str, input: Tensor, batch_sizes: tuple, hx: tuple, weights: list, has_bias: bool,
-        num_layers: int, dropout: float, training: bool, bidirectional: bool,
-        proj: bool) -> tuple:
+def rnn(
+    mode: str,
+    input: Tensor,
+    batch_sizes: tuple,
+    hx: tuple,
+    weights: list,
+    has_bias: bool,
+    num_layers: int,
+    dropout: float,
+    training: bool,
+    bidirectional: bool,
+    proj: bool,
+) -> tuple:
     """Run a stack of recurrent layers over packed rows (as PyTorch's ``_VF.lstm`` and alike).
 
     Args:
@@ -403,11 +437,9 @@ def rnn(mode: str, input: Tensor, batch_sizes: tuple, hx: tuple, weights: list, 
     per_layer = num_dir * (2 + 2 * has_bias + proj)
     x, finals = input, []
     for layer in range(num_layers):
-        states = [t if num_layers == 1 else t[layer * num_dir:(layer + 1) * num_dir]
-                  for t in hx]
-        w = weights[layer * per_layer:(layer + 1) * per_layer]
-        x, *state, _ = call(layer_op, (x, *states, *w), mode, batch_sizes, has_bias, num_dir,
-                            proj)
+        states = [t if num_layers == 1 else t[layer * num_dir : (layer + 1) * num_dir] for t in hx]
+        w = weights[layer * per_layer : (layer + 1) * per_layer]
+        x, *state, _ = call(layer_op, (x, *states, *w), mode, batch_sizes, has_bias, num_dir, proj)
         finals.append(state)
         if dropout and training and layer < num_layers - 1:
             x = _dropout(x, dropout, True)
@@ -419,18 +451,24 @@ def rnn(mode: str, input: Tensor, batch_sizes: tuple, hx: tuple, weights: list, 
 def _check_cell(input: Tensor, hx, w_ih: Tensor, w_hh: Tensor) -> None:
     """PyTorch's checks of a cell's input and states against its weights."""
     if input.shape[1] != w_ih.shape[1]:
-        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
-                           f"{w_ih.shape[1]}")
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.shape[1]} expected {w_ih.shape[1]}"
+        )
     for k, h in enumerate(hx):
         if input.shape[0] != h.shape[0]:
-            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} "
-                               f"batch size {h.shape[0]}")
+            raise RuntimeError(
+                f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size {h.shape[0]}"
+            )
         if h.shape[1] != w_hh.shape[1]:
-            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
-                               f"expected {w_hh.shape[1]}")
+            raise RuntimeError(
+                f"hidden{k} has inconsistent hidden_size: got {h.shape[1]}, "
+                f"expected {w_hh.shape[1]}"
+            )
     if input.dtype != w_ih.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{TITLE[input.dtype]} and {TITLE[w_ih.dtype]}")
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{TITLE[input.dtype]} and {TITLE[w_ih.dtype]}"
+        )
 
 
 def _cell(mode: str, input: Tensor, hx: tuple, w_ih, w_hh, b_ih, b_hh) -> tuple:
@@ -438,25 +476,44 @@ def _cell(mode: str, input: Tensor, hx: tuple, w_ih, w_hh, b_ih, b_hh) -> tuple:
     _check_cell(input, hx, w_ih, w_hh)
     weights = (w_ih, w_hh) if b_ih is None else (w_ih, w_hh, b_ih, b_hh)
     states = tuple(h.unsqueeze(0) for h in hx)
-    return call(layer_op, (input, *states, *weights), mode, (input.shape[0],), b_ih is not None,
-                1, False)
+    return call(
+        layer_op, (input, *states, *weights), mode, (input.shape[0],), b_ih is not None, 1, False
+    )
 
 
-def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
-                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+def rnn_tanh_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """``h' = tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``; input ``(B, I)``, hx
     ``(B, H)``."""
     return _cell("RNN_TANH", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
-def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
-                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+def rnn_relu_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """``h' = relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
     return _cell("RNN_RELU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
-def lstm_cell(input: Tensor, hx: tuple, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-              b_hh: Tensor | None = None) -> tuple:
+def lstm_cell(
+    input: Tensor,
+    hx: tuple,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> tuple:
     """One LSTM step: ``(h', c')`` from input ``(B, I)`` and ``hx = (h, c)``, each ``(B, H)``.
 
     ``i, f, g, o = split(input @ w_ih.T + b_ih + h @ w_hh.T + b_hh)`` (sigmoid, sigmoid, tanh,
@@ -466,8 +523,14 @@ def lstm_cell(input: Tensor, hx: tuple, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor
     return y, c.squeeze(0)
 
 
-def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-             b_hh: Tensor | None = None) -> Tensor:
+def gru_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """One GRU step: ``r, z = sigmoid(...)``, ``n = tanh(W_in x + b_in + r * (W_hn h +
     b_hn))``, ``h' = (1 - z) * n + z * h``."""
     return _cell("GRU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]

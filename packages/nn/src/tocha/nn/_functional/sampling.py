@@ -22,8 +22,15 @@ from tocha._tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = [
-    "affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pixel_shuffle",
-    "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest",
+    "affine_grid",
+    "channel_shuffle",
+    "grid_sample",
+    "interpolate",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]
 
 CUBIC_A = -0.75
@@ -125,11 +132,13 @@ def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode):
                     "Input and output must have the same number of spatial dimensions, but got "
                     f"input with spatial dimensions of {spatial} and output size of {size}. "
                     "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
-                    "size in (o1, o2, ...,oK) format.")
+                    "size in (o1, o2, ...,oK) format."
+                )
             if not all(isinstance(s, int) for s in size):
                 raise TypeError(
                     "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
-                    f"Tuple[int, int, int], but got size with types {[type(s) for s in size]}")
+                    f"Tuple[int, int, int], but got size with types {[type(s) for s in size]}"
+                )
             out, scales = list(size), None
         else:
             out, scales = [size] * dim, None
@@ -140,7 +149,8 @@ def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode):
                     "Input and scale_factor must have the same number of spatial dimensions, "
                     f"but got input with spatial dimensions of {spatial} and scale_factor of "
                     f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
-                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )
             scales = list(scale_factor)
         else:
             scales = [scale_factor] * dim
@@ -162,12 +172,19 @@ def _mode_error(input: Tensor, mode: str) -> NotImplementedError:
     return NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
         "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
-        f"(got {mode})")
+        f"(got {mode})"
+    )
 
 
-def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
-                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Tensor:
+def interpolate(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
     """Resize the spatial dims of a ``(N, C, *spatial)`` input to `size` or by `scale_factor`.
 
     Modes: ``nearest``, ``nearest-exact``, ``linear`` (3-D input), ``bilinear`` and
@@ -180,20 +197,27 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating "
-                             "modes: linear | bilinear | bicubic | trilinear")
+            raise ValueError(
+                "align_corners option can only be set with the interpolating "
+                "modes: linear | bilinear | bicubic | trilinear"
+            )
     elif align_corners is None:
         align_corners = False
     out_size, scales = _sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias:
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
-                             "modes and requires a 4-D tensor as input")
+            raise ValueError(
+                "Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                "modes and requires a 4-D tensor as input"
+            )
         raise NotImplementedError("interpolate(): antialias=True is not supported by tocha")
     ndim = input.dim()
-    if ndim not in (3, 4, 5) or (mode in _LINEAR and _LINEAR[mode] != ndim) or (
-            mode == "bicubic" and ndim != 4) or mode not in (
-            *_LINEAR, "nearest", "nearest-exact", "area", "bicubic"):
+    if (
+        ndim not in (3, 4, 5)
+        or (mode in _LINEAR and _LINEAR[mode] != ndim)
+        or (mode == "bicubic" and ndim != 4)
+        or mode not in (*_LINEAR, "nearest", "nearest-exact", "area", "bicubic")
+    ):
         raise _mode_error(input, mode)
     if mode == "area":
         return _AREA[ndim](input, out_size)
@@ -203,33 +227,46 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return out
 
 
-def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
-             align_corners: bool | None = None) -> Tensor:
+def upsample(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
     """Deprecated alias of `interpolate`."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: `interpolate` in ``nearest`` mode."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: `interpolate` in ``bilinear`` mode with ``align_corners=True``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # -- pixel and channel shuffles ------------------------------------------------------------
 def _check_shuffle(input: Tensor, factor: int, name: str, word: str) -> None:
     if input.dim() < 3:
-        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
-                           f"with {input.dim()} dimension(s)")
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input "
+            f"with {input.dim()} dimension(s)"
+        )
     if factor <= 0:
         raise RuntimeError(f"{name} expects a positive {word}, but got {factor}")
 
@@ -240,9 +277,11 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     r = upscale_factor
     *lead, c, h, w = input.shape
     if c % (r * r):
-        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be "
+            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+            f"is not divisible by {r * r}"
+        )
     n = len(lead)
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
@@ -256,9 +295,11 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     *lead, c, h, w = input.shape
     for size, name, dim in ((h, "height", -2), (w, "width", -1)):
         if size % r:
-            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
-                               f"downscale_factor, but input.size({dim})={size} is not "
-                               f"divisible by {r}")
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by "
+                f"downscale_factor, but input.size({dim})={size} is not "
+                f"divisible by {r}"
+            )
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
@@ -268,15 +309,19 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of ``(N, C, *)``: split them into `groups` and transpose."""
     if input.dim() <= 2:
-        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
-                           f"sizes {list(input.shape)}")
+        raise RuntimeError(
+            "channel_shuffle expects input with > 2 dims, but got input with "
+            f"sizes {list(input.shape)}"
+        )
     if groups <= 0:
-        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{groups}")
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
     n, c, *rest = input.shape
     if c % groups:
-        raise RuntimeError("Number of channels must be divisible by groups. Got "
-                           f"{c} channels and {groups} groups.")
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
     return x.reshape(input.shape)
 
@@ -302,8 +347,7 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
 
 def _pad_coord(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
     if padding_mode == "reflection":
-        coord = (_reflect(coord, 0, 2 * (n - 1)) if align_corners
-                 else _reflect(coord, -1, 2 * n - 1))
+        coord = _reflect(coord, 0, 2 * (n - 1)) if align_corners else _reflect(coord, -1, 2 * n - 1)
     if padding_mode in ("border", "reflection"):
         coord = coord.clamp(0, n - 1)
     return coord
@@ -324,8 +368,13 @@ def _corner_values(flat: Tensor, index: list, sizes) -> Tensor:
     return values * inside.unsqueeze(1).to(flat.dtype)
 
 
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
-                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
     """Sample ``(N, C, H_in, W_in)`` at the ``(x, y)`` points of a ``(N, H, W, 2)`` grid in
     [-1, 1] (volumes: ``(N, C, D, H, W)`` and ``(N, D, H, W, 3)``).
 
@@ -333,32 +382,48 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     ``reflection`` for points outside the input. The gradient reaches input and grid.
     """
     if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
-                         f"'nearest' or 'bicubic', but got: '{mode}'")
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', "
+            f"'nearest' or 'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
     if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(f"grid_sampler(): expected {input.dim()}D input and grid with same "
-                           f"number of dimensions, but got {shapes}")
+        raise RuntimeError(
+            f"grid_sampler(): expected {input.dim()}D input and grid with same "
+            f"number of dimensions, but got {shapes}"
+        )
     if grid.shape[0] != input.shape[0]:
-        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got {shapes}")
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got {shapes}"
+        )
     nd = input.dim() - 2
     if grid.shape[-1] != nd:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
-                           f"dimension, but got grid with sizes {list(grid.shape)}")
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {nd} in last "
+            f"dimension, but got grid with sizes {list(grid.shape)}"
+        )
     if mode == "bicubic":
         raise NotImplementedError("grid_sample(): mode='bicubic' is not supported by tocha")
     n, c = input.shape[:2]
     sizes = tuple(input.shape[2:])
     points = grid.reshape(n, -1, nd)
-    coords = [_pad_coord(_unnormalize(points[..., nd - 1 - k], sizes[k], align_corners),
-                         sizes[k], padding_mode, align_corners) for k in range(nd)]
+    coords = [
+        _pad_coord(
+            _unnormalize(points[..., nd - 1 - k], sizes[k], align_corners),
+            sizes[k],
+            padding_mode,
+            align_corners,
+        )
+        for k in range(nd)
+    ]
     flat = input.reshape(n, c, -1)
     if mode == "nearest":
         out = _corner_values(flat, [p.round().long() for p in coords], sizes)
@@ -398,16 +463,22 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     size = tuple(size)
     nd = len(size) - 2
     if nd not in (2, 3):
-        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
-                                  f"affine transforms, respectively. Got size {size}.")
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+            f"affine transforms, respectively. Got size {size}."
+        )
     if theta.dim() != 3 or tuple(theta.shape[1:]) != (nd, nd + 1):
-        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
-                         f"for size {size}. Got {theta.shape}.")
+        raise ValueError(
+            f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
+            f"for size {size}. Got {theta.shape}."
+        )
     spatial = size[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
-                      "grids when align_corners=True. This is not an issue for standard usage.",
-                      stacklevel=2)
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size "
+            "grids when align_corners=True. This is not an issue for standard usage.",
+            stacklevel=2,
+        )
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     axes = [_base_coords(s, align_corners, theta) for s in reversed(spatial)]
@@ -416,4 +487,3 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     base = tocha.stack([*reversed(mesh), ones], dim=-1).reshape(1, -1, nd + 1)
     grid = base.matmul(theta.transpose(1, 2))
     return grid.reshape(size[0], *spatial, nd)
-

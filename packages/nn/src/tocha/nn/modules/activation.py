@@ -11,10 +11,34 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
-    "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-    "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU",
-    "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign",
-    "Tanh", "Tanhshrink", "Threshold",
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softmax2d",
+    "Softmin",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "Threshold",
 ]
 
 
@@ -60,8 +84,9 @@ class RReLU(Module):
     """Randomised leaky ReLU: negative slopes drawn from ``U(lower, upper)`` in training,
     their mean in evaluation."""
 
-    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
-                 inplace: bool = False) -> None:
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
@@ -76,8 +101,7 @@ class RReLU(Module):
 class Hardtanh(Module):
     """``x`` clamped to ``[min_val, max_val]``."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
-                 ) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
         if self.max_val <= self.min_val:
@@ -301,8 +325,9 @@ class PReLU(Module):
         init: the initial slope.
     """
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
-                 ) -> None:
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None
+    ) -> None:
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
@@ -377,7 +402,8 @@ class Softmax2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         if input.dim() not in (3, 4):
             raise ValueError(
-                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
         return F.softmax(input, -3, _stacklevel=5)
 
 
@@ -386,4 +412,6 @@ class LogSoftmax(_AlongDim):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
 from .attention import MultiheadAttention  # noqa: E402,F401

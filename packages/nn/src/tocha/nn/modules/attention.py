@@ -49,13 +49,25 @@ class MultiheadAttention(Module):
         (tocha.Size([5, 3, 8]), tocha.Size([3, 5, 5]))
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
-                 vdim: int | None = None, batch_first: bool = False, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got "
+                f"embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
         factory = {"device": device, "dtype": dtype}
         super().__init__()
         self.embed_dim = embed_dim
@@ -82,8 +94,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(tocha.empty(3 * embed_dim, **factory))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        **factory)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
         if add_bias_kv:
             self.bias_k = Parameter(tocha.empty((1, 1, embed_dim), **factory))
             self.bias_v = Parameter(tocha.empty((1, 1, embed_dim), **factory))
@@ -108,22 +119,53 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                key_padding_mask: Tensor | None = None, need_weights: bool = True,
-                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
         """The attention output and, with `need_weights`, the attention weights (averaged
         over heads with `average_attn_weights`). Masks: bool (True hides) or float (added);
         `key_padding_mask` ``(N, S)``, `attn_mask` ``(L, S)`` or ``(N * num_heads, L, S)``;
         `is_causal` is a hint that `attn_mask` is the causal mask."""
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                           _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+        key_padding_mask = _canonical_mask(
+            key_padding_mask,
+            "key_padding_mask",
+            _none_or_dtype(attn_mask),
+            "attn_mask",
+            query.dtype,
+        )
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
         separate = not self._qkv_same_embed_dim
         return _multi_head_attention(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, self.training, key_padding_mask,
-            need_weights, attn_mask, separate, self.q_proj_weight, self.k_proj_weight,
-            self.v_proj_weight, average_attn_weights, is_causal,
-            self.batch_first and query.dim() == 3)
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            self.training,
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            separate,
+            self.q_proj_weight,
+            self.k_proj_weight,
+            self.v_proj_weight,
+            average_attn_weights,
+            is_causal,
+            self.batch_first and query.dim() == 3,
+        )

@@ -19,9 +19,18 @@ class _NormBase(Module):
 
     _version = 2
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -38,12 +47,15 @@ class _NormBase(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean",
-                                 tocha.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var",
-                                 tocha.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked",
-                                 tocha.tensor(0, dtype=tocha.long, device=device))
+            self.register_buffer(
+                "running_mean", tocha.zeros(num_features, device=device, dtype=dtype)
+            )
+            self.register_buffer(
+                "running_var", tocha.ones(num_features, device=device, dtype=dtype)
+            )
+            self.register_buffer(
+                "num_batches_tracked", tocha.tensor(0, dtype=tocha.long, device=device)
+            )
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -69,21 +81,42 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, *args) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict,
+        prefix,
+        local_metadata,
+        strict,
+        missing_keys,
+        unexpected_keys,
+        error_msgs,
+        *args,
+    ) -> None:
         """Checkpoints older than version 2 have no ``num_batches_tracked``: keep ours."""
         version = local_metadata.get("version")
         key = prefix + "num_batches_tracked"
-        if (version is None or version < 2) and self.track_running_stats \
-                and key not in state_dict:
-            state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
-                               else tocha.tensor(0, dtype=tocha.long))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs, *args)
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = (
+                self.num_batches_tracked
+                if self.num_batches_tracked is not None
+                else tocha.tensor(0, dtype=tocha.long)
+            )
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+            *args,
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -99,9 +132,16 @@ class _BatchNorm(_NormBase):
                 factor = 1.0 / float(self.num_batches_tracked)
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
+        return F.batch_norm(
+            input,
+            self.running_mean if track else None,
+            self.running_var if track else None,
+            self.weight,
+            self.bias,
+            use_batch,
+            factor,
+            self.eps,
+        )
 
 
 def _dims_error(input: Tensor, expected: str) -> ValueError:

@@ -28,9 +28,22 @@ class _ConvNd(Module):
 
     _dims = 0
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding,
-                 dilation, transposed: bool, output_padding, groups: int, bias: bool,
-                 padding_mode: str, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed: bool,
+        output_padding,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         n = self._dims
         if groups <= 0:
@@ -41,13 +54,16 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string '{padding}', should be one of "
-                                 "{'same', 'valid'}")
+                raise ValueError(
+                    f"Invalid padding string '{padding}', should be one of {{'same', 'valid'}}"
+                )
             if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError("padding_mode must be one of {'zeros', 'circular', 'replicate', "
-                             f"'reflect'}}, but got padding_mode='{padding_mode}'")
+            raise ValueError(
+                "padding_mode must be one of {'zeros', 'circular', 'replicate', "
+                f"'reflect'}}, but got padding_mode='{padding_mode}'"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _ntuple(kernel_size, n)
@@ -59,10 +75,12 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._mode_padding()
-        shape = ((in_channels, out_channels // groups) if transposed
-                 else (out_channels, in_channels // groups))
-        self.weight = Parameter(tocha.empty(shape + self.kernel_size, device=device,
-                                            dtype=dtype))
+        shape = (
+            (in_channels, out_channels // groups)
+            if transposed
+            else (out_channels, in_channels // groups)
+        )
+        self.weight = Parameter(tocha.empty(shape + self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(tocha.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -93,8 +111,10 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
         if self.padding != (0,) * len(self.padding):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):
@@ -120,19 +140,45 @@ class _Conv(_ConvNd):
 
     _conv = None
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         False, 0, groups, bias, padding_mode, device, dtype)
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            False,
+            0,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return type(self)._conv(padded, weight, bias, self.stride, 0, self.dilation,
-                                    self.groups)
-        return type(self)._conv(input, weight, bias, self.stride, self.padding, self.dilation,
-                                self.groups)
+            return type(self)._conv(
+                padded, weight, bias, self.stride, 0, self.dilation, self.groups
+            )
+        return type(self)._conv(
+            input, weight, bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
@@ -181,17 +227,49 @@ class _ConvTransposeNd(_ConvNd):
 
     _conv = None
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         if padding_mode != "zeros":
-            raise ValueError(
-                f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         True, output_padding, groups, bias, padding_mode, device, dtype)
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
-    def _output_padding(self, input: Tensor, output_size, stride, padding, kernel_size,
-                        num_spatial_dims: int, dilation=None) -> tuple:
+    def _output_padding(
+        self,
+        input: Tensor,
+        output_size,
+        stride,
+        padding,
+        kernel_size,
+        num_spatial_dims: int,
+        dilation=None,
+    ) -> tuple:
         """The output padding that gives `output_size` (PyTorch's rule and messages)."""
         if output_size is None:
             return self.output_padding
@@ -203,25 +281,46 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(
                 f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must "
                 f"have {num_spatial_dims} or {lead + num_spatial_dims} elements (got "
-                f"{len(output_size)})")
+                f"{len(output_size)})"
+            )
         min_sizes, max_sizes = [], []
         for i in range(num_spatial_dims):
-            size = ((input.size(i + lead) - 1) * stride[i] - 2 * padding[i]
-                    + (dilation[i] if dilation is not None else 1) * (kernel_size[i] - 1) + 1)
+            size = (
+                (input.size(i + lead) - 1) * stride[i]
+                - 2 * padding[i]
+                + (dilation[i] if dilation is not None else 1) * (kernel_size[i] - 1)
+                + 1
+            )
             min_sizes.append(size)
             max_sizes.append(size + stride[i] - 1)
         for size, low, high in zip(output_size, min_sizes, max_sizes):
             if size < low or size > high:
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range from "
-                    f"{min_sizes} to {max_sizes} (for an input of {input.size()[2:]})")
+                    f"{min_sizes} to {max_sizes} (for an input of {input.size()[2:]})"
+                )
         return tuple(size - low for size, low in zip(output_size, min_sizes))
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
-                                              self.kernel_size, self._dims, self.dilation)
-        return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding,
-                                output_padding, self.groups, self.dilation)
+        output_padding = self._output_padding(
+            input,
+            output_size,
+            self.stride,
+            self.padding,
+            self.kernel_size,
+            self._dims,
+            self.dilation,
+        )
+        return type(self)._conv(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):

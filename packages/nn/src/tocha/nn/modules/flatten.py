@@ -38,12 +38,16 @@ class Unflatten(Module):
     def __init__(self, dim: int | str, unflattened_size) -> None:
         super().__init__()
         if not isinstance(unflattened_size, (tuple, list)):
-            raise TypeError("unflattened_size must be a tuple of ints, but found type "
-                            f"{type(unflattened_size).__name__}")
+            raise TypeError(
+                "unflattened_size must be a tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
         for idx, elem in enumerate(unflattened_size):
             if not isinstance(elem, int):
-                raise TypeError("unflattened_size must be tuple of ints, but found element of "
-                                f"type {type(elem).__name__} at pos {idx}")
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found element of "
+                    f"type {type(elem).__name__} at pos {idx}"
+                )
         self.dim = dim
         self.unflattened_size = unflattened_size
 

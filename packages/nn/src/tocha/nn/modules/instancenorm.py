@@ -18,24 +18,49 @@ class _InstanceNorm(_NormBase):
 
     _spatial = 0
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None, *, bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype, bias=bias)
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
-                               self.bias, self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
+        return F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, *args) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict,
+        prefix,
+        local_metadata,
+        strict,
+        missing_keys,
+        unexpected_keys,
+        error_msgs,
+        *args,
+    ) -> None:
         """Checkpoints from before running statistics were optional may hold them though
         this layer does not track them: report and drop them."""
         if local_metadata.get("version") is None and not self.track_running_stats:
-            keys = [prefix + n for n in ("running_mean", "running_var")
-                    if prefix + n in state_dict]
+            keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
             if keys:
                 klass = type(self).__name__
                 error_msgs.append(
@@ -45,28 +70,45 @@ class _InstanceNorm(_NormBase):
                     "0.4.0. Please remove these keys from state_dict. If the running stats "
                     "are actually needed, instead set track_running_stats=True in {} to enable "
                     "them. See the documentation of {} for details.".format(
-                        " and ".join(f'"{k}"' for k in keys), klass, klass, klass, klass))
+                        " and ".join(f'"{k}"' for k in keys), klass, klass, klass, klass
+                    )
+                )
                 for key in keys:
                     state_dict.pop(key)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs, *args)
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+            *args,
+        )
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (self._spatial + 1, self._spatial + 2):
-            raise ValueError(f"expected {self._spatial + 1}D or {self._spatial + 2}D input "
-                             f"(got {input.dim()}D input)")
+            raise ValueError(
+                f"expected {self._spatial + 1}D or {self._spatial + 2}D input "
+                f"(got {input.dim()}D input)"
+            )
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         feature_dim = input.dim() - (self._spatial + 1)
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match "
-                                 f"num_features ({self.num_features}), but got: "
-                                 f"{input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is "
-                          "not used because affine=False", stacklevel=2)
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match "
+                    f"num_features ({self.num_features}), but got: "
+                    f"{input.shape[feature_dim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You "
+                "can silence this warning by not passing in num_features, which is "
+                "not used because affine=False",
+                stacklevel=2,
+            )
         if input.dim() == self._spatial + 1:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

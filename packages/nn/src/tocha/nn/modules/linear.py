@@ -42,13 +42,15 @@ class Linear(Module):
         torch.Size([128, 30])
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(tocha.empty((out_features, in_features), device=device,
-                                            dtype=dtype))
+        self.weight = Parameter(
+            tocha.empty((out_features, in_features), device=device, dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(tocha.empty(out_features, device=device, dtype=dtype))
         else:
@@ -67,8 +69,10 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Bilinear(Module):
@@ -78,14 +82,22 @@ class Bilinear(Module):
         ``(*, in1_features)`` and ``(*, in2_features)`` -> ``(*, out_features)``.
     """
 
-    def __init__(self, in1_features: int, in2_features: int, out_features: int,
-                 bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(tocha.empty((out_features, in1_features, in2_features),
-                                            device=device, dtype=dtype))
+        self.weight = Parameter(
+            tocha.empty((out_features, in1_features, in2_features), device=device, dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(tocha.empty(out_features, device=device, dtype=dtype))
         else:
@@ -96,7 +108,8 @@ class Bilinear(Module):
         """weight and bias from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``."""
         if self.in1_features <= 0:
             raise ValueError(
-                f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})"
+            )
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
@@ -106,5 +119,7 @@ class Bilinear(Module):
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -10,9 +10,20 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
-    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "ZeroPad1d",
+    "ZeroPad2d",
     "ZeroPad3d",
 ]
 
@@ -62,8 +73,9 @@ class _CircularPadNd(_PadNd):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.dim() not in (self._dims + 1, self._dims + 2):
-            raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input (got "
-                             f"{input.dim()}D input)")
+            raise ValueError(
+                f"expected {self._dims + 1}D or {self._dims + 2}D input (got {input.dim()}D input)"
+            )
         return super().forward(input)
 
 

@@ -9,10 +9,24 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d",
-    "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -28,8 +42,15 @@ class _MaxPoolNd(Module):
 
     _pool = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -39,13 +60,21 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor):
-        return type(self)._pool(input, self.kernel_size, self.stride, self.padding,
-                                self.dilation, ceil_mode=self.ceil_mode,
-                                return_indices=self.return_indices)
+        return type(self)._pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -89,8 +118,9 @@ class _MaxUnpoolNd(Module):
         self.padding = _ntuple(padding, n)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return type(self)._unpool(input, indices, self.kernel_size, self.stride, self.padding,
-                                  output_size)
+        return type(self)._unpool(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -127,8 +157,14 @@ class MaxUnpool3d(_MaxUnpoolNd):
 class AvgPool1d(Module):
     """1-D average pooling over ``(N, C, L)`` or ``(C, L)``; see `AvgPool2d`."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
         super().__init__()
         self.kernel_size = _ntuple(kernel_size, 1)
         self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
@@ -137,8 +173,14 @@ class AvgPool1d(Module):
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return F.avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -150,8 +192,15 @@ class _AvgPoolNd(Module):
 
     _pool = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -161,8 +210,15 @@ class _AvgPoolNd(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return type(self)._pool(input, self.kernel_size, self.stride, self.padding,
-                                self.ceil_mode, self.count_include_pad, self.divisor_override)
+        return type(self)._pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -258,8 +314,7 @@ class _LPPoolNd(Module):
 
     _pool = None
 
-    def __init__(self, norm_type: float, kernel_size, stride=None,
-                 ceil_mode: bool = False) -> None:
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
         self.norm_type = norm_type
         self.kernel_size = kernel_size
@@ -267,12 +322,15 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride,
-                                self.ceil_mode)
+        return type(self)._pool(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
 
     def extra_repr(self) -> str:
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class LPPool1d(_LPPoolNd):

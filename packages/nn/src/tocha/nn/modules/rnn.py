@@ -43,10 +43,20 @@ class RNNBase(Module):
         proj_size: (LSTM) project the hidden state to this size.
     """
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.mode = mode
         self.input_size = input_size
@@ -57,15 +67,22 @@ class RNNBase(Module):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
-                or not 0 <= dropout <= 1):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
+        if (
+            not isinstance(dropout, numbers.Number)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1
+        ):
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the "
+                "probability of an element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 "dropout option adds dropout after all but last recurrent layer, so non-zero "
                 f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
-                f"num_layers={num_layers}", stacklevel=2)
+                f"num_layers={num_layers}",
+                stacklevel=2,
+            )
         _check_type(bias, bool, "bias")
         _check_type(batch_first, bool, "batch_first")
         _check_type(input_size, int, "input_size")
@@ -78,7 +95,8 @@ class RNNBase(Module):
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
             raise ValueError(
-                "proj_size should be a positive integer or zero to disable projections")
+                "proj_size should be a positive integer or zero to disable projections"
+            )
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in F_rnn.GATES:
@@ -91,8 +109,10 @@ class RNNBase(Module):
         for layer in range(num_layers):
             layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
             for direction in range(num_directions):
-                shapes = {"weight_ih": (gate_size, layer_input_size),
-                          "weight_hh": (gate_size, real_hidden_size)}
+                shapes = {
+                    "weight_ih": (gate_size, layer_input_size),
+                    "weight_hh": (gate_size, real_hidden_size),
+                }
                 if bias:
                     shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
                 if proj_size > 0:
@@ -101,8 +121,7 @@ class RNNBase(Module):
                 names = []
                 for stem, shape in shapes.items():
                     name = f"{stem}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(tocha.empty(shape, device=device,
-                                                              dtype=dtype)))
+                    setattr(self, name, Parameter(tocha.empty(shape, device=device, dtype=dtype)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -139,13 +158,16 @@ class RNNBase(Module):
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype})."
                 f" Convert input: input.to({weight.dtype}), or convert model: "
-                f"model.to({input.dtype})")
+                f"model.to({input.dtype})"
+            )
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
             raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.size(-1)}")
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.size(-1)}"
+            )
 
     def _check_states(self, hx: tuple, batch: int) -> None:
         layers = self.num_layers * (2 if self.bidirectional else 1)
@@ -168,8 +190,9 @@ class RNNBase(Module):
         else:
             if input.dim() not in (2, 3):
                 word = " tensor" if name == "RNN" else ""
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
-                                 f"{word} instead")
+                raise ValueError(
+                    f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{word} instead"
+                )
             unbatched = input.dim() == 2
             if unbatched:
                 input = input.unsqueeze(0 if self.batch_first else 1)
@@ -185,8 +208,18 @@ class RNNBase(Module):
             steps = x.shape[0]
             data, sizes = x.reshape(steps * batch, x.shape[2]), (batch,) * steps
         out, *states = F_rnn.rnn(
-            self.mode, data, sizes, hx, self._flat_weights, self.bias, self.num_layers,
-            self.dropout, self.training, self.bidirectional, self.proj_size > 0)
+            self.mode,
+            data,
+            sizes,
+            hx,
+            self._flat_weights,
+            self.bias,
+            self.num_layers,
+            self.dropout,
+            self.training,
+            self.bidirectional,
+            self.proj_size > 0,
+        )
         if unsorted_indices is not None:
             states = [h.index_select(1, unsorted_indices) for h in states]
         if packed:
@@ -205,8 +238,10 @@ class RNNBase(Module):
         layers = self.num_layers * (2 if self.bidirectional else 1)
         data = input.data if packed else input
         if hx is None:
-            return tuple(tocha.zeros((layers, batch, size), dtype=data.dtype,
-                                     device=data.device) for size in self._state_sizes())
+            return tuple(
+                tocha.zeros((layers, batch, size), dtype=data.dtype, device=data.device)
+                for size in self._state_sizes()
+            )
         lstm = self.mode == "LSTM"
         hx = tuple(hx) if lstm else (hx,)
         if packed:
@@ -216,10 +251,12 @@ class RNNBase(Module):
             kind = "unbatched 2-D" if unbatched else "batched 3-D"
             if lstm:
                 dims = f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
-                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but "
-                                   f"got {dims}")
-            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
-                               f"{hx[0].dim()}-D tensor")
+                raise RuntimeError(
+                    f"For {kind} input, hx and cx should also be {want}-D but got {dims}"
+                )
+            raise RuntimeError(
+                f"For {kind} input, hx should also be {want}-D but got {hx[0].dim()}-D tensor"
+            )
         return tuple(h.unsqueeze(1) for h in hx) if unbatched else hx
 
     def extra_repr(self) -> str:
@@ -269,8 +306,9 @@ class RNN(RNNBase):
         elif self.nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
-                             "or 'relu'.")
+            raise ValueError(
+                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'."
+            )
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx: Tensor | None = None):
@@ -320,8 +358,15 @@ class RNNCellBase(Module):
     """The base of the cells: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``, all
     from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -354,24 +399,29 @@ class RNNCellBase(Module):
     def _step(self, name: str, cell, input: Tensor, hx: tuple, n_states: int):
         """Check dims, add the batch dim of an unbatched input, run `cell`, remove it."""
         if input.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
-                             "instead")
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         for k, h in enumerate(hx or ()):
             if h.dim() not in (1, 2):
                 what = "hidden" if n_states == 1 else f"hx[{k}]"
-                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.dim()}D "
-                                 "instead")
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.dim()}D instead")
         unbatched = input.dim() == 1
         if unbatched:
             input = input.unsqueeze(0)
         if hx is None:
-            zeros = tocha.zeros((input.shape[0], self.hidden_size), dtype=input.dtype,
-                                device=input.device)
+            zeros = tocha.zeros(
+                (input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device
+            )
             hx = (zeros,) * n_states
         elif unbatched:
             hx = tuple(h.unsqueeze(0) for h in hx)
-        out = cell(input, hx[0] if n_states == 1 else hx, self.weight_ih, self.weight_hh,
-                   self.bias_ih, self.bias_hh)
+        out = cell(
+            input,
+            hx[0] if n_states == 1 else hx,
+            self.weight_ih,
+            self.weight_hh,
+            self.bias_ih,
+            self.bias_hh,
+        )
         if not unbatched:
             return out
         return out.squeeze(0) if n_states == 1 else tuple(h.squeeze(0) for h in out)
@@ -385,8 +435,15 @@ class RNNCell(RNNCellBase):
         input ``(B, input_size)`` or ``(input_size)``; hx ``(B, hidden_size)``; returns h'.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
@@ -394,8 +451,9 @@ class RNNCell(RNNCellBase):
         cells = {"tanh": F_rnn.rnn_tanh_cell, "relu": F_rnn.rnn_relu_cell}
         if self.nonlinearity not in cells:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        return self._step("RNNCell", cells[self.nonlinearity], input,
-                          None if hx is None else (hx,), 1)
+        return self._step(
+            "RNNCell", cells[self.nonlinearity], input, None if hx is None else (hx,), 1
+        )
 
 
 class LSTMCell(RNNCellBase):
@@ -408,12 +466,14 @@ class LSTMCell(RNNCellBase):
         >>> h, c = nn.LSTMCell(10, 20)(tocha.randn(3, 10))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
         return self._step("LSTMCell", F_rnn.lstm_cell, input, hx, 2)
 
 
@@ -424,8 +484,9 @@ class GRUCell(RNNCellBase):
         input ``(B, input_size)`` or ``(input_size)``; hx ``(B, hidden_size)``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:

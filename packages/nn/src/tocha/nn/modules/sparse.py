@@ -34,8 +34,7 @@ def _init_weight(module, num_embeddings, embedding_dim, weight, freeze, device, 
         module.reset_parameters()
     else:
         if list(weight.shape) != [num_embeddings, embedding_dim]:
-            raise AssertionError(
-                "Shape of weight does not match num_embeddings and embedding_dim")
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
         module.weight = Parameter(weight, requires_grad=not freeze)
 
 
@@ -55,11 +54,20 @@ class Embedding(Module):
         torch.Size([2, 2, 3])
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight: Tensor | None = None, _freeze: bool = False, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -81,8 +89,15 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
-                           self.norm_type, self.scale_grad_by_freq, self.sparse)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -99,17 +114,31 @@ class Embedding(Module):
         return s
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
-                        padding_idx: int | None = None, max_norm: float | None = None,
-                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                        sparse: bool = False) -> Embedding:
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
         """An Embedding whose weight is `embeddings` (2-D), frozen unless ``freeze=False``."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
-                   _freeze=freeze, padding_idx=padding_idx, max_norm=max_norm,
-                   norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+        return cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+        )
 
 
 class EmbeddingBag(Module):
@@ -120,11 +149,21 @@ class EmbeddingBag(Module):
         `per_sample_weights` like input (mode "sum"); output ``(B, embedding_dim)``.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
-                 sparse: bool = False, _weight: Tensor | None = None,
-                 include_last_offset: bool = False, padding_idx: int | None = None,
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -144,11 +183,22 @@ class EmbeddingBag(Module):
             with tocha.no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
-    def forward(self, input: Tensor, offsets: Tensor | None = None,
-                per_sample_weights: Tensor | None = None) -> Tensor:
-        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                               self.scale_grad_by_freq, self.mode, self.sparse,
-                               per_sample_weights, self.include_last_offset, self.padding_idx)
+    def forward(
+        self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None
+    ) -> Tensor:
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
@@ -164,19 +214,34 @@ class EmbeddingBag(Module):
         return s
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
-                        max_norm: float | None = None, norm_type: float = 2.0,
-                        scale_grad_by_freq: bool = False, mode: str = "mean",
-                        sparse: bool = False, include_last_offset: bool = False,
-                        padding_idx: int | None = None) -> EmbeddingBag:
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
         """An EmbeddingBag whose weight is `embeddings` (2-D), frozen unless
         ``freeze=False``."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
-                  max_norm=max_norm, norm_type=norm_type,
-                  scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
-                  include_last_offset=include_last_offset, padding_idx=padding_idx)
+        bag = cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
         bag.weight.requires_grad_(not freeze)
         return bag

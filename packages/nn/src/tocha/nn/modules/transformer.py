@@ -22,15 +22,17 @@ from .module import Module
 from .normalization import LayerNorm
 
 __all__ = [
-    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
 
 
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """An ``(sz, sz)`` float mask: -inf above the diagonal (future positions), 0 elsewhere."""
-    return tocha.triu(tocha.full((sz, sz), float("-inf"), dtype=dtype, device=device),
-                      diagonal=1)
+    return tocha.triu(tocha.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
 
 
 def _get_seq_len(src: Tensor, batch_first: bool) -> int:
@@ -39,13 +41,15 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
     return src.shape[1 if batch_first else 0]
 
 
-def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None,
-                           size: int | None = None) -> bool:
+def _detect_is_causal_mask(
+    mask: Tensor | None, is_causal: bool | None = None, size: int | None = None
+) -> bool:
     """`is_causal` when given; else whether `mask` is the square subsequent mask."""
     if is_causal is not None or mask is None:
         return is_causal is True
-    causal = _generate_square_subsequent_mask(size if size is not None else mask.shape[-2],
-                                              device=mask.device, dtype=mask.dtype)
+    causal = _generate_square_subsequent_mask(
+        size if size is not None else mask.shape[-2], device=mask.device, dtype=mask.dtype
+    )
     return mask.shape == causal.shape and bool((mask == causal).all())
 
 
@@ -84,14 +88,25 @@ class TransformerEncoderLayer(Module):
 
     __constants__ = ["norm_first"]
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **factory)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
@@ -110,11 +125,21 @@ class TransformerEncoderLayer(Module):
             self.activation_relu_or_gelu = 0
         self.activation = activation
 
-    def forward(self, src: Tensor, src_mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
         """The layer on `src`; masks as MultiheadAttention's (`src_mask` its attn_mask)."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                               _none_or_dtype(src_mask), "src_mask", src.dtype)
+        src_key_padding_mask = _canonical_mask(
+            src_key_padding_mask,
+            "src_key_padding_mask",
+            _none_or_dtype(src_mask),
+            "src_mask",
+            src.dtype,
+        )
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, False)
         x = src
         if self.norm_first:
@@ -123,10 +148,22 @@ class TransformerEncoderLayer(Module):
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._ff_block(x))
 
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
+    def _sa_block(
+        self,
+        x: Tensor,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
         return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -147,16 +184,28 @@ class TransformerDecoderLayer(Module):
 
     __constants__ = ["norm_first"]
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, bias=bias, **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, **factory)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **factory
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **factory
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
@@ -167,38 +216,71 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        self.activation = (_get_activation_fn(activation) if isinstance(activation, str)
-                           else activation)
+        self.activation = (
+            _get_activation_fn(activation) if isinstance(activation, str) else activation
+        )
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
-                memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """The layer on `tgt` attending to `memory`; `tgt_*` masks go to the self-attention,
         `memory_*` masks to the attention over memory."""
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
-                                   tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
-                                    memory_key_padding_mask, memory_is_causal)
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
             return x + self._ff_block(self.norm3(x))
         x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                           memory_is_causal))
+        x = self.norm2(
+            x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        )
         return self.norm3(x + self._ff_block(x))
 
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
+    def _sa_block(
+        self,
+        x: Tensor,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout1(x)
 
-    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Tensor | None,
-                   key_padding_mask: Tensor | None, is_causal: bool = False) -> Tensor:
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
-                                key_padding_mask=key_padding_mask, is_causal=is_causal,
-                                need_weights=False)[0]
+    def _mha_block(
+        self,
+        x: Tensor,
+        mem: Tensor,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout2(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -220,9 +302,14 @@ class TransformerEncoder(Module):
 
     __constants__ = ["norm"]
 
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
-                 norm: Module | None = None, enable_nested_tensor: bool = True,
-                 mask_check: bool = True) -> None:
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
         super().__init__()
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
@@ -231,19 +318,28 @@ class TransformerEncoder(Module):
         self.use_nested_tensor = False
         self.mask_check = mask_check
 
-    def forward(self, src: Tensor, mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None,
-                is_causal: bool | None = None) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
         """Each layer on `src` in turn; `is_causal=None` detects a causal `mask`."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                               _none_or_dtype(mask), "mask", src.dtype)
+        src_key_padding_mask = _canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(mask), "mask", src.dtype
+        )
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, False)
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
         for mod in self.layers:
-            output = mod(output, src_mask=mask, is_causal=is_causal,
-                         src_key_padding_mask=src_key_padding_mask)
+            output = mod(
+                output,
+                src_mask=mask,
+                is_causal=is_causal,
+                src_key_padding_mask=src_key_padding_mask,
+            )
         return output if self.norm is None else self.norm(output)
 
 
@@ -259,27 +355,41 @@ class TransformerDecoder(Module):
 
     __constants__ = ["norm"]
 
-    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
-                 norm: Module | None = None) -> None:
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
+    ) -> None:
         super().__init__()
         self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None,
-                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """Each layer on `tgt` and `memory` in turn; `tgt_is_causal=None` detects a causal
         `tgt_mask`."""
         seq_len = _get_seq_len(tgt, self.layers[0].self_attn.batch_first)
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
         output = tgt
         for mod in self.layers:
-            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                         tgt_key_padding_mask=tgt_key_padding_mask,
-                         memory_key_padding_mask=memory_key_padding_mask,
-                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            output = mod(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=memory_is_causal,
+            )
         return output if self.norm is None else self.norm(output)
 
 
@@ -296,40 +406,72 @@ class Transformer(Module):
         tocha.Size([20, 32, 16])
     """
 
-    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = F.relu,
-                 custom_encoder: Any | None = None, custom_decoder: Any | None = None,
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Any | None = None,
+        custom_decoder: Any | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        settings = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                    batch_first, norm_first, bias)
+        settings = (
+            d_model,
+            nhead,
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*settings, **factory), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+                TransformerEncoderLayer(*settings, **factory),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory),
+            )
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*settings, **factory), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+                TransformerDecoderLayer(*settings, **factory),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory),
+            )
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
-                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None,
-                tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None,
-                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
-                memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """Encode `src` into memory, then decode `tgt` attending to it.
 
         Shape:
@@ -342,12 +484,19 @@ class Transformer(Module):
             raise RuntimeError("the batch number of src and tgt must be equal")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
-                              is_causal=src_is_causal)
-        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                            tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask,
-                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:

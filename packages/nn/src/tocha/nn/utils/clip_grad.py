@@ -8,16 +8,22 @@ import math
 import tocha
 from tocha._tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm"]
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_norm",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+]
 
 
 def _tensors(values) -> list:
     return [values] if isinstance(values, Tensor) else list(values)
 
 
-def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                   foreach: bool | None = None) -> Tensor:
+def get_total_norm(
+    tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: bool | None = None
+) -> Tensor:
     """The `norm_type` norm of all `tensors` together (as if concatenated)."""
     tensors = _tensors(tensors)
     norm_type = float(norm_type)
@@ -31,12 +37,14 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
-            "by the non-finite norm anyway, set `error_if_nonfinite=False`")
+            "by the non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
     return total
 
 
-def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
-                          foreach: bool | None = None) -> None:
+def clip_grads_with_norm_(
+    parameters, max_norm: float, total_norm: Tensor, foreach: bool | None = None
+) -> None:
     """Scale the gradients in place by ``min(1, max_norm / (total_norm + 1e-6))``."""
     grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
     if not grads:
@@ -47,8 +55,13 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
             g.mul_(coef.to(g.device, g.dtype))
 
 
-def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm_(
+    parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Scale the gradients of `parameters` in place so that their total `norm_type` norm is
     at most `max_norm`; returns the total norm before clipping.
 
@@ -62,8 +75,13 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     return total
 
 
-def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm(
+    parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Deprecated alias of `clip_grad_norm_`."""
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 

@@ -13,7 +13,8 @@ def _check_device(param: Tensor, device):
         return param.device
     if param.device != device:
         raise TypeError(
-            "Found two parameters on different devices, this is currently not supported.")
+            "Found two parameters on different devices, this is currently not supported."
+        )
     return device
 
 
@@ -37,5 +38,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         for param in parameters:
             device = _check_device(param, device)
             n = param.numel()
-            param.copy_(vec[pointer:pointer + n].view_as(param))
+            param.copy_(vec[pointer : pointer + n].view_as(param))
             pointer += n

@@ -10,8 +10,12 @@ from tocha._tensor import Tensor
 
 from ..parameter import Parameter
 
-__all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-           "fuse_linear_bn_weights"]
+__all__ = [
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+]
 
 
 def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
@@ -22,14 +26,28 @@ def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError
     fused.weight, fused.bias = fuse_conv_bn_weights(
-        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias,
-        transpose)
+        fused.weight,
+        fused.bias,
+        bn.running_mean,
+        bn.running_var,
+        bn.eps,
+        bn.weight,
+        bn.bias,
+        transpose,
+    )
     return fused
 
 
-def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, bn_rv: Tensor,
-                         bn_eps: float, bn_w: Tensor | None, bn_b: Tensor | None,
-                         transpose: bool = False) -> tuple[Parameter, Parameter]:
+def fuse_conv_bn_weights(
+    conv_w: Tensor,
+    conv_b: Tensor | None,
+    bn_rm: Tensor,
+    bn_rv: Tensor,
+    bn_eps: float,
+    bn_w: Tensor | None,
+    bn_b: Tensor | None,
+    transpose: bool = False,
+) -> tuple[Parameter, Parameter]:
     """Convolution weight and bias with the batch norm folded in:
     ``w * gamma / sqrt(var + eps)`` (per output channel) and
     ``(b - mean) * gamma / sqrt(var + eps) + beta``."""
@@ -56,15 +74,23 @@ def fuse_linear_bn_eval(linear, bn):
     fused = copy.deepcopy(linear)
     if not (linear.out_features == bn.num_features or bn.num_features == 1):
         raise AssertionError(
-            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1")
+            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1"
+        )
     fused.weight, fused.bias = fuse_linear_bn_weights(
-        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias)
+        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias
+    )
     return fused
 
 
-def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Tensor,
-                           bn_rv: Tensor, bn_eps: float, bn_w: Tensor, bn_b: Tensor
-                           ) -> tuple[Parameter, Parameter]:
+def fuse_linear_bn_weights(
+    linear_w: Tensor,
+    linear_b: Tensor | None,
+    bn_rm: Tensor,
+    bn_rv: Tensor,
+    bn_eps: float,
+    bn_w: Tensor,
+    bn_b: Tensor,
+) -> tuple[Parameter, Parameter]:
     """Linear weight and bias with the batch norm folded in."""
     if linear_b is None:
         linear_b = tocha.zeros_like(bn_rm)

@@ -42,16 +42,21 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 
 class _SpectralNorm(Module):
-    def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0,
-                 eps: float = 1e-12) -> None:
+    def __init__(
+        self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
         super().__init__()
         ndim = weight.dim()
         if dim >= ndim or dim < -ndim:
-            raise IndexError("Dimension out of range (expected to be in range of "
-                             f"[-{ndim}, {ndim - 1}] but got {dim})")
+            raise IndexError(
+                "Dimension out of range (expected to be in range of "
+                f"[-{ndim}, {ndim - 1}] but got {dim})"
+            )
         if n_power_iterations <= 0:
-            raise ValueError("Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ValueError(
+                "Expected n_power_iterations to be positive, but got "
+                f"n_power_iterations={n_power_iterations}"
+            )
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
@@ -73,8 +78,7 @@ class _SpectralNorm(Module):
         with tocha.no_grad():
             for _ in range(n_power_iterations):
                 self._u.copy_(F.normalize(tocha.mv(weight_mat, self._v), dim=0, eps=self.eps))
-                self._v.copy_(F.normalize(tocha.mv(weight_mat.mH, self._u), dim=0,
-                                          eps=self.eps))
+                self._v.copy_(F.normalize(tocha.mv(weight_mat.mH, self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.dim() == 1:
@@ -90,8 +94,13 @@ class _SpectralNorm(Module):
         return value
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
-                  eps: float = 1e-12, dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Reparametrize ``module.<name>`` as itself divided by its largest singular value,
     estimated by `n_power_iterations` of the power method per training forward."""
     weight = getattr(module, name, None)
@@ -100,5 +109,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
     parametrize.register_parametrization(
-        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
+    )
     return module

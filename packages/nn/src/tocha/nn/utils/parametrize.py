@@ -19,8 +19,14 @@ from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
 
-__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
-           "remove_parametrizations", "type_before_parametrizations"]
+__all__ = [
+    "ParametrizationList",
+    "cached",
+    "is_parametrized",
+    "register_parametrization",
+    "remove_parametrizations",
+    "type_before_parametrizations",
+]
 
 _cache_enabled = 0
 _cache: dict = {}
@@ -73,8 +79,10 @@ class ParametrizationList(ModuleList):
                     except NotImplementedError:
                         pass
         if not isinstance(new, (Tensor, Sequence)):
-            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
-                             f"(list, tuple...). Got {type(new).__name__}")
+            raise ValueError(
+                "'right_inverse' must return a Tensor or a Sequence of tensors "
+                f"(list, tuple...). Got {type(new).__name__}"
+            )
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -82,16 +90,19 @@ class ParametrizationList(ModuleList):
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                     f"original.dtype: {original.dtype}\nright_inverse(original).dtype: "
-                    f"{new.dtype}")
+                    f"{new.dtype}"
+                )
             with tocha.no_grad():
                 _set_values(original, new)
             _register_parameter_or_buffer(self, "original", original)
         else:
             for i, value in enumerate(new):
                 if not isinstance(value, Tensor):
-                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
-                                     f"tensors (list, tuple...). Got element {i} of the "
-                                     f"sequence with type {type(value).__name__}.")
+                    raise ValueError(
+                        "'right_inverse' must return a Tensor or a Sequence of "
+                        f"tensors (list, tuple...). Got element {i} of the "
+                        f"sequence with type {type(value).__name__}."
+                    )
                 value = value.detach().clone()
                 if isinstance(original, Parameter):
                     value = Parameter(value, original.requires_grad)
@@ -99,24 +110,28 @@ class ParametrizationList(ModuleList):
         if not unsafe:
             z = self()
             if not isinstance(z, Tensor):
-                raise ValueError("A parametrization must return a tensor. Got "
-                                 f"{type(z).__name__}.")
+                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
             if z.dtype != dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of "
-                                 f"the tensor, unless `unsafe` flag is enabled.\nunparametrized "
-                                 f"dtype: {dtype}\nparametrized dtype: {z.dtype}")
+                raise ValueError(
+                    "Registering a parametrization may not change the dtype of "
+                    f"the tensor, unless `unsafe` flag is enabled.\nunparametrized "
+                    f"dtype: {dtype}\nparametrized dtype: {z.dtype}"
+                )
             if z.shape != shape:
-                raise ValueError("Registering a parametrization may not change the shape of "
-                                 f"the tensor, unless `unsafe` flag is enabled.\nunparametrized "
-                                 f"shape: {shape}\nparametrized shape: {z.shape}")
+                raise ValueError(
+                    "Registering a parametrization may not change the shape of "
+                    f"the tensor, unless `unsafe` flag is enabled.\nunparametrized "
+                    f"shape: {shape}\nparametrized shape: {z.shape}"
+                )
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the original(s) so that the parametrized tensor becomes `value`."""
         with tocha.no_grad():
             for module in reversed(self):
                 if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
-                                       "implement right_inverse.")
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
+                    )
                 value = module.right_inverse(value)
             if self.is_tensor:
                 _set_values(self.original, value)
@@ -142,7 +157,8 @@ def _inject_new_class(module: Module) -> None:
         raise RuntimeError(
             "Serialization of parametrized modules is only supported through state_dict(). "
             "See:\nhttps://pytorch.org/tutorials/beginner/saving_loading_models.html"
-            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training")
+            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
+        )
 
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
 
@@ -164,8 +180,9 @@ def _inject_property(module: Module, tensor_name: str) -> None:
     setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
 
 
-def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
-                             unsafe: bool = False) -> Module:
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
     """Make ``module.<tensor_name>`` the output of `parametrization` applied to the original
     tensor (a second call on the same name chains another parametrization).
 
@@ -181,18 +198,21 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             y = getattr(module, tensor_name)
             x = parametrization(y)
             if not isinstance(x, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(x).__name__}.")
+                raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
             if x.dtype != y.dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of "
-                                 f"the tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"module.{tensor_name}.dtype: {y.dtype}\n"
-                                 f"parametrization(module.{tensor_name}).dtype: {x.dtype}")
+                raise ValueError(
+                    "Registering a parametrization may not change the dtype of "
+                    f"the tensor, unless the `unsafe` flag is enabled.\n"
+                    f"module.{tensor_name}.dtype: {y.dtype}\n"
+                    f"parametrization(module.{tensor_name}).dtype: {x.dtype}"
+                )
             if x.shape != y.shape:
-                raise ValueError("Registering a parametrization may not change the shape of "
-                                 f"the tensor, unless the `unsafe` flag is enabled.\n"
-                                 f"module.{tensor_name}.shape: {y.shape}\n"
-                                 f"parametrization(module.{tensor_name}).shape: {x.shape}")
+                raise ValueError(
+                    "Registering a parametrization may not change the shape of "
+                    f"the tensor, unless the `unsafe` flag is enabled.\n"
+                    f"module.{tensor_name}.shape: {y.shape}\n"
+                    f"parametrization(module.{tensor_name}).shape: {x.shape}"
+                )
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
@@ -205,8 +225,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
-                         f"parametrized element with name '{tensor_name}'")
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a "
+            f"parametrized element with name '{tensor_name}'"
+        )
     return module
 
 
@@ -220,8 +242,9 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     return tensor_name in parametrizations
 
 
-def remove_parametrizations(module: Module, tensor_name: str,
-                            leave_parametrized: bool = True) -> Module:
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
     """Remove the parametrizations of ``module.<tensor_name>``: it becomes a plain
     parameter (or buffer) again, holding the parametrized value (`leave_parametrized`) or
     the original."""
@@ -237,8 +260,10 @@ def remove_parametrizations(module: Module, tensor_name: str,
         t = getattr(module, tensor_name)
         original = Parameter(t.detach(), t.requires_grad) if t.requires_grad else t.detach()
     else:
-        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
-                         "that is parametrized in terms of a sequence of tensors.")
+        raise ValueError(
+            "Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
+            "that is parametrized in terms of a sequence of tensors."
+        )
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)

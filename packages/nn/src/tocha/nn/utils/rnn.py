@@ -19,8 +19,14 @@ import tocha
 from tocha._tensor import Tensor
 
 __all__ = [
-    "PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
-    "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence",
+    "PackedSequence",
+    "invert_permutation",
+    "pack_padded_sequence",
+    "pad_packed_sequence",
+    "pad_sequence",
+    "unpad_sequence",
+    "pack_sequence",
+    "unpack_sequence",
 ]
 
 
@@ -44,8 +50,13 @@ class PackedSequence(PackedSequence_):
         unsorted_indices: the inverse permutation of `sorted_indices`.
     """
 
-    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,
-                sorted_indices: Tensor | None = None, unsorted_indices: Tensor | None = None):
+    def __new__(
+        cls,
+        data: Tensor,
+        batch_sizes: Tensor | None = None,
+        sorted_indices: Tensor | None = None,
+        unsorted_indices: Tensor | None = None,
+    ):
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is None:
@@ -57,7 +68,8 @@ class PackedSequence(PackedSequence_):
                 "batch_sizes should always be on CPU. Instances of PackedSequence should never "
                 "be created manually. They should be instantiated by functions like "
                 "pack_sequence and pack_padded_sequences in nn.utils.rnn. "
-                "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence")
+                "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence"
+            )
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> PackedSequence:
@@ -66,8 +78,10 @@ class PackedSequence(PackedSequence_):
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
-        indices = [None if t is None else t.to(data.device)
-                   for t in (self.sorted_indices, self.unsorted_indices)]
+        indices = [
+            None if t is None else t.to(data.device)
+            for t in (self.sorted_indices, self.unsorted_indices)
+        ]
         return type(self)(data, self.batch_sizes, *indices)
 
     def cpu(self) -> PackedSequence:
@@ -101,7 +115,8 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     if permutation is None:
         return None
     return tocha.empty_like(permutation).scatter_(
-        0, permutation, tocha.arange(permutation.numel(), device=permutation.device))
+        0, permutation, tocha.arange(permutation.numel(), device=permutation.device)
+    )
 
 
 def _lengths_tensor(lengths) -> Tensor:
@@ -109,7 +124,8 @@ def _lengths_tensor(lengths) -> Tensor:
         if lengths.device.type != "cpu" or lengths.dim() != 1:
             raise RuntimeError(
                 "'lengths' argument should be a 1D CPU int64 tensor, but got "
-                f"{lengths.dim()}D {lengths.device} {lengths.dtype} tensor")
+                f"{lengths.dim()}D {lengths.device} {lengths.dtype} tensor"
+            )
         return lengths.to(dtype=tocha.int64)
     return tocha.as_tensor(lengths, dtype=tocha.int64, device="cpu")
 
@@ -118,8 +134,7 @@ def _pick_rows(rows: Tensor, index: np.ndarray, shape: tuple, padding_value=None
     """``rows[index]`` reshaped to `shape`; index ``len(rows)`` picks a row of
     `padding_value`."""
     if padding_value is not None:
-        pad = tocha.full((1, *rows.shape[1:]), padding_value, dtype=rows.dtype,
-                         device=rows.device)
+        pad = tocha.full((1, *rows.shape[1:]), padding_value, dtype=rows.dtype, device=rows.device)
         rows = tocha.cat([rows, pad])
     index = tocha.from_numpy(index).to(rows.device)
     return rows.index_select(0, index).reshape(shape)
@@ -131,8 +146,9 @@ def _time_major_index(lengths: list, steps: int, batch: int, batch_first: bool) 
     return b * steps + t if batch_first else t * batch + b
 
 
-def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
-                         enforce_sorted: bool = True) -> PackedSequence:
+def pack_padded_sequence(
+    input: Tensor, lengths, batch_first: bool = False, enforce_sorted: bool = True
+) -> PackedSequence:
     """Pack a padded batch ``(T, B, *)`` (``(B, T, *)`` if `batch_first`) of sequences of
     the given lengths.
 
@@ -151,31 +167,42 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
     values = lengths.tolist()
     batch = input.shape[0 if batch_first else 1]
     if len(values) != batch:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{len(values)} (batch_size={batch})")
+        raise RuntimeError(
+            f"Expected `len(lengths)` to be equal to batch_size, but got "
+            f"{len(values)} (batch_size={batch})"
+        )
     if values and values[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
-                           "element in 'lengths' that is <= 0")
+        raise RuntimeError(
+            "Length of all samples has to be greater than 0, but found an "
+            "element in 'lengths' that is <= 0"
+        )
     if any(a < b for a, b in zip(values, values[1:])):
         raise RuntimeError(
             "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
             "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
-            "to sidestep this requirement if you do not need ONNX exportability.")
+            "to sidestep this requirement if you do not need ONNX exportability."
+        )
     steps = input.shape[1 if batch_first else 0]
     if values[0] > steps:
-        raise RuntimeError(f"Expected the lengths to be at most the padded length {steps}, "
-                           f"but got a length of {values[0]}")
+        raise RuntimeError(
+            f"Expected the lengths to be at most the padded length {steps}, "
+            f"but got a length of {values[0]}"
+        )
     index = _time_major_index(values, steps, batch, batch_first)
     feature = tuple(input.shape[2:])
     data = _pick_rows(input.reshape(-1, *feature), index, (len(index), *feature))
     batch_sizes = tocha.from_numpy(
-        (np.arange(values[0])[:, None] < np.asarray(values)[None, :]).sum(1))
+        (np.arange(values[0])[:, None] < np.asarray(values)[None, :]).sum(1)
+    )
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
-def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
-                        padding_value: float = 0.0, total_length: int | None = None
-                        ) -> tuple[Tensor, Tensor]:
+def pad_packed_sequence(
+    sequence: PackedSequence,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    total_length: int | None = None,
+) -> tuple[Tensor, Tensor]:
     """The inverse of `pack_padded_sequence`: ``(padded, lengths)``, padded ``(T, B, *)``
     (``(B, T, *)`` if `batch_first`) with ``T = total_length`` or the longest length."""
     batch_sizes = sequence.batch_sizes.tolist()
@@ -185,7 +212,8 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
             raise ValueError(
                 "Expected total_length to be at least the length of the longest sequence in "
                 f"input, but got total_length={total_length} and max sequence length being "
-                f"{steps}")
+                f"{steps}"
+            )
         steps = total_length
     batch = batch_sizes[0]
     lengths = (np.asarray(batch_sizes)[:, None] > np.arange(batch)[None, :]).sum(0)
@@ -201,25 +229,31 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     return padded.index_select(0 if batch_first else 1, unsorted), lengths[unsorted.cpu()]
 
 
-def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
-                 padding_side: str = "right") -> Tensor:
+def pad_sequence(
+    sequences, batch_first: bool = False, padding_value: float = 0.0, padding_side: str = "right"
+) -> Tensor:
     """Stack sequences ``(L_i, *)`` into ``(max L, B, *)`` (``(B, max L, *)`` if
     `batch_first`), padded with `padding_value` on the right or the left."""
     if not isinstance(sequences, Iterable):
-        raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
-                           f"of type: {type(sequences)}")
+        raise RuntimeError(
+            "pad_sequence: Expected iterable for input sequences, but got arg "
+            f"of type: {type(sequences)}"
+        )
     sequences = tuple(sequences)
     if padding_side not in ("left", "right"):
         raise RuntimeError(
-            f"Expected padding_side to be one of left or right, but got {padding_side}.")
+            f"Expected padding_side to be one of left or right, but got {padding_side}."
+        )
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     feature = tuple(sequences[0].shape[1:])
     for seq in sequences:
         for k, (a, b) in enumerate(zip(feature, seq.shape[1:])):
             if a != b:
-                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
-                                   f"b ({b}) at non-singleton dimension {k + 1}")
+                raise RuntimeError(
+                    f"The size of tensor a ({a}) must match the size of tensor "
+                    f"b ({b}) at non-singleton dimension {k + 1}"
+                )
     lengths = np.array([len(seq) for seq in sequences])
     steps, batch = int(lengths.max()), len(sequences)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -234,13 +268,14 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     return _pick_rows(tocha.cat(sequences), index.ravel(), (*shape, *feature), padding_value)
 
 
-def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False
-                   ) -> list[Tensor]:
+def unpad_sequence(
+    padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False
+) -> list[Tensor]:
     """The sequences of a padded batch, each cut to its length (the inverse of
     `pad_sequence`)."""
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
-    return [seq[:int(n)] for seq, n in zip(padded_sequences, lengths)]
+    return [seq[: int(n)] for seq, n in zip(padded_sequences, lengths)]
 
 
 def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:

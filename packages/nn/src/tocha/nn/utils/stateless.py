@@ -30,8 +30,10 @@ def _tied_names(module: Module, names) -> dict[str, list[str]]:
 def _reparametrize(module: Module, tensors: dict, tie_weights: bool, strict: bool):
     """Within the block, the modules' entries named in `tensors` are replaced."""
     if tie_weights:
-        tensors = {**tensors, **{n: tensors[src] for n, src in
-                                 _tied_names(module, tensors).items()}}
+        tensors = {
+            **tensors,
+            **{n: tensors[src] for n, src in _tied_names(module, tensors).items()},
+        }
     if strict:
         expected = {n for n, _ in module.named_parameters(remove_duplicate=False)}
         expected |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
@@ -40,12 +42,14 @@ def _reparametrize(module: Module, tensors: dict, tie_weights: bool, strict: boo
         if missing or unexpected:
             messages = []
             if unexpected:
-                messages.append("Unexpected key(s): {}.".format(
-                    ", ".join(map(repr, unexpected))))
+                messages.append("Unexpected key(s): {}.".format(", ".join(map(repr, unexpected))))
             if missing:
                 messages.append("Missing key(s): {}.".format(", ".join(map(repr, missing))))
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
-                module._get_name(), "\n\t".join(messages)))
+            raise RuntimeError(
+                "Error(s) in reparametrizing for {}:\n\t{}".format(
+                    module._get_name(), "\n\t".join(messages)
+                )
+            )
     saved = []
     try:
         for name, value in tensors.items():
@@ -71,8 +75,15 @@ def _reparametrize(module: Module, tensors: dict, tie_weights: bool, strict: boo
 _MISSING = object()
 
 
-def functional_call(module: Module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
-                    tie_weights: bool = True, strict: bool = False):
+def functional_call(
+    module: Module,
+    parameter_and_buffer_dicts,
+    args=None,
+    kwargs=None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+):
     """Call `module` with its parameters and buffers replaced by the tensors of
     `parameter_and_buffer_dicts` (a dict, or a sequence of dicts, of dotted names).
 
@@ -89,8 +100,10 @@ def functional_call(module: Module, parameter_and_buffer_dicts, args=None, kwarg
                 seen[key] = seen.get(key, 0) + 1
         repeated = [k for k, n in seen.items() if n > 1]
         if repeated:
-            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
-                             "functional call is ambiguous")
+            raise ValueError(
+                f"{repeated} appeared in multiple dictionaries; behavior of "
+                "functional call is ambiguous"
+            )
         tensors = {k: v for d in dicts for k, v in d.items()}
     if kwargs is None:
         kwargs = {}

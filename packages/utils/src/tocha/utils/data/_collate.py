@@ -18,8 +18,7 @@ __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_conv
 np_str_obj_array_pattern = re.compile("[SaUO]")
 
 default_collate_err_msg_format = (
-    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-    "found {}"
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 )
 
 

@@ -105,8 +105,20 @@ def seed_worker(base_seed: int, worker_id: int) -> int:
     return seed
 
 
-def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
-                collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers) -> None:
+def worker_loop(
+    dataset_kind,
+    dataset,
+    index_queue,
+    data_queue,
+    done_event,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    base_seed,
+    init_fn,
+    worker_id,
+    num_workers,
+) -> None:
     """A worker's life: seed, run `init_fn`, then fetch the batches whose indices arrive on
     `index_queue` and put ``(task index, batch)`` on `data_queue`, until None arrives or the
     main process dies. Exceptions travel as `ExceptionWrapper`."""
@@ -119,8 +131,7 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
         try:
             if init_fn is not None:
                 init_fn(worker_id)
-            fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn,
-                                     drop_last)
+            fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
         except Exception:
             init_exception = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
         iteration_end = False
@@ -132,8 +143,9 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
             if isinstance(r, ResumeIteration):
                 data_queue.put((r, None))
                 iteration_end = False
-                fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn,
-                                         drop_last)
+                fetcher = create_fetcher(
+                    dataset_kind, dataset, auto_collation, collate_fn, drop_last
+                )
                 continue
             if r is None:
                 break

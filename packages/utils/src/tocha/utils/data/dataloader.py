@@ -100,15 +100,27 @@ class DataLoader:
 
     _initialized = False
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1,
-                 shuffle: bool | None = None, sampler: Sampler | Iterable | None = None,
-                 batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
-                 collate_fn: Callable | None = None, pin_memory: bool = False,
-                 drop_last: bool = False, timeout: float = 0,
-                 worker_init_fn: Callable[[int], None] | None = None,
-                 multiprocessing_context=None, generator=None, *,
-                 prefetch_factor: int | None = None, persistent_workers: bool = False,
-                 pin_memory_device: str = "", in_order: bool = True) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable | None = None,
+        batch_sampler: Sampler | Iterable | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+    ) -> None:
         if num_workers < 0:
             raise ValueError(
                 "num_workers option should be non-negative; use num_workers=0 to disable "
@@ -222,12 +234,15 @@ class DataLoader:
 
     def __setattr__(self, attr, val) -> None:
         if self._initialized and attr in (
-            "batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+            "batch_size",
+            "batch_sampler",
+            "sampler",
+            "drop_last",
+            "dataset",
             "persistent_workers",
         ):
             raise ValueError(
-                f"{attr} attribute should not be set after {type(self).__name__} is "
-                "initialized"
+                f"{attr} attribute should not be set after {type(self).__name__} is initialized"
             )
         super().__setattr__(attr, val)
 
@@ -307,9 +322,9 @@ class _BaseDataLoaderIter:
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = tocha.empty((), dtype=tocha.int64).random_(
-            generator=loader.generator
-        ).item()
+        self._base_seed = (
+            tocha.empty((), dtype=tocha.int64).random_(generator=loader.generator).item()
+        )
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
 
@@ -328,8 +343,11 @@ class _BaseDataLoaderIter:
         data = self._next_data()
         self._num_yielded += 1
         reported = self._IterableDataset_len_called
-        if self._dataset_kind == "iterable" and reported is not None and \
-                self._num_yielded > reported:
+        if (
+            self._dataset_kind == "iterable"
+            and reported is not None
+            and self._num_yielded > reported
+        ):
             msg = (
                 f"Length of IterableDataset {self._dataset} was reported to be {reported} "
                 f"(when accessing len(dataloader)), but {self._num_yielded} samples have been "
@@ -357,8 +375,13 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
-        self._fetcher = create_fetcher(self._dataset_kind, self._dataset,
-                                       self._auto_collation, self._collate_fn, self._drop_last)
+        self._fetcher = create_fetcher(
+            self._dataset_kind,
+            self._dataset,
+            self._auto_collation,
+            self._collate_fn,
+            self._drop_last,
+        )
 
     def _next_data(self):
         return self._fetcher.fetch(self._next_index())
@@ -388,10 +411,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 index_queue.cancel_join_thread()
                 w = context.Process(
                     target=_worker.worker_loop,
-                    args=(self._dataset_kind, self._dataset, index_queue,
-                          self._worker_result_queue, self._workers_done_event,
-                          self._auto_collation, self._collate_fn, self._drop_last,
-                          self._base_seed, loader.worker_init_fn, i, self._num_workers),
+                    args=(
+                        self._dataset_kind,
+                        self._dataset,
+                        index_queue,
+                        self._worker_result_queue,
+                        self._workers_done_event,
+                        self._auto_collation,
+                        self._collate_fn,
+                        self._drop_last,
+                        self._base_seed,
+                        loader.worker_init_fn,
+                        i,
+                        self._num_workers,
+                    ),
                     daemon=True,
                 )
                 w.start()
@@ -428,16 +461,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _failed_workers_error(self) -> RuntimeError | None:
         """The error for the workers that died, or None when all are alive."""
-        dead = [w for i, w in enumerate(self._workers)
-                if self._workers_status[i] and not w.is_alive()]
+        dead = [
+            w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()
+        ]
         if not dead:
             return None
         for w in dead:
             self._workers_status[self._workers.index(w)] = False
         pids = ", ".join(str(w.pid) for w in dead)
         code = dead[0].exitcode
-        how = (f"killed by signal: {_signal_name(-code)}" if code is not None and code < 0
-               else f"exit code {code}")
+        how = (
+            f"killed by signal: {_signal_name(-code)}"
+            if code is not None and code < 0
+            else f"exit code {code}"
+        )
         return RuntimeError(
             f"DataLoader worker (pid{'(s)' if len(dead) > 1 else ''} {pids}) exited "
             f"unexpectedly ({how}). Details are lost due to multiprocessing. Rerunning with "
@@ -459,8 +496,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 # give the dying worker a moment to show as dead.
                 error = self._failed_workers_error()
                 deadline = time.monotonic() + STATUS_CHECK_INTERVAL
-                while error is None and not isinstance(exc, queue.Empty) and \
-                        time.monotonic() < deadline:
+                while (
+                    error is None
+                    and not isinstance(exc, queue.Empty)
+                    and time.monotonic() < deadline
+                ):
                     time.sleep(0.01)
                     error = self._failed_workers_error()
                 if error is not None:

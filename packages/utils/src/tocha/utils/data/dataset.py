@@ -227,8 +227,11 @@ def _fraction_lengths(n: int, fractions: Sequence[float]) -> list[int]:
     return lengths
 
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float],
-                 generator: tocha.Generator | None = tocha.default_generator) -> list[Subset]:
+def random_split(
+    dataset: Dataset,
+    lengths: Sequence[int | float],
+    generator: tocha.Generator | None = tocha.default_generator,
+) -> list[Subset]:
     """Split `dataset` at random into non-overlapping `Subset`s.
 
     Args:

@@ -36,8 +36,15 @@ class DistributedSampler(Sampler[int]):
         ...     for batch in DataLoader(dataset, sampler=sampler): ...
     """
 
-    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         if num_replicas is None or rank is None:
             raise RuntimeError("Requires distributed package to be available")
         if rank >= num_replicas or rank < 0:

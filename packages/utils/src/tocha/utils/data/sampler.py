@@ -61,16 +61,20 @@ class RandomSampler(Sampler[int]):
             default one at the start of each epoch.
     """
 
-    def __init__(self, data_source: Sized, replacement: bool = False,
-                 num_samples: int | None = None, generator=None) -> None:
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator=None,
+    ) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
         if not isinstance(self.replacement, bool):
             raise TypeError(
-                "replacement should be a boolean value, but got "
-                f"replacement={self.replacement}"
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
             )
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(
@@ -134,8 +138,9 @@ class WeightedRandomSampler(Sampler[int]):
         [4, 4, 1, 4, 5]
     """
 
-    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
-                 generator=None) -> None:
+    def __init__(
+        self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None
+    ) -> None:
         _positive_int("num_samples", num_samples)
         if not isinstance(replacement, bool):
             raise ValueError(
@@ -176,8 +181,9 @@ class BatchSampler(Sampler[list[int]]):
         [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
     """
 
-    def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int,
-                 drop_last: bool) -> None:
+    def __init__(
+        self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool
+    ) -> None:
         _positive_int("batch_size", batch_size)
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")

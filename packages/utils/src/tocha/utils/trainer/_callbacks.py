@@ -70,8 +70,13 @@ class EarlyStopping(Callback):
         mode: ``"min"`` (lower is better) or ``"max"``.
     """
 
-    def __init__(self, monitor: str = "val_loss", patience: int = 3, min_delta: float = 0.0,
-                 mode: str = "min") -> None:
+    def __init__(
+        self,
+        monitor: str = "val_loss",
+        patience: int = 3,
+        min_delta: float = 0.0,
+        mode: str = "min",
+    ) -> None:
         if mode not in ("min", "max"):
             raise ValueError(f"mode {mode!r} is unknown: expected 'min' or 'max'")
         self.monitor, self.patience, self.min_delta, self.mode = monitor, patience, min_delta, mode
@@ -80,8 +85,11 @@ class EarlyStopping(Callback):
 
     def on_epoch_end(self, state: TrainState, record: dict) -> None:
         value = record.get(self.monitor, record.get("loss"))
-        better = (value < self.best - self.min_delta if self.mode == "min"
-                  else value > self.best + self.min_delta)
+        better = (
+            value < self.best - self.min_delta
+            if self.mode == "min"
+            else value > self.best + self.min_delta
+        )
         if better:
             self.best, self.bad_epochs = value, 0
         else:

@@ -39,5 +39,12 @@ def set_rng_states(states: dict, loader) -> None:
     version, internal, gauss = states["python"]
     random.setstate((version, tuple(internal), gauss))
     np_state = states["numpy"]
-    np.random.set_state(("MT19937", np.array(np_state["key"], dtype=np.uint32),
-                         np_state["pos"], np_state["has_gauss"], np_state["gauss"]))
+    np.random.set_state(
+        (
+            "MT19937",
+            np.array(np_state["key"], dtype=np.uint32),
+            np_state["pos"],
+            np_state["has_gauss"],
+            np_state["gauss"],
+        )
+    )

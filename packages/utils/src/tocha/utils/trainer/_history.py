@@ -55,19 +55,21 @@ def plot_history(path, out=None) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError(
-            "plot_history needs matplotlib: pip install tocha-utils[plot]"
-        ) from None
+        raise ImportError("plot_history needs matplotlib: pip install tocha-utils[plot]") from None
     records = path if isinstance(path, list) else read_history(path)
     if out is None:
         if isinstance(path, list):
             raise ValueError("plot_history needs `out` when given records, not a file")
         out = Path(path).with_suffix(".png")
     skip = {"epoch", "time", "samples_per_s", "lr"}
-    names = [k for k in dict.fromkeys(k for r in records for k in r)
-             if k not in skip and not k.startswith("val_")]
-    fig, axes = plt.subplots(1, max(len(names), 1), figsize=(5 * max(len(names), 1), 4),
-                             squeeze=False)
+    names = [
+        k
+        for k in dict.fromkeys(k for r in records for k in r)
+        if k not in skip and not k.startswith("val_")
+    ]
+    fig, axes = plt.subplots(
+        1, max(len(names), 1), figsize=(5 * max(len(names), 1), 4), squeeze=False
+    )
     epochs = [r.get("epoch", i) + 1 for i, r in enumerate(records)]
     for ax, name in zip(axes[0], names):
         for key in (name, f"val_{name}"):

@@ -62,8 +62,7 @@ class _Averages:
     """Running sums of the loss and the metrics, weighted by batch size."""
 
     def __init__(self, state: dict | None = None) -> None:
-        self.sums, self.count = ({}, 0) if state is None else (dict(state["sums"]),
-                                                                state["count"])
+        self.sums, self.count = ({}, 0) if state is None else (dict(state["sums"]), state["count"])
 
     def add(self, values: dict, n: int) -> None:
         for k, v in values.items():
@@ -108,8 +107,15 @@ def _metric_values(metrics: dict, outputs, target) -> dict:
     return {name: _number(fn(outputs, target)) for name, fn in metrics.items()}
 
 
-def evaluate(model, loader: Iterable, *, loss_fn: Callable | None = None,
-             metrics: dict | None = None, device=None, progress: bool | None = False) -> dict:
+def evaluate(
+    model,
+    loader: Iterable,
+    *,
+    loss_fn: Callable | None = None,
+    metrics: dict | None = None,
+    device=None,
+    progress: bool | None = False,
+) -> dict:
     """The mean loss and metrics of `model` over `loader`, in eval mode without gradients.
 
     Args:
@@ -161,16 +167,19 @@ def predict(model, loader: Iterable, *, device=None, progress: bool | None = Fal
 def _save_checkpoint(directory: Path, state: TrainState, callbacks, extra: dict) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     scheduler = state.scheduler
-    tocha.save({
-        "model": state.model.state_dict(),
-        "optimizer": state.optimizer.state_dict(),
-        "scheduler": None if scheduler is None else scheduler.state_dict(),
-        "epoch": state.epoch,
-        "batch": state.batch,
-        "history": state.history,
-        "callbacks": [cb.state_dict() for cb in callbacks],
-        **extra,
-    }, directory / CHECKPOINT_NAME)
+    tocha.save(
+        {
+            "model": state.model.state_dict(),
+            "optimizer": state.optimizer.state_dict(),
+            "scheduler": None if scheduler is None else scheduler.state_dict(),
+            "epoch": state.epoch,
+            "batch": state.batch,
+            "history": state.history,
+            "callbacks": [cb.state_dict() for cb in callbacks],
+            **extra,
+        },
+        directory / CHECKPOINT_NAME,
+    )
 
 
 def _step_scheduler(scheduler, record: dict) -> None:
@@ -182,11 +191,24 @@ def _step_scheduler(scheduler, record: dict) -> None:
         scheduler.step()
 
 
-def fit(model, optimizer, train_loader: Iterable, val_loader: Iterable | None = None, *,
-        epochs: int = 1, loss_fn: Callable, metrics: dict | None = None, scheduler=None,
-        device=None, grad_clip: float | None = None, callbacks: Iterable[Callback] = (),
-        checkpoint_dir=None, resume_from=None, history_path=None,
-        progress: bool | None = None) -> list[dict]:
+def fit(
+    model,
+    optimizer,
+    train_loader: Iterable,
+    val_loader: Iterable | None = None,
+    *,
+    epochs: int = 1,
+    loss_fn: Callable,
+    metrics: dict | None = None,
+    scheduler=None,
+    device=None,
+    grad_clip: float | None = None,
+    callbacks: Iterable[Callback] = (),
+    checkpoint_dir=None,
+    resume_from=None,
+    history_path=None,
+    progress: bool | None = None,
+) -> list[dict]:
     """Train `model` for `epochs` epochs; returns the history, one record per epoch.
 
     Each epoch: ``model.train()``; for each ``(inputs, target)`` batch, ``loss_fn(model
@@ -245,9 +267,21 @@ def fit(model, optimizer, train_loader: Iterable, val_loader: Iterable | None = 
     while state.epoch < epochs and not state.stop:
         if epoch_rng is None or start_batch == 0:
             epoch_rng = get_rng_states(train_loader)
-        record = _train_epoch(state, train_loader, val_loader, loss_fn, metrics, device,
-                              grad_clip, callbacks, checkpoint_dir, progress, start_batch,
-                              partial, epoch_rng)
+        record = _train_epoch(
+            state,
+            train_loader,
+            val_loader,
+            loss_fn,
+            metrics,
+            device,
+            grad_clip,
+            callbacks,
+            checkpoint_dir,
+            progress,
+            start_batch,
+            partial,
+            epoch_rng,
+        )
         start_batch, partial = 0, None
         _step_scheduler(scheduler, record)
         state.history.append(record)
@@ -259,16 +293,27 @@ def fit(model, optimizer, train_loader: Iterable, val_loader: Iterable | None = 
             write_history(state.history, history_path)
         if checkpoint_dir is not None:
             rng = get_rng_states(train_loader)
-            _save_checkpoint(Path(checkpoint_dir), state, callbacks,
-                             {"rng": rng, "epoch_rng": rng})
+            _save_checkpoint(Path(checkpoint_dir), state, callbacks, {"rng": rng, "epoch_rng": rng})
     for cb in callbacks:
         cb.on_fit_end(state)
     return state.history
 
 
-def _train_epoch(state: TrainState, train_loader, val_loader, loss_fn, metrics, device,
-                 grad_clip, callbacks, checkpoint_dir, progress, start_batch: int, partial,
-                 epoch_rng) -> dict:
+def _train_epoch(
+    state: TrainState,
+    train_loader,
+    val_loader,
+    loss_fn,
+    metrics,
+    device,
+    grad_clip,
+    callbacks,
+    checkpoint_dir,
+    progress,
+    start_batch: int,
+    partial,
+    epoch_rng,
+) -> dict:
     """One epoch of `fit`, from batch `start_batch` on (a resumed epoch replays the loader
     from the epoch's first random state and skips the batches already done)."""
     model, optimizer = state.model, state.optimizer
@@ -307,24 +352,33 @@ def _train_epoch(state: TrainState, train_loader, val_loader, loss_fn, metrics, 
             samples += n
             state.batch += 1
             bar.update()
-            bar.set_postfix(loss=f"{state.loss:.4g}",
-                            samples_per_s=f"{samples / (time.perf_counter() - started):.4g}")
+            bar.set_postfix(
+                loss=f"{state.loss:.4g}",
+                samples_per_s=f"{samples / (time.perf_counter() - started):.4g}",
+            )
             for cb in callbacks:
                 cb.on_batch_end(state)
     except BaseException:
         if checkpoint_dir is not None:
-            _save_checkpoint(Path(checkpoint_dir), state, callbacks, {
-                "rng": get_rng_states(train_loader), "epoch_rng": epoch_rng,
-                "partial": averages.state(),
-            })
+            _save_checkpoint(
+                Path(checkpoint_dir),
+                state,
+                callbacks,
+                {
+                    "rng": get_rng_states(train_loader),
+                    "epoch_rng": epoch_rng,
+                    "partial": averages.state(),
+                },
+            )
         raise
     finally:
         bar.close()
     elapsed = time.perf_counter() - started
     record = {"epoch": state.epoch, **averages.means()}
     if val_loader is not None:
-        scores = evaluate(model, val_loader, loss_fn=loss_fn, metrics=metrics, device=device,
-                          progress=False)
+        scores = evaluate(
+            model, val_loader, loss_fn=loss_fn, metrics=metrics, device=device, progress=False
+        )
         record.update({f"val_{k}": v for k, v in scores.items()})
     record["lr"] = optimizer.param_groups[0]["lr"]
     record["time"] = elapsed
