@@ -133,7 +133,7 @@ def run_backward(
             if buf is None:  # every path into this node carried no gradient
                 _release_children(node, deps, ready)
                 continue
-            grads = _run_pre_hooks(node, buf.grads)
+            grads = buf.grads if node.pre_hooks is None else _run_pre_hooks(node, buf.grads)
             if captures is not None and node in captures:
                 for i, k, t in captures[node]:
                     results[i] = grads[k]
@@ -179,8 +179,6 @@ def _accumulator(t: Tensor):
 
 def _run_pre_hooks(node, grads: list) -> list:
     hooks = node.pre_hooks
-    if hooks is None:
-        return grads
     grads = list(grads)
     for k, fn in list(hooks):
         if k is None:

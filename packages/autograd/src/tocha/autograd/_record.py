@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tocha._dispatch import LAYERS, bump_version
 from tocha._dtype import FROM_NP
-from tocha._tensor import INFERENCE_VC, Size, Tensor, wrap
+from tocha._tensor import INFERENCE_VC, TENSOR_TYPES, Size, Tensor, wrap
 
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, accumulator_of, new_node
@@ -74,35 +74,31 @@ def record(op, args, out):
         return out
     entry = FORMULAS.get(op.name)
     saves, save_out = entry.saves if entry is not None else (None, True)
-    edges = []
-    nrs = []
-    saved = []
-    metas = []
+    n = len(args)
+    edges = [None] * n
+    nrs = [0] * n
+    metas = [None] * n
+    saved = list(args)
     versions = []
     for i, arg in enumerate(args):
-        if isinstance(arg, Tensor):
-            ag = arg._ag
-            if ag is None or not ag.requires_grad:
-                edges.append(None)
-                nrs.append(0)
-            elif ag.grad_fn is not None:
-                edges.append(ag.grad_fn)
-                nrs.append(ag.output_nr)
+        if type(arg) not in TENSOR_TYPES:
+            continue
+        ag = arg._ag
+        if ag is not None and ag.requires_grad:
+            fn = ag.grad_fn
+            if fn is not None:
+                edges[i] = fn
+                nrs[i] = ag.output_nr
             else:
-                edges.append(ag.accumulator or accumulator_of(arg))
-                nrs.append(0)
-            metas.append(TensorMeta(arg))
-            if saves is None or i in saves:
-                vc = _version_counter(arg)
-                versions.append((arg, vc, vc[0]))
-                saved.append(pack(arg) if HOOKS.stack else arg)
-            else:
-                saved.append(metas[-1])
+                edges[i] = ag.accumulator or accumulator_of(arg)
+        meta = metas[i] = TensorMeta(arg)
+        if saves is None or i in saves:
+            vc = _version_counter(arg)
+            versions.append((arg, vc, vc[0]))
+            if HOOKS.stack:
+                saved[i] = pack(arg)
         else:
-            edges.append(None)
-            nrs.append(0)
-            metas.append(None)
-            saved.append(arg)
+            saved[i] = meta
     outputs = out if type(out) is tuple else (out,)
     node = new_node(
         op.name,
