@@ -164,6 +164,7 @@ def bench(session: nox.Session) -> None:
     install_packages(session, PRESENT)
     install_oracle(session, required=False)
     session.run("python", "benchmarks/run.py", *session.posargs)
+    session.run("python", "benchmarks/peak_memory.py")
 
 
 @nox.session
