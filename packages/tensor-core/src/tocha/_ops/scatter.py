@@ -183,9 +183,10 @@ def _title(t: Tensor) -> str:
 
 
 def _check_bounds(index: Tensor, size: int, dim: int, error=RuntimeError, prefix: str = ""):
-    """PyTorch's error for an index outside ``[0, size)`` along `dim`."""
+    """PyTorch's error for an index outside ``[0, size)`` along `dim` (one pass: seen as
+    unsigned, negative indices are larger than any size)."""
     data = index._data
-    if data.size and (int(data.min()) < 0 or int(data.max()) >= size):
+    if data.size and int(data.view(data.dtype.str.replace("i", "u")).max()) >= size:
         bad = data[(data < 0) | (data >= size)].reshape(-1)[0]
         raise error(
             f"{prefix}index {int(bad)} is out of bounds for dimension {dim} with size {size}"
