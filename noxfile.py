@@ -162,7 +162,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The benchmarks, tocha beside PyTorch when PyTorch can be installed."""
     install_packages(session, PRESENT)
-    session.install(*MPI_DEPS)
+    session.install(*MPI_DEPS, "matplotlib")
     install_oracle(session, required=False)
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/peak_memory.py")

@@ -135,6 +135,37 @@ def write_json(path: Path, about: dict, threads: int, run: dict) -> None:
     path.write_text(json.dumps({"machine": about, "runs": runs}, indent=2) + "\n")
 
 
+def write_chart(path: Path, rows: list[dict], threads: int) -> bool:
+    """Draw the tocha/torch ratio of every case as a horizontal bar chart (a PNG beside the
+    JSON); False when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    shown = [r for r in rows if r["tocha_over_torch"] is not None]
+    if not shown:
+        return False
+    fig, ax = plt.subplots(figsize=(13, 0.28 * len(shown) + 1.2))
+    ratios = [r["tocha_over_torch"] for r in shown]
+    ax.barh(
+        [f"{r['case']} [{r['size']}]" for r in shown],
+        ratios,
+        color=["tab:green" if x <= 1 else "tab:orange" for x in ratios],
+    )
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel(f"tocha time / torch time ({threads} thread(s); < 1: tocha faster)")
+    ax.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # The thread counts are read once, when NumPy's BLAS and PyTorch load: set them first.
@@ -165,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             path, about, args.threads, {"quick": args.quick, "load_average": load, "rows": rows}
         )
         print(f"wrote {path}")
+        chart = path.with_name(f"{path.stem}-{args.threads}-threads.png")
+        if write_chart(chart, rows, args.threads):
+            print(f"wrote {chart}")
     return 0
 
 
