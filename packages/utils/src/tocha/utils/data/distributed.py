@@ -4,6 +4,7 @@ processes reads its own share of a dataset."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 
 import tocha
@@ -11,6 +12,20 @@ import tocha
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
+
+
+def _process_group():
+    """tocha.distributed when a program has initialised it (looked up, not imported: it is
+    a later distribution in the dependency order), as PyTorch's defaults need."""
+    dist = sys.modules.get("tocha.distributed")
+    if dist is None or not dist.is_available():
+        raise RuntimeError("Requires distributed package to be available")
+    if not dist.is_initialized():
+        raise ValueError(
+            "Default process group has not been initialized, please make sure to call "
+            "init_process_group."
+        )
+    return dist
 
 
 class DistributedSampler(Sampler[int]):
@@ -46,7 +61,9 @@ class DistributedSampler(Sampler[int]):
         drop_last: bool = False,
     ) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            dist = _process_group()
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(
                 f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]"
