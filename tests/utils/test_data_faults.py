@@ -52,18 +52,25 @@ def children() -> set[int]:
     pid = os.getpid()
     found = set()
     for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as f:
-            found.update(int(p) for p in f.read().split())
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.update(int(p) for p in f.read().split())
+        except FileNotFoundError:  # a thread that ended since the listing
+            continue
     return found
+
+
+def _link(path: str) -> str:
+    """Where a /proc fd link points, or "" for an fd closed since the listing."""
+    try:
+        return os.readlink(path)
+    except FileNotFoundError:
+        return ""
 
 
 def memfds() -> int:
     """Shared memory files this process holds open or mapped."""
-    fds = sum(
-        "memfd:" in os.readlink(f"/proc/self/fd/{fd}")
-        for fd in os.listdir("/proc/self/fd")
-        if os.path.exists(f"/proc/self/fd/{fd}")
-    )
+    fds = sum("memfd:" in _link(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd"))
     with open("/proc/self/maps") as maps:
         return fds + sum("memfd:" in line for line in maps)
 
