@@ -4,6 +4,8 @@ agreement with torch.utils.data where the result is deterministic."""
 from __future__ import annotations
 
 import math
+import sys
+import types
 from collections import Counter
 
 import numpy as np
@@ -229,8 +231,24 @@ def test_distributed_sampler_shuffle_partitions_and_set_epoch():
     assert [list(s) for s in samplers] != shares
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval"):
         DistributedSampler(range(4), 3, 3)
+
+
+def test_distributed_sampler_defaults_come_from_the_process_group(monkeypatch):
+    monkeypatch.delitem(sys.modules, "tocha.distributed", raising=False)
     with pytest.raises(RuntimeError, match="Requires distributed package"):
         DistributedSampler(range(4))
+    group = types.SimpleNamespace(
+        is_available=lambda: True,
+        is_initialized=lambda: False,
+        get_world_size=lambda: 2,
+        get_rank=lambda: 1,
+    )
+    monkeypatch.setitem(sys.modules, "tocha.distributed", group)
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedSampler(range(4))
+    group.is_initialized = lambda: True
+    sampler = DistributedSampler(range(4), shuffle=False)
+    assert (sampler.num_replicas, sampler.rank, list(sampler)) == (2, 1, [1, 3])
 
 
 def test_sampler_index_arrays_are_plain_ints():
