@@ -115,6 +115,7 @@ CASES = [
         goal=numpy_throughput(0.7),
         loops=1,
         repeats=5,
+        interleave=False,
     ),
     Case(
         "tocha.load(path)",
@@ -125,5 +126,6 @@ CASES = [
         goal=numpy_throughput(0.7),
         loops=1,
         repeats=5,
+        interleave=False,
     ),
 ]

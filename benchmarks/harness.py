@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import time
 import timeit
 from collections.abc import Callable
@@ -66,6 +67,10 @@ class Case:
         loops: a fixed number of calls per batch (None: as many as take `BATCH` seconds).
         repeats: how many batches the minimum is taken over (None: as many as fill `SPAN`).
         clock: the timer (wall-clock `time.perf_counter` by default).
+        interleave: alternate the libraries batch by batch (the default, so that drift hits
+            all alike); False times each library's batches in one block after flushing the
+            disk (``os.sync``), for cases whose calls write so much that one library's
+            writeback would slow the next.
     """
 
     name: str
@@ -79,6 +84,7 @@ class Case:
     loops: int | None = None
     repeats: int | None = None
     clock: Callable[[], float] = time.perf_counter
+    interleave: bool = True
 
     @property
     def label(self) -> str:
@@ -177,10 +183,15 @@ def time_side_by_side(case: Case, libs: dict, *, quick: bool = False) -> Result:
             timer = timeit.Timer(call, timer=case.clock)
             plans[name] = (timer, *_plan(case, timer, quick))
             times[name] = math.inf
-    for repeat in range(max((plan[2] for plan in plans.values()), default=0)):
+    if case.interleave:
+        for repeat in range(max((plan[2] for plan in plans.values()), default=0)):
+            for name, (timer, loops, repeats) in plans.items():
+                if repeat < repeats:
+                    times[name] = min(times[name], timer.timeit(loops) / loops)
+    else:
         for name, (timer, loops, repeats) in plans.items():
-            if repeat < repeats:
-                times[name] = min(times[name], timer.timeit(loops) / loops)
+            os.sync()
+            times[name] = min(timer.timeit(loops) / loops for _ in range(repeats))
     return Result(case, times, why_not)
 
 
