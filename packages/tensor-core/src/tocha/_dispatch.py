@@ -151,6 +151,23 @@ def call(op, inputs, *args):
     return out
 
 
+def call_one(op, x, *args):
+    """`call` for one input Tensor whose kernel returns one backend array: the lean path
+    (reductions' hot path)."""
+    try:
+        dev = x._device
+    except AttributeError:
+        raise TypeError(
+            f"{op.name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        ) from None
+    if STATE.autocast is not None:
+        (x,) = LAYERS.autocast(op, (x,))
+    out = wrap(op.kernels[dev](x._data, *args), dev)
+    if x._ag is not None and STATE.grad_enabled:
+        return LAYERS.autograd(op, (x, *args), out)
+    return out
+
+
 def call_view(op, x, *args):
     """Run a view op: the result shares `x`'s memory, base and version counter."""
     out = wrap(op.kernels[x._device](x._data, *args), x._device)
@@ -286,10 +303,6 @@ def _any_grad(a, b) -> bool:
     return (isinstance(a, Tensor) and a._ag is not None) or (
         isinstance(b, Tensor) and b._ag is not None
     )
-
-
-def _tensors(a, b) -> tuple:
-    return tuple(x for x in (a, b) if isinstance(x, Tensor))
 
 
 def _promote_binary(a, b, int_to_float):

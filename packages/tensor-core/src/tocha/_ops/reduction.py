@@ -35,7 +35,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as rt
 from .._api import PUBLIC, export
-from .._dispatch import LAYERS, call, defop
+from .._dispatch import LAYERS, call, call_one, defop
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._out import write_out
@@ -445,16 +445,7 @@ _SUM_KERNELS = sum_op.kernels
 
 
 # -- argument checks --------------------------------------------------------------------------
-def _run(op, x, *args):
-    """Run a one-input op whose kernel returns one array: the lean path of `call`."""
-    try:
-        dev = x._device
-    except AttributeError:
-        raise _not_tensor(op.name, x) from None
-    out = wrap(op.kernels[dev](x._data, *args), dev)
-    if x._ag is not None and STATE.grad_enabled:
-        return LAYERS.autograd(op, (x, *args), out)
-    return out
+_run = call_one
 
 
 def _not_tensor(name: str, x) -> TypeError:
@@ -551,7 +542,8 @@ def sum(
     Bool and integer inputs sum to int64; `dtype` casts the input first. Shape: `input`'s
     without the reduced dims (kept with size 1 when `keepdim`).
     """
-    if dim is None and dtype is None and out is None:  # the hot path: `_run` inlined
+    if dim is None and dtype is None and out is None and STATE.autocast is None:
+        # the hot path: `call_one` inlined
         try:
             dev = input._device
         except AttributeError:
