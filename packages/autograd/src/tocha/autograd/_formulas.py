@@ -510,8 +510,15 @@ def _narrow(g, out, x, dim, start, length):
 
 
 def _cat(g, out, *args):
+    """Each input's slice of `g`; legacy empty inputs of shape ``(0,)``, which the forward
+    skipped, get an empty gradient."""
     *tensors, dim = args
-    return (*g.split_with_sizes([t.shape[dim] for t in tensors], dim), None)
+    legacy = [tuple(t.shape) == (0,) for t in tensors]
+    if all(legacy):
+        return (*(g for _ in tensors), None)
+    pieces = iter(g.split_with_sizes([t.shape[dim] for t, s in zip(tensors, legacy) if not s], dim))
+    empty = tocha.zeros((0,), dtype=g.dtype, device=g.device)
+    return (*(empty if s else next(pieces) for s in legacy), None)
 
 
 def _setitem(g, out, x, value, key):

@@ -26,6 +26,18 @@ def _joiner(name):
     return factory
 
 
+def _cat_kernel(xp):
+    """``k(*arrays, dim)``: concatenate, skipping PyTorch's legacy empty inputs of shape
+    ``(0,)`` (they stay arguments of the op so that autograd gives them a gradient)."""
+
+    def kernel(*args):
+        arrays, dim = args[:-1], args[-1]
+        kept = [a for a in arrays if a.shape != (0,)] or arrays[:1]
+        return xp.ascontiguousarray(xp.concatenate(kept, axis=dim))
+
+    return kernel
+
+
 def _repeat_kernel(xp):
     def kernel(x, sizes):
         if not sizes:
@@ -35,7 +47,7 @@ def _repeat_kernel(xp):
     return kernel
 
 
-cat_op = defop("cat", _joiner("concatenate"))
+cat_op = defop("cat", _cat_kernel)
 stack_op = defop("stack", _joiner("stack"))
 repeat_op = defop("repeat", _repeat_kernel)
 
@@ -97,7 +109,7 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
                     f"Sizes of tensors must match except in dimension {dim}. Expected size {a} "
                     f"but got size {b} for tensor number {i} in the list."
                 )
-    result = call(cat_op, tuple(t for _, t in kept), dim)
+    result = call(cat_op, tuple(tensors), dim)
     return result if out is None else write_out(out, result)
 
 
