@@ -1,16 +1,27 @@
-"""Peak memory of training loops, tocha beside PyTorch (issue "tocha-nn": within 1.3x).
+"""Peak memory of training, tocha beside PyTorch, within 1.3x of PyTorch's.
 
-Each loop runs in a fresh interpreter; the figure is the growth of the peak resident set
-(``ru_maxrss``) from just before the first step to the end of the loop, so the libraries'
-own import footprints do not count.
+CPU (issue "tocha-nn"): each loop runs in a fresh interpreter; the figure is the growth of
+the peak resident set (``ru_maxrss``) from just before the first step to the end of the loop,
+so the libraries' own import footprints do not count.
+
+GPU (issue "tocha-cuda"): the training steps of benchmarks/cases_cuda.py, each in a fresh
+interpreter: after a warm-up step, ``cuda.reset_peak_memory_stats()``, one step, then
+``cuda.max_memory_allocated()`` (parameters, optimizer state and input included). A library
+without a usable CUDA GPU shows n/a.
 
     python benchmarks/peak_memory.py
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LIMIT = 1.3
+WIDTH = 44
 
 LOOP = r"""
 import resource, sys
@@ -43,6 +54,25 @@ after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print((after - before) / 1024)
 """
 
+LIBS = ("tocha", "torch")
+# One training step of benchmarks/cases_cuda.py: argv = library, model, benchmarks folder.
+GPU_STEP = r"""
+import importlib, sys
+lib_name, model_name, here = sys.argv[1:4]
+sys.path.insert(0, here)
+import cases_cuda
+lib = importlib.import_module(lib_name)
+if not lib.cuda.is_available():
+    sys.exit("no CUDA GPU")
+model, opt, x = cases_cuda.TRAINING[model_name](lib)
+cases_cuda.train_step(lib, model, opt, x)
+lib.cuda.synchronize()
+lib.cuda.reset_peak_memory_stats()
+cases_cuda.train_step(lib, model, opt, x)
+lib.cuda.synchronize()
+print(lib.cuda.max_memory_allocated() / 2**20)
+"""
+
 
 def peak_growth_mb(lib: str, model: str) -> float | None:
     """The peak-RSS growth (MB) of 30 training steps of `model` in a fresh `lib` process."""
@@ -57,19 +87,64 @@ def peak_growth_mb(lib: str, model: str) -> float | None:
     return float(run.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
-    print(f"{'training loop':40s} {'tocha':>10s} {'torch':>10s} {'ratio':>8s}  goal")
+def gpu_peak_mb(lib: str, model: str) -> tuple[float | None, str]:
+    """The peak GPU memory allocated (MB) by one training step of cases_cuda's `model` in a
+    fresh `lib` process; None and why not (its last line of errors) when it cannot run."""
+    run = subprocess.run(
+        [sys.executable, "-c", GPU_STEP, lib, model, str(HERE)],
+        capture_output=True,
+        text=True,
+        env=os.environ,  # all of it: CUDA_VISIBLE_DEVICES, the CUDA libraries' paths, HOME
+    )
+    if run.returncode != 0:
+        return None, (run.stderr.strip().splitlines() or ["failed"])[-1]
+    return float(run.stdout.strip().splitlines()[-1]), ""
+
+
+def print_row(label: str, ours: float | None, theirs: float | None, why: str) -> None:
+    """One row: tocha's and PyTorch's figures, their ratio and the verdict; n/a and `why`
+    when either is missing."""
+    if ours is None or theirs is None:
+        shown = ["n/a" if mb is None else f"{mb:.1f}MB" for mb in (ours, theirs)]
+        print(f"{label:{WIDTH}s} {shown[0]:>10s} {shown[1]:>10s} {'-':>8s}  ({why})")
+        return
+    ratio = ours / max(theirs, 1e-9)
+    verdict = "ok" if ours <= LIMIT * theirs else "MISS"
+    print(f"{label:{WIDTH}s} {ours:8.1f}MB {theirs:8.1f}MB {ratio:8.2f}  {verdict} <= {LIMIT}x")
+
+
+def print_header(title: str) -> None:
+    """The header of a section's table."""
+    print(f"{title:{WIDTH}s} {'tocha':>10s} {'torch':>10s} {'ratio':>8s}  goal")
+
+
+def cpu_section() -> None:
+    """The CPU training loops: peak-RSS growth."""
+    print_header("CPU training loop (peak RSS growth)")
     for model, label in (
         ("mlp", "MLP 784-256-128-10, batch 64, SGD"),
         ("conv", "Conv2d 3->16 3x3 + pool + linear, batch 32"),
     ):
         ours, theirs = peak_growth_mb("tocha", model), peak_growth_mb("torch", model)
-        if ours is None or theirs is None:
-            print(f"{label:40s} {ours!s:>10s} {theirs!s:>10s}       -  (torch not installed?)")
-            continue
-        ratio = ours / max(theirs, 1e-9)
-        verdict = "ok" if ours <= 1.3 * theirs else "MISS"
-        print(f"{label:40s} {ours:8.1f}MB {theirs:8.1f}MB {ratio:8.2f}  {verdict} <= 1.3x")
+        print_row(label, ours, theirs, "torch not installed?")
+
+
+def gpu_section() -> None:
+    """The GPU training steps: peak memory allocated."""
+    print_header("GPU training step (peak allocated)")
+    for model, label in (
+        ("mlp", "MLP 1024-4096-1024, batch 256, Adam"),
+        ("transformer", "TransformerEncoderLayer 512, 32x128, AdamW"),
+    ):
+        peaks = {lib: gpu_peak_mb(lib, model) for lib in LIBS}
+        why = "; ".join(f"{lib}: {why}" for lib, (_, why) in peaks.items() if why)
+        print_row(label, peaks["tocha"][0], peaks["torch"][0], why)
+
+
+def main() -> None:
+    cpu_section()
+    print()
+    gpu_section()
 
 
 if __name__ == "__main__":

@@ -356,6 +356,7 @@ GRADCHECKS = {
     "pairwise_distance": (lambda x: F.pairwise_distance(x, x.flip(0)), True),
     "alpha_dropout_eval": (F.alpha_dropout, True),
     "dropout": (lambda x: F.dropout(x, 0.0), True),
+    "dropout_reseeded": (lambda x: (tocha.manual_seed(0), F.dropout(x, 0.4))[1], True),
 }
 
 

@@ -62,6 +62,7 @@ class _Layout:
         "tmp",
         "fresh",
         "xp",
+        "device",
     )
 
 
@@ -77,7 +78,13 @@ class ElementwiseOptimizer(Optimizer):
     - ``_coefficients(group, scalars)``: advances the scalar state (1-dim arrays whose values
       are all alike) and returns the keyword arguments of this step's maths.
     - ``_update(xp, p, g, states, tmp, fresh, coefficients)``: runs the maths in place.
+
+    It may also name a ``group_op``: an op whose kernel ``(params, grads, states,
+    coefficients)`` updates a whole group on its flat state in place, which the multi-tensor
+    path runs instead of the blocks on devices other than the CPU (one fused launch there).
     """
+
+    group_op = None
 
     def __init__(self, params, defaults):
         if defaults.get("differentiable"):
@@ -187,6 +194,10 @@ class ElementwiseOptimizer(Optimizer):
         coefficients = self._coefficients(group, scalars)
         update, xp, fresh = self._update, lay.xp, lay.fresh
         pflat, tensors, tmp = lay.pflat, list(lay.tensors.values()), lay.tmp
+        if self.group_op is not None and lay.device is not CPU and not fresh:
+            self.group_op.kernels[lay.device](pflat, grads, tensors, coefficients)
+            self._finish_flat_step(lay, params)
+            return True
         for lo, hi, index, bounds in lay.blocks:
             n = hi - lo
             states = [t[lo:hi] for t in tensors]
@@ -208,10 +219,14 @@ class ElementwiseOptimizer(Optimizer):
             update(xp, p, g, states, scratch, fresh, coefficients)
             for i, s, e in zip(index, bounds, bounds[1:]):
                 xp.copyto(pflat[i], p[s:e])
+        self._finish_flat_step(lay, params)
+        return True
+
+    @staticmethod
+    def _finish_flat_step(lay, params) -> None:
         lay.fresh = False
         for p in params:
             bump_version(p)
-        return True
 
     def _layout_valid(self, lay, group) -> bool:
         params = group["params"]
@@ -268,6 +283,7 @@ class ElementwiseOptimizer(Optimizer):
                 state[name] = wrap(view, dev)
         lay = _Layout()
         lay.group, lay.spec, lay.xp, lay.fresh = group, (tensor_spec, scalar_spec), xp, fresh
+        lay.device = dev
         lay.params = list(params)
         lay.datas = [p._data for p in params]
         lay.values = [v for p in params for v in self.state[p].values()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tocha._dispatch import defop
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
 from .optimizer import to_scalar
@@ -21,6 +23,26 @@ def check_adam_args(lr, betas, eps, weight_decay) -> None:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _adam_group_kernel(xp):
+    def kernel(params, grads, states, coefficients):
+        """One Adam step of a whole group: the flat arrays `params` and `grads`, one per
+        parameter, and the moments `states`, flat over the group in parameter order."""
+        start = 0
+        for p, g in zip(params, grads):
+            end = start + p.size
+            parts = [s[start:end] for s in states]
+            tmp = [xp.empty_like(p), xp.empty_like(p)]
+            F.adam(xp, p, g, *parts[:2], parts[2] if len(parts) > 2 else None, tmp, **coefficients)
+            start = end
+
+    return kernel
+
+
+# A backend overrides it with one kernel over the group (tocha-cuda); on the CPU the blocked
+# path of `ElementwiseOptimizer` is faster, and this generic kernel serves other devices.
+adam_group_op = defop("_adam_step", _adam_group_kernel, differentiable=False)
 
 
 class Adam(ElementwiseOptimizer):
@@ -86,6 +108,8 @@ class Adam(ElementwiseOptimizer):
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
+
+    group_op = adam_group_op
 
     def _tensor_state(self, group):
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())

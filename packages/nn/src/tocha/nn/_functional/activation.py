@@ -256,15 +256,37 @@ def _kernel(fn):
     return lambda xp: lambda x, *args: fn(xp, x, *args)
 
 
-def _gelu_grad(g, out, x, approximate):
+def _gelu_backward_kernel(xp):
+    erf = REGISTRY["erf"].generic(xp)
+
+    def kernel(g, x, approximate):
+        """``g * gelu'(x)``."""
+        if approximate == "tanh":
+            x2 = x * x
+            t = xp.tanh(TANH_K * (x + TANH_C * x2 * x))
+            dt = (1 - t * t) * (TANH_K * (1 + 3 * TANH_C * x2))
+            return g * (0.5 * (1 + t) + 0.5 * x * dt)
+        pdf = xp.exp(-0.5 * x * x)
+        pdf *= INV_SQRT_2PI
+        pdf *= x
+        pdf += 0.5 * (1 + erf(x * SQRT_HALF))
+        pdf *= g
+        return pdf
+
+    return kernel
+
+
+def _gelu_backward_backward(gg, _, g, x, approximate):
+    """Gradients of ``g * gelu'(x)``: by g, ``gelu'(x)``; by x, ``g * gelu''(x)``."""
     if approximate == "tanh":
         x2 = x * x
+        du = TANH_K * (1 + 3 * TANH_C * x2)
         t = (TANH_K * (x + TANH_C * x2 * x)).tanh()
-        dt = (1 - t * t) * (TANH_K * (1 + 3 * TANH_C * x2))
-        return g * (0.5 * (1 + t) + 0.5 * x * dt), None
-    cdf = 0.5 * (1 + (x * SQRT_HALF).erf())
-    pdf = (-0.5 * x * x).exp() * INV_SQRT_2PI
-    return g * (cdf + x * pdf), None
+        sech2 = 1 - t * t
+        second = sech2 * du + 0.5 * x * sech2 * (6 * TANH_K * TANH_C * x - 2 * t * du * du)
+    else:
+        second = (-0.5 * x * x).exp() * INV_SQRT_2PI * (2 - x * x)
+    return call(gelu_backward_op, (gg, x), approximate), gg * g * second, None
 
 
 def _silu_grad(g, out, x):
@@ -284,6 +306,7 @@ def _elu_grad(g, out, x, alpha, scale, input_scale):
 
 elu_op = defop("elu", _elu_kernel)
 gelu_op = defop("gelu", _gelu_kernel)
+gelu_backward_op = defop("gelu_backward", _gelu_backward_kernel)
 silu_op = defop("silu", _silu_kernel)
 mish_op = defop("mish", _mish_kernel)
 softplus_op = defop("softplus", _softplus_kernel)
@@ -306,7 +329,8 @@ hardshrink_op = defop(
 )
 
 d("elu", "0", _elu_grad)
-d("gelu", "0", _gelu_grad)
+d("gelu", "0", lambda g, out, x, approximate: (call(gelu_backward_op, (g, x), approximate), None))
+d("gelu_backward", "01", _gelu_backward_backward)
 d("silu", "0", _silu_grad)
 d("mish", "0", _mish_grad)
 d(

@@ -1,15 +1,21 @@
 """Dropout: dropout, dropout1d/2d/3d (whole channels), alpha_dropout, feature_alpha_dropout.
 
-Each is the input times a constant random mask (one recorded op), the identity outside
-training.
+Each is the input times a constant random mask, the identity outside training. Plain
+dropout is one primitive, ``native_dropout``, that draws the mask and applies it (a backend
+may do both in one kernel); the others multiply by a mask drawn with ``rand``.
 """
 
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 import tocha
+from tocha._dispatch import call, defop
+from tocha._ops.random import _generator
 from tocha._tensor import Tensor
+from tocha.autograd._formulas import d
 
 from .activation import _inplace
 
@@ -30,6 +36,28 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _native_dropout_kernel(xp):
+    def kernel(x, stream, p):
+        """``(x * keep / (1 - p), keep)``, keep drawn from `stream` with probability 1 - p."""
+        keep = stream.random(x.shape, dtype=np.float32) >= p
+        out = keep.astype(x.dtype)
+        out *= 1.0 / (1.0 - p)
+        out *= x
+        return out, keep
+
+    return kernel
+
+
+native_dropout_op = defop("native_dropout", _native_dropout_kernel)
+d(
+    "native_dropout",
+    "o",
+    lambda grads, out, x, stream, p: (
+        (grads[0] * out[1].to(grads[0].dtype) * (1.0 / (1.0 - p)),) + (None, None)
+    ),
+)
+
+
 def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
     """Bernoulli(1 - p) keep-mask in input's dtype: input's shape, or one per channel
     (``(N, C, 1, ...)``) for feature dropout."""
@@ -45,6 +73,9 @@ def _dropout(
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
+    if 0 < p < 1 and not feature and not alpha:
+        out = call(native_dropout_op, (input,), _generator(None, input.device), p)[0]
+        return _inplace(input, out) if inplace else out
     with tocha.no_grad():
         if p == 1:
             scale = tocha.zeros((), dtype=input.dtype, device=input.device)
