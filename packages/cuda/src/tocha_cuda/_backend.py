@@ -11,6 +11,7 @@ import numpy as np
 from tocha._device import device
 from tocha.backends import Backend
 
+from ._fused import OVERRIDES
 from ._memory import TrackingAllocator
 from ._namespace import kernel_namespace
 from ._random import CounterGenerator
@@ -55,6 +56,7 @@ class CudaBackend(Backend):
     """
 
     device_type = "cuda"
+    overrides = OVERRIDES
 
     def __init__(self, cp):
         self.cp = cp
@@ -124,8 +126,11 @@ class CudaBackend(Backend):
             return self.cp.asarray(data, dtype=dtype)
 
     def from_host(self, array: np.ndarray, dev: device):
-        if array.dtype.name == "bfloat16":
-            raise TypeError("CuPy has no bfloat16: bfloat16 tensors cannot move to a cuda device")
+        if array.dtype.name == "bfloat16" and not self.supports_dtype(array.dtype):
+            raise TypeError(
+                "this CuPy has no bfloat16 (CuPy 14 and later have it): bfloat16 tensors "
+                "cannot move to a cuda device"
+            )
         with self.cp.cuda.Device(dev.index):
             return self.cp.array(array, copy=True)
 
@@ -199,3 +204,16 @@ class CudaBackend(Backend):
 
     def set_generator_state(self, gen, state: bytes) -> None:
         gen.set_state(state)
+
+    # -- sharing between processes ---------------------------------------------------------
+    def ipc_handle(self, array) -> tuple:
+        """The CUDA IPC description of `array`'s memory (`tocha_cuda._ipc.ipc_handle`)."""
+        from ._ipc import ipc_handle
+
+        return ipc_handle(self.cp, array)
+
+    def ipc_open(self, handle):
+        """A CuPy array over the memory of an `ipc_handle` (`tocha_cuda._ipc.ipc_open`)."""
+        from ._ipc import ipc_open
+
+        return ipc_open(self.cp, handle)

@@ -33,6 +33,13 @@ class CounterGenerator:
         rm = self.random_module
         return rm.Generator(rm.Philox4x3210(keys, size=THREADS))
 
+    def philox_key(self) -> tuple[int, int]:
+        """(seed, counter) keying the next draw of a kernel with its own Philox (dropout);
+        advances the counter, as every draw does."""
+        key = (self.seed, self.counter)
+        self.counter += 1
+        return key
+
     def random(self, size=None, dtype=np.float64):
         return self._next().random(size, dtype=dtype)
 

@@ -133,6 +133,32 @@ class Backend:
             return 0
         return (self.data_ptr(array) - self.data_ptr(root)) // array.itemsize
 
+    def ipc_handle(self, array) -> tuple:
+        """A picklable description of backend array `array`'s memory that another process
+        opens with `ipc_open`, reaching the same memory: how ``tocha.multiprocessing`` sends
+        tensors of this device. For cuda: the CUDA IPC handle of the allocation, the byte
+        offset of the array's first element from the allocation's base, the allocation's
+        size, the device index, the sender's pid, and the array's dtype, shape and byte
+        strides. The sender keeps the memory alive while receivers use it.
+
+        Raises NotImplementedError where this backend cannot share memory between processes.
+        """
+        raise NotImplementedError(
+            f"the backend of device type '{self.device_type}' cannot share memory between "
+            "processes: it implements no IPC handles (Backend.ipc_handle)"
+        )
+
+    def ipc_open(self, handle):
+        """A backend array over the memory that `handle` (from `ipc_handle`, in this process
+        or another) describes: no copy, writes on either side are seen by the other.
+
+        Raises NotImplementedError where this backend cannot share memory between processes.
+        """
+        raise NotImplementedError(
+            f"the backend of device type '{self.device_type}' cannot open memory of another "
+            "process: it implements no IPC handles (Backend.ipc_open)"
+        )
+
 
 class _Entry:
     """What the registry knows of one device type: where it comes from, and how loading went."""

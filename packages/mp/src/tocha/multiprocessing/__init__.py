@@ -4,7 +4,9 @@ Every public name of `multiprocessing` is here (``Process``, ``Queue``, ``Pipe``
 ``get_context``...). Importing this module registers reducers with multiprocessing's
 ``ForkingPickler``, so a tensor sent through any queue, pipe, pool or process argument, in
 any start method, is moved to shared memory (`Tensor.share_memory_`) and arrives in the other
-process over the same memory: no copy, writes on either side are seen by the other.
+process over the same memory: no copy, writes on either side are seen by the other. A cuda
+tensor is sent as a CUDA IPC handle of its GPU memory (tocha-cuda); as in PyTorch, the
+sending process must keep it alive while others use it.
 
 Example::
 

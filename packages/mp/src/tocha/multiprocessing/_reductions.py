@@ -4,8 +4,11 @@
 A CPU tensor is moved to shared memory (`share_memory_`) and sent as a handle to its segment
 (a file descriptor, or a name under ``/dev/shm``), the storage's place in it, and the
 tensor's dtype, shape, byte strides and byte offset: the receiver maps the same memory, and
-a segment it has mapped already is reused. A backend with its own way of sharing (CUDA IPC
-handles) adds a reducer to `DEVICE_REDUCERS` under its device type.
+a segment it has mapped already is reused. A tensor on another device is sent as its
+backend's IPC handle (`Backend.ipc_handle`: for cuda, a CUDA IPC memory handle), which the
+receiver's backend opens over the same memory (`Backend.ipc_open`); the sender must keep
+the tensor alive while receivers use it. A backend with another way of sharing adds a
+reducer to `DEVICE_REDUCERS` under its device type.
 """
 
 from __future__ import annotations
@@ -14,13 +17,20 @@ import weakref
 from multiprocessing.context import get_spawning_popen
 from multiprocessing.reduction import DupFd, ForkingPickler
 
+from tocha._backend import backend_of
 from tocha._device import CPU
 from tocha._tensor import SUBCLASS_HOOKS, TENSOR_TYPES, Tensor
 
 from . import _segments
 from ._sharing import not_cpu, share_memory_
 
-__all__ = ["reduce_tensor", "rebuild_tensor", "init_reductions", "DEVICE_REDUCERS"]
+__all__ = [
+    "reduce_tensor",
+    "rebuild_tensor",
+    "rebuild_device_tensor",
+    "init_reductions",
+    "DEVICE_REDUCERS",
+]
 
 _NON_LEAF = (
     "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does "
@@ -33,9 +43,7 @@ def reduce_tensor(tensor: Tensor):
     """The pickle reduction of a tensor sent to another process (it shares the memory)."""
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(_NON_LEAF)
-    reducer = DEVICE_REDUCERS.get(tensor._device.type)
-    if reducer is None:
-        raise not_cpu(tensor)
+    reducer = DEVICE_REDUCERS.get(tensor._device.type, _reduce_by_ipc)
     return reducer(tensor)
 
 
@@ -53,6 +61,17 @@ def _reduce_cpu(tensor: Tensor):
     offset = data.__array_interface__["data"][0] - segment.addr - storage.offset
     state = (tensor.dtype, data.shape, data.strides, tensor.requires_grad)
     return rebuild_tensor, (type(tensor), handle, region, offset, state, _extra_state(tensor))
+
+
+def _reduce_by_ipc(tensor: Tensor):
+    """A tensor on a device without a reducer of its own: its backend's IPC handle."""
+    dev = tensor._device
+    try:
+        handle = backend_of(dev).ipc_handle(tensor._data)
+    except NotImplementedError as exc:
+        raise not_cpu(tensor) from exc
+    state = (tensor.requires_grad, _extra_state(tensor))
+    return rebuild_device_tensor, (type(tensor), dev, handle, state)
 
 
 DEVICE_REDUCERS = {"cpu": _reduce_cpu}
@@ -80,10 +99,25 @@ def rebuild_tensor(cls, handle, region, offset, state, extra):
     else:
         segment = _segments.open_name(ref, size)
     dtype, shape, strides, requires_grad = state
-    t = object.__new__(cls)
     storage = _segments.Storage(segment, *region)
-    t._data = _segments.array_over(storage, offset, dtype.np, shape, strides)
-    t._device = CPU
+    data = _segments.array_over(storage, offset, dtype.np, shape, strides)
+    return _new_tensor(cls, data, CPU, requires_grad, extra)
+
+
+def rebuild_device_tensor(cls, dev, handle, state):
+    """A tensor of type `cls` on device `dev` over the memory that `handle` describes, opened
+    by the device's backend (the receiving end of `reduce_tensor` for a tensor not on the
+    CPU)."""
+    requires_grad, extra = state
+    return _new_tensor(cls, backend_of(dev).ipc_open(handle), dev, requires_grad, extra)
+
+
+def _new_tensor(cls, data, dev, requires_grad: bool, extra: dict) -> Tensor:
+    """A leaf tensor of type `cls` around backend array `data`, with a subclass's
+    attributes `extra`."""
+    t = object.__new__(cls)
+    t._data = data
+    t._device = dev
     t._ag = None
     t._base = None
     t._vc = None

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
+from tocha._backend import Backend, backend_of
 from tocha._tensor import TENSOR_TYPES, Tensor
 
 from . import _segments
@@ -56,12 +57,19 @@ def get_all_sharing_strategies() -> set:
 
 
 def not_cpu(t: Tensor) -> NotImplementedError:
-    """The error for sharing a tensor that is not on the CPU."""
+    """The error for sharing a tensor on a device whose backend has no IPC handles."""
     return NotImplementedError(
-        f"sharing a tensor on device '{t.device}' between processes is not supported: it "
-        "needs the IPC handles of its backend (CUDA IPC from tocha-cuda, which does not "
-        "exist yet); move the tensor to the CPU first (tensor.cpu())"
+        f"sharing a tensor on device '{t.device}' between processes is not supported: the "
+        f"backend of '{t.device.type}' has no IPC handles to send its memory with "
+        "(Backend.ipc_handle, as tocha-cuda's CUDA IPC); move the tensor to the CPU first "
+        "(tensor.cpu())"
     )
+
+
+def _shares_by_ipc(t: Tensor) -> bool:
+    """Whether `t` is on a device whose backend shares memory through IPC handles (cuda):
+    such memory is sent as it is, never moved."""
+    return type(backend_of(t._device)).ipc_handle is not Backend.ipc_handle
 
 
 def share_memory_(self: Tensor) -> Tensor:
@@ -69,7 +77,9 @@ def share_memory_(self: Tensor) -> Tensor:
 
     The tensor keeps its identity, values, offset and strides; views of the same storage
     are moved with it. Tensors in shared memory are sent to other processes (through
-    `tocha.multiprocessing` queues, pipes, pools) without copying the data.
+    `tocha.multiprocessing` queues, pipes, pools) without copying the data. A no-op on a
+    device whose backend shares through IPC handles (cuda), as in PyTorch: its memory is
+    sent as it is.
 
     Returns:
         self
@@ -81,7 +91,9 @@ def share_memory_(self: Tensor) -> Tensor:
         True
     """
     if self._device.type != "cpu":
-        raise not_cpu(self)
+        if not _shares_by_ipc(self):
+            raise not_cpu(self)
+        return self
     root = self if self._base is None else self._base
     if _segments.storage_of(root._data) is None:
         _move(root, self)
@@ -89,8 +101,11 @@ def share_memory_(self: Tensor) -> Tensor:
 
 
 def is_shared(self: Tensor) -> bool:
-    """Whether the tensor's memory is in shared memory (see `share_memory_`)."""
-    return self._device.type == "cpu" and _segments.storage_of(self._data) is not None
+    """Whether the tensor's memory is in shared memory (see `share_memory_`); always True on
+    a device whose backend shares through IPC handles (cuda), as in PyTorch."""
+    if self._device.type != "cpu":
+        return _shares_by_ipc(self)
+    return _segments.storage_of(self._data) is not None
 
 
 def _move(root: Tensor, extra: Tensor) -> None:
