@@ -46,7 +46,10 @@ DEMO_PACKAGES = {"tensor-core", "autograd", "nn", "optim", "mp", "utils", "cuda"
 DOCS_DEPS = ["mkdocs", "mkdocstrings[python]"]
 # What scripts/release.py and bump.py need.
 RELEASE_DEPS = ["twine", "packaging", "tomli; python_version < '3.11'"]
-PLUGINS = sorted(str(p) for p in (ROOT / "tests" / "plugins").glob("*") if p.is_dir())
+# The backend plugins the tests install: tests/plugins, and the one of examples/.
+PLUGINS = sorted(str(p) for p in (ROOT / "tests" / "plugins").glob("*") if p.is_dir()) + [
+    str(ROOT / "examples" / "backend-plugin")
+]
 
 
 def chain(name: str) -> list[str]:
