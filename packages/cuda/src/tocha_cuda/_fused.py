@@ -13,7 +13,7 @@ import numpy as np
 
 from tocha._dispatch import REGISTRY
 
-from ._kernels import SCALAR_TYPES, elementwise_grid, library, row_threads
+from ._kernels import SCALAR_TYPES, elementwise_grid, library
 
 I32, I64, F64, U64 = np.int32, np.int64, np.float64, np.uint64
 # Rows a block of layer_norm's weight and bias gradients sums at least.
@@ -41,14 +41,8 @@ def _softmax_factory(name: str, log: bool):
             x = xp.ascontiguousarray(x)
             n = x.shape[-1]
             y = xp.empty_like(x)
-            lib.launch(
-                "softmax.cu",
-                "softmax_forward",
-                x.dtype,
-                (x.size // n,),
-                (row_threads(n),),
-                (x, y, I64(n), I32(log)),
-            )
+            args = (x, y, I64(n), I32(log))
+            lib.launch_rows("softmax.cu", "softmax_forward", x.dtype, x.size // n, n, args)
             return y
 
         return kernel
@@ -66,14 +60,8 @@ def _softmax_backward_factory(name: str, log: bool):
             g, out = xp.ascontiguousarray(g), xp.ascontiguousarray(out)
             n = out.shape[-1]
             dx = xp.empty_like(out)
-            lib.launch(
-                "softmax.cu",
-                "softmax_backward",
-                out.dtype,
-                (out.size // n,),
-                (row_threads(n),),
-                (g, out, dx, I64(n), I32(log)),
-            )
+            args = (g, out, dx, I64(n), I32(log))
+            lib.launch_rows("softmax.cu", "softmax_backward", out.dtype, out.size // n, n, args)
             return dx
 
         return kernel
@@ -97,7 +85,7 @@ def _layer_norm_factory(xp):
         y = xp.empty_like(x)
         mean, rstd = xp.empty(rows, x.dtype), xp.empty(rows, x.dtype)
         args = (x, w, b, y, mean, rstd, I64(n), F64(eps), I32("w" in affine), I32("b" in affine))
-        lib.launch("layer_norm.cu", "layer_norm_forward", x.dtype, (rows,), (row_threads(n),), args)
+        lib.launch_rows("layer_norm.cu", "layer_norm_forward", x.dtype, rows, n, args)
         stat_shape = x.shape[: x.ndim - nd] + (1,) * nd
         return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
@@ -118,14 +106,7 @@ def _layer_norm_backward_factory(xp):
         rows = x.size // n
         dx = xp.empty_like(x)
         args = (g, x, mean, rstd, weight, dx, I64(n), I32(bool(w)))
-        lib.launch(
-            "layer_norm.cu",
-            "layer_norm_backward_input",
-            x.dtype,
-            (rows,),
-            (row_threads(n),),
-            args,
-        )
+        lib.launch_rows("layer_norm.cu", "layer_norm_backward_input", x.dtype, rows, n, args)
         if not affine:
             return (dx,)
         sums = _layer_norm_param_grads(xp, lib, g, x, mean, rstd, rows, n)
@@ -189,69 +170,43 @@ def _gelu_backward_factory(xp):
 
 
 # -- cross_entropy (class indices, no label smoothing) ---------------------------------------
-def _class_rows(xp, x, t):
-    """`x` as contiguous (rows, classes) and `t` as (rows,) int64, for (C,), (N, C) and
-    (N, C, d1, ...) inputs."""
-    idx = xp.ascontiguousarray(t.reshape(-1), dtype=xp.int64)
-    if x.ndim == 1:
-        return xp.ascontiguousarray(x[None]), idx
-    if x.ndim == 2:
-        return xp.ascontiguousarray(x), idx
-    return xp.ascontiguousarray(xp.moveaxis(x, 1, -1).reshape(-1, x.shape[1])), idx
-
-
-def _check_targets(xp, idx, ignore_index: int, n_classes: int) -> None:
-    bad = (idx != ignore_index) & ((idx < 0) | (idx >= n_classes))
-    if bool(bad.any()):
-        raise IndexError(f"Target {int(idx[bad][0])} is out of bounds.")
-
-
+# The op's own helpers (tocha-nn, imported once the op exists) lay out the rows, check the
+# targets and reduce; the kernels do the row-wise softmax and the gradient.
 def _cross_entropy_factory(xp):
+    from tocha.nn._functional.loss import _finish, _rows, _targets
+
     generic, lib = _generic("cross_entropy_loss", xp), library(xp)
 
     def kernel(x, t, w, reduction, ignore_index, smoothing):
         if smoothing > 0 or not _fusable(x, *(() if w is None else (w,))):
             return generic(x, t, w, reduction, ignore_index, smoothing)
-        rows, idx = _class_rows(xp, x, t)
+        rows, idx = _rows(xp, x, t)
+        rows = xp.ascontiguousarray(rows)
         n, c = rows.shape
-        _check_targets(xp, idx, ignore_index, c)
-        probs = xp.empty_like(rows)
-        losses, wt = xp.empty(n, x.dtype), xp.empty(n, x.dtype)
-        weight = rows if w is None else xp.ascontiguousarray(w)
-        args = (rows, idx, weight, probs, losses, wt, I64(c), I64(ignore_index), I32(w is not None))
-        lib.launch(
-            "cross_entropy.cu", "cross_entropy_forward", x.dtype, (n,), (row_threads(c),), args
-        )
-        if reduction == "none":
-            return losses.reshape(() if x.ndim == 1 else t.shape), probs
-        total = losses.sum()
-        if reduction == "mean":
-            total = total / wt.sum()
-        return xp.asarray(total, dtype=x.dtype), probs
+        safe, _, wt = _targets(xp, idx, w, ignore_index, c, x.dtype)
+        safe, wt = xp.ascontiguousarray(safe), xp.ascontiguousarray(wt)
+        probs, losses = xp.empty_like(rows), xp.empty(n, x.dtype)
+        args = (rows, safe, wt, probs, losses, I64(c))
+        lib.launch_rows("cross_entropy.cu", "cross_entropy_forward", x.dtype, n, c, args)
+        return _finish(xp, losses, wt, reduction, x, t), probs
 
     return kernel
 
 
 def _cross_entropy_backward_factory(xp):
+    from tocha.nn._functional.loss import _row_scale, _targets, _unrows
+
     generic, lib = _generic("cross_entropy_loss_backward", xp), library(xp)
 
     def kernel(g, x, t, probs, w, reduction, ignore_index, smoothing):
         if smoothing > 0 or not _fusable(g, probs, *(() if w is None else (w,))):
             return generic(g, x, t, probs, w, reduction, ignore_index, smoothing)
         n, c = probs.shape
-        idx = xp.ascontiguousarray(t.reshape(-1), dtype=xp.int64)
-        valid = idx != ignore_index
-        wt = valid.astype(probs.dtype) if w is None else w[idx * valid] * valid
-        if reduction == "none":
-            scale = g.reshape(-1)
-        elif reduction == "mean":
-            total = wt.sum()
-            scale = xp.where(total != 0, g / total, 0)
-        else:
-            scale = g
-        coef = xp.ascontiguousarray(scale * wt, dtype=probs.dtype)
+        idx = t.reshape(-1).astype(xp.int64, copy=False)
+        safe, _, wt = _targets(xp, idx, w, ignore_index, c, probs.dtype)
+        coef = xp.ascontiguousarray(_row_scale(g, wt, reduction) * wt, dtype=probs.dtype)
         grad = xp.empty((n, c), probs.dtype)
-        args = (xp.ascontiguousarray(probs), idx, coef, grad, I64(n), I64(c))
+        args = (xp.ascontiguousarray(probs), xp.ascontiguousarray(safe), coef, grad, I64(n), I64(c))
         lib.launch(
             "cross_entropy.cu",
             "cross_entropy_backward",
@@ -259,9 +214,7 @@ def _cross_entropy_backward_factory(xp):
             *elementwise_grid(n * c),
             args,
         )
-        if x.ndim <= 2:
-            return grad.reshape(x.shape)
-        return xp.moveaxis(grad.reshape((x.shape[0], *x.shape[2:], x.shape[1])), -1, 1)
+        return _unrows(xp, grad, x.shape)
 
     return kernel
 

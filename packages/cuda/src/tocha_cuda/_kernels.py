@@ -60,6 +60,10 @@ class KernelLibrary:
         `args` must be NumPy scalars of the kernel's C parameter types."""
         self.function(source, name, dtype)(grid, block, args)
 
+    def launch_rows(self, source: str, name: str, dtype, rows: int, n: int, args: tuple):
+        """Run row kernel `name` of `source`: one block per row of `n` values."""
+        self.launch(source, name, dtype, (rows,), (row_threads(n),), args)
+
     @staticmethod
     def address(array) -> int:
         """The device address of `array`'s first element."""

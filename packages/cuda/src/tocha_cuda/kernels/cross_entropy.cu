@@ -1,13 +1,12 @@
 // cross_entropy with class-index targets over a (rows, n) array of scores: the forward (one
-// block per row) keeps the softmax probabilities for the backward (elementwise).
+// block per row) keeps the softmax probabilities for the backward (elementwise). Targets are
+// in [0, n) and each row's weight is given (the caller checks and weighs the targets).
 
-// Per row r with target t: probs[r] = softmax(x[r]); loss[r] = (logsumexp(x[r]) - x[r, t])
-// * wt[r], where wt[r] is weight[t] (1 without has_weight) and 0 when t == ignore_index.
-// Targets other than ignore_index are in [0, n) (the caller checks).
+// Per row r: probs[r] = softmax(x[r]); loss[r] = (logsumexp(x[r]) - x[r, target[r]]) * wt[r],
+// where wt[r] is the row's weight (0 for an ignored row, whose target is then 0).
 extern "C" __global__ void cross_entropy_forward(const scalar_t* x, const long long* target,
-                                                 const scalar_t* weight, scalar_t* probs,
-                                                 scalar_t* loss, scalar_t* wt, long long n,
-                                                 long long ignore_index, int has_weight) {
+                                                 const scalar_t* wt, scalar_t* probs,
+                                                 scalar_t* loss, long long n) {
   __shared__ scalar_t smem[MAX_THREADS];
   const scalar_t* row = x + (long long)blockIdx.x * n;
   scalar_t* p = probs + (long long)blockIdx.x * n;
@@ -15,12 +14,7 @@ extern "C" __global__ void cross_entropy_forward(const scalar_t* x, const long l
   scalar_t s = row_sum_exp(row, n, m, smem);
   scalar_t inv = scalar_t(1) / s;
   for (long long j = threadIdx.x; j < n; j += blockDim.x) p[j] = exp(row[j] - m) * inv;
-  if (threadIdx.x == 0) {
-    long long t = target[blockIdx.x];
-    scalar_t w = t == ignore_index ? scalar_t(0) : has_weight ? weight[t] : scalar_t(1);
-    loss[blockIdx.x] = w == scalar_t(0) ? scalar_t(0) : (m + log(s) - row[t]) * w;
-    wt[blockIdx.x] = w;
-  }
+  if (threadIdx.x == 0) loss[blockIdx.x] = (m + log(s) - row[target[blockIdx.x]]) * wt[blockIdx.x];
 }
 
 // grad[r, j] = coef[r] * (probs[r, j] - (j == target[r])), over rows * n elements.

@@ -62,7 +62,6 @@ class _Layout:
         "tmp",
         "fresh",
         "xp",
-        "device",
     )
 
 
@@ -194,8 +193,9 @@ class ElementwiseOptimizer(Optimizer):
         coefficients = self._coefficients(group, scalars)
         update, xp, fresh = self._update, lay.xp, lay.fresh
         pflat, tensors, tmp = lay.pflat, list(lay.tensors.values()), lay.tmp
-        if self.group_op is not None and lay.device is not CPU and not fresh:
-            self.group_op.kernels[lay.device](pflat, grads, tensors, coefficients)
+        dev = params[0]._device
+        if self.group_op is not None and dev is not CPU and not fresh:
+            self.group_op.kernels[dev](pflat, grads, tensors, coefficients)
             self._finish_flat_step(lay, params)
             return True
         for lo, hi, index, bounds in lay.blocks:
@@ -283,7 +283,6 @@ class ElementwiseOptimizer(Optimizer):
                 state[name] = wrap(view, dev)
         lay = _Layout()
         lay.group, lay.spec, lay.xp, lay.fresh = group, (tensor_spec, scalar_spec), xp, fresh
-        lay.device = dev
         lay.params = list(params)
         lay.datas = [p._data for p in params]
         lay.values = [v for p in params for v in self.state[p].values()]
