@@ -18,7 +18,7 @@ ROOT = Path(__file__).parent
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-# The packages in dependency order (DESIGN.md, section 1): folder -> the folders it depends on.
+# The packages in dependency order (docs/design.md, section 1): folder -> the folders it depends on.
 PACKAGES = {
     "tensor-core": [],
     "autograd": ["tensor-core"],
