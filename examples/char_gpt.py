@@ -9,7 +9,8 @@ learning rate (LambdaLR, stepped every batch) and gradient clipping; batches of 
 come from a DataLoader with worker processes. It ends by printing a few generated samples.
 
     python examples/char_gpt.py [--steps 400] [--workers 2] [--samples 3]
-    python examples/char_gpt.py --steps 3 --samples 1 --length 40   # a quick smoke run
+    python examples/char_gpt.py --quick      # fewer steps, a smaller model: the quick demo
+    python examples/char_gpt.py --steps 3 --samples 1 --length 40   # a smoke run
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ import tocha.nn.functional as F
 from tocha.utils.data import DataLoader, Dataset, RandomSampler
 
 MODULES = ("textwrap", "string", "heapq", "bisect", "functools", "fractions")
+# The settings that --quick changes: the full demo's, and the quick one's. An option given on
+# the command line wins over both.
+FULL = {"steps": 400, "batch_size": 32, "block": 64, "dim": 96, "layers": 2, "length": 200}
+QUICK = {"steps": 100, "batch_size": 16, "block": 32, "dim": 64, "layers": 2, "length": 120}
 
 
 def stdlib_text(modules: tuple[str, ...] = MODULES) -> str:
@@ -140,16 +145,30 @@ def warmup_cosine(warmup: int, total: int):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=400, help="optimizer steps")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--block", type=int, default=64, help="context length in characters")
+    parser.add_argument("--steps", type=int, help=f"optimizer steps (default {FULL['steps']})")
+    parser.add_argument("--batch-size", type=int, help=f"default {FULL['batch_size']}")
+    parser.add_argument(
+        "--block", type=int, help=f"context length in characters (default {FULL['block']})"
+    )
+    parser.add_argument("--dim", type=int, help=f"model width (default {FULL['dim']})")
+    parser.add_argument("--layers", type=int, help=f"transformer blocks (default {FULL['layers']})")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a quick demo: " + ", ".join(f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()),
+    )
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
     parser.add_argument("--samples", type=int, default=3, help="samples generated at the end")
-    parser.add_argument("--length", type=int, default=200, help="characters per sample")
+    parser.add_argument(
+        "--length", type=int, help=f"characters per sample (default {FULL['length']})"
+    )
     parser.add_argument("--device", default="cpu", help="cpu, or cuda with tocha-cuda")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    for name, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
     try:
         device = torch.empty(0, device=args.device).device
@@ -169,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     loader = DataLoader(data, args.batch_size, sampler=sampler, num_workers=args.workers)
 
-    model = GPT(len(chars), args.block).to(device)
+    model = GPT(len(chars), args.block, dim=args.dim, layers=args.layers).to(device)
     print(
         f"char GPT: {len(text):,} characters of {', '.join(MODULES)}.py, "
         f"{len(chars)} distinct; {sum(p.numel() for p in model.parameters()):,} parameters"

@@ -9,10 +9,12 @@ Trainer is reloaded into a fresh model and evaluated again, and the loss curves 
 a PNG.
 
     python examples/digits.py [--epochs 12] [--workers 2] [--out build/demo/digits]
-    python examples/digits.py --epochs 1 --limit 128      # a quick smoke run
+    python examples/digits.py --quick                     # 3 epochs: the quick demo
+    python examples/digits.py --epochs 1 --limit 128      # a smoke run
     python examples/digits.py --device cuda               # needs a cuda backend plugin
 
-Needs scikit-learn (the data) and matplotlib (the PNG): ``nox -s demo`` installs both.
+Needs scikit-learn (the data; without it the script says so and exits) and matplotlib (the
+PNG; without it the curves are skipped): ``nox -s demo`` installs both.
 """
 
 from __future__ import annotations
@@ -27,11 +29,19 @@ import tocha.nn.functional as F
 from tocha.utils.data import DataLoader, Subset, TensorDataset, random_split
 from tocha.utils.trainer import Callback, evaluate, fit, plot_history
 
+EPOCHS, QUICK_EPOCHS = 12, 3
+
 
 def load_digits(seed: int) -> tuple[TensorDataset, TensorDataset]:
     """scikit-learn's digits as (train, test) datasets of (1x8x8 float32 image in [0, 1],
     int64 label), 20% held out at random (a generator seeded with `seed` picks which)."""
-    from sklearn.datasets import load_digits
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as error:
+        reason = "" if getattr(error, "name", None) == "sklearn" else f" ({error})"
+        raise SystemExit(
+            f"digits.py needs scikit-learn for its data: pip install scikit-learn{reason}"
+        ) from None
 
     digits = load_digits()
     images = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
@@ -89,7 +99,14 @@ def pick_device(name: str) -> torch.device:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=12, help="passes over the training set")
+    parser.add_argument(
+        "--epochs", type=int, help=f"passes over the training set (default {EPOCHS})"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a quick demo: {QUICK_EPOCHS} epochs (unless --epochs)",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3, help="the initial lr")
     parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
@@ -98,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("build/demo/digits"))
     args = parser.parse_args(argv)
+    if args.epochs is None:
+        args.epochs = QUICK_EPOCHS if args.quick else EPOCHS
 
     device = pick_device(args.device)
     torch.manual_seed(args.seed)
@@ -154,8 +173,12 @@ def main(argv: list[str] | None = None) -> None:
         reloaded.to(device), test_loader, metrics={"accuracy": accuracy}, device=device
     )
     print(f"checkpoint {checkpoint} reloaded: test accuracy {again['accuracy']:.2%}")
-    png = plot_history(args.out / "history.jsonl", args.out / "loss.png")
-    print(f"loss curves drawn to {png}")
+    try:
+        png = plot_history(args.out / "history.jsonl", args.out / "loss.png")
+    except ImportError:
+        print("loss curves not drawn: matplotlib is not installed (pip install matplotlib)")
+    else:
+        print(f"loss curves drawn to {png}")
 
 
 if __name__ == "__main__":

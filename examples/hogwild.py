@@ -3,9 +3,9 @@
 The model's parameters are moved to shared memory (``model.share_memory()``); N processes
 (``tocha.multiprocessing``, spawn start method) each run their own ``tocha.optim.SGD`` on
 their own shard of the data, updating the same parameters in place (Recht et al., 2011).
-The problem: scikit-learn's 8x8 handwritten digits when it is installed, else a synthetic
-regression. Each worker prints its loss per epoch; the parent prints the full-data loss
-before and after.
+The problem: scikit-learn's 8x8 handwritten digits when it is installed, else (saying so) a
+synthetic regression with targets of unit scale. Each worker prints its loss per epoch; the
+parent prints the full-data loss before and after.
 
     python examples/hogwild.py [--processes 4] [--epochs 10]
 """
@@ -21,13 +21,15 @@ import tocha.nn.functional as F
 
 
 def load_data():
-    """(x, y, classification?): digits if scikit-learn is there, else y = x @ w + noise."""
+    """(x, y, classification?): digits if scikit-learn is there, else y = x @ w + noise with
+    w scaled so that y has about unit variance (as the digits' inputs are in [0, 1])."""
     try:
         from sklearn.datasets import load_digits
     except ImportError:
+        print("scikit-learn is not installed: training on a synthetic regression instead")
         torch.manual_seed(0)
         x = torch.randn(2000, 64)
-        y = x @ torch.randn(64, 1) + 0.1 * torch.randn(2000, 1)
+        y = x @ (torch.randn(64, 1) / 8) + 0.1 * torch.randn(2000, 1)
         return x, y, False
     digits = load_digits()
     x = torch.tensor(digits.data, dtype=torch.float32) / 16.0
@@ -43,11 +45,14 @@ def loss_fn(classification: bool):
 
 
 def train(rank, model, x, y, classification, epochs, processes):
-    """One worker: SGD on every `processes`-th example, updating the shared model."""
+    """One worker: SGD on every `processes`-th example, updating the shared model. The
+    regression takes a smaller step: its gradients are larger (inputs of unit variance, a
+    squared error), and several processes apply theirs to the same weights at once."""
     torch.manual_seed(rank)
     x, y = x[rank::processes], y[rank::processes]
     criterion = loss_fn(classification)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
+    lr = 0.05 if classification else 0.01
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.5)
     for epoch in range(epochs):
         order = torch.randperm(len(x))
         total = 0.0
@@ -58,7 +63,10 @@ def train(rank, model, x, y, classification, epochs, processes):
             loss.backward()
             optimizer.step()
             total += loss.item() * len(batch)
-        print(f"process {rank} epoch {epoch + 1:2d}: loss {total / len(x):.4f}", flush=True)
+        # One write per line: the processes share the output.
+        print(
+            f"process {rank} epoch {epoch + 1:2d}: loss {total / len(x):.4f}\n", end="", flush=True
+        )
 
 
 def main() -> None:

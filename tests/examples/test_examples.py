@@ -3,11 +3,14 @@
 The scripts are run as a user runs them (``python examples/x.py --steps 3``), in a temporary
 working directory, with a timeout. Those that need scikit-learn or matplotlib skip without
 them; none needs PyTorch (finetune.py's checkpoint is written by tocha when it is missing).
+A script whose optional package is missing (hidden by the test) says so in one line and exits
+cleanly, or falls back to what it can do without it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import re
 import subprocess
@@ -20,13 +23,18 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TIMEOUT = 90
 
 
-def run(tmp_path: Path, script: str, *args: str, hide_torch: bool = False):
-    """Run ``python examples/<script> <args>`` in `tmp_path`; `hide_torch` puts a ``torch``
-    module that fails to import first on the path (of this process and its children)."""
+def run(tmp_path: Path, script: str, *args: str, hide_torch: bool = False, hide=()):
+    """Run ``python examples/<script> <args>`` in `tmp_path`. Each module named in `hide`
+    (and ``torch`` with `hide_torch`) is replaced by one that fails to import, put first on
+    the path of the script and its children."""
     env = dict(os.environ)
-    if hide_torch:
+    hide = (*hide, "torch") if hide_torch else tuple(hide)
+    if hide:
         (tmp_path / "hidden").mkdir()
-        (tmp_path / "hidden" / "torch.py").write_text("raise ImportError('hidden by the test')")
+        for name in hide:
+            (tmp_path / "hidden" / f"{name}.py").write_text(
+                "raise ImportError('hidden by the test')"
+            )
         env["PYTHONPATH"] = os.pathsep.join(
             filter(None, [str(tmp_path / "hidden"), env.get("PYTHONPATH")])
         )
@@ -40,9 +48,9 @@ def run(tmp_path: Path, script: str, *args: str, hide_torch: bool = False):
     )
 
 
-def succeed(tmp_path: Path, script: str, *args: str, hide_torch: bool = False) -> str:
+def succeed(tmp_path: Path, script: str, *args: str, hide_torch: bool = False, hide=()) -> str:
     """The standard output of a run that must succeed."""
-    result = run(tmp_path, script, *args, hide_torch=hide_torch)
+    result = run(tmp_path, script, *args, hide_torch=hide_torch, hide=hide)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -62,6 +70,24 @@ def test_digits(tmp_path):
     assert trained and reloaded and trained[1] == reloaded[1], out
 
 
+def test_digits_without_sklearn_says_so_in_one_line(tmp_path):
+    result = run(tmp_path, "digits.py", "--out", "run", hide=("sklearn",))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "digits.py needs scikit-learn for its data: pip install scikit-learn (hidden by the test)"
+    ]
+
+
+@needs("sklearn")
+def test_digits_without_matplotlib_skips_the_plot(tmp_path):
+    args = "--epochs 1 --limit 32 --workers 0 --out run".split()
+    out = succeed(tmp_path, "digits.py", *args, hide=("matplotlib",))
+    assert "reloaded" in out
+    assert "loss curves not drawn: matplotlib is not installed" in out
+    assert not (tmp_path / "run" / "loss.png").exists()
+
+
 def test_digits_on_cuda_fails_clearly(tmp_path):
     import tocha
 
@@ -77,6 +103,14 @@ def test_char_gpt(tmp_path):
     args = "--steps 3 --batch-size 4 --block 16 --workers 1 --samples 1 --length 10"
     out = succeed(tmp_path, "char_gpt.py", *args.split())
     assert "trained 3 steps" in out and "--- sample 1 ---\ndef " in out
+
+
+def test_char_gpt_quick_takes_the_smaller_model(tmp_path):
+    args = "--quick --steps 2 --workers 0 --samples 1 --length 5"
+    out = succeed(tmp_path, "char_gpt.py", *args.split())
+    assert "trained 2 steps" in out
+    parameters = int(re.search(r"([\d,]+) parameters", out)[1].replace(",", ""))
+    assert parameters < 150_000, out  # the full model has about 240,000
 
 
 def test_lstm_lm(tmp_path):
@@ -106,3 +140,12 @@ def test_finetune_without_pytorch(tmp_path):
 
 def test_hogwild(tmp_path):
     succeed(tmp_path, "hogwild.py", "--processes", "2", "--epochs", "1")
+
+
+def test_hogwild_without_sklearn_trains_on_its_fallback(tmp_path):
+    out = succeed(tmp_path, "hogwild.py", "--processes", "2", "--epochs", "3", hide=("sklearn",))
+    assert "training on a synthetic regression instead" in out
+    before = float(re.search(r"^before: loss (\S+)$", out, re.M)[1])
+    after = float(re.search(r"^after .*: loss (\S+)$", out, re.M)[1])
+    assert math.isfinite(before) and math.isfinite(after), out
+    assert after < before / 2, out
