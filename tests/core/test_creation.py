@@ -161,7 +161,7 @@ def _factory_cases():
             yield pytest.param(make, name, id=f"{name}-{factory}", marks=marks)
 
 
-@pytest.mark.parametrize("make, name", _factory_cases())
+@pytest.mark.parametrize("make, name", list(_factory_cases()))
 def test_factories_match_torch(make, name, torch):
     kw_tocha = {} if name is None else {"dtype": getattr(tocha, name)}
     kw_torch = {} if name is None else {"dtype": getattr(torch, name)}
@@ -252,7 +252,7 @@ def _conversion_cases():
             yield pytest.param(method, source, id=f"{source}-{method}")
 
 
-@pytest.mark.parametrize("method, source", _conversion_cases())
+@pytest.mark.parametrize("method, source", list(_conversion_cases()))
 def test_conversion_methods(method, source, torch):
     data = np.array([-2.7, -0.5, 0.0, 0.4, 1.5, 3.9])
     data = data + 1j * data[::-1] if source == "complex128" else data
