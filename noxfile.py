@@ -95,17 +95,30 @@ def install_oracle(session: nox.Session, required: bool) -> None:
 def tests(session: nox.Session) -> None:
     """Every test suite, on all the packages installed together.
 
-    Also installs the test plugins under tests/plugins, and PyTorch as the oracle when
-    TOCHA_ORACLE=1."""
+    Also installs the test plugins under tests/plugins. PyTorch is the oracle: without
+    TOCHA_ORACLE=1 the tests replay its recorded answers (tests/oracle/answers), hiding PyTorch
+    even where this virtual environment has it; with TOCHA_ORACLE=1 PyTorch is installed and
+    every answer is checked live against its recording (``scripts/record_oracle.py`` writes
+    them)."""
     install_packages(session, PRESENT)
     # tensorboard: its own event reader checks the files SummaryWriter writes;
     # scikit-learn and matplotlib: the examples' data and the trainer's loss plots.
     session.install(
-        *TEST_DEPS, "ml_dtypes", "tensorboard", "scikit-learn", "matplotlib", *MPI_DEPS, *PLUGINS
+        *TEST_DEPS,
+        "ml_dtypes",
+        "safetensors",
+        "tensorboard",
+        "scikit-learn",
+        "matplotlib",
+        *MPI_DEPS,
+        *PLUGINS,
     )
     if os.environ.get("TOCHA_ORACLE") == "1":
         install_oracle(session, required=True)
-    session.run("python", "-m", "pytest", "tests/", *session.posargs)
+        env = {}
+    else:
+        env = {"TOCHA_ORACLE_MODE": "replay"}
+    session.run("python", "-m", "pytest", "tests/", *session.posargs, env=env)
 
 
 @nox.session

@@ -1,11 +1,4 @@
-"""Shared test fixtures: the PyTorch oracle (used only when installed) and comparisons."""
+"""Shared test set-up: the PyTorch oracle (`torch` fixture, recorded answers, skip summary)
+lives in tests/oracle/plugin.py."""
 
-from __future__ import annotations
-
-import pytest
-
-
-@pytest.fixture(scope="session")
-def torch():
-    """PyTorch, the test-only oracle; tests that take it skip when it is not installed."""
-    return pytest.importorskip("torch")
+pytest_plugins = ["tests.oracle.plugin"]

@@ -228,7 +228,7 @@ def test_ema_average_matches_closed_form(decay, how):
 @pytest.mark.parametrize("use_buffers", [False, True])
 @pytest.mark.parametrize("fns", ["swa", "ema", "ema_multi"])
 def test_averaged_model_matches_torch(torch, use_buffers, fns):
-    from torch.optim import swa_utils as torch_swa
+    torch_swa = torch.optim.swa_utils
 
     model, reference = make_models(torch)
     kwargs = {
@@ -275,7 +275,7 @@ def test_averaged_model_is_an_independent_copy():
 
 
 def test_averaged_model_rejects_two_functions(torch):
-    from torch.optim import swa_utils as torch_swa
+    torch_swa = torch.optim.swa_utils
 
     model, reference = make_models(torch)
     with pytest.raises(AssertionError) as info:
@@ -292,7 +292,7 @@ def test_averaged_model_rejects_two_functions(torch):
 @pytest.mark.parametrize("factory", ["get_ema_avg_fn", "get_ema_multi_avg_fn"])
 @pytest.mark.parametrize("decay", [-0.1, 1.5])
 def test_invalid_decay(torch, factory, decay):
-    from torch.optim import swa_utils as torch_swa
+    torch_swa = torch.optim.swa_utils
 
     with pytest.raises(ValueError) as info:
         getattr(swa_utils, factory)(decay)
@@ -317,7 +317,7 @@ def loader_of(rng, n_batches=4, pairs=True):
 
 @pytest.mark.parametrize("pairs", [True, False])
 def test_update_bn_matches_torch(torch, pairs):
-    from torch.optim import swa_utils as torch_swa
+    torch_swa = torch.optim.swa_utils
 
     model, reference = make_models(torch)
     averaged = AveragedModel(model)

@@ -1,0 +1,205 @@
+"""The pytest side of the recorded oracle: the `torch` fixture, the mode of each test, the
+writing of recordings, and the summary of skips by reason at the end of a run.
+
+TOCHA_ORACLE_MODE chooses the mode of every test that takes `torch`:
+
+- unset: with PyTorch installed, check each test against its recording (a test without
+  one fails: the recordings are stale); a test whose answers cannot be recorded runs on
+  PyTorch itself. Without PyTorch, replay the recordings; a test without one skips.
+- ``record``: PyTorch answers, and the tapes of passing tests are written.
+- ``check``, ``replay``: as above, for every test (``replay`` hides PyTorch, even installed).
+- ``live``: PyTorch itself, no recordings.
+
+TOCHA_ORACLE_REPORT names a JSON file that receives each oracle test's outcome (used by
+``scripts/record_oracle.py``).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import importlib.util
+import json
+import os
+import random
+import sys
+
+import numpy as np
+import pytest
+
+import tocha
+from tests.oracle.tape import RERECORD, Mode, Tape, load_answers, save_answers
+
+MODE = os.environ.get("TOCHA_ORACLE_MODE", "")
+if MODE not in ("", "record", "check", "replay", "live"):
+    raise pytest.UsageError(f"TOCHA_ORACLE_MODE={MODE!r}: expected record, check, replay or live")
+if MODE == "replay":
+    sys.modules["torch"] = None  # a replay run proves that the tests need no PyTorch
+HAS_TORCH = MODE != "replay" and importlib.util.find_spec("torch") is not None
+UNRECORDED = "no recorded PyTorch answers for this test: " + RERECORD
+
+_answers: dict[str, dict] = {}  # test file -> its recordings, as loaded
+_recorded: dict[str, dict] = collections.defaultdict(dict)  # test file -> new tapes
+_outcomes: dict[str, str] = {}
+_gpu_tests: set[str] = set()  # the nodeids marked cuda
+
+
+def pytest_collection_modifyitems(config, items):
+    """TOCHA_ORACLE_ONLY names a file of nodeids, one a line: only those tests run."""
+    only = os.environ.get("TOCHA_ORACLE_ONLY")
+    if not only:
+        return
+    with open(only) as stream:
+        wanted = set(stream.read().splitlines())
+    selected = [item for item in items if item.nodeid in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
+    items[:] = selected
+
+
+def _file_of(item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def recording(item):
+    """The recorded tape of a test (a list of events), the reason it has none (a string),
+    or None."""
+    test_file = _file_of(item)
+    if test_file not in _answers:
+        _answers[test_file] = load_answers(test_file)
+    return _answers[test_file].get(item.nodeid)
+
+
+def _real_torch():
+    import torch
+
+    return torch
+
+
+_initial_states: dict[tuple[str, str], dict] = {}
+
+
+def _restart_module_generators(module) -> None:
+    """Put each NumPy generator of the test module's globals back in the state it had when
+    the first test of the module started: a test draws the same data whichever tests ran
+    before it."""
+    for name, value in vars(module).items():
+        if isinstance(value, np.random.Generator):
+            key = (module.__name__, name)
+            if key not in _initial_states:
+                _initial_states[key] = copy.deepcopy(value.bit_generator.state)
+            value.bit_generator.state = copy.deepcopy(_initial_states[key])
+
+
+def _seeded(torch):
+    """PyTorch with its random generator seeded, as at every recording."""
+    torch.manual_seed(0)
+    return torch
+
+
+@pytest.fixture
+def torch(request):
+    """PyTorch, the test oracle: live, recorded or replayed (see the module's docstring).
+
+    Python's, NumPy's and tocha's global random generators are seeded before each such test,
+    and PyTorch's where it runs: the questions and answers are the same at every run."""
+    item = request.node
+    random.seed(0)
+    np.random.seed(0)
+    tocha.manual_seed(0)
+    _restart_module_generators(request.module)
+    if MODE == "live":
+        if not HAS_TORCH:
+            pytest.skip("PyTorch is not installed")
+        yield _seeded(_real_torch())
+        return
+    if MODE == "record":
+        tape = Tape(Mode.RECORD, item.nodeid, torch=_seeded(_real_torch()))
+        item.oracle_tape = tape
+        yield tape.root
+        return
+    recorded = recording(item)
+    if isinstance(recorded, str):  # answers that cannot be recorded: PyTorch itself
+        if not HAS_TORCH:
+            pytest.skip(f"PyTorch is not installed, and {recorded}")
+        yield _seeded(_real_torch())
+        return
+    if recorded is None:
+        if HAS_TORCH:
+            pytest.fail(UNRECORDED, pytrace=False)
+        pytest.skip(UNRECORDED)
+    if HAS_TORCH:
+        tape = Tape(Mode.CHECK, item.nodeid, recorded, torch=_seeded(_real_torch()))
+    else:
+        tape = Tape(Mode.REPLAY, item.nodeid, recorded)
+    yield tape.root
+    if getattr(item, "oracle_passed", False):
+        tape.finish()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if item.get_closest_marker("cuda") is not None:
+        _gpu_tests.add(item.nodeid)
+    if "torch" not in getattr(item, "fixturenames", ()):
+        return
+    if report.when == "call":
+        item.oracle_passed = report.passed
+    if report.failed:
+        _outcomes[item.nodeid] = "failed: " + _reason(report)
+    elif report.skipped and report.when != "teardown":
+        _outcomes.setdefault(item.nodeid, "skipped")
+    elif report.when == "teardown":
+        _outcomes.setdefault(item.nodeid, "passed")
+        tape = getattr(item, "oracle_tape", None)
+        if tape is not None and _outcomes[item.nodeid] == "passed":
+            _recorded[_file_of(item)][item.nodeid] = tape.events
+
+
+def _reason(report) -> str:
+    text = str(report.longrepr)
+    lines = [line for line in text.splitlines() if line.startswith("E ")] or text.splitlines()
+    return (lines[0] if lines else "failed").removeprefix("E").strip()[:300]
+
+
+def pytest_sessionfinish(session):
+    if MODE == "record":
+        for test_file, tapes in _recorded.items():
+            answers = load_answers(test_file)
+            answers.update(tapes)
+            save_answers(test_file, answers)
+    report = os.environ.get("TOCHA_ORACLE_REPORT")
+    if report:
+        with open(report, "w") as stream:
+            json.dump(_outcomes, stream, indent=0, sort_keys=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The skips counted by reason, and the share of the tests that skipped (GPU tests, which
+    need a machine with a GPU, counted apart)."""
+    stats = terminalreporter.stats
+    skipped = [r for r in stats.get("skipped", []) if getattr(r, "when", "") != "teardown"]
+    ran = sum(
+        len(stats.get(key, [])) for key in ("passed", "failed", "error", "xfailed", "xpassed")
+    )
+    gpu = [r for r in skipped if r.nodeid in _gpu_tests]
+    others = [r for r in skipped if r.nodeid not in _gpu_tests]
+    if not skipped:
+        return
+    reasons = collections.Counter(_skip_reason(r) for r in others)
+    total = ran + len(others)
+    terminalreporter.section("skips by reason")
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:6d}  {reason}")
+    share = 100.0 * len(others) / total if total else 0.0
+    terminalreporter.write_line(
+        f"{len(others)} of {total} tests skipped ({share:.1f}%), "
+        f"not counting {len(gpu)} GPU tests (marked cuda) skipped without a GPU"
+    )
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")[:160]
