@@ -1,5 +1,6 @@
 """Math extras (tocha/_ops/math_extra.py) and the extra random samplers: values, dtypes,
-shapes and view-ness against PyTorch from one table, NumPy references, errors, gradients."""
+shapes and view-ness against PyTorch from one table, NumPy references, errors. Their gradients
+need tocha-autograd: tests/autograd/test_math_extra_grad.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from helpers import assert_tensor
 from test_arrangement import arr, compare, run
 
 import tocha
-from tocha import autograd
 
 F32, F64, I64, C64, C128 = np.float32, np.float64, np.int64, np.complex64, np.complex128
 
@@ -283,99 +283,3 @@ def test_samplers_are_seeded_and_in_place():
         first = getattr(x, name)(*args).clone()
         tocha.manual_seed(7)
         assert getattr(x, name)(*args) is x and x.tolist() == first.tolist()
-
-
-def test_poisson_gradient_is_zero():
-    rates = tocha.full((3,), 2.0, dtype=tocha.float64).requires_grad_()
-    tocha.poisson(rates).sum().backward()
-    assert rates.grad.tolist() == [0.0, 0.0, 0.0]
-
-
-# -- gradients ---------------------------------------------------------------------------------
-GRADS = [
-    ("logaddexp", lambda m, x, y: m.logaddexp(x, y), [(3, 4), (4,)]),
-    ("logaddexp2", lambda m, x, y: m.logaddexp2(x, y), [(3,), (3,)]),
-    ("deg2rad", lambda m, x: m.deg2rad(x), [(3,)]),
-    ("rad2deg", lambda m, x: m.rad2deg(x), [(3,)]),
-    ("float_power", lambda m, x, y: m.float_power(x.abs(), y), [(3,), (3,)]),
-    ("ldexp", lambda m, x: m.ldexp(x, m.tensor([1, -2, 3])), [(3,)]),
-    ("frexp", lambda m, x: m.frexp(x).mantissa * 1, [(2, 3)]),
-    ("addcmul", lambda m, x, a, b: m.addcmul(x, a, b, value=0.5), [(3,), (2, 3), (3,)]),
-    ("addcdiv", lambda m, x, a, b: m.addcdiv(x, a, b, value=2), [(3,), (3,), (3,)]),
-    ("polar", lambda m, a, b: m.view_as_real(m.polar(a.abs(), b)), [(3,), (3,)]),
-    ("complex", lambda m, a, b: m.view_as_real(m.complex(a, b)) * 2, [(3,), (2, 3)]),
-    ("angle_real", lambda m, x: m.angle(x) + x, [(3,)]),
-]
-
-
-def _leaves(lib, shapes, seed):
-    rng = np.random.default_rng(seed)
-    return [
-        lib.from_numpy(rng.uniform(0.5, 2.0, s) * rng.choice([-1, 1], s)).requires_grad_()
-        for s in shapes
-    ]
-
-
-@pytest.mark.parametrize("fn, shapes", [g[1:] for g in GRADS], ids=[g[0] for g in GRADS])
-def test_gradcheck(fn, shapes):
-    inputs = _leaves(tocha, shapes, 1)
-    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), inputs)
-    assert autograd.gradgradcheck(lambda *xs: fn(tocha, *xs), inputs)
-
-
-# PyTorch's gradient of ldexp is 0 where the exponent is negative (its 2 ** other is taken in
-# integers), which the gradcheck above shows to be wrong.
-TORCH_GRADS = [g for g in GRADS if g[0] != "ldexp"]
-
-
-@pytest.mark.parametrize(
-    "fn, shapes", [g[1:] for g in TORCH_GRADS], ids=[g[0] for g in TORCH_GRADS]
-)
-def test_gradients_match_torch(fn, shapes, torch):
-    results = []
-    for lib in (tocha, torch):
-        xs = _leaves(lib, shapes, 2)
-        out = fn(lib, *xs)
-        weights = np.random.default_rng(3).uniform(-1, 1, tuple(out.shape))
-        (out * lib.from_numpy(weights)).sum().backward()
-        results.append([x.grad for x in xs])
-    for got, want in zip(*results):
-        assert_tensor(got, want, rtol=1e-6, atol=1e-8)
-
-
-# Complex inputs: gradients of real losses, with PyTorch's convention, against PyTorch.
-COMPLEX_GRADS = [
-    ("real", lambda m, z: m.real(z) * 3),
-    ("imag", lambda m, z: m.imag(z) * 3),
-    ("view_as_real", lambda m, z: m.view_as_real(z)),
-    ("angle", lambda m, z: m.angle(z)),
-    ("conj_physical", lambda m, z: m.view_as_real(m.conj_physical(z))),
-    ("view_as_complex", lambda m, z: m.view_as_real(m.view_as_complex(m.view_as_real(z) * 2))),
-]
-
-
-@pytest.mark.parametrize("fn", [g[1] for g in COMPLEX_GRADS], ids=[g[0] for g in COMPLEX_GRADS])
-def test_complex_gradients_match_torch(fn, torch):
-    z = carr((3,), C128)
-    weights = np.random.default_rng(4).uniform(-1, 1, (3, 2))
-    grads = []
-    for lib in (tocha, torch):
-        x = lib.from_numpy(z.copy()).requires_grad_()
-        out = fn(lib, x)
-        w = lib.from_numpy(weights[:, 0] if out.ndim == 1 else weights)
-        (out * w).sum().backward()
-        grads.append(x.grad)
-    assert_tensor(grads[0], grads[1])
-
-
-def test_heaviside_has_no_derivative_and_nextafter_passes_it(torch):
-    grads = []
-    for lib in (tocha, torch):
-        x = lib.ones(2, dtype=lib.float64, requires_grad=True)
-        with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
-            lib.heaviside(x, lib.ones(2, dtype=lib.float64)).sum().backward()
-        y = lib.zeros(2, dtype=lib.float64, requires_grad=True)
-        lib.nextafter(x, y).sum().backward()
-        grads.append((x.grad, y.grad))
-    for got, want in zip(*grads):
-        assert_tensor(got, want)

@@ -1,6 +1,7 @@
-"""The monorepo's contract (DESIGN.md, sections 1 and 2): `import tocha` stays light, missing
-distributions are named, the namespace spans distributions, and each package imports only the
-packages before it in the dependency table.
+"""The monorepo's contract (docs/design.md, section 1): `import tocha` stays light, missing
+distributions are named (every import form: tests/core/test_missing_distributions.py), the
+namespace spans distributions, and each package imports only the packages before it in the
+dependency table.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import tocha
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# DESIGN.md's package table, in dependency order:
+# docs/design.md's package table, in dependency order:
 # (folder, distribution, the modules it owns, the distributions it depends on).
 PACKAGES = [
     ("tensor-core", "tocha-core", ("tocha",), ()),
@@ -117,8 +118,19 @@ def test_missing_subpackage_names_its_distribution(name, dist):
         "except ImportError as exc:\n"
         "    print(type(exc).__name__, exc)\n"
     )
-    assert out.startswith("ImportError ")
-    assert f"pip install {dist}" in out
+    assert out.startswith("ModuleNotFoundError ")
+    folder = next(folder for folder, d, _, _ in PACKAGES if d == dist)
+    assert f"pip install {dist} (from a checkout: pip install -e packages/{folder})" in out
+
+
+def test_core_knows_each_distribution_and_its_folder():
+    # The one table tocha-core reads to name a missing distribution agrees with this one.
+    from tocha import _missing
+
+    assert _missing.FOLDERS == {dist: folder for folder, dist, _, _ in PACKAGES}
+    others = {name: dist for name, dist in tocha._SUBPACKAGES.items() if dist != "tocha-core"}
+    assert others == SUBPACKAGES
+    assert _missing.BACKENDS == {"cuda": OWNER["tocha_cuda"]}
 
 
 def test_requires_grad_without_autograd_names_tocha_autograd():

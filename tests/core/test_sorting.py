@@ -1,15 +1,14 @@
 """sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, searchsorted, bucketize,
-histc, histogram, bincount: values, dtypes and shapes against PyTorch and NumPy, errors,
-gradients."""
+histc, histogram, bincount: values, dtypes and shapes against PyTorch and NumPy, errors. Their
+gradients need tocha-autograd: tests/autograd/test_sorting_grad.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_tensor
 
 import tocha
-from tocha.autograd import gradcheck, gradgradcheck
+from tests.core.helpers import assert_tensor
 
 NAN = float("nan")
 _rng = np.random.default_rng(0)
@@ -338,34 +337,5 @@ def test_errors_as_torch(name, torch):
     assert str(got.value) == str(expected.value)
 
 
-# -- gradients -----------------------------------------------------------------------------
+# The sample of the gradient tests (tests/autograd/test_sorting_grad.py), drawn here, last.
 G = _rng.permutation(24).reshape(2, 3, 4) / 7.0  # distinct values: no ties
-GRADS = {
-    "sort": lambda lib, x: lib.sort(x, 1, descending=True).values,
-    "sort_0dim": lambda lib, x: lib.sort(x.sum()).values,
-    "argsort_values": lambda lib, x: x.gather(-1, x.argsort(-1)),
-    "msort": lambda lib, x: lib.msort(x),
-    "topk": lambda lib, x: lib.topk(x, 2, -1).values,
-    "topk_smallest": lambda lib, x: x.topk(2, 0, largest=False).values,
-    "kthvalue": lambda lib, x: lib.kthvalue(x, 2, 1).values,
-    "kthvalue_keepdim": lambda lib, x: x.kthvalue(3, -1, keepdim=True).values,
-}
-
-
-@pytest.mark.parametrize("name", sorted(GRADS))
-def test_gradcheck(name):
-    x = tocha.from_numpy(G.copy()).requires_grad_()
-    assert gradcheck(lambda x: GRADS[name](tocha, x), [x])
-    assert gradgradcheck(lambda x: GRADS[name](tocha, x), [x])
-
-
-@pytest.mark.parametrize("name", sorted(GRADS))
-def test_gradients_against_torch(name, torch):
-    grads = []
-    for lib in (tocha, torch):
-        x = lib.from_numpy(G.copy()).requires_grad_()
-        out = GRADS[name](lib, x)
-        weights = lib.from_numpy(np.arange(out.numel(), dtype=np.float64).reshape(out.shape))
-        (out * weights).sum().backward()
-        grads.append(x.grad)
-    assert_tensor(grads[0], grads[1])

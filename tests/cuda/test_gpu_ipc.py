@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 import tocha
-import tocha.multiprocessing as mp
+
+# The queues are tocha-mp's, which tocha-cuda does not depend on: its tests alone skip this
+# file (`nox -s tests` runs it, on a GPU).
+pytest.importorskip(
+    "tocha.multiprocessing", reason="tocha-mp is not installed (tocha-cuda does not need it)"
+)
+
+import tocha.multiprocessing as mp  # noqa: E402
 
 pytestmark = [
     pytest.mark.cuda,
@@ -77,6 +84,9 @@ def test_a_view_with_an_offset():
 
 
 def test_a_tensor_sent_back_and_forth():
+    pytest.importorskip(
+        "tocha.autograd", reason="tocha-autograd is not installed (tocha-cuda does not need it)"
+    )
     t = tocha.zeros(8, device="cuda", requires_grad=True)
     _, back, _ = exchange([t])
     assert back[0].data_ptr() == t.data_ptr()

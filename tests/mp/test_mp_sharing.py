@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 
 import mp_workers
@@ -28,6 +29,11 @@ DTYPES = [
     torch.complex64,
     torch.complex128,
 ]
+# bfloat16 is stored with ml_dtypes, tocha-core's optional dependency (tocha-core[bfloat16]).
+if importlib.util.find_spec("ml_dtypes") is None:
+    DTYPES.remove(torch.bfloat16)
+# Tensors that require grad need tocha-autograd, which tocha-mp does not depend on.
+NO_AUTOGRAD = "tocha-autograd is not installed (tocha-mp does not depend on it)"
 
 
 def exchange(method, tensors):
@@ -95,12 +101,14 @@ def test_module_share_memory():
 
 
 def test_refuses_non_leaf_requiring_grad():
+    pytest.importorskip("tocha.autograd", reason=NO_AUTOGRAD)
     x = torch.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
         mp.reducer.ForkingPickler.dumps(x * 2)
 
 
 def test_same_process_round_trip_shares_and_keeps_requires_grad():
+    pytest.importorskip("tocha.autograd", reason=NO_AUTOGRAD)
     x = torch.ones(5, requires_grad=True)
     y = pickle.loads(mp.reducer.ForkingPickler.dumps(x))
     assert y.requires_grad and y.is_leaf and y.data_ptr() == x.data_ptr()
@@ -108,6 +116,7 @@ def test_same_process_round_trip_shares_and_keeps_requires_grad():
 
 @pytest.mark.parametrize("method", METHODS)
 def test_queue_round_trip_shares_memory(method):
+    pytest.importorskip("tocha.autograd", reason=NO_AUTOGRAD)
     t = torch.zeros(1000)
     grad_leaf = torch.zeros(4, requires_grad=True)
     info, back = exchange(method, [t, grad_leaf])

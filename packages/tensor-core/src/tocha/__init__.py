@@ -9,7 +9,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _ops, _printing, amp, fft, linalg, special  # noqa: E402, F401
+from . import _missing, _ops, _printing, amp, fft, linalg, special  # noqa: E402, F401
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
@@ -69,20 +69,12 @@ from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)
 
-# Subpackages: the distribution each comes from, imported on first attribute access.
-_SUBPACKAGES = {
-    "autograd": "tocha-autograd",
-    "nn": "tocha-nn",
-    "optim": "tocha-optim",
-    "multiprocessing": "tocha-mp",
-    "utils": "tocha-utils",
-    "distributed": "tocha-distributed",
-    "backends": "tocha-core",
-    "cuda": "tocha-core",
-    "accelerator": "tocha-core",
-    "types": "tocha-core",
-    "compat": "tocha-core",
-}
+# Subpackages: the distribution each comes from (the table is tocha._missing's), imported on
+# first attribute access. Importing one whose distribution is missing, however it is written
+# (`import tocha.nn`, `from tocha.nn import functional`, `tocha.nn`), raises a
+# ModuleNotFoundError naming the distribution: the finder installed here answers last.
+_SUBPACKAGES = _missing.SUBPACKAGES
+_missing.install_finder()
 
 
 def __getattr__(name):
@@ -96,12 +88,10 @@ def __getattr__(name):
     try:
         module = importlib.import_module(f"tocha.{name}")
     except ModuleNotFoundError as exc:
-        if exc.name != f"tocha.{name}":
+        error = _missing.missing_module(f"tocha.{name}")
+        if exc.name != f"tocha.{name}" or error is None:
             raise
-        raise ImportError(
-            f"tocha.{name} is provided by the distribution {distribution}, which is not "
-            f"installed: pip install {distribution}"
-        ) from None
+        raise error from None
     globals()[name] = module
     return module
 

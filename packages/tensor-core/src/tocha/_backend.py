@@ -228,11 +228,7 @@ def get_backend(device_type: str) -> Backend:
         _discover()
         entry = _entries.get(device_type)
     if entry is None:
-        raise RuntimeError(
-            f"no backend is installed for device type '{device_type}' "
-            f"(installed: {', '.join(sorted(_entries))}); a backend registers under the "
-            f"'{ENTRY_POINT_GROUP}' entry-point group"
-        )
+        raise RuntimeError(_no_backend_message(device_type))
     if entry.backend is None and entry.error is None:
         _load(entry)
     if entry.error is not None:
@@ -242,6 +238,21 @@ def get_backend(device_type: str) -> Backend:
             f"failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     return entry.backend
+
+
+def _no_backend_message(device_type: str) -> str:
+    """Why there is no backend for `device_type`: the distribution to install when tocha knows
+    it (``cuda``: tocha-cuda), else how a backend registers."""
+    from ._missing import BACKENDS, not_installed
+
+    message = (
+        f"no backend is installed for device type '{device_type}' "
+        f"(installed: {', '.join(sorted(_entries))})"
+    )
+    distribution = BACKENDS.get(device_type)
+    if distribution is not None:
+        return f"{message}: it comes from {not_installed(distribution)}"
+    return f"{message}; a backend registers under the '{ENTRY_POINT_GROUP}' entry-point group"
 
 
 def backend_of(dev: device) -> Backend:

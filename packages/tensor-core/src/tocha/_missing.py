@@ -1,10 +1,64 @@
-"""The error for a name that PyTorch has and tocha does not (yet): tocha's modules and
-subpackages raise it from their module ``__getattr__``, so a program written for PyTorch
-learns which ``torch.`` name it needs instead of failing deep inside tocha."""
+"""What tocha lacks, and where it comes from.
+
+- `missing_attribute`: the error for a name that PyTorch has and tocha does not (yet). tocha's
+  modules and subpackages raise it from their module ``__getattr__``, so a program written for
+  PyTorch learns which ``torch.`` name it needs instead of failing deep inside tocha.
+- The distribution tables: which ``tocha.<name>`` subpackage and which device backend come from
+  which distribution, and which folder of the monorepo holds each distribution. tocha's
+  ``__getattr__``, `tocha.compat`, the backend registry and `MissingDistributionFinder` all
+  read them here.
+- `MissingDistributionFinder`: the last finder on `sys.meta_path` (``import tocha`` puts it
+  there), so that ``import tocha.nn``, ``from tocha.nn import functional``... without tocha-nn
+  raise a ModuleNotFoundError that names the distribution and how to install it.
+
+This module is imported by ``import tocha``: it imports nothing but `sys`.
+"""
 
 from __future__ import annotations
 
-__all__ = ["missing_attribute"]
+import sys
+
+__all__ = [
+    "BACKENDS",
+    "FOLDERS",
+    "SUBPACKAGES",
+    "MissingDistributionFinder",
+    "install_finder",
+    "install_hint",
+    "missing_attribute",
+    "missing_module",
+    "not_installed",
+]
+
+# ``tocha.<name>`` -> the distribution that ships it. tocha-core's own are listed too: they are
+# imported on first attribute access (``tocha.cuda``), as the others are.
+SUBPACKAGES = {
+    "autograd": "tocha-autograd",
+    "nn": "tocha-nn",
+    "optim": "tocha-optim",
+    "multiprocessing": "tocha-mp",
+    "utils": "tocha-utils",
+    "distributed": "tocha-distributed",
+    "backends": "tocha-core",
+    "cuda": "tocha-core",
+    "accelerator": "tocha-core",
+    "types": "tocha-core",
+    "compat": "tocha-core",
+}
+# Device type -> the distribution of its backend plugin (other device types come from plugins
+# tocha does not know of).
+BACKENDS = {"cuda": "tocha-cuda"}
+# Distribution -> its folder under packages/ in a checkout of the monorepo.
+FOLDERS = {
+    "tocha-core": "tensor-core",
+    "tocha-autograd": "autograd",
+    "tocha-nn": "nn",
+    "tocha-optim": "optim",
+    "tocha-mp": "mp",
+    "tocha-utils": "utils",
+    "tocha-distributed": "distributed",
+    "tocha-cuda": "cuda",
+}
 
 
 def missing_attribute(module: str, name: str) -> AttributeError:
@@ -13,3 +67,91 @@ def missing_attribute(module: str, name: str) -> AttributeError:
     return AttributeError(
         f"module {module!r} has no attribute {name!r}: {torch_module}.{name} is not in tocha yet"
     )
+
+
+def install_hint(distribution: str) -> str:
+    """How to install `distribution`: from an index, and from a checkout of the monorepo."""
+    hint = f"pip install {distribution}"
+    folder = FOLDERS.get(distribution)
+    if folder is not None:
+        hint += f" (from a checkout: pip install -e packages/{folder})"
+    return hint
+
+
+def not_installed(distribution: str) -> str:
+    """``the distribution D, which is not installed: pip install D (from a checkout: ...)``."""
+    return f"the distribution {distribution}, which is not installed: {install_hint(distribution)}"
+
+
+def distribution_of(module: str) -> str | None:
+    """The distribution other than tocha-core that ships ``tocha.<name>`` (`module`); None
+    for any other module."""
+    package, dot, name = module.partition(".")
+    if package != "tocha" or not dot or "." in name:
+        return None
+    distribution = SUBPACKAGES.get(name)
+    return None if distribution == "tocha-core" else distribution
+
+
+def missing_module(module: str, shown: str | None = None) -> ModuleNotFoundError | None:
+    """The ModuleNotFoundError for importing `module` (``tocha.<name>``) while its distribution
+    is not installed, naming the module as `shown` (default: `module`); None when `module`
+    is not one of the other distributions' subpackages."""
+    distribution = distribution_of(module)
+    if distribution is None:
+        return None
+    return ModuleNotFoundError(
+        f"{shown or module} comes from {not_installed(distribution)}", name=module
+    )
+
+
+def _asked_by_an_import() -> bool:
+    """Whether the import system is importing the module being looked for (an ``import``
+    statement, ``importlib.import_module``), rather than a probe such as
+    ``importlib.util.find_spec``, which must keep answering None for a missing module.
+
+    Both reach the finders through importlib's ``_find_spec``; only an import calls it from
+    ``_find_and_load_unlocked`` (CPython 3.10 to 3.13, checked by
+    tests/core/test_missing_distributions.py). Were that to change, the answer would be no
+    and a missing module would get Python's own message: never a wrong import."""
+    frame = sys._getframe(2)  # skips this function and MissingDistributionFinder.find_spec
+    while frame is not None and frame.f_code.co_name == "_find_spec":
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_name == "_find_and_load_unlocked"
+
+
+class MissingDistributionFinder:
+    """A meta path finder, last on `sys.meta_path`: it answers only for the subpackages of the
+    tocha namespace that other distributions ship (`SUBPACKAGES`), and only once every other
+    finder has failed to find one. An import of it then raises a ModuleNotFoundError (its
+    ``name`` the module's) that names the distribution and how to install it; probes such as
+    ``importlib.util.find_spec`` still get None."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        error = missing_module(fullname)
+        if error is None:
+            return None
+        # A finder added to sys.meta_path after this one (appended later) may still know it.
+        meta_path = sys.meta_path
+        after = meta_path.index(self) + 1 if self in meta_path else len(meta_path)
+        for finder in meta_path[after:]:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(fullname, path, target) if find_spec is not None else None
+            if spec is not None:
+                return spec
+        if not _asked_by_an_import():
+            return None
+        raise error
+
+    def invalidate_caches(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "<tocha MissingDistributionFinder>"
+
+
+def install_finder() -> None:
+    """Append `MissingDistributionFinder` to `sys.meta_path` (once): the end, so that every
+    installed distribution is found first."""
+    if not any(isinstance(finder, MissingDistributionFinder) for finder in sys.meta_path):
+        sys.meta_path.append(MissingDistributionFinder())

@@ -52,9 +52,11 @@ def _autograd():
     except ModuleNotFoundError as exc:
         if exc.name not in ("tocha.autograd", "tocha"):
             raise
+        from ._missing import install_hint
+
         raise ImportError(
             "requires_grad=True needs tocha-autograd, which is not installed: "
-            "pip install tocha-autograd"
+            + install_hint("tocha-autograd")
         ) from None
     return autograd
 
@@ -67,8 +69,11 @@ def _multiprocessing():
     except ModuleNotFoundError as exc:
         if exc.name not in ("tocha.multiprocessing", "tocha"):
             raise
+        from ._missing import install_hint
+
         raise ImportError(
-            "shared memory tensors need tocha-mp, which is not installed: pip install tocha-mp"
+            "shared memory tensors need tocha-mp, which is not installed: "
+            + install_hint("tocha-mp")
         ) from None
     return multiprocessing
 

@@ -61,14 +61,11 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
 
 def _missing_message(missing: str, fullname: str) -> str:
     """Why ``import <fullname>`` fails when the tocha module `missing` does not exist."""
-    import tocha
+    from tocha._missing import missing_module
 
-    distribution = tocha._SUBPACKAGES.get(missing.partition(".")[2])
-    if distribution is not None:
-        return (
-            f"{torch_name(missing)} comes from the distribution {distribution}, which is "
-            f"not installed: pip install {distribution}"
-        )
+    error = missing_module(missing, shown=torch_name(missing))
+    if error is not None:
+        return str(error)
     return f"{torch_name(missing)} is not in tocha yet (the program imports {fullname})"
 
 

@@ -71,9 +71,11 @@ def _require():
         return backend
     _backend._discover()
     if "cuda" not in _backend._entries:
+        from ._missing import BACKENDS, not_installed
+
         raise RuntimeError(
-            "tocha has no CUDA support installed: the cuda backend comes with the tocha-cuda "
-            "distribution (pip install tocha-cuda)"
+            "tocha has no CUDA support installed: the cuda backend comes from "
+            + not_installed(BACKENDS["cuda"])
         )
     _backend.get_backend("cuda")  # raises the error the plugin failed to load with
     raise RuntimeError("No CUDA GPUs are available")
