@@ -126,7 +126,7 @@ def tests(session: nox.Session) -> None:
 def tests_package(session: nox.Session, package: str) -> None:
     """One package's tests, on its dependency chain alone (catches undeclared imports)."""
     install_packages(session, chain(package))
-    session.install(*TEST_DEPS, *PLUGINS)
+    session.install(*TEST_DEPS, "ml_dtypes", *PLUGINS)
     folder = test_folder(package)
     if not (ROOT / folder).is_dir():
         session.skip(f"{folder} does not exist yet")

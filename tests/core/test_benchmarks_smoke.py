@@ -31,7 +31,9 @@ def test_cases_are_found():
 @pytest.mark.parametrize("library", harness.LIBRARIES)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.label)
 def test_case_runs(case, library):
-    lib = pytest.importorskip(library)
+    lib = pytest.importorskip(
+        library, reason=f"this case's {library} side needs {library} installed"
+    )
     try:
         harness.prepare(case, lib)
     except harness.Unavailable as exc:

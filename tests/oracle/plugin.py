@@ -202,4 +202,4 @@ def pytest_terminal_summary(terminalreporter):
 def _skip_reason(report) -> str:
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-    return reason.removeprefix("Skipped: ")[:160]
+    return reason.removeprefix("Skipped: ").split(" (")[0][:160]  # without the details
