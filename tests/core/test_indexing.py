@@ -22,6 +22,9 @@ class I:  # noqa: E742
     def __init__(self, values, dtype="int64"):
         self.values = np.asarray(values, dtype=dtype)
 
+    def __repr__(self) -> str:  # test ids: stable, since recorded answers are keyed by them
+        return f"{type(self).__name__}({self.values.tolist()})"
+
 
 class M(I):
     """A bool mask tensor in a key spec."""

@@ -146,6 +146,7 @@ def pytest_runtest_makereport(item, call):
         return
     if report.when == "call":
         item.oracle_passed = report.passed
+        item.oracle_recordable = report.passed or report.skipped  # skips and xfails replay too
     if report.failed:
         _outcomes[item.nodeid] = "failed: " + _reason(report)
     elif report.skipped and report.when != "teardown":
@@ -153,7 +154,7 @@ def pytest_runtest_makereport(item, call):
     elif report.when == "teardown":
         _outcomes.setdefault(item.nodeid, "passed")
         tape = getattr(item, "oracle_tape", None)
-        if tape is not None and _outcomes[item.nodeid] == "passed":
+        if tape is not None and getattr(item, "oracle_recordable", False):
             _recorded[_file_of(item)][item.nodeid] = tape.events
 
 

@@ -31,6 +31,7 @@ import lzma
 import operator
 import pickle
 import re
+import sys
 import types
 import warnings
 from pathlib import Path
@@ -51,6 +52,8 @@ PLAIN_SCALARS = (
     type(Ellipsis),
     range,
 )
+# Where a PyTorch error message goes on with the C++ stack that raised it.
+CPP_TRACE = "\nException raised from "
 # Questions whose answers belong to the object asked (an attribute, an item): a list or dict
 # among them stays a handle, so that changing it changes PyTorch's.
 OWNED_ANSWERS = {"get", "__getitem__", "__iter__", "__next__", "__enter__"}
@@ -90,9 +93,9 @@ class Ref:
 
 
 class NamedAnswer(tuple):
-    """A recorded named tuple: of a test's own class (`kind` is the class), or of PyTorch's
-    ``torch.return_types`` (`kind` is its name; replayed as a tuple whose fields are also
-    attributes)."""
+    """A recorded named tuple: of a test's own class (`kind` is its module and qualified
+    name, looked up when the test receives it), or of PyTorch's ``torch.return_types``
+    (`kind` is its name; replayed as a tuple whose fields are also attributes)."""
 
     def __new__(cls, kind, fields: tuple, values):
         answer = super().__new__(cls, values)
@@ -101,8 +104,12 @@ class NamedAnswer(tuple):
 
     def rebuild(self, values):
         """The answer handed to the test: the test's own class, or a `NamedAnswer`."""
-        if isinstance(self.kind, type):
-            return self.kind._make(values)
+        if isinstance(self.kind, tuple):
+            module, qualname = self.kind
+            cls = sys.modules[module]
+            for name in qualname.split("."):
+                cls = getattr(cls, name)
+            return cls._make(values)
         return NamedAnswer(self.kind, self.fields, values)
 
     def __getattr__(self, name: str):
@@ -139,6 +146,10 @@ class Raised:
         self.base = next(c.__name__ for c in cls.__mro__ if c.__module__ == "builtins")
         self.message = str(exc)
         self.args = exc.args if is_plain(exc.args) else (self.message,)
+        trace = self.message.find(CPP_TRACE)
+        if trace >= 0:  # PyTorch's C++ stack, with the paths of this installation: dropped
+            self.message = self.message[:trace]
+            self.args = (self.message,)
 
     def __reduce__(self):
         state = (self.module, self.name, self.base, self.message, self.args)
@@ -192,6 +203,10 @@ def exception_class(module: str, name: str, base: str) -> type:
 
 
 def _no_address(text: str) -> str:
+    """`text` without what changes from one run or installation to the next: object
+    addresses, and where the packages are installed."""
+    text = re.sub(r"/[^\s'\"]*?/site-packages/", "<site-packages>/", text)
+    text = re.sub(r"/[^\s'\"]*?/pytest-of-[^/]+/pytest-\d+/", "<tmp_path>/", text)
     return re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
 
 
@@ -222,6 +237,8 @@ def fingerprint(value) -> str:
         return format(value, ".6g")
     if kind is complex:
         return f"({value.real:.6g}{value.imag:+.6g}j)"
+    if kind is str:
+        return repr(_no_address(value))
     if kind in PLAIN_SCALARS:
         return repr(value)
     if isinstance(value, np.ndarray):
@@ -350,7 +367,8 @@ class Tape:
             return kind((self.encode(k, fresh), self.encode(v, fresh)) for k, v in value.items())
         fields = named_fields(value)
         if fields is not None and not kind.__module__.startswith("torch"):
-            return NamedAnswer(kind, fields, [self.encode(v, fresh) for v in value])
+            where = (kind.__module__, kind.__qualname__)
+            return NamedAnswer(where, fields, [self.encode(v, fresh) for v in value])
         if fields is not None and kind.__module__ == "torch.return_types":
             name = f"{kind.__module__}.{kind.__qualname__}"
             return NamedAnswer(name, fields, [self.encode(v, fresh) for v in value])
