@@ -202,11 +202,17 @@ def exception_class(module: str, name: str, base: str) -> type:
     return _STAND_INS[key]
 
 
+def _sorted_set(match: re.Match) -> str:
+    return "{" + ", ".join(sorted(match.group(1).split(", "))) + "}"
+
+
 def _no_address(text: str) -> str:
     """`text` without what changes from one run or installation to the next: object
-    addresses, and where the packages are installed."""
+    addresses, where the packages are installed, pytest's temporary folders, and the order
+    in which a set of strings was printed."""
     text = re.sub(r"/[^\s'\"]*?/site-packages/", "<site-packages>/", text)
     text = re.sub(r"/[^\s'\"]*?/pytest-of-[^/]+/pytest-\d+/", "<tmp_path>/", text)
+    text = re.sub(r"\{('[^']*'(?:, '[^']*')+)\}", _sorted_set, text)  # a set's order varies
     return re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
 
 
