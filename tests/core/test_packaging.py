@@ -228,6 +228,51 @@ def test_packages_import_only_earlier_packages():
     assert not problems, "\n".join(problems)
 
 
+def private_of_another(imported: str, dist: str) -> bool:
+    """Whether `imported` reaches into a private module of a distribution other than `dist`
+    (a dotted part after the owner's module that starts with one underscore)."""
+    target = owner(imported)
+    if target is None or target == dist:
+        return False
+    return any(part.startswith("_") and not part.startswith("__") for part in imported.split("."))
+
+
+def dotted_attributes(path: Path):
+    """(line, ``tocha.a.b``) of every attribute chain on the name ``tocha`` in a file."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute):
+            parts, inner = [], node
+            while isinstance(inner, ast.Attribute):
+                parts.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id == "tocha":
+                yield node.lineno, ".".join(["tocha", *reversed(parts)])
+
+
+def test_packages_use_only_published_names_of_each_other():
+    """Packages meet through published APIs (``tocha``, ``tocha.library``,
+    ``tocha.autograd.derivatives``...), never another distribution's underscore modules."""
+    problems = []
+    for folder, dist, _, _ in PACKAGES:
+        src = ROOT / "packages" / folder / "src"
+        for path in sorted(src.rglob("*.py")):
+            rel = path.relative_to(src).with_suffix("")
+            module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+            uses = [*imported_modules(path, module), *dotted_attributes(path)]
+            for line, name in uses:
+                if private_of_another(name, dist):
+                    problems.append(f"{path.relative_to(ROOT)}:{line}: {dist} uses {name}")
+    assert not problems, "\n".join(problems)
+
+
+def test_private_use_check_sees_a_violation():
+    assert private_of_another("tocha._tensor.Tensor", "tocha-nn")
+    assert private_of_another("tocha.autograd._formulas.d", "tocha-nn")
+    assert not private_of_another("tocha.autograd._formulas.d", "tocha-autograd")
+    assert not private_of_another("tocha.library.defop", "tocha-nn")
+    assert not private_of_another("tocha.Tensor.__init__", "tocha-nn")
+
+
 def test_dependency_check_sees_a_violation(tmp_path):
     bad = tmp_path / "tocha" / "_bad.py"
     bad.parent.mkdir()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tocha._device import device
+from tocha import device
 from tocha.backends import Backend
 
 from ._fused import OVERRIDES

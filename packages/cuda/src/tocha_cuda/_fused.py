@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tocha._dispatch import REGISTRY
+from tocha.library import REGISTRY
 
 from ._kernels import SCALAR_TYPES, elementwise_grid, library
 

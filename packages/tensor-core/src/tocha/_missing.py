@@ -44,6 +44,7 @@ SUBPACKAGES = {
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",
+    "library": "tocha-core",
 }
 # Device type -> the distribution of its backend plugin (other device types come from plugins
 # tocha does not know of).

@@ -4,12 +4,7 @@ Importing it installs the autograd layer into tocha-core's dispatcher; `import t
 so on the first ``requires_grad=True``.
 """
 
-from tocha._grad_mode import (  # noqa: F401
-    enable_grad,
-    inference_mode,
-    no_grad,
-    set_grad_enabled,
-)
+from tocha import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 
 from . import (  # noqa: F401
     _formulas_extra,
@@ -51,6 +46,6 @@ install_methods()
 
 
 def __getattr__(name):
-    from tocha._missing import missing_attribute
+    from tocha.library import missing_attribute
 
     raise missing_attribute(__name__, name)

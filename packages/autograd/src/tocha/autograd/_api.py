@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import tocha
-from tocha._grad_mode import STATE
-from tocha._tensor import Tensor
+from tocha import Tensor
+from tocha.library import GRAD_MODE
 
 from ._engine import retain_grad_hook, run_backward
 from ._graph import AutogradMeta, _Handle
@@ -120,7 +120,7 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
                 "var_no_grad = var.detach()."
             )
         return
-    if value and t.is_inference() and not STATE.inference:
+    if value and t.is_inference() and not GRAD_MODE.inference:
         raise RuntimeError(
             "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
         )

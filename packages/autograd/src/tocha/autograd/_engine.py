@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import weakref
 
-from tocha._dispatch import bump_version
-from tocha._grad_mode import STATE
-from tocha._tensor import Tensor, wrap
+from tocha import Tensor
+from tocha.library import GRAD_MODE, bump_version, wrap
 
 from ._graph import AccumulateGrad
 from .anomaly_mode import ANOMALY, check_nan
@@ -124,8 +123,8 @@ def run_backward(
     results = [None] * (len(inputs) if inputs is not None else 0)
 
     ready = [n for n in root_nodes if deps.get(n, 0) == 0]
-    previous_mode = STATE.grad_enabled
-    STATE.grad_enabled = create_graph
+    previous_mode = GRAD_MODE.grad_enabled
+    GRAD_MODE.grad_enabled = create_graph
     try:
         while ready:
             node = ready.pop()
@@ -158,7 +157,7 @@ def run_backward(
                 if deps[edge] == 0:
                     ready.append(edge)
     finally:
-        STATE.grad_enabled = previous_mode
+        GRAD_MODE.grad_enabled = previous_mode
     return results
 
 
@@ -324,7 +323,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
 
 
 def _detached_copy(grad: Tensor) -> Tensor:
-    from tocha._backend import backend_of
+    from tocha.library import backend_of
 
     data = (
         grad._data.copy()

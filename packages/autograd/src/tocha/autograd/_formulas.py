@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 import tocha
-from tocha._dispatch import REGISTRY, call
+from tocha.library import REGISTRY, call
 
 
 class Derivative:

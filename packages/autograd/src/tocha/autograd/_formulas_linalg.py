@@ -16,7 +16,7 @@ import tocha
 from tocha import fft as _fft
 from tocha import linalg as la
 from tocha import special as sp
-from tocha._dispatch import call
+from tocha.library import call
 
 from ._formulas import d
 

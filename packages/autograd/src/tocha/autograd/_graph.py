@@ -8,7 +8,8 @@ needs (see `_formulas.SAVES`), and drops it after backward unless the graph is r
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor, wrap
+from tocha import Tensor
+from tocha.library import wrap
 
 
 class AutogradMeta:

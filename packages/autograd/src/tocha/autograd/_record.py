@@ -6,9 +6,8 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 
 from __future__ import annotations
 
-from tocha._dispatch import LAYERS, bump_version
-from tocha._dtype import FROM_NP
-from tocha._tensor import INFERENCE_VC, TENSOR_TYPES, Size, Tensor, wrap
+from tocha import Size, Tensor
+from tocha.library import FROM_NP, INFERENCE_VC, LAYERS, TENSOR_TYPES, bump_version, wrap
 
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, accumulator_of, new_node

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ._graph import AutogradMeta, edges_of, new_node
 from ._record import TensorMeta

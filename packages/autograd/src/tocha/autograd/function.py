@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from tocha._grad_mode import STATE, no_grad
-from tocha._tensor import Tensor
+from tocha import Tensor, no_grad
+from tocha.library import GRAD_MODE
 
 from ._engine import FREED_MESSAGE
 from ._graph import AutogradMeta, edges_of, new_node
@@ -99,7 +99,7 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
-        tracked = STATE.grad_enabled and any(t.requires_grad for t in tensors)
+        tracked = GRAD_MODE.grad_enabled and any(t.requires_grad for t in tensors)
         ctx.needs_input_grad = tuple(
             isinstance(a, Tensor) and a.requires_grad and tracked for a in args
         )

@@ -6,7 +6,7 @@ All are built on reverse mode (`grad`); `jvp` uses the double-backward trick.
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ._api import grad
 

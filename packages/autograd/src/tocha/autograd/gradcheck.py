@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ._api import grad as autograd_grad
 

@@ -20,7 +20,7 @@ import zlib
 
 import numpy as np
 
-import tocha
+from tocha.library import FROM_NP
 
 from ._types import ReduceOp
 
@@ -55,7 +55,7 @@ def _dtype_code(dtype) -> int:
 
 
 def _dtype_name(code: int) -> str:
-    for np_dtype, dtype in tocha._dtype.FROM_NP.items():
+    for np_dtype, dtype in FROM_NP.items():
         if _dtype_code(np_dtype) == code:
             return str(dtype).removeprefix("tocha.")
     return f"<dtype {code}>"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tocha._dispatch import bump_version
-from tocha._tensor import Tensor
+from tocha import Tensor
+from tocha.library import bump_version
 
 from ._check import check_enabled, fingerprint_check
 from ._group import get_group_rank, resolve

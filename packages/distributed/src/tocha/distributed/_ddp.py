@@ -16,8 +16,7 @@ from contextlib import contextmanager
 import numpy as np
 
 import tocha
-from tocha._backend import backend_of
-from tocha._dispatch import bump_version
+from tocha.library import backend_of, bump_version
 from tocha.nn import Module
 
 from ._group import resolve

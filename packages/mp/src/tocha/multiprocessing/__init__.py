@@ -23,7 +23,7 @@ Example::
 import multiprocessing
 from multiprocessing import *  # noqa: F403
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ._reductions import init_reductions
 from ._sharing import (

@@ -17,9 +17,8 @@ import weakref
 from multiprocessing.context import get_spawning_popen
 from multiprocessing.reduction import DupFd, ForkingPickler
 
-from tocha._backend import backend_of
-from tocha._device import CPU
-from tocha._tensor import SUBCLASS_HOOKS, TENSOR_TYPES, Tensor
+from tocha import Tensor
+from tocha.library import CPU, SUBCLASS_HOOKS, TENSOR_TYPES, backend_of
 
 from . import _segments
 from ._sharing import not_cpu, share_memory_

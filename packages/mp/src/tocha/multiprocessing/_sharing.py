@@ -9,8 +9,8 @@ import sys
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from tocha._backend import Backend, backend_of
-from tocha._tensor import TENSOR_TYPES, Tensor
+from tocha import Tensor
+from tocha.library import TENSOR_TYPES, Backend, backend_of
 
 from . import _segments
 

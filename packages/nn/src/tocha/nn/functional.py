@@ -16,6 +16,6 @@ from ._functional.sampling import *  # noqa: F403
 
 
 def __getattr__(name):
-    from tocha._missing import missing_attribute
+    from tocha.library import missing_attribute
 
     raise missing_attribute(__name__, name)

@@ -10,7 +10,7 @@ import math
 import warnings
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 __all__ = [
     "calculate_gain",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor, wrap
+from tocha import Tensor
+from tocha.library import wrap
 from tocha.serialization import register_tensor_type
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter"]

@@ -26,10 +26,7 @@ from operator import is_
 import numpy as np
 
 import tocha
-from tocha._backend import backend_of
-from tocha._device import CPU
-from tocha._dispatch import bump_version
-from tocha._tensor import wrap
+from tocha.library import CPU, backend_of, bump_version, wrap
 
 from .optimizer import Optimizer, scalar_dtype, to_scalar
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tocha._backend import backend_of
-from tocha._device import CPU
-from tocha._tensor import wrap
+from tocha.library import CPU, backend_of, wrap
 
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer

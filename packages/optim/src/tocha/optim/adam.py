@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tocha._dispatch import defop
+from tocha.library import defop
 
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer

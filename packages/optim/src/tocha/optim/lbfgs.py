@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import tocha
-from tocha._backend import backend_of
-from tocha._dispatch import bump_version
-from tocha._tensor import Tensor, wrap
+from tocha import Tensor
+from tocha.library import backend_of, bump_version, wrap
 
 from .optimizer import Optimizer, to_scalar
 

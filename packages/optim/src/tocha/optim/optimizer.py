@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 import tocha
-from tocha._dispatch import bump_version
-from tocha._tensor import Tensor
+from tocha import Tensor
+from tocha.library import bump_version
 
 __all__ = [
     "Optimizer",

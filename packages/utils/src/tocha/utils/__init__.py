@@ -15,7 +15,7 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
-    from tocha._missing import missing_attribute
+    from tocha.library import missing_attribute
 
     raise missing_attribute(__name__, name)
 

@@ -11,11 +11,9 @@ import math
 import warnings
 
 import tocha
-from tocha import _dtype
-from tocha._dispatch import LAYERS, REGISTRY, bump_version, call, defop
-from tocha._grad_mode import STATE
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import GRAD_MODE, LAYERS, REGISTRY, TITLE, bump_version, call, defop
 
 __all__ = [
     "celu",
@@ -65,7 +63,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 def _inplace(target: Tensor, result: Tensor) -> Tensor:
     """Write `result` into `target` (which takes result's history when autograd tracks it)."""
-    if STATE.grad_enabled and result._ag is not None:
+    if GRAD_MODE.grad_enabled and result._ag is not None:
         LAYERS.rebase(target, result)
     else:
         target._data[...] = result._data
@@ -164,8 +162,8 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
         )
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.rank < _dtype.FLOATING:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[input.dtype]}'")
+    elif not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
     return input, dim % ndim if input.dim() else None
 
 
@@ -525,7 +523,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         top = tocha.finfo(input.dtype).max
         raise RuntimeError(
             f"lambda must be in range [0, {top:g}] for input dtype "
-            f"{_dtype.TITLE[input.dtype]}, but found {lambd:g}"
+            f"{TITLE[input.dtype]}, but found {lambd:g}"
         )
     return call(softshrink_op, (input,), lambd)
 

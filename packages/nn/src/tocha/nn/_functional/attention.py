@@ -16,11 +16,9 @@ import warnings
 import numpy as np
 
 import tocha
-from tocha import _dtype
-from tocha._dispatch import call, defop
-from tocha._grad_mode import STATE
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import GRAD_MODE, TITLE, call, defop
 
 from .linear import linear
 
@@ -106,7 +104,7 @@ def _sdpa_grad(grads, out, q, k, v, *rest, needs):
     mask = extra[0] if "m" in code else None
     keep = (extra[-1],) if "d" in code else ()
     wanted = "".join(name for name, need in zip("qkvm", needs[: 3 + (mask is not None)]) if need)
-    if not STATE.grad_enabled:
+    if not GRAD_MODE.grad_enabled:
         result = call(sdpa_backward_op, (g_out, g_p, q, k, v, p, *keep), scale, wanted)
         grads = [g if name in wanted else None for name, g in zip("qkvm", result)]
     else:
@@ -160,7 +158,7 @@ def _size(shape) -> str:
 
 
 def _dtype_name(dtype) -> str:
-    return _dtype.TITLE[dtype].lower()
+    return TITLE[dtype].lower()
 
 
 def scaled_dot_product_attention(

@@ -23,10 +23,9 @@ from __future__ import annotations
 import itertools
 import math
 
-from tocha import _dtype
-from tocha._dispatch import call, defop
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import TITLE, call, defop
 
 __all__ = [
     "conv1d",
@@ -228,7 +227,7 @@ def _expand(value, nd: int, name: str) -> tuple:
 
 
 def _type_name(t: Tensor) -> str:
-    return f"torch.{_dtype.TITLE[t.dtype]}Tensor"
+    return f"torch.{TITLE[t.dtype]}Tensor"
 
 
 def _batched(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
@@ -277,8 +276,8 @@ def _check_common(input, weight, bias, stride, dilation, groups, transposed):
             )
         if bias.dtype != input.dtype:
             raise RuntimeError(
-                f"Input type ({_dtype.TITLE[input.dtype].lower()}) and bias type "
-                f"({_dtype.TITLE[bias.dtype].lower()}) should be the same"
+                f"Input type ({TITLE[input.dtype].lower()}) and bias type "
+                f"({TITLE[bias.dtype].lower()}) should be the same"
             )
 
 

@@ -12,10 +12,9 @@ import warnings
 import numpy as np
 
 import tocha
-from tocha._dispatch import call, defop
-from tocha._ops.random import _generator
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import call, defop, generator_stream
 
 from .activation import _inplace
 
@@ -74,7 +73,7 @@ def _dropout(
     if p == 0 or not training or input.numel() == 0:
         return input
     if 0 < p < 1 and not feature and not alpha:
-        out = call(native_dropout_op, (input,), _generator(None, input.device), p)[0]
+        out = call(native_dropout_op, (input,), generator_stream(None, input.device), p)[0]
         return _inplace(input, out) if inplace else out
     with tocha.no_grad():
         if p == 1:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 import tocha
-from tocha import _dtype
-from tocha._dispatch import call, defop
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import TITLE, call, defop
 
 __all__ = [
     "bilinear",
@@ -73,7 +72,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.dtype != weight.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: "
-            f"{_dtype.TITLE[input.dtype].lower()} != {_dtype.TITLE[weight.dtype].lower()}"
+            f"{TITLE[input.dtype].lower()} != {TITLE[weight.dtype].lower()}"
         )
     if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1]:
         if weight.dim() == 2 and input.dim() >= 1:
@@ -145,7 +144,7 @@ def _check_indices(input: Tensor, fn: str) -> None:
     if input.dtype not in (tocha.int64, tocha.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{_dtype.TITLE[input.dtype]}Tensor instead "
+            f"types: Long, Int; but got torch.{TITLE[input.dtype]}Tensor instead "
             f"(while checking arguments for {fn})"
         )
 

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from contextlib import nullcontext
 
 import tocha
-from tocha import _dtype
-from tocha._dispatch import call, defop
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import TITLE, call, defop
 
 from .activation import log_softmax_op, logsigmoid, softmax
 from .linear import pairwise_distance
@@ -361,18 +360,17 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
         )
     if target.dtype not in (tocha.int64, tocha.uint8):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_dtype.TITLE[target.dtype]}"
+            f"expected target dtype to be Long or Byte, but got {TITLE[target.dtype]}"
         )
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(
-            f"expected scalar type {_dtype.TITLE[input.dtype]} but found "
-            f"{_dtype.TITLE[weight.dtype]}"
+            f"expected scalar type {TITLE[input.dtype]} but found {TITLE[weight.dtype]}"
         )
 
 
 def _check_float(input: Tensor, kernel: str) -> None:
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[input.dtype]}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
 
 
 def nll_loss(
@@ -444,7 +442,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, smoothi
     if not target.dtype.is_floating_point:
         raise RuntimeError(
             f"Expected floating point type for target with class "
-            f"probabilities, got {_dtype.TITLE[target.dtype]}"
+            f"probabilities, got {TITLE[target.dtype]}"
         )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
@@ -527,9 +525,7 @@ def binary_cross_entropy(
             "size."
         )
     if target.dtype != input.dtype:
-        raise RuntimeError(
-            f"Found dtype {_dtype.TITLE[target.dtype]} but expected {_dtype.TITLE[input.dtype]}"
-        )
+        raise RuntimeError(f"Found dtype {TITLE[target.dtype]} but expected {TITLE[input.dtype]}")
     if weight is not None:
         weight = weight.expand(tocha.broadcast_shapes(target.shape, weight.shape))
     return _with_weight(binary_cross_entropy_op, (input, target), weight, reduction)

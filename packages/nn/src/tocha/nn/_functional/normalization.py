@@ -12,10 +12,9 @@ inputs; eval-mode batch_norm, rms_norm and local_response_norm are cheap composi
 from __future__ import annotations
 
 import tocha
-from tocha._dispatch import call, defop
-from tocha._grad_mode import STATE
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import GRAD_MODE, call, defop
 
 from .padding import pad
 
@@ -118,7 +117,7 @@ def _layer_norm_grad(grads, out, x, *rest):
     *params, nd, eps, affine = rest
     g = grads[0]
     w = params[0] if "w" in affine else None
-    if not STATE.grad_enabled:
+    if not GRAD_MODE.grad_enabled:
         weights = params[:1] if w is not None else ()
         result = call(layer_norm_backward_op, (g, x, out[1], out[2], *weights), nd, affine)
         return (*result, None, None, None)
@@ -263,7 +262,7 @@ def _batch_norm_grad(grads, out, x, *rest):
     *params, eps, affine = rest
     g = grads[0]
     w = params[0] if "w" in affine else None
-    if not STATE.grad_enabled:
+    if not GRAD_MODE.grad_enabled:
         weights = params[:1] if w is not None else ()
         result = call(batch_norm_backward_op, (g, x, out[1], out[2], *weights), affine)
         return (*result, None, None)

@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 import tocha
-from tocha._dispatch import call, defop
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import call, defop
 
 from .activation import relu
 from .conv import _col2im, _pad, _windows

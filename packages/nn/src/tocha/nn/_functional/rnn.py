@@ -21,10 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 import tocha
-from tocha._dispatch import call, defop
-from tocha._dtype import TITLE
-from tocha._tensor import Tensor
-from tocha.autograd._formulas import d
+from tocha import Tensor
+from tocha.autograd.derivatives import d
+from tocha.library import TITLE, call, defop
 
 from .dropout import dropout as _dropout
 

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 

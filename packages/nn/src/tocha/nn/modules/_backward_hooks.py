@@ -3,7 +3,7 @@ catch the gradients that flow through them."""
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 from tocha.autograd import Function
 
 

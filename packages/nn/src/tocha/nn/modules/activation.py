@@ -4,7 +4,7 @@ functional form."""
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from ..parameter import Parameter

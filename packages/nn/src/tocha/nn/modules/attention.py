@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import init
 from .._functional.attention import _canonical_mask, _multi_head_attention, _none_or_dtype

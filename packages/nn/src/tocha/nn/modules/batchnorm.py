@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .. import init

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .module import Module

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ..parameter import Parameter
 from .module import Module, _addindent, typename

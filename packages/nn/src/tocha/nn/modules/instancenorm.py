@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .batchnorm import _NormBase

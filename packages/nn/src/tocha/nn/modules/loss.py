@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .._functional.loss import _legacy_reduction

@@ -6,8 +6,8 @@ import itertools
 from collections import OrderedDict, namedtuple
 
 import tocha
-from tocha._dtype import TITLE
-from tocha._tensor import Tensor, wrap
+from tocha import Tensor
+from tocha.library import TITLE, wrap
 
 from ..parameter import Buffer, Parameter
 

@@ -4,7 +4,7 @@ LocalResponseNorm."""
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .. import init

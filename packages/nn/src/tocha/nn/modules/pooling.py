@@ -3,7 +3,7 @@ pooling, and max unpooling, in 1, 2 and 3-D."""
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .module import Module

@@ -12,7 +12,7 @@ import numbers
 import warnings
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import init
 from .._functional import rnn as F_rnn

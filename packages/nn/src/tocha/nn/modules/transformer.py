@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .. import init

@@ -3,7 +3,7 @@ UpsamplingBilinear2d."""
 
 from __future__ import annotations
 
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from .. import functional as F
 from .module import Module

@@ -18,6 +18,6 @@ def __getattr__(name):
         cls = distributed_data_parallel()
         globals()[name] = cls
         return cls
-    from tocha._missing import missing_attribute
+    from tocha.library import missing_attribute
 
     raise missing_attribute(__name__, name)

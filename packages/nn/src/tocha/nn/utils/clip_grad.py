@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 __all__ = [
     "clip_grad_norm_",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

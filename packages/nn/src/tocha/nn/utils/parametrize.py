@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Sequence
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 import tocha
-from tocha._tensor import Tensor
+from tocha import Tensor
 
 __all__ = [
     "PackedSequence",

@@ -58,6 +58,6 @@ __all__ = [
 
 
 def __getattr__(name):
-    from tocha._missing import missing_attribute
+    from tocha.library import missing_attribute
 
     raise missing_attribute(__name__, name)
