@@ -143,7 +143,7 @@ class Raised:
     def __init__(self, exc: BaseException) -> None:
         cls = type(exc)
         self.module, self.name = cls.__module__, cls.__qualname__
-        self.base = next(c.__name__ for c in cls.__mro__ if c.__module__ == "builtins")
+        self.base = builtin_base(cls)
         self.message = str(exc)
         self.args = exc.args if is_plain(exc.args) else (self.message,)
         trace = self.message.find(CPP_TRACE)
@@ -159,11 +159,11 @@ class Raised:
         return isinstance(other, Raised) and (
             self.module,
             self.name,
-            _no_address(self.message),
+            _steady(self.message),
         ) == (
             other.module,
             other.name,
-            _no_address(other.message),
+            _steady(other.message),
         )
 
     def __repr__(self) -> str:
@@ -186,6 +186,11 @@ def _raised_from_state(state):
     return raised
 
 
+def builtin_base(cls: type) -> str:
+    """The name of the nearest builtin class among `cls` and its bases."""
+    return next(c.__name__ for c in cls.__mro__ if c.__module__ == "builtins")
+
+
 _STAND_INS: dict[tuple[str, str], type] = {}
 
 
@@ -206,7 +211,7 @@ def _sorted_set(match: re.Match) -> str:
     return "{" + ", ".join(sorted(match.group(1).split(", "))) + "}"
 
 
-def _no_address(text: str) -> str:
+def _steady(text: str) -> str:
     """`text` without what changes from one run or installation to the next: object
     addresses, where the packages are installed, pytest's temporary folders, and the order
     in which a set of strings was printed."""
@@ -244,7 +249,7 @@ def fingerprint(value) -> str:
     if kind is complex:
         return f"({value.real:.6g}{value.imag:+.6g}j)"
     if kind is str:
-        return repr(_no_address(value))
+        return repr(_steady(value))
     if kind in PLAIN_SCALARS:
         return repr(value)
     if isinstance(value, np.ndarray):
@@ -306,7 +311,7 @@ def agrees(recorded, answer) -> bool:
             agrees(recorded[k], answer[k]) for k in recorded
         )
     if isinstance(recorded, str):
-        return _no_address(recorded) == _no_address(answer)
+        return _steady(recorded) == _steady(answer)
     return bool(recorded == answer)
 
 
@@ -412,7 +417,7 @@ class Tape:
                 return self.module_attributes[key]
         detail = fingerprint(detail_args)
         if self.mode is Mode.REPLAY:
-            outcome, caught = self._recorded(number, op, detail)
+            outcome, caught = self._next_event(number, op, detail)[3:]
         else:
             outcome, caught = self._perform(perform, number, op, detail_args)
             if self.mode is Mode.RECORD:
@@ -462,10 +467,6 @@ class Tape:
             )
         return event
 
-    def _recorded(self, number: int, op: str, detail: str):
-        event = self._next_event(number, op, detail)
-        return event[3], event[4]
-
     def _compare(self, number, op, detail, outcome, caught) -> None:
         event = self._next_event(number, op, detail)
         if op == "call" and self.names.get(number) in ADDRESS_METHODS:
@@ -503,8 +504,7 @@ def _copy_plain(value):
 
 def _warning_spec(message: warnings.WarningMessage) -> tuple:
     cls = message.category
-    base = next(c.__name__ for c in cls.__mro__ if c.__module__ == "builtins")
-    return (cls.__module__, cls.__qualname__, base, str(message.message))
+    return (cls.__module__, cls.__qualname__, builtin_base(cls), str(message.message))
 
 
 def _type_method(name: str):
