@@ -7,9 +7,12 @@ every tensor is: metadata, conversions and the Python protocols.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any, SupportsIndex, overload
+
 import numpy as np
 
-from . import _dtype
+from . import _device, _dtype
 from ._backend import backend_of
 from ._device import CPU
 from ._grad_mode import STATE as _GRAD_STATE
@@ -17,7 +20,7 @@ from ._grad_mode import STATE as _GRAD_STATE
 __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """A tensor's shape: a tuple of ints with `numel()`, as `torch.Size`."""
 
     __slots__ = ()
@@ -31,11 +34,15 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"tocha.Size([{', '.join(map(str, self))}])"
 
-    def __getitem__(self, item):
+    @overload
+    def __getitem__(self, item: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, item: slice) -> Size: ...
+    def __getitem__(self, item: SupportsIndex | slice) -> int | Size:
         result = tuple.__getitem__(self, item)
         return Size(result) if isinstance(item, slice) else result
 
-    def __add__(self, other):
+    def __add__(self, other: tuple[int, ...]) -> Size:
         return Size(tuple.__add__(self, other))
 
     def __reduce__(self):
@@ -109,7 +116,11 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None):
+    @overload
+    def size(self, dim: None = None) -> Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+    def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension."""
         if dim is None:
             return Size(self._data.shape)
@@ -120,7 +131,7 @@ class Tensor:
         return _dtype.FROM_NP[self._data.dtype]
 
     @property
-    def device(self):
+    def device(self) -> _device.device:
         return self._device
 
     @property
@@ -156,7 +167,11 @@ class Tensor:
     def nbytes(self) -> int:
         return self._data.nbytes
 
-    def stride(self, dim: int | None = None):
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Strides in elements, as PyTorch reports them."""
         item = self._data.itemsize
         strides = tuple(s // item for s in self._data.strides)
@@ -204,18 +219,18 @@ class Tensor:
         return self
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         ag = self._ag
         return None if ag is None else ag.grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is None and self._ag is None:
             return
         _autograd().set_grad(self, value)
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Any:
         ag = self._ag
         return None if ag is None else ag.grad_fn
 
@@ -276,22 +291,23 @@ class Tensor:
             return self._data
         return backend_of(self._device).to_host(self._data)
 
-    def item(self):
-        """The value of a one-element tensor as a Python number."""
+    def item(self) -> int | float | bool:
+        """The value of a one-element tensor as a Python number (complex for a complex tensor:
+        the annotation is PyTorch's)."""
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
         return _to_python(self._host().reshape(()).item(), self._data.dtype)
 
-    def tolist(self):
+    def tolist(self) -> Any:
         """The data as (nested) Python lists of numbers."""
         host = self._host()
         if host.dtype.name == "bfloat16":
             host = host.astype(np.float32)
         return host.tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         host = self._host()
         if dtype is not None and host.dtype != dtype:
             if copy is False:
@@ -320,7 +336,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
@@ -345,7 +361,7 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
-    def _scalar_for(self, kind: str):
+    def _scalar_for(self, kind: str) -> int | float | bool:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
