@@ -23,16 +23,19 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 
 class Faulty(Dataset):
-    """Items are tensors; item `bad` raises, kills or crashes its worker, or sleeps."""
+    """Items are tensors; item `bad` raises, kills or crashes its worker, or sleeps (only
+    the first time, with a file path `once`)."""
 
-    def __init__(self, bad=-1, how="raise", n=40):
-        self.bad, self.how, self.n = bad, how, n
+    def __init__(self, bad=-1, how="raise", n=40, once=None):
+        self.bad, self.how, self.n, self.once = bad, how, n, once
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
-        if i == self.bad:
+        if i == self.bad and not (self.once and self.once.exists()):
+            if self.once:
+                self.once.touch()
             if self.how == "raise":
                 raise ValueError(f"bad item {i}")
             if self.how == "keyerror":
@@ -48,6 +51,8 @@ class Faulty(Dataset):
                 os._exit(3)
             if self.how == "sleep":
                 time.sleep(10)
+            if self.how == "nap":
+                time.sleep(0.8)
         return tocha.full((1000,), float(i))
 
 
@@ -147,6 +152,38 @@ def test_timeout_raises(nothing_left_behind):
     assert time.monotonic() - start < 5
 
 
+def test_iterator_goes_on_after_a_timeout(nothing_left_behind):
+    loader = DataLoader(Faulty(bad=0, how="nap", n=4), num_workers=1, timeout=0.3)
+    it = iter(loader)
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.3 seconds"):
+        next(it)
+    time.sleep(1)
+    assert [batch[0, 0].item() for batch in it] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_unpicklable_batch_raises_instead_of_hanging(nothing_left_behind):
+    def collate(samples):
+        return lambda: samples  # a local function: it cannot be pickled
+
+    start = time.monotonic()
+    with pytest.raises(Exception, match="Caught .* in DataLoader worker process 0") as info:
+        next(iter(DataLoader(Faulty(), num_workers=1, collate_fn=collate)))
+    assert "pickle" in str(info.value) and time.monotonic() - start < 15
+
+
+def test_persistent_workers_start_again_after_one_died(nothing_left_behind, tmp_path):
+    loader = DataLoader(
+        Faulty(bad=3, how="kill", n=8, once=tmp_path / "killed"),
+        batch_size=2,
+        num_workers=2,
+        persistent_workers=True,
+    )
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        list(loader)
+    assert len(list(loader)) == 4
+    del loader
+
+
 @pytest.mark.parametrize("how", ["break", "del", "exception", "gc"])
 def test_iterator_dropped_early_shuts_workers_down(nothing_left_behind, how):
     loader = DataLoader(Faulty(n=200), batch_size=4, num_workers=2)
@@ -174,20 +211,18 @@ def test_finished_epoch_ends_workers(nothing_left_behind):
 
 
 CTRL_C_SCRIPT = textwrap.dedent("""
-    import sys, time
-    import tocha
+    import os, sys, time
     from tocha.utils.data import DataLoader, Dataset
 
-    class Slow(Dataset):
+    class Slow(Dataset):  # item i is the pid of the worker that read it
         def __len__(self):
             return 1000
         def __getitem__(self, i):
             time.sleep(0.05)
-            return tocha.ones(10)
+            return os.getpid()
 
     it = iter(DataLoader(Slow(), num_workers=2))
-    next(it)
-    print(*[w.pid for w in it._workers], flush=True)
+    print(next(it).item(), next(it).item(), flush=True)  # batches 0 and 1: workers 0 and 1
     for batch in it:
         pass
 """)

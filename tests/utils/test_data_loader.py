@@ -3,7 +3,11 @@ workers (order, seeding, reproducibility, iterable sharding, persistent workers)
 
 from __future__ import annotations
 
+import gc
+import os
+import pickle
 import random
+import time
 
 import numpy as np
 import pytest
@@ -121,6 +125,30 @@ def test_option_errors_agree_with_torch(torch, kwargs, message):
         torch.utils.data.DataLoader(Numbers(), **kwargs)
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"batch_size": 5}, {"batch_size": 5, "drop_last": True}, {"batch_size": None}],
+    ids=["default", "batch5", "batch5-drop-last", "unbatched"],
+)
+def test_iterator_length_agrees_with_torch(torch, kwargs):
+    assert len(iter(DataLoader(Numbers(), **kwargs))) == len(
+        iter(torch.utils.data.DataLoader(Numbers(), **kwargs))
+    )
+
+
+def test_timeout_without_workers_fails_like_torch(torch):
+    with pytest.raises(AssertionError):
+        iter(DataLoader(Numbers(), timeout=1))
+    with pytest.raises(AssertionError):
+        iter(torch.utils.data.DataLoader(Numbers(), timeout=1))
+
+
+def test_loader_is_generic_and_its_iterator_cannot_be_pickled():
+    assert DataLoader[int].__origin__ is DataLoader
+    with pytest.raises(NotImplementedError, match="cannot be pickled"):
+        pickle.dumps(iter(DataLoader(Numbers())))
+
+
 def test_iterable_dataset_refuses_shuffle_and_samplers():
     with pytest.raises(ValueError, match="expected unspecified shuffle option"):
         DataLoader(Shards(3), shuffle=True)
@@ -157,6 +185,24 @@ def test_workers_keep_the_sampler_order(num_workers):
 def test_out_of_order_gives_every_batch():
     batches = plain(DataLoader(Numbers(), batch_size=2, num_workers=2, in_order=False))
     assert sorted(sum((b[0] for b in batches), [])) == list(range(23))
+
+
+class SlowFirst(Dataset):
+    """Item 0 takes a second, the others none."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 0:
+            time.sleep(1)
+        return i
+
+
+def test_out_of_order_yields_batches_as_they_are_ready():
+    batches = [b.item() for b in DataLoader(SlowFirst(), num_workers=2, in_order=False)]
+    assert sorted(batches) == list(range(8)) and batches[0] != 0
+    assert [b.item() for b in DataLoader(SlowFirst(), num_workers=2)] == list(range(8))
 
 
 def test_worker_batches_arrive_in_shared_memory():
@@ -219,19 +265,41 @@ def test_iterable_dataset_sharded_by_worker(num_workers):
     assert values == list(range(20))
 
 
+class Pids(Dataset):
+    """Item i is the pid of the process that reads it."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return os.getpid()
+
+
 def test_persistent_workers_reused_across_epochs():
     loader = DataLoader(Numbers(), batch_size=4, num_workers=2, persistent_workers=True)
     first = plain(loader)
-    it = loader._iterator
-    pids = [w.pid for w in it._workers]
     second = plain(loader)
     assert first == second == plain(DataLoader(Numbers(), batch_size=4))
-    assert [w.pid for w in loader._iterator._workers] == pids
     half = iter(loader)
     next(half)
     assert plain(loader) == first  # an epoch abandoned midway does not leak into the next
-    it._shutdown_workers()
-    assert not any(w.is_alive() for w in it._workers)
+    assert list(half) == []  # ... and ends when the next one starts
+
+    loader = DataLoader(Pids(), batch_size=2, num_workers=2, persistent_workers=True)
+    pids = {pid for batch in loader for pid in batch.tolist()}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert {pid for batch in loader for pid in batch.tolist()} == pids
+    del loader
+    gc.collect()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids)
+
+
+def test_persistent_workers_restart_their_streams_every_epoch():
+    loader = DataLoader(Shards(10), batch_size=2, num_workers=2, persistent_workers=True)
+    first = [b.tolist() for b in loader]
+    half = iter(loader)
+    next(half)
+    assert [b.tolist() for b in loader] == first == [[0, 2], [1, 3], [4, 6], [5, 7], [8], [9]]
 
 
 def test_spawn_context():

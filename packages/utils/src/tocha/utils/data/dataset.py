@@ -116,8 +116,8 @@ class StackDataset(Dataset):
         if not args and not kwargs:
             raise ValueError("At least one dataset should be passed")
         datasets = list(args or kwargs.values())
-        self._length = len(datasets[0])
-        if any(self._length != len(dataset) for dataset in datasets):
+        self._size = len(datasets[0])
+        if any(self._size != len(dataset) for dataset in datasets):
             raise ValueError("Size mismatch between datasets")
         self.datasets = args or kwargs
 
@@ -134,7 +134,7 @@ class StackDataset(Dataset):
         return [tuple(column[j] for column in columns) for j in range(len(indices))]
 
     def __len__(self) -> int:
-        return self._length
+        return self._size
 
 
 class ConcatDataset(Dataset[T_co]):
@@ -251,8 +251,6 @@ def random_split(
         lengths = _fraction_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = tocha.randperm(sum(lengths), generator=generator).tolist()
-    return [
-        Subset(dataset, indices[offset - length : offset])
-        for offset, length in zip(itertools.accumulate(lengths), lengths)
-    ]
+    order = tocha.randperm(sum(lengths), generator=generator).tolist()
+    bounds = itertools.accumulate(lengths, initial=0)
+    return [Subset(dataset, order[start:end]) for start, end in itertools.pairwise(bounds)]

@@ -3,7 +3,7 @@ processes reads its own share of a dataset."""
 
 from __future__ import annotations
 
-import math
+import itertools
 import sys
 from collections.abc import Iterator
 
@@ -73,11 +73,8 @@ class DistributedSampler(Sampler[int]):
         self.rank = rank
         self.epoch = 0
         self.drop_last = drop_last
-        n = len(dataset)
-        if drop_last and n % num_replicas != 0:
-            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
-        else:
-            self.num_samples = math.ceil(n / num_replicas)
+        whole, rest = divmod(len(dataset), num_replicas)
+        self.num_samples = whole + (1 if rest and not drop_last else 0)
         self.total_size = self.num_samples * num_replicas
         self.shuffle = shuffle
         self.seed = seed
@@ -85,16 +82,14 @@ class DistributedSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
-            g = tocha.Generator().manual_seed(self.seed + self.epoch)
-            indices = tocha.randperm(n, generator=g).tolist()
+            generator = tocha.Generator().manual_seed(self.seed + self.epoch)
+            order = tocha.randperm(n, generator=generator).tolist()
         else:
-            indices = list(range(n))
-        if self.drop_last:
-            indices = indices[: self.total_size]
-        else:
-            padding = self.total_size - len(indices)
-            indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        return iter(indices[self.rank : self.total_size : self.num_replicas])
+            order = range(n)
+        # The shared order, cut to total_size or padded by starting it over; this replica
+        # takes every num_replicas-th index of it from its rank.
+        shared = itertools.islice(itertools.cycle(order), self.total_size)
+        return itertools.islice(shared, self.rank, None, self.num_replicas)
 
     def __len__(self) -> int:
         return self.num_samples

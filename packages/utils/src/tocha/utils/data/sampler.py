@@ -21,8 +21,9 @@ __all__ = [
 T_co = TypeVar("T_co", covariant=True)
 
 
-def _positive_int(name: str, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+def _positive_int(name: str, value, allow_bool: bool = False) -> None:
+    """A ValueError unless `value` is a positive int (a bool counts only with `allow_bool`)."""
+    if not isinstance(value, int) or (isinstance(value, bool) and not allow_bool) or value <= 0:
         raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
 
 
@@ -47,18 +48,29 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
+def draw_seed(generator=None) -> int:
+    """A non-negative 64-bit seed drawn from `generator` (the default generator when None)."""
+    return int(tocha.empty((), dtype=tocha.int64).random_(generator=generator).item())
+
+
+# Indices drawn with replacement are drawn this many at a time (an epoch of them may be
+# longer than memory allows).
+_DRAWS_PER_CHUNK = 1024
+
+
 class RandomSampler(Sampler[int]):
     """Indices of `data_source` in random order.
 
-    Without replacement each epoch is a permutation (``num_samples`` beyond the dataset's
+    Without replacement an epoch is a permutation (``num_samples`` beyond the dataset's
     length chains several); with replacement, ``num_samples`` independent uniform draws.
 
     Args:
         data_source: the dataset (only its length is read).
         replacement: draw with replacement.
-        num_samples: how many indices per epoch (default ``len(data_source)``).
-        generator: the source of randomness; by default a fresh generator seeded from the
-            default one at the start of each epoch.
+        num_samples: how many indices per epoch (default ``len(data_source)``, read at
+            each epoch).
+        generator: the source of randomness; by default each epoch uses a fresh generator
+            seeded from the default one.
     """
 
     def __init__(
@@ -68,40 +80,37 @@ class RandomSampler(Sampler[int]):
         num_samples: int | None = None,
         generator=None,
     ) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         self.data_source = data_source
         self.replacement = replacement
-        self._num_samples = num_samples
         self.generator = generator
-        if not isinstance(self.replacement, bool):
-            raise TypeError(
-                f"replacement should be a boolean value, but got replacement={self.replacement}"
-            )
-        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError(
-                "num_samples should be a positive integer value, but got "
-                f"num_samples={self.num_samples}"
-            )
+        self._fixed_num_samples = num_samples
+        _positive_int("num_samples", self.num_samples, allow_bool=True)
 
     @property
     def num_samples(self) -> int:
-        return len(self.data_source) if self._num_samples is None else self._num_samples
+        """Indices per epoch."""
+        if self._fixed_num_samples is None:
+            return len(self.data_source)
+        return self._fixed_num_samples
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         generator = self.generator
         if generator is None:
-            seed = int(tocha.empty((), dtype=tocha.int64).random_().item())
-            generator = tocha.Generator().manual_seed(seed)
-        if self.replacement:
-            for _ in range(self.num_samples // 32):
-                yield from tocha.randint(high=n, size=(32,), generator=generator).tolist()
-            yield from tocha.randint(
-                high=n, size=(self.num_samples % 32,), generator=generator
-            ).tolist()
-        else:
-            for _ in range(self.num_samples // n):
-                yield from tocha.randperm(n, generator=generator).tolist()
-            yield from tocha.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+            generator = tocha.Generator().manual_seed(draw_seed())
+        left = self.num_samples
+        while left > 0 and n > 0:
+            if self.replacement:
+                count = min(left, _DRAWS_PER_CHUNK)
+                drawn = tocha.randint(high=n, size=(count,), generator=generator).tolist()
+            else:
+                drawn = tocha.randperm(n, generator=generator).tolist()[:left]
+            left -= len(drawn)
+            yield from drawn
 
     def __len__(self) -> int:
         return self.num_samples
@@ -192,17 +201,12 @@ class BatchSampler(Sampler[list[int]]):
         self.drop_last = drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
-        sampler_iter = iter(self.sampler)
-        if self.drop_last:
-            for batch in zip(*[sampler_iter] * self.batch_size):
-                yield [*batch]
-            return
-        batch = [*itertools.islice(sampler_iter, self.batch_size)]
-        while batch:
+        indices = iter(self.sampler)
+        while batch := list(itertools.islice(indices, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
             yield batch
-            batch = [*itertools.islice(sampler_iter, self.batch_size)]
 
     def __len__(self) -> int:
-        if self.drop_last:
-            return len(self.sampler) // self.batch_size
-        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+        full, rest = divmod(len(self.sampler), self.batch_size)
+        return full if self.drop_last or not rest else full + 1
