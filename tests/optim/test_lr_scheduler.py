@@ -338,6 +338,83 @@ def test_state_dict_round_trip_resumes_sequence(torch, name):
     assert set(sched.state_dict()) == set(r_sched.state_dict())
 
 
+def _plateau(m, o):
+    return m.ReduceLROnPlateau(o, patience=1, factor=0.5, cooldown=1)
+
+
+CHECKPOINT_CASES = {
+    **{name: CASES[name] for name in STATE_CASES if name != "multistep"},
+    "one_cycle": CASES["one_cycle"],
+    "warm_restarts": CASES["warm_restarts"],
+    "sequential": CASES["sequential"],
+    "plateau": _plateau,
+}
+
+
+def advance(scheduler, optimizer, epochs, start=0, plateau=False):
+    """The lrs and momenta before each of ``epochs`` steps (a plateau scheduler reads LOSSES)."""
+    if not plateau:
+        return run(scheduler, optimizer, epochs)
+    lrs = []
+    for loss in LOSSES[start : start + epochs]:
+        lrs.append([group["lr"] for group in optimizer.param_groups])
+        optimizer.step()
+        scheduler.step(loss)
+    return lrs, [momenta(optimizer)] * len(lrs)
+
+
+@pytest.mark.parametrize("name", list(CHECKPOINT_CASES))
+@pytest.mark.parametrize("writer", ["torch", "tocha"])
+def test_checkpoint_of_one_resumes_in_the_other(torch, name, writer):
+    """A state dict written by PyTorch resumes the schedule in tocha, and the other way."""
+    factory = CHECKPOINT_CASES[name]
+    t_opt, t_sched, r_opt, r_sched = both(torch, factory)
+    sides = {"torch": (r_opt, r_sched), "tocha": (t_opt, t_sched)}
+    w_opt, w_sched = sides[writer]
+    l_opt, l_sched = sides["tocha" if writer == "torch" else "torch"]
+    plateau = name == "plateau"
+    advance(w_sched, w_opt, 10, plateau=plateau)
+    l_opt.load_state_dict(w_opt.state_dict())
+    l_sched.load_state_dict(w_sched.state_dict())
+    assert_close([l_sched.get_last_lr()], [w_sched.get_last_lr()])
+    t_lrs, t_moms = advance(t_sched, t_opt, 15, 10, plateau)
+    r_lrs, r_moms = advance(r_sched, r_opt, 15, 10, plateau)
+    assert_close(t_lrs, r_lrs)
+    assert_close(t_moms, r_moms)
+
+
+RESUME_CASES = {
+    "lambda": lambda m, o, k: m.LambdaLR(o, lambda e: 0.9**e, last_epoch=k),
+    "multiplicative": lambda m, o, k: m.MultiplicativeLR(o, lambda e: 0.9, last_epoch=k),
+    "step": lambda m, o, k: m.StepLR(o, step_size=3, gamma=0.5, last_epoch=k),
+    "multistep": lambda m, o, k: m.MultiStepLR(o, [3, 7, 7], gamma=0.5, last_epoch=k),
+    "constant": lambda m, o, k: m.ConstantLR(o, factor=0.5, total_iters=3, last_epoch=k),
+    "linear": lambda m, o, k: m.LinearLR(o, start_factor=0.25, total_iters=6, last_epoch=k),
+    "exponential": lambda m, o, k: m.ExponentialLR(o, gamma=0.9, last_epoch=k),
+    "polynomial": lambda m, o, k: m.PolynomialLR(o, total_iters=8, power=2.0, last_epoch=k),
+    "warm_restarts": lambda m, o, k: m.CosineAnnealingWarmRestarts(o, 3, 2, last_epoch=k),
+    "cyclic": lambda m, o, k: m.CyclicLR(o, 0.01, 0.1, step_size_up=3, last_epoch=k),
+}
+
+
+@pytest.mark.parametrize("last_epoch", [1, 2, 6])
+@pytest.mark.parametrize("name", list(RESUME_CASES))
+def test_resume_with_last_epoch_matches_torch(torch, name, last_epoch):
+    """Built again with ``last_epoch`` over an optimizer that ran, the schedule goes on as
+    PyTorch's does (its first step keeps the rate or moves it, scheduler by scheduler)."""
+    factory = RESUME_CASES[name]
+    t_opt, t_sched, r_opt, r_sched = both(torch, partial(factory, k=-1))
+    run(t_sched, t_opt, last_epoch + 1)
+    run(r_sched, r_opt, last_epoch + 1)
+    t_resumed = factory(lr_scheduler, t_opt, last_epoch)
+    r_resumed = factory(torch.optim.lr_scheduler, r_opt, last_epoch)
+    assert_close([t_resumed.get_last_lr()], [r_resumed.get_last_lr()])
+    t_lrs, t_moms = run(t_resumed, t_opt, 12)
+    r_lrs, r_moms = run(r_resumed, r_opt, 12)
+    assert_close(t_lrs, r_lrs)
+    assert_close(t_moms, r_moms)
+
+
 def test_state_dict_excludes_optimizer_and_load_keeps_argument(torch):
     opt = make_optimizer(tocha)
     sched = lr_scheduler.LambdaLR(opt, [_Halve(), lambda e: 1.0])
@@ -431,15 +508,26 @@ def test_get_lr_outside_step_warns(torch):
     ]
 
 
-def test_step_wrapper_is_installed_once_and_counts_calls():
-    opt = make_optimizer(tocha)
-    lr_scheduler.StepLR(opt, step_size=2)
-    wrapped = opt.step
-    lr_scheduler.ExponentialLR(opt, gamma=0.5)
-    assert opt.step is wrapped and wrapped._wrapped_by_lr_sched
-    assert not getattr(opt, "_opt_called", False)
-    opt.step()
-    assert opt._opt_called
+@pytest.mark.parametrize("optimizer_first", [True, False], ids=["optimizer_first", "late"])
+def test_call_order_is_watched_per_optimizer(torch, optimizer_first):
+    """An optimizer step seen by the first scheduler counts for a scheduler attached later."""
+    caught = []
+    for lib, m in ((tocha, lr_scheduler), (torch, torch.optim.lr_scheduler)):
+        opt = make_optimizer(lib)
+        first = m.StepLR(opt, step_size=2)
+
+        def action(opt=opt, m=m, first=first):
+            if optimizer_first:
+                opt.step()
+            second = m.ExponentialLR(opt, gamma=0.5)
+            second.step()
+            first.step()
+            opt.step()
+            second.step()
+
+        caught.append(_warnings_of(action))
+    assert caught[0] == caught[1]
+    assert len(caught[0]) == (0 if optimizer_first else 2)
 
 
 def _error_of(build):

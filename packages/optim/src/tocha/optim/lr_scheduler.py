@@ -1,9 +1,14 @@
 """Learning-rate schedulers, as in ``torch.optim.lr_scheduler``.
 
-A scheduler adjusts ``group["lr"]`` of each of an optimizer's ``param_groups`` once per
-:meth:`LRScheduler.step`. Most schedulers are *chainable*: they compute the next rate from the
-current ``group["lr"]``, so several may act on one optimizer. The arithmetic follows PyTorch's
-operation for operation, so a tocha schedule equals PyTorch's to the last bit.
+A scheduler sets ``group["lr"]`` of each of an optimizer's ``param_groups`` once per
+:meth:`LRScheduler.step`. One base class, :class:`LRScheduler`, counts the epochs, writes the
+rates, watches that the optimizer steps first, and saves and loads the state. The simple
+schedulers are rows of one table, ``_RULES``: each row gives a group's rate at an epoch from its
+base rate (the closed form, used by ``step(epoch)``) and from the previous epoch's rate (the
+chainable form, used by ``step()``, so that several schedulers may act on one optimizer). The
+schedulers that keep more state (warm restarts, cyclic rates, one cycle, plateaus, sequences
+and chains) are small subclasses. Rates, state dicts and warnings are PyTorch's: a state dict
+written by one loads in the other.
 
 Example::
 
@@ -22,9 +27,8 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial, wraps
-from typing import Any, Literal, SupportsFloat
-from weakref import ref
+from typing import Any, Literal, NamedTuple, SupportsFloat
+from weakref import WeakKeyDictionary
 
 from tocha import Tensor
 
@@ -58,158 +62,100 @@ EPOCH_DEPRECATION_WARNING = (
     "https://github.com/pytorch/pytorch/issues/new/choose."
 )
 
-_STEP_OVERRIDDEN_WARNING = (
+_SEE_DOCS = (
+    "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+)
+_REPLACED_STEP_WARNING = (
     "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
     "initialization. Please, make sure to call `optimizer.step()` before "
-    "`lr_scheduler.step()`. See more details at "
-    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+    f"`lr_scheduler.step()`. {_SEE_DOCS}"
 )
-
-_STEP_ORDER_WARNING = (
+_ORDER_WARNING = (
     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
     "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
-    "will result in PyTorch skipping the first value of the learning rate schedule. "
-    "See more details at "
-    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+    f"will result in PyTorch skipping the first value of the learning rate schedule. {_SEE_DOCS}"
+)
+_GET_LR_WARNING = (
+    "To get the last learning rate computed by the scheduler, please use `get_last_lr()`."
 )
 
+# How a step reaches its epoch: the constructor's first step, the next epoch, or a given one.
+FIRST, NEXT, JUMP = "first", "next", "jump"
 
-def _copy(value: Any) -> Any:
-    """A copy of a hyperparameter that never aliases it (Tensors are cloned)."""
+
+def _snapshot(value: Any) -> Any:
+    """A rate that does not alias the group's (Tensors are cloned)."""
     return value.clone() if isinstance(value, Tensor) else value
 
 
-def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
-    """One value of hyperparameter ``name`` per param group, from a scalar or a sequence."""
-    if isinstance(param, (list, tuple)):
-        if len(param) != len(optimizer.param_groups):
-            raise ValueError(
-                f"{name} must have the same length as optimizer.param_groups. "
-                f"{name} has {len(param)} values, "
-                f"param_groups has {len(optimizer.param_groups)}."
-            )
+def _set_lr(group: dict[str, Any], lr: Any) -> None:
+    """Set the group's rate, writing into it in place when it is a Tensor."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"][...] = lr
     else:
-        param = [param] * len(optimizer.param_groups)
-    return [_copy(value) for value in param]
+        group["lr"] = lr
 
 
-def _param_groups_val_list(optimizer: Optimizer, key: str) -> list[Any]:
-    """``group[key]`` of each param group, Tensors cloned (KeyError when one lacks it)."""
-    return [_copy(group[key]) for group in optimizer.param_groups]
-
-
-def _update_param_group_val(param_group: dict[str, Any], key: str, val: Any) -> None:
-    """Set ``param_group[key]`` to ``val``, writing into it in place when it is a Tensor."""
-    if isinstance(param_group[key], Tensor):
-        param_group[key][...] = val
-    else:
-        param_group[key] = val
-
-
-def _lambdas_state_dict(scheduler: LRScheduler) -> dict[str, Any]:
-    """State of a LambdaLR-like scheduler: lambdas are saved only as callable objects' dicts."""
-    state = {
-        key: value
-        for key, value in scheduler.__dict__.items()
-        if key not in ("optimizer", "lr_lambdas")
-    }
-    state["lr_lambdas"] = [
-        None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-        for fn in scheduler.lr_lambdas
-    ]
-    return state
-
-
-def _lambdas_load_state_dict(scheduler: LRScheduler, state_dict: dict[str, Any]) -> None:
-    """Inverse of :func:`_lambdas_state_dict`; leaves ``state_dict`` unchanged."""
-    lr_lambdas = state_dict.pop("lr_lambdas")
-    scheduler.__dict__.update(state_dict)
-    state_dict["lr_lambdas"] = lr_lambdas
-    for fn, fn_state in zip(scheduler.lr_lambdas, lr_lambdas):
-        if fn_state is not None:
-            fn.__dict__.update(fn_state)
-
-
-def _lambda_list(optimizer: Optimizer, lr_lambda: Any) -> list[Callable[[int], float]]:
-    """One lr lambda per param group, from a single callable or a list/tuple of them."""
-    if not isinstance(lr_lambda, (list, tuple)):
-        return [lr_lambda] * len(optimizer.param_groups)
-    if len(lr_lambda) != len(optimizer.param_groups):
+def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+    """One value of the setting ``name`` per param group, from one value or a list of them."""
+    groups = len(optimizer.param_groups)
+    if not isinstance(value, (list, tuple)):
+        value = [value] * groups
+    elif len(value) != groups:
         raise ValueError(
-            f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+            f"{name} must have the same length as optimizer.param_groups. "
+            f"{name} has {len(value)} values, param_groups has {groups}."
         )
-    return list(lr_lambda)
+    return [_snapshot(v) for v in value]
 
 
-class _enable_get_lr_call:
-    """Marks the scheduler as inside ``step`` so that ``get_lr`` does not warn."""
-
-    def __init__(self, o: LRScheduler) -> None:
-        self.o = o
-
-    def __enter__(self) -> _enable_get_lr_call:
-        self.o._get_lr_called_within_step = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.o._get_lr_called_within_step = False
-
-
-class _initial_mode:
-    """Marks the scheduler as taking its initial step from the constructor."""
-
-    def __init__(self, o: LRScheduler) -> None:
-        self.o = o
-
-    def __enter__(self) -> None:
-        self.o._is_initial = True
-
-    def __exit__(self, *exc: object) -> None:
-        self.o._is_initial = False
-
-
-def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
-    if not scheduler._get_lr_called_within_step:
-        warnings.warn(
-            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
-def _patch_track_step_called(optimizer: Optimizer) -> None:
-    """Wrap ``optimizer.step`` so that it records ``optimizer._opt_called = True``.
-
-    The scheduler uses the flag to warn when it is stepped before the optimizer.
-    """
-    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
-        return
-    opt_ref = ref(optimizer)
-    func = optimizer.step.__func__
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        opt = opt_ref()
-        opt._opt_called = True
-        return func.__get__(opt, opt.__class__)(*args, **kwargs)
-
-    wrapper._wrapped_by_lr_sched = True
-    optimizer.step = wrapper
-
-
-def _check_optimizer(optimizer: Any) -> None:
+def _require_optimizer(optimizer: Any) -> None:
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _callable_state(fn: Any) -> dict[str, Any] | None:
+    """What a checkpoint keeps of a user's callable: a callable object's attributes only."""
+    if fn is None or isinstance(fn, types.FunctionType):
+        return None
+    return dict(vars(fn))
+
+
+class _StepWatch:
+    """Whether an optimizer has stepped since a scheduler was first attached to it.
+
+    It also remembers the optimizer's own ``step`` attribute at that time, to tell when the
+    user replaced ``optimizer.step`` (whose replacement no longer runs the step hooks).
+    """
+
+    def __init__(self, optimizer: Optimizer) -> None:
+        self.stepped = False
+        self.own_step = vars(optimizer).get("step")
+        optimizer.register_step_post_hook(self._saw_step)
+
+    def _saw_step(self, optimizer: Optimizer, args: Any, kwargs: Any) -> None:
+        self.stepped = True
+
+
+_WATCHES: WeakKeyDictionary[Optimizer, _StepWatch] = WeakKeyDictionary()
+
+
+def _warn_if_stepped_first(optimizer: Optimizer) -> None:
+    """Warn, at a scheduler's first step, if the optimizer has not stepped before it."""
+    watch = _WATCHES.get(optimizer)
+    if watch is None or vars(optimizer).get("step") is not watch.own_step:
+        warnings.warn(_REPLACED_STEP_WARNING, UserWarning, stacklevel=3)
+    elif not watch.stepped:
+        warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=3)
 
 
 class LRScheduler:
     """Base class of the learning-rate schedulers.
 
-    A subclass implements :meth:`get_lr` (the rates of the next epoch) and, optionally,
-    ``_get_closed_form_lr`` (the rates at ``last_epoch`` computed from ``base_lrs``, used when an
-    epoch is passed to :meth:`step`). The constructor sets ``group["initial_lr"]`` and takes the
-    initial step, so it overwrites the optimizer's ``group["lr"]``.
+    The constructor records ``group["initial_lr"]`` (the base rates, ``base_lrs``) and takes
+    the first step, which may change ``group["lr"]``. A subclass gives :meth:`get_lr`, the rates
+    of epoch ``last_epoch``. :meth:`state_dict` holds every attribute but the optimizer.
 
     Args:
         optimizer (Optimizer): the optimizer whose learning rates are scheduled.
@@ -217,94 +163,231 @@ class LRScheduler:
             value resumes it, and needs ``initial_lr`` in every param group.
     """
 
-    _get_lr_called_within_step: bool = False
-    _is_initial: bool = False
+    _stepping: str | None = None  # how the step under way reaches its epoch (FIRST, NEXT, JUMP)
+    # Entries PyTorch's checkpoints hold besides the attributes: flags that are False between
+    # steps. Written so that PyTorch can load our checkpoints, dropped when loading.
+    _idle_flags: dict[str, bool] = {"_is_initial": False, "_get_lr_called_within_step": False}
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        _check_optimizer(optimizer)
+        _require_optimizer(optimizer)
         self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", _copy(group["lr"]))
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
-                        "resuming scheduler with last_epoch >= 0.\n"
-                        "This typically happens when:\n"
-                        "1. You're trying to resume training from a checkpoint but haven't "
-                        "properly loaded the optimizer state\n"
-                        "2. You're using last_epoch >= 0 for a fresh training run "
-                        "(not recommended)"
-                    )
-        self.base_lrs: list[Any] = _param_groups_val_list(optimizer, "initial_lr")
+        for i, group in enumerate(optimizer.param_groups):
+            if last_epoch == -1:
+                group.setdefault("initial_lr", _snapshot(group["lr"]))
+            elif "initial_lr" not in group:
+                raise KeyError(
+                    f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                    "resuming scheduler with last_epoch >= 0.\n"
+                    "This typically happens when:\n"
+                    "1. You're trying to resume training from a checkpoint but haven't "
+                    "properly loaded the optimizer state\n"
+                    "2. You're using last_epoch >= 0 for a fresh training run "
+                    "(not recommended)"
+                )
+        self.base_lrs: list[Any] = [_snapshot(g["initial_lr"]) for g in optimizer.param_groups]
         self.last_epoch = last_epoch
-        _patch_track_step_called(optimizer)
-        self._initial_step()
+        if optimizer not in _WATCHES:
+            _WATCHES[optimizer] = _StepWatch(optimizer)
+        self._first_step()
 
-    def _initial_step(self) -> None:
-        """Reset the step count and take the initial step."""
+    def _first_step(self) -> None:
+        """Take the step that starts (or, for SequentialLR, restarts) the schedule."""
         self._step_count = 0
-        with _initial_mode(self):
-            self.step()
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state: every entry of ``self.__dict__`` but the optimizer."""
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        self.__dict__.update(state_dict)
-
-    def get_last_lr(self) -> list[Any]:
-        """The learning rates of the param groups set by the last step (copies)."""
-        return self._last_lr
+        self.step()
 
     def get_lr(self) -> list[Any]:
-        """The learning rates of the next epoch; call :meth:`get_last_lr` to read them."""
+        """The rates of epoch ``last_epoch``; use :meth:`get_last_lr` to read the current ones."""
         raise NotImplementedError
+
+    def get_last_lr(self) -> list[Any]:
+        """The rates of the param groups set by the last step."""
+        return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch and write the new rates into the optimizer.
 
-        Args:
-            epoch (int, optional): deprecated; sets ``last_epoch`` to ``epoch`` and uses the
-                closed form where the scheduler has one.
+        Call it after ``optimizer.step()``; its first call warns otherwise.
 
-        Call it after ``optimizer.step()``; the first call warns otherwise.
+        Args:
+            epoch (int, optional): deprecated; go to this epoch, computing the rates from the
+                base rates (the closed form) where the scheduler has one.
         """
         if self._step_count == 1:
-            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(_STEP_OVERRIDDEN_WARNING, UserWarning, stacklevel=2)
-            elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(_STEP_ORDER_WARNING, UserWarning, stacklevel=2)
+            _warn_if_stepped_first(self.optimizer)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._update_lr(epoch)
+        how = FIRST if self._step_count == 1 else NEXT if epoch is None else JUMP
+        self._go(self.last_epoch + 1 if epoch is None else epoch, how)
 
-    def _update_lr(self, epoch: int | None = None) -> None:
-        with _enable_get_lr_call(self):
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                if hasattr(self, "_get_closed_form_lr"):
-                    values = self._get_closed_form_lr()
-                else:
-                    values = self.get_lr()
-        for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            _update_param_group_val(param_group, "lr", lr)
-        self._last_lr: list[Any] = _param_groups_val_list(self.optimizer, "lr")
+    def _go(self, epoch: int, how: str) -> None:
+        self.last_epoch = epoch
+        self._write_rates(how)
+
+    def _write_rates(self, how: str) -> None:
+        """Write the rates of ``get_lr`` (told how the epoch was reached) into the groups."""
+        self._stepping = how
+        try:
+            rates = self.get_lr()
+        finally:
+            del self._stepping
+        groups = self.optimizer.param_groups
+        for group, lr in zip(groups, rates, strict=True):
+            _set_lr(group, lr)
+        self._last_lr: list[Any] = [_snapshot(group["lr"]) for group in groups]
+
+    def _how(self) -> str:
+        """How the step under way reached ``last_epoch``; outside a step, warn and say NEXT."""
+        if self._stepping is None:
+            warnings.warn(_GET_LR_WARNING, UserWarning, stacklevel=3)
+            return NEXT
+        return self._stepping
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state: every attribute but the optimizer."""
+        state = {key: value for key, value in vars(self).items() if key != "optimizer"}
+        return {**state, **self._idle_flags}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state returned by :meth:`state_dict` (PyTorch's or tocha's)."""
+        flags = LRScheduler._idle_flags
+        vars(self).update({k: v for k, v in state_dict.items() if k not in flags})
 
 
 class _LRScheduler(LRScheduler):
     """Former name of :class:`LRScheduler`, kept for compatibility."""
 
 
-class LambdaLR(LRScheduler):
+class _Rule(NamedTuple):
+    """One simple scheduler: group ``i``'s rate at epoch ``e``.
+
+    ``closed(s, i, e)`` computes it from the base rate (None: no closed form), ``chained(s, i,
+    lr, e)`` from the group's current rate ``lr`` (None: always closed). On the constructor's
+    step, ``first`` says whether the rate is kept: ``"chain"`` never, ``"hold"`` always,
+    ``"hold_on_resume"`` when resuming (``last_epoch`` given).
+    """
+
+    closed: Callable[..., Any] | None
+    chained: Callable[..., Any] | None
+    first: str = "chain"
+
+
+def _linear_closed(s: LinearLR, i: int, e: int) -> Any:
+    delta = s.end_factor - s.start_factor
+    return s.base_lrs[i] * (s.start_factor + delta * min(s.total_iters, e) / s.total_iters)
+
+
+def _linear_chained(s: LinearLR, i: int, lr: Any, e: int) -> Any:
+    if e == 0:
+        return lr * s.start_factor
+    if e > s.total_iters:
+        return lr
+    delta = s.end_factor - s.start_factor
+    return lr * (1.0 + delta / (s.total_iters * s.start_factor + (e - 1) * delta))
+
+
+def _polynomial_chained(s: PolynomialLR, i: int, lr: Any, e: int) -> Any:
+    if e > s.total_iters:
+        return lr
+    return lr * ((1.0 - e / s.total_iters) / (1.0 - (e - 1) / s.total_iters)) ** s.power
+
+
+def _cosine_closed(s: CosineAnnealingLR, i: int, e: int) -> Any:
+    return s.eta_min + (s.base_lrs[i] - s.eta_min) * (1 + math.cos(math.pi * e / s.T_max)) / 2
+
+
+def _cosine_chained(s: CosineAnnealingLR, i: int, lr: Any, e: int) -> Any:
+    if (e - 1 - s.T_max) % (2 * s.T_max) == 0:  # leaving the minimum: 1 + cos is 0 there
+        return lr + (s.base_lrs[i] - s.eta_min) * (1 - math.cos(math.pi / s.T_max)) / 2
+    ratio = (1 + math.cos(math.pi * e / s.T_max)) / (1 + math.cos(math.pi * (e - 1) / s.T_max))
+    return ratio * (lr - s.eta_min) + s.eta_min
+
+
+_RULES: dict[str, _Rule] = {
+    "LambdaLR": _Rule(lambda s, i, e: s.base_lrs[i] * s.lr_lambdas[i](e), None),
+    "MultiplicativeLR": _Rule(None, lambda s, i, lr, e: lr * s.lr_lambdas[i](e), "hold"),
+    "StepLR": _Rule(
+        lambda s, i, e: s.base_lrs[i] * s.gamma ** (e // s.step_size),
+        lambda s, i, lr, e: lr * s.gamma if e != 0 and e % s.step_size == 0 else lr,
+    ),
+    "MultiStepLR": _Rule(
+        lambda s, i, e: s.base_lrs[i] * s.gamma ** bisect_right(sorted(s.milestones.elements()), e),
+        lambda s, i, lr, e: lr * s.gamma ** s.milestones[e] if e in s.milestones else lr,
+    ),
+    "ConstantLR": _Rule(
+        lambda s, i, e: s.base_lrs[i] * (s.factor + (e >= s.total_iters) * (1 - s.factor)),
+        lambda s, i, lr, e: (
+            lr * s.factor if e == 0 else lr * (1.0 / s.factor) if e == s.total_iters else lr
+        ),
+    ),
+    "LinearLR": _Rule(_linear_closed, _linear_chained, "hold_on_resume"),
+    "ExponentialLR": _Rule(
+        lambda s, i, e: s.base_lrs[i] * s.gamma**e, lambda s, i, lr, e: lr * s.gamma, "hold"
+    ),
+    "PolynomialLR": _Rule(
+        lambda s, i, e: s.base_lrs[i] * (1.0 - min(s.total_iters, e) / s.total_iters) ** s.power,
+        _polynomial_chained,
+        "hold",
+    ),
+    "CosineAnnealingLR": _Rule(_cosine_closed, _cosine_chained, "hold"),
+}
+
+
+class _RuleScheduler(LRScheduler):
+    """A scheduler given by its row of ``_RULES``."""
+
+    _rule: str  # the row's name
+
+    def get_lr(self) -> list[Any]:
+        """The rates of epoch ``last_epoch``; use :meth:`get_last_lr` to read the current ones."""
+        how = self._how()
+        rule = _RULES[self._rule]
+        e, groups = self.last_epoch, self.optimizer.param_groups
+        if rule.chained is None or (how == JUMP and rule.closed is not None):
+            return [rule.closed(self, i, e) for i in range(len(self.base_lrs))]
+        if how == FIRST and (rule.first == "hold" or (rule.first == "hold_on_resume" and e > 0)):
+            return [group["lr"] for group in groups]
+        return [rule.chained(self, i, group["lr"], e) for i, group in enumerate(groups)]
+
+
+class _LambdaScheduler(_RuleScheduler):
+    """A rule scheduler driven by one user function of the epoch per param group."""
+
+    _lambdas_must_be_callable = False
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        groups = len(optimizer.param_groups)
+        if not isinstance(lr_lambda, (list, tuple)):
+            lr_lambda = [lr_lambda] * groups
+        elif len(lr_lambda) != groups:
+            raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+        self.lr_lambdas = list(lr_lambda)
+        wrong = [type(fn).__name__ for fn in self.lr_lambdas if not callable(fn)]
+        if wrong and self._lambdas_must_be_callable:
+            raise TypeError(f"lr_lambda should be a function, but got {wrong[0]}")
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state; lambdas are saved only when they are callable objects."""
+        return {**super().state_dict(), "lr_lambdas": list(map(_callable_state, self.lr_lambdas))}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state returned by :meth:`state_dict`."""
+        lambdas = self.lr_lambdas
+        super().load_state_dict(state_dict)
+        self.lr_lambdas = lambdas
+        for fn, fn_state in zip(lambdas, state_dict["lr_lambdas"]):
+            if fn_state is not None:
+                vars(fn).update(fn_state)
+
+
+class LambdaLR(_LambdaScheduler):
     """Set each group's rate to its initial rate times ``lr_lambda(epoch)``.
 
     Args:
@@ -318,34 +401,10 @@ class LambdaLR(LRScheduler):
         >>> scheduler = LambdaLR(optimizer, lr_lambda=lambda epoch: 0.95**epoch)
     """
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state; lambdas are saved only when they are callable objects."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        _lambdas_load_state_dict(self, state_dict)
-
-    def get_lr(self) -> list[Any]:
-        """``base_lr * lr_lambda(last_epoch)`` for each group."""
-        _warn_get_lr_called_within_step(self)
-        return [
-            base_lr * lmbda(self.last_epoch)
-            for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)
-        ]
+    _rule = "LambdaLR"
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiply each group's rate by ``lr_lambda(epoch)`` every epoch.
 
     Args:
@@ -359,39 +418,11 @@ class MultiplicativeLR(LRScheduler):
         >>> scheduler = MultiplicativeLR(optimizer, lr_lambda=lambda epoch: 0.95)
     """
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
-        for fn in self.lr_lambdas:
-            if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state; lambdas are saved only when they are callable objects."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        _lambdas_load_state_dict(self, state_dict)
-
-    def get_lr(self) -> list[Any]:
-        """``group["lr"] * lr_lambda(last_epoch)`` for each group (unchanged initially)."""
-        _warn_get_lr_called_within_step(self)
-        if self._is_initial:
-            return _param_groups_val_list(self.optimizer, "lr")
-        return [
-            group["lr"] * lmbda(self.last_epoch)
-            for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)
-        ]
+    _rule = "MultiplicativeLR"
+    _lambdas_must_be_callable = True
 
 
-class StepLR(LRScheduler):
+class StepLR(_RuleScheduler):
     """Multiply each group's rate by ``gamma`` every ``step_size`` epochs.
 
     Args:
@@ -405,6 +436,8 @@ class StepLR(LRScheduler):
         >>> scheduler = StepLR(optimizer, step_size=30, gamma=0.1)
     """
 
+    _rule = "StepLR"
+
     def __init__(
         self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
     ) -> None:
@@ -412,20 +445,8 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """The current rates, times ``gamma`` at non-zero multiples of ``step_size``."""
-        _warn_get_lr_called_within_step(self)
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [
-            base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs
-        ]
-
-
-class MultiStepLR(LRScheduler):
+class MultiStepLR(_RuleScheduler):
     """Multiply each group's rate by ``gamma`` at each milestone epoch.
 
     Args:
@@ -439,6 +460,8 @@ class MultiStepLR(LRScheduler):
         >>> scheduler = MultiStepLR(optimizer, milestones=[30, 80], gamma=0.1)
     """
 
+    _rule = "MultiStepLR"
+
     def __init__(
         self,
         optimizer: Optimizer,
@@ -450,25 +473,8 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """The current rates, times ``gamma ** count`` at a milestone seen ``count`` times."""
-        _warn_get_lr_called_within_step(self)
-        if self.last_epoch not in self.milestones:
-            return _param_groups_val_list(self.optimizer, "lr")
-        return [
-            group["lr"] * self.gamma ** self.milestones[self.last_epoch]
-            for group in self.optimizer.param_groups
-        ]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        milestones = sorted(self.milestones.elements())
-        return [
-            base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
-            for base_lr in self.base_lrs
-        ]
-
-
-class ConstantLR(LRScheduler):
+class ConstantLR(_RuleScheduler):
     """Multiply each group's rate by ``factor`` until epoch ``total_iters``.
 
     Args:
@@ -481,6 +487,8 @@ class ConstantLR(LRScheduler):
 
         >>> scheduler = ConstantLR(optimizer, factor=0.5, total_iters=4)
     """
+
+    _rule = "ConstantLR"
 
     def __init__(
         self,
@@ -495,23 +503,8 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """Scale by ``factor`` at epoch 0 and undo it at ``total_iters``."""
-        _warn_get_lr_called_within_step(self)
-        if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
-        if self.last_epoch != self.total_iters:
-            return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [
-            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-            for base_lr in self.base_lrs
-        ]
-
-
-class LinearLR(LRScheduler):
+class LinearLR(_RuleScheduler):
     """Scale each group's rate by a factor going linearly from ``start_factor`` to ``end_factor``.
 
     Args:
@@ -525,6 +518,8 @@ class LinearLR(LRScheduler):
 
         >>> scheduler = LinearLR(optimizer, start_factor=0.05, total_iters=4)
     """
+
+    _rule = "LinearLR"
 
     def __init__(
         self,
@@ -546,31 +541,8 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """The current rates times the ratio of this epoch's factor to the previous one's."""
-        _warn_get_lr_called_within_step(self)
-        if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
-        if self._is_initial or self.last_epoch > self.total_iters:
-            return _param_groups_val_list(self.optimizer, "lr")
-        delta = self.end_factor - self.start_factor
-        ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
-        return [group["lr"] * ratio for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [
-            base_lr
-            * (
-                self.start_factor
-                + (self.end_factor - self.start_factor)
-                * min(self.total_iters, self.last_epoch)
-                / self.total_iters
-            )
-            for base_lr in self.base_lrs
-        ]
-
-
-class ExponentialLR(LRScheduler):
+class ExponentialLR(_RuleScheduler):
     """Multiply each group's rate by ``gamma`` every epoch.
 
     Args:
@@ -583,140 +555,14 @@ class ExponentialLR(LRScheduler):
         >>> scheduler = ExponentialLR(optimizer, gamma=0.9)
     """
 
+    _rule = "ExponentialLR"
+
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """The current rates times ``gamma`` (unchanged on the initial step)."""
-        _warn_get_lr_called_within_step(self)
-        if self._is_initial:
-            return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
-
-
-def _check_scheduler_list(
-    owner: LRScheduler, optimizer: Optimizer, schedulers: Sequence[LRScheduler]
-) -> None:
-    """The checks SequentialLR and ChainedScheduler make on the schedulers they wrap."""
-    name = owner.__class__.__name__
-    for idx, scheduler in enumerate(schedulers):
-        if not hasattr(scheduler, "optimizer"):
-            raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
-        if isinstance(scheduler, ReduceLROnPlateau):
-            raise ValueError(
-                f"{name} does not support `ReduceLROnPlateau` scheduler as it "
-                "requires additional kwargs to be specified when calling `step`, "
-                f"but got one at index {idx} in the given schedulers sequence."
-            )
-        if optimizer != scheduler.optimizer:
-            raise ValueError(
-                f"{name} expects all schedulers to belong to the same optimizer, but "
-                f"got scheduler {scheduler.__class__.__name__} at index {idx} has "
-                f"{scheduler.optimizer}, which is different from "
-                f"{optimizer.__class__.__name__}."
-            )
-
-
-def _nested_state_dict(scheduler: LRScheduler) -> dict[str, Any]:
-    """State of a scheduler wrapping others, with the wrapped schedulers' states."""
-    state = {
-        key: value
-        for key, value in scheduler.__dict__.items()
-        if key not in ("optimizer", "_schedulers")
-    }
-    state["_schedulers"] = [s.state_dict() for s in scheduler._schedulers]
-    return state
-
-
-def _nested_load_state_dict(scheduler: LRScheduler, state_dict: dict[str, Any]) -> None:
-    """Inverse of :func:`_nested_state_dict`; leaves ``state_dict`` unchanged."""
-    schedulers = state_dict.pop("_schedulers")
-    scheduler.__dict__.update(state_dict)
-    state_dict["_schedulers"] = schedulers
-    for s, s_state in zip(scheduler._schedulers, schedulers):
-        s.load_state_dict(s_state)
-
-
-class SequentialLR(LRScheduler):
-    """Run schedulers one after another, switching at the milestone epochs.
-
-    Args:
-        optimizer (Optimizer): wrapped optimizer.
-        schedulers (list): the schedulers, in order.
-        milestones (list): the epochs at which the next scheduler takes over
-            (one fewer than the schedulers).
-        last_epoch (int): index of the last epoch. Default: -1.
-
-    Example::
-
-        >>> warmup = ConstantLR(optimizer, factor=0.1, total_iters=2)
-        >>> decay = ExponentialLR(optimizer, gamma=0.9)
-        >>> scheduler = SequentialLR(optimizer, schedulers=[warmup, decay], milestones=[2])
-    """
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        schedulers: list[LRScheduler],
-        milestones: list[int],
-        last_epoch: int = -1,
-    ) -> None:
-        if len(schedulers) < 1:
-            raise ValueError(
-                f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler."
-            )
-        _check_scheduler_list(self, optimizer, schedulers)
-        if len(milestones) != len(schedulers) - 1:
-            raise ValueError(
-                "Sequential Schedulers expects number of schedulers provided to be one more "
-                "than the number of milestone points, but got number of schedulers "
-                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
-            )
-        self._schedulers = schedulers
-        self._milestones = milestones
-        self.last_epoch = last_epoch + 1
-        self.optimizer = optimizer
-        for group in self.optimizer.param_groups:
-            _update_param_group_val(group, "lr", group["initial_lr"])
-        self.recursive_undo()
-        idx = bisect_right(self._milestones, 0)
-        self._schedulers[idx]._initial_step()
-        self._last_lr = schedulers[idx].get_last_lr()
-
-    def recursive_undo(self, sched: LRScheduler | None = None) -> None:
-        """Undo the initial step the wrapped schedulers took in their constructors."""
-        scheds = self if sched is None else sched
-        if hasattr(scheds, "_schedulers"):
-            for s in scheds._schedulers:
-                self.recursive_undo(s)
-        elif hasattr(scheds, "last_epoch"):
-            scheds.last_epoch -= 1
-
-    def step(self) -> None:
-        """Step the scheduler of the current epoch (restarting it at its milestone)."""
-        self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        scheduler = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler._update_lr(0)
-        else:
-            scheduler.step()
-        self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state, including the wrapped schedulers' states."""
-        return _nested_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        _nested_load_state_dict(self, state_dict)
-
-
-class PolynomialLR(LRScheduler):
+class PolynomialLR(_RuleScheduler):
     """Decay each group's rate as ``base_lr * (1 - epoch / total_iters) ** power``.
 
     Args:
@@ -730,6 +576,8 @@ class PolynomialLR(LRScheduler):
         >>> scheduler = PolynomialLR(optimizer, total_iters=4, power=1.0)
     """
 
+    _rule = "PolynomialLR"
+
     def __init__(
         self,
         optimizer: Optimizer,
@@ -741,38 +589,18 @@ class PolynomialLR(LRScheduler):
         self.power = power
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list[Any]:
-        """The current rates times the ratio of successive polynomial factors."""
-        _warn_get_lr_called_within_step(self)
-        if self._is_initial or self.last_epoch > self.total_iters:
-            return _param_groups_val_list(self.optimizer, "lr")
-        decay_factor = (
-            (1.0 - self.last_epoch / self.total_iters)
-            / (1.0 - (self.last_epoch - 1) / self.total_iters)
-        ) ** self.power
-        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [
-            base_lr
-            * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-            for base_lr in self.base_lrs
-        ]
-
-
-class CosineAnnealingLR(LRScheduler):
+class CosineAnnealingLR(_RuleScheduler):
     r"""Anneal each group's rate along a cosine from its initial rate to ``eta_min``.
 
-    The rate follows the recursion (PyTorch's, so values match it exactly)
-
     .. math::
-        \eta_{t+1} = \eta_{\min} + (\eta_t - \eta_{\min})
-        \frac{1 + \cos\left(\frac{(t+1) \pi}{T_{max}}\right)}
-             {1 + \cos\left(\frac{t \pi}{T_{max}}\right)}
+        \eta_t = \eta_{min} + \frac{1}{2}(\eta_{max} - \eta_{min})
+        \left(1 + \cos\left(\frac{t}{T_{max}}\pi\right)\right)
 
-    which approximates
-    :math:`\eta_{\min} + \frac12(\eta_{\max} - \eta_{\min})(1 + \cos(t\pi/T_{max}))`
-    and, past ``T_max``, climbs back up: the schedule is periodic with period ``2 * T_max``.
+    ``step()`` follows it by the recursion
+    :math:`\eta_{t+1} = \eta_{min} + (\eta_t - \eta_{min})
+    \frac{1 + \cos((t+1)\pi/T_{max})}{1 + \cos(t\pi/T_{max})}`, so that it composes with other
+    schedulers; past ``T_max`` the rate climbs back (the period is ``2 * T_max``).
 
     Args:
         optimizer (Optimizer): wrapped optimizer.
@@ -785,413 +613,14 @@ class CosineAnnealingLR(LRScheduler):
         >>> scheduler = CosineAnnealingLR(optimizer, T_max=10, eta_min=1e-3)
     """
 
+    _rule = "CosineAnnealingLR"
+
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self) -> list[Any]:
-        """The next rates of the recursion."""
-        _warn_get_lr_called_within_step(self)
-        if self._is_initial:
-            return _param_groups_val_list(self.optimizer, "lr")
-        if self._step_count == 1 and self.last_epoch > 0:
-            return [
-                self.eta_min
-                + (base_lr - self.eta_min)
-                * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
-                / 2
-                for base_lr in self.base_lrs
-            ]
-        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return [
-                group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)
-            ]
-        return [
-            (1 + math.cos(math.pi * self.last_epoch / self.T_max))
-            / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
-            * (group["lr"] - self.eta_min)
-            + self.eta_min
-            for group in self.optimizer.param_groups
-        ]
-
-    def _get_closed_form_lr(self) -> list[Any]:
-        return [
-            self.eta_min
-            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-            for base_lr in self.base_lrs
-        ]
-
-
-class ChainedScheduler(LRScheduler):
-    """Step several chainable schedulers of one optimizer in one call.
-
-    Args:
-        schedulers (sequence): the schedulers, stepped in order.
-        optimizer (Optimizer, optional): their optimizer. Default: the first scheduler's.
-
-    Example::
-
-        >>> scheduler = ChainedScheduler([ConstantLR(opt, 0.1, 2), ExponentialLR(opt, 0.9)])
-    """
-
-    def __init__(
-        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
-    ) -> None:
-        if len(schedulers) < 1:
-            raise ValueError(
-                f"{self.__class__.__name__} expects at least one scheduler to be chained, "
-                "but got no scheduler."
-            )
-        optimizer = optimizer or schedulers[0].optimizer
-        _check_scheduler_list(self, optimizer, schedulers)
-        self._schedulers = schedulers
-        self.optimizer = optimizer
-        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
-
-    def step(self) -> None:
-        """Step every wrapped scheduler."""
-        for scheduler in self._schedulers:
-            scheduler.step()
-        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state, including the wrapped schedulers' states."""
-        return _nested_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        _nested_load_state_dict(self, state_dict)
-
-
-class ReduceLROnPlateau(LRScheduler):
-    """Reduce the learning rates when a metric has stopped improving.
-
-    After more than ``patience`` epochs without improvement, each group's rate becomes
-    ``max(lr * factor, min_lr)`` (a change smaller than ``eps`` is skipped), then
-    ``cooldown`` epochs pass before bad epochs are counted again.
-
-    Args:
-        optimizer (Optimizer): wrapped optimizer.
-        mode (str): ``"min"`` (the metric should decrease) or ``"max"``. Default: ``"min"``.
-        factor (float): factor of the reduction, below 1. Default: 0.1.
-        patience (int): number of bad epochs tolerated. Default: 10.
-        threshold (float): minimal improvement that counts. Default: 1e-4.
-        threshold_mode (str): ``"rel"`` (``best * (1 -+ threshold)``) or ``"abs"``
-            (``best -+ threshold``). Default: ``"rel"``.
-        cooldown (int): epochs to wait after a reduction. Default: 0.
-        min_lr (float or list): lower bound of the rates, one for all groups or one per group.
-            Default: 0.
-        eps (float): minimal change of a rate. Default: 1e-8.
-
-    Example::
-
-        >>> scheduler = ReduceLROnPlateau(optimizer, "min", patience=2)
-        >>> for epoch in range(10):
-        ...     scheduler.step(validate(...))
-    """
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        mode: Literal["min", "max"] = "min",
-        factor: float = 0.1,
-        patience: int = 10,
-        threshold: float = 1e-4,
-        threshold_mode: Literal["rel", "abs"] = "rel",
-        cooldown: int = 0,
-        min_lr: list[float] | float = 0,
-        eps: float = 1e-8,
-    ) -> None:
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
-                )
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
-        else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
-        self.last_epoch = 0
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
-        self._reset()
-
-    def _reset(self) -> None:
-        """Reset the best value, the bad-epoch count and the cooldown."""
-        self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
-
-    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:
-        """Record this epoch's metric and reduce the rates if it is time to.
-
-        Args:
-            metrics (float): the monitored quantity.
-            epoch (int, optional): deprecated; the index of this epoch.
-        """
-        current = float(metrics)
-        if epoch is None:
-            epoch = self.last_epoch + 1
-        else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self.last_epoch = epoch
-        if self._is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
-        if self.num_bad_epochs > self.patience:
-            self._reduce_lr(epoch)
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
-
-    def _reduce_lr(self, epoch: int) -> None:
-        if len(self.optimizer.param_groups) != len(self.min_lrs):
-            if self.default_min_lr is None:
-                raise RuntimeError(
-                    "The number of param groups in the `optimizer` "
-                    f"({len(self.optimizer.param_groups)}) differs "
-                    "from when `ReduceLROnPlateau` was initialized "
-                    f"({len(self.min_lrs)}), usually due to a new "
-                    "param group being added to the optimizer. Please "
-                    "modify the `min_lrs` field to match the length "
-                    "of the `optimizer` param groups."
-                )
-            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
-        for i, param_group in enumerate(self.optimizer.param_groups):
-            old_lr = float(param_group["lr"])
-            new_lr = max(old_lr * self.factor, self.min_lrs[i])
-            if old_lr - new_lr > self.eps:
-                _update_param_group_val(param_group, "lr", new_lr)
-
-    @property
-    def in_cooldown(self) -> bool:
-        """Whether the scheduler is waiting after a reduction."""
-        return self.cooldown_counter > 0
-
-    def _is_better(self, a: float, best: float) -> bool:
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
-
-    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
-        if mode not in {"min", "max"}:
-            raise ValueError("mode " + mode + " is unknown!")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        self.__dict__.update(state_dict)
-        self._init_is_better(
-            mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode
-        )
-
-
-def _init_momentum(
-    scheduler: LRScheduler,
-    optimizer: Optimizer,
-    base_momentum: Any,
-    max_momentum: Any,
-    last_epoch: int,
-) -> tuple[list[Any], list[Any]]:
-    """Set up momentum cycling (CyclicLR, OneCycleLR): ``momentum`` or ``betas[0]``.
-
-    Returns the base and max momentums per group; a fresh schedule (``last_epoch == -1``) also
-    starts each group at its max momentum and records both bounds in the group.
-    """
-    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError(
-            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-        )
-    scheduler.use_beta1 = "betas" in optimizer.defaults
-    base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-    max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-    if last_epoch == -1:
-        for m_momentum, b_momentum, group in zip(
-            max_momentums, base_momentums, optimizer.param_groups, strict=True
-        ):
-            _set_momentum(scheduler, group, m_momentum)
-            group["max_momentum"] = m_momentum
-            group["base_momentum"] = b_momentum
-    return base_momentums, max_momentums
-
-
-def _set_momentum(scheduler: LRScheduler, group: dict[str, Any], momentum: Any) -> None:
-    """Write ``momentum`` into the group's ``betas[0]`` or ``momentum``."""
-    if scheduler.use_beta1:
-        group["betas"] = (momentum, *group["betas"][1:])
-    else:
-        group["momentum"] = momentum
-
-
-class CyclicLR(LRScheduler):
-    """Cycle each group's rate between ``base_lr`` and ``max_lr`` (cyclical learning rates).
-
-    Step it after every batch. The built-in policies: ``"triangular"`` (no amplitude scaling),
-    ``"triangular2"`` (amplitude halved each cycle), ``"exp_range"`` (amplitude scaled by
-    ``gamma ** iteration``). A custom ``scale_fn`` overrides ``mode``. With ``cycle_momentum``,
-    momentum cycles inversely between ``max_momentum`` and ``base_momentum``.
-
-    Args:
-        optimizer (Optimizer): wrapped optimizer.
-        base_lr (float or list): lower rate of the cycle, per group or for all.
-        max_lr (float or list): upper rate of the cycle.
-        step_size_up (int): iterations of the rising half. Default: 2000.
-        step_size_down (int, optional): iterations of the falling half. Default: ``step_size_up``.
-        mode (str): ``"triangular"``, ``"triangular2"`` or ``"exp_range"``.
-            Default: ``"triangular"``.
-        gamma (float): constant of ``"exp_range"``. Default: 1.0.
-        scale_fn (callable, optional): custom scaling policy, ``0 <= scale_fn(x) <= 1``.
-        scale_mode (str): ``"cycle"`` or ``"iterations"``, the argument of ``scale_fn``.
-            Default: ``"cycle"``.
-        cycle_momentum (bool): whether to cycle momentum. Default: True.
-        base_momentum (float or list): lower momentum. Default: 0.8.
-        max_momentum (float or list): upper momentum. Default: 0.9.
-        last_epoch (int): index of the last batch. Default: -1.
-
-    Example::
-
-        >>> scheduler = CyclicLR(optimizer, base_lr=0.01, max_lr=0.1, step_size_up=10)
-    """
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        base_lr: float | list[float],
-        max_lr: float | list[float],
-        step_size_up: int = 2000,
-        step_size_down: int | None = None,
-        mode: Literal["triangular", "triangular2", "exp_range"] = "triangular",
-        gamma: float = 1.0,
-        scale_fn: Callable[[float], float] | None = None,
-        scale_mode: Literal["cycle", "iterations"] = "cycle",
-        cycle_momentum: bool = True,
-        base_momentum: float = 0.8,
-        max_momentum: float = 0.9,
-        last_epoch: int = -1,
-    ) -> None:
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        base_lrs = _format_param("base_lr", optimizer, base_lr)
-        if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
-                _update_param_group_val(group, "lr", lr)
-        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
-        step_size_up = float(step_size_up)
-        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
-        self.total_size = step_size_up + step_size_down
-        self.step_ratio = step_size_up / self.total_size
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
-        self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
-        self._init_scale_fn()
-        self.cycle_momentum = cycle_momentum
-        if cycle_momentum:
-            self.base_momentums, self.max_momentums = _init_momentum(
-                self, optimizer, base_momentum, max_momentum, last_epoch
-            )
-        super().__init__(optimizer, last_epoch)
-        self.base_lrs = base_lrs
-
-    def _init_scale_fn(self) -> None:
-        if self._scale_fn_custom is not None:
-            return
-        if self.mode == "triangular":
-            self._scale_fn_ref = self._triangular_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref = self._triangular2_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "exp_range":
-            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
-            self.scale_mode = "iterations"
-
-    def scale_fn(self, x: float) -> float:
-        """The scaling policy: the custom ``scale_fn`` or the one of ``mode``."""
-        if self._scale_fn_custom is not None:
-            return self._scale_fn_custom(x)
-        return self._scale_fn_ref(x)
-
-    @staticmethod
-    def _triangular_scale_fn(x: float) -> float:
-        return 1.0
-
-    @staticmethod
-    def _triangular2_scale_fn(x: float) -> float:
-        return 1 / (2.0 ** (x - 1))
-
-    @staticmethod
-    def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma**x
-
-    def get_lr(self) -> list[Any]:
-        """The rates at batch ``last_epoch``; also sets the momentums when they cycle."""
-        _warn_get_lr_called_within_step(self)
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        if x <= self.step_ratio:
-            scale_factor = x / self.step_ratio
-        else:
-            scale_factor = (x - 1) / (self.step_ratio - 1)
-        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [
-            base_lr + (max_lr - base_lr) * scale_factor * scale
-            for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True)
-        ]
-        if self.cycle_momentum:
-            for group, base_momentum, max_momentum in zip(
-                self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True
-            ):
-                momentum = max_momentum - (max_momentum - base_momentum) * scale_factor * scale
-                _set_momentum(self, group, momentum)
-        return lrs
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state; a custom ``scale_fn`` is saved only as a callable object."""
-        state = super().state_dict()
-        state.pop("_scale_fn_ref", None)
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state returned by :meth:`state_dict`."""
-        fn = state_dict.pop("_scale_fn_custom")
-        super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
-        self._init_scale_fn()
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -1245,7 +674,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self) -> list[Any]:
         """The rates at ``T_cur`` of the current cycle."""
-        _warn_get_lr_called_within_step(self)
+        self._how()
         return [
             self.eta_min
             + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -1253,7 +682,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         ]
 
     def step(self, epoch: float | None = None) -> None:
-        """Advance by one epoch, or jump to ``epoch``, which may be fractional.
+        """Advance by one epoch, or go to ``epoch``, which may be fractional.
 
         Args:
             epoch (float, optional): the epoch, e.g. ``epoch + i / iters`` after batch ``i``.
@@ -1268,22 +697,175 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_i * self.T_mult
         elif epoch < 0:
             raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-        elif epoch >= self.T_0:
-            if self.T_mult == 1:
-                self.T_cur = epoch % self.T_0
-            else:
-                n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
-                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
-                self.T_i = self.T_0 * self.T_mult ** (n)
-        else:
+        elif epoch < self.T_0:
             self.T_i = self.T_0
             self.T_cur = epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:  # cycle n starts at T_0 * (T_mult**n - 1) / (T_mult - 1)
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult**n
         self.last_epoch = math.floor(epoch)
-        with _enable_get_lr_call(self):
-            values = self.get_lr()
-        for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            _update_param_group_val(param_group, "lr", lr)
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._write_rates(NEXT)
+
+
+def _anneal_cos(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+_ANNEAL = {"cos": _anneal_cos, "linear": lambda start, end, pct: (end - start) * pct + start}
+
+
+def _cycle_momentum(
+    scheduler: CyclicLR | OneCycleLR, base_momentum: Any, max_momentum: Any, last_epoch: int
+) -> tuple[list[Any], list[Any]]:
+    """Set up the momentum cycle (``momentum``, or Adam's ``betas[0]``) of CyclicLR and OneCycleLR.
+
+    Returns the base and max momentum of each group; a fresh schedule also starts each group at
+    its max momentum and records both bounds in the group.
+    """
+    optimizer = scheduler.optimizer
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
+    scheduler.use_beta1 = "betas" in optimizer.defaults
+    bases = _per_group("base_momentum", optimizer, base_momentum)
+    maxima = _per_group("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for group, base, top in zip(optimizer.param_groups, bases, maxima, strict=True):
+            _set_momentum(scheduler, group, top)
+            group["max_momentum"] = top
+            group["base_momentum"] = base
+    return bases, maxima
+
+
+def _set_momentum(scheduler: CyclicLR | OneCycleLR, group: dict[str, Any], momentum: Any) -> None:
+    if scheduler.use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+# CyclicLR's policies: the argument their scale function takes, and the function of it.
+_CYCLIC_MODES: dict[str, tuple[str, Callable[[float, float], float]]] = {
+    "triangular": ("cycle", lambda gamma, x: 1.0),
+    "triangular2": ("cycle", lambda gamma, x: 1 / (2.0 ** (x - 1))),
+    "exp_range": ("iterations", lambda gamma, x: gamma**x),
+}
+
+
+class CyclicLR(LRScheduler):
+    """Cycle each group's rate between ``base_lr`` and ``max_lr`` (cyclical learning rates).
+
+    Step it after every batch. The built-in policies: ``"triangular"`` (no amplitude scaling),
+    ``"triangular2"`` (amplitude halved each cycle), ``"exp_range"`` (amplitude scaled by
+    ``gamma ** iteration``). A custom ``scale_fn`` overrides ``mode``. With ``cycle_momentum``,
+    momentum cycles inversely between ``max_momentum`` and ``base_momentum``.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        base_lr (float or list): lower rate of the cycle, per group or for all.
+        max_lr (float or list): upper rate of the cycle.
+        step_size_up (int): iterations of the rising half. Default: 2000.
+        step_size_down (int, optional): iterations of the falling half. Default: ``step_size_up``.
+        mode (str): ``"triangular"``, ``"triangular2"`` or ``"exp_range"``.
+            Default: ``"triangular"``.
+        gamma (float): constant of ``"exp_range"``. Default: 1.0.
+        scale_fn (callable, optional): custom scaling policy, ``0 <= scale_fn(x) <= 1``.
+        scale_mode (str): ``"cycle"`` or ``"iterations"``, the argument of ``scale_fn``.
+            Default: ``"cycle"``.
+        cycle_momentum (bool): whether to cycle momentum. Default: True.
+        base_momentum (float or list): lower momentum. Default: 0.8.
+        max_momentum (float or list): upper momentum. Default: 0.9.
+        last_epoch (int): index of the last batch. Default: -1.
+
+    Example::
+
+        >>> scheduler = CyclicLR(optimizer, base_lr=0.01, max_lr=0.1, step_size_up=10)
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: Literal["triangular", "triangular2", "exp_range"] = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: Literal["cycle", "iterations"] = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.8,
+        max_momentum: float = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        _require_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _set_lr(group, lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        self.total_size = up + (float(step_size_down) if step_size_down is not None else up)
+        self.step_ratio = up / self.total_size
+        if mode not in _CYCLIC_MODES and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else _CYCLIC_MODES[mode][0]
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.base_momentums, self.max_momentums = _cycle_momentum(
+                self, base_momentum, max_momentum, last_epoch
+            )
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at ``x`` (the cycle or the iteration, per ``scale_mode``)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return _CYCLIC_MODES[self.mode][1](self.gamma, x)
+
+    def get_lr(self) -> list[Any]:
+        """The rates at batch ``last_epoch``; also sets the momentums when they cycle."""
+        self._how()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # position in the cycle, in [0, 1)
+        if x <= self.step_ratio:
+            rise = x / self.step_ratio
+        else:
+            rise = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        rates = [
+            base + (top - base) * rise * scale
+            for base, top in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            for group, base, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums, strict=True
+            ):
+                _set_momentum(self, group, top - (top - base) * rise * scale)
+        return rates
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state; a custom ``scale_fn`` is saved only as a callable object."""
+        state = super().state_dict()
+        state["_scale_fn_custom"] = _callable_state(self._scale_fn_custom)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state returned by :meth:`state_dict`."""
+        scale_fn = self._scale_fn_custom
+        super().load_state_dict(state_dict)
+        self._scale_fn_custom = scale_fn
+        if state_dict["_scale_fn_custom"] is not None:
+            vars(scale_fn).update(state_dict["_scale_fn_custom"])
 
 
 class OneCycleLR(LRScheduler):
@@ -1332,7 +914,7 @@ class OneCycleLR(LRScheduler):
         three_phase: bool = False,
         last_epoch: int = -1,
     ) -> None:
-        _check_optimizer(optimizer)
+        _require_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
@@ -1348,97 +930,341 @@ class OneCycleLR(LRScheduler):
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        self._schedule_phases = self._phases(pct_start, three_phase)
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ["cos", "linear"]:
+        if anneal_strategy not in _ANNEAL:
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
+        self._schedule_phases = self._phases(pct_start, three_phase)
         self._anneal_func_type = anneal_strategy
-        max_lrs = _format_param("max_lr", self.optimizer, max_lr)
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
-            for idx, group in enumerate(self.optimizer.param_groups):
-                group["initial_lr"] = max_lrs[idx] / div_factor
-                group["max_lr"] = max_lrs[idx]
+            for group, top in zip(optimizer.param_groups, max_lrs, strict=True):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
-        if self.cycle_momentum:
-            _init_momentum(self, optimizer, base_momentum, max_momentum, last_epoch)
+        if cycle_momentum:
+            _cycle_momentum(self, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     def _phases(self, pct_start: float, three_phase: bool) -> list[dict[str, Any]]:
-        """The phases: the step each ends at, and the group keys of its end points."""
-        up_end = float(pct_start * self.total_steps) - 1
+        """Each phase: the step it ends at, and the group keys of its start and end values."""
+        up = float(pct_start * self.total_steps) - 1
+        last = self.total_steps - 1
         if three_phase:
-            return [
-                self._phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                self._phase(
+            rows = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (
                     float(2 * pct_start * self.total_steps) - 2,
                     "max_lr",
                     "initial_lr",
                     "base_momentum",
                     "max_momentum",
                 ),
-                self._phase(
-                    self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"
-                ),
+                (last, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
             ]
-        return [
-            self._phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-            self._phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
-        ]
-
-    @staticmethod
-    def _phase(
-        end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str
-    ) -> dict[str, Any]:
-        return {
-            "end_step": end_step,
-            "start_lr": start_lr,
-            "end_lr": end_lr,
-            "start_momentum": start_momentum,
-            "end_momentum": end_momentum,
-        }
-
-    def _anneal_func(self, start: float, end: float, pct: float) -> float:
-        if self._anneal_func_type == "cos":
-            return self._annealing_cos(start, end, pct)
-        return self._annealing_linear(start, end, pct)
-
-    @staticmethod
-    def _annealing_cos(start: float, end: float, pct: float) -> float:
-        """Cosine from ``start`` (pct 0) to ``end`` (pct 1)."""
-        cos_out = math.cos(math.pi * pct) + 1
-        return end + (start - end) / 2.0 * cos_out
-
-    @staticmethod
-    def _annealing_linear(start: float, end: float, pct: float) -> float:
-        """Line from ``start`` (pct 0) to ``end`` (pct 1)."""
-        return (end - start) * pct + start
+        else:
+            rows = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (last, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def get_lr(self) -> list[Any]:
         """The rates at step ``last_epoch``; also sets the momentums when they cycle."""
-        _warn_get_lr_called_within_step(self)
-        step_num = self.last_epoch
-        if step_num > self.total_steps:
+        self._how()
+        step = self.last_epoch
+        if step > self.total_steps:
             raise ValueError(
-                f"Tried to step {step_num} times. "
+                f"Tried to step {step} times. "
                 f"The specified number of total steps is {self.total_steps}"
             )
-        lrs = []
+        start = 0.0
+        for phase in self._schedule_phases:
+            end = phase["end_step"]
+            if step <= end or phase is self._schedule_phases[-1]:
+                break
+            start = end
+        pct = (step - start) / (end - start)
+        anneal = _ANNEAL[self._anneal_func_type]
+        rates = []
         for group in self.optimizer.param_groups:
-            start_step = 0.0
-            for i, phase in enumerate(self._schedule_phases):
-                end_step = phase["end_step"]
-                if step_num <= end_step or i == len(self._schedule_phases) - 1:
-                    pct = (step_num - start_step) / (end_step - start_step)
-                    break
-                start_step = end_step
-            lrs.append(self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+            rates.append(anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
             if self.cycle_momentum:
-                momentum = self._anneal_func(
-                    group[phase["start_momentum"]], group[phase["end_momentum"]], pct
-                )
+                momentum = anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
                 _set_momentum(self, group, momentum)
-        return lrs
+        return rates
+
+
+class _SchedulerList(LRScheduler):
+    """SequentialLR and ChainedScheduler: schedulers of one optimizer driven together."""
+
+    _idle_flags: dict[str, bool] = {}
+
+    def _take(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler]) -> None:
+        """Check and keep the schedulers, which must all step ``optimizer``."""
+        name = type(self).__name__
+        for idx, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                    "requires additional kwargs to be specified when calling `step`, "
+                    f"but got one at index {idx} in the given schedulers sequence."
+                )
+            if optimizer != scheduler.optimizer:
+                raise ValueError(
+                    f"{name} expects all schedulers to belong to the same optimizer, but "
+                    f"got scheduler {type(scheduler).__name__} at index {idx} has "
+                    f"{scheduler.optimizer}, which is different from {type(optimizer).__name__}."
+                )
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state, with the wrapped schedulers' states."""
+        state = {k: v for k, v in vars(self).items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state returned by :meth:`state_dict`."""
+        schedulers = self._schedulers
+        super().load_state_dict(state_dict)
+        self._schedulers = schedulers
+        for scheduler, state in zip(schedulers, state_dict["_schedulers"]):
+            scheduler.load_state_dict(state)
+
+
+class SequentialLR(_SchedulerList):
+    """Run schedulers one after another, switching at the milestone epochs.
+
+    Each scheduler takes over at its milestone from epoch 0 of its own schedule.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        schedulers (list): the schedulers, in order.
+        milestones (list): the epochs at which the next scheduler takes over
+            (one fewer than the schedulers).
+        last_epoch (int): index of the last epoch. Default: -1.
+
+    Example::
+
+        >>> warmup = ConstantLR(optimizer, factor=0.1, total_iters=2)
+        >>> decay = ExponentialLR(optimizer, gamma=0.9)
+        >>> scheduler = SequentialLR(optimizer, schedulers=[warmup, decay], milestones=[2])
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
+        self._take(optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                "than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
+            )
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        for group in optimizer.param_groups:
+            _set_lr(group, group["initial_lr"])
+        self.recursive_undo()
+        first = schedulers[bisect_right(milestones, 0)]
+        first._first_step()
+        self._last_lr = first.get_last_lr()
+
+    def recursive_undo(self, sched: LRScheduler | None = None) -> None:
+        """Take back the epoch that the wrapped schedulers' constructors stepped."""
+        target = self if sched is None else sched
+        if hasattr(target, "_schedulers"):
+            for scheduler in target._schedulers:
+                self.recursive_undo(scheduler)
+        elif hasattr(target, "last_epoch"):
+            target.last_epoch -= 1
+
+    def step(self) -> None:
+        """Step the scheduler of the current epoch (restarting it at its milestone)."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._go(0, JUMP)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_SchedulerList):
+    """Step several chainable schedulers of one optimizer in one call.
+
+    Args:
+        schedulers (sequence): the schedulers, stepped in order.
+        optimizer (Optimizer, optional): their optimizer. Default: the first scheduler's.
+
+    Example::
+
+        >>> scheduler = ChainedScheduler([ConstantLR(opt, 0.1, 2), ExponentialLR(opt, 0.9)])
+    """
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be chained, "
+                "but got no scheduler."
+            )
+        self._take(optimizer or schedulers[0].optimizer, schedulers)
+        self._last_lr = self._rates()
+
+    def _rates(self) -> list[Any]:
+        return [_snapshot(group["lr"]) for group in self._schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:
+        """Step every wrapped scheduler."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._rates()
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Reduce the learning rates when a metric has stopped improving.
+
+    After more than ``patience`` epochs without improvement, each group's rate becomes
+    ``max(lr * factor, min_lr)`` (a change smaller than ``eps`` is skipped), then
+    ``cooldown`` epochs pass before bad epochs are counted again.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        mode (str): ``"min"`` (the metric should decrease) or ``"max"``. Default: ``"min"``.
+        factor (float): factor of the reduction, below 1. Default: 0.1.
+        patience (int): number of bad epochs tolerated. Default: 10.
+        threshold (float): minimal improvement that counts. Default: 1e-4.
+        threshold_mode (str): ``"rel"`` (better than ``best * (1 -+ threshold)``) or ``"abs"``
+            (better than ``best -+ threshold``). Default: ``"rel"``.
+        cooldown (int): epochs to wait after a reduction. Default: 0.
+        min_lr (float or list): lower bound of the rates, one for all groups or one per group.
+            Default: 0.
+        eps (float): minimal change of a rate. Default: 1e-8.
+
+    Example::
+
+        >>> scheduler = ReduceLROnPlateau(optimizer, "min", patience=2)
+        >>> for epoch in range(10):
+        ...     scheduler.step(validate(...))
+    """
+
+    _idle_flags: dict[str, bool] = {}
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: Literal["min", "max"] = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: Literal["rel", "abs"] = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        _require_optimizer(optimizer)
+        groups = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != groups:
+                raise ValueError(f"expected {groups} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * groups
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        self.optimizer = optimizer
+        self.factor = factor
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = [_snapshot(group["lr"]) for group in optimizer.param_groups]
+        self.mode = mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting after a reduction."""
+        return self.cooldown_counter > 0
+
+    def _improves(self, metric: float) -> bool:
+        """Whether ``metric`` beats the best value by more than the threshold."""
+        sign = 1.0 if self.mode == "min" else -1.0
+        if self.threshold_mode == "rel":
+            bound = self.best * (1.0 - sign * self.threshold)
+        else:
+            bound = self.best - sign * self.threshold
+        return metric < bound if self.mode == "min" else metric > bound
+
+    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:
+        """Record this epoch's metric and reduce the rates if it is time to.
+
+        Args:
+            metrics (float): the monitored quantity.
+            epoch (int, optional): deprecated; the index of this epoch.
+        """
+        current = float(metrics)
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._improves(current):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            self._reduce()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [_snapshot(group["lr"]) for group in self.optimizer.param_groups]
+
+    def _reduce(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param "
+                    "groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs, strict=True):
+            old = float(group["lr"])
+            new = max(old * self.factor, min_lr)
+            if old - new > self.eps:
+                _set_lr(group, new)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from typing import Any, Literal
@@ -36,7 +35,7 @@ from typing import Any, Literal
 import tocha
 from tocha import Tensor
 
-from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import LRScheduler, _per_group
 from .optimizer import Optimizer
 
 __all__ = [
@@ -337,7 +336,7 @@ class SWALR(LRScheduler):
         anneal_strategy: Literal["cos", "linear"] = "cos",
         last_epoch: int = -1,
     ) -> None:
-        swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
+        swa_lrs = _per_group("swa_lr", optimizer, swa_lr)
         for lr, group in zip(swa_lrs, optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
@@ -367,13 +366,7 @@ class SWALR(LRScheduler):
 
     def get_lr(self) -> list[Any]:
         """The next rates: ``swa_lr * alpha + start_lr * (1 - alpha)``."""
-        if not self._get_lr_called_within_step:
-            warnings.warn(
-                "To get the last learning rate computed by the scheduler, "
-                "please use `get_last_lr()`.",
-                UserWarning,
-                stacklevel=2,
-            )
+        self._how()
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
@@ -399,13 +392,11 @@ class SWALR(LRScheduler):
 
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's state, without the optimizer and the annealing function."""
-        return {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "anneal_func")
-        }
+        state = super().state_dict()
+        del state["anneal_func"]
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state returned by :meth:`state_dict`."""
-        self.__dict__.update(state_dict)
+        super().load_state_dict(state_dict)
         self._set_anneal_func(self._anneal_strategy)
