@@ -311,6 +311,13 @@ def update_bn(
     model.train(was_training)
 
 
+def _annealed_from(lr: float, swa_lr: float, alpha: float) -> float:
+    """The rate the annealing started from, given the rate ``lr`` it reached at ``alpha``."""
+    if alpha == 1:
+        return swa_lr
+    return (lr - alpha * swa_lr) / (1 - alpha)
+
+
 class SWALR(LRScheduler):
     """Anneal each group's learning rate to a constant ``swa_lr`` over ``anneal_epochs``.
 
@@ -343,7 +350,7 @@ class SWALR(LRScheduler):
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
-        self._set_anneal_func(anneal_strategy)
+        self._use_anneal(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
         self.anneal_epochs = anneal_epochs
@@ -357,13 +364,6 @@ class SWALR(LRScheduler):
     def _cosine_anneal(t: float) -> float:
         return (1 - math.cos(math.pi * t)) / 2
 
-    @staticmethod
-    def _get_initial_lr(lr: float, swa_lr: float, alpha: float) -> float:
-        """The rate the annealing started from, given the rate ``lr`` reached at ``alpha``."""
-        if alpha == 1:
-            return swa_lr
-        return (lr - alpha * swa_lr) / (1 - alpha)
-
     def get_lr(self) -> list[Any]:
         """The next rates: ``swa_lr * alpha + start_lr * (1 - alpha)``."""
         self._how()
@@ -373,7 +373,7 @@ class SWALR(LRScheduler):
         prev_t = max(0, min(1, (step - 1) / max(1, self.anneal_epochs)))
         prev_alpha = self.anneal_func(prev_t)
         prev_lrs = [
-            self._get_initial_lr(group["lr"], group["swa_lr"], prev_alpha)
+            _annealed_from(group["lr"], group["swa_lr"], prev_alpha)
             for group in self.optimizer.param_groups
         ]
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
@@ -383,7 +383,7 @@ class SWALR(LRScheduler):
             for group, lr in zip(self.optimizer.param_groups, prev_lrs, strict=True)
         ]
 
-    def _set_anneal_func(self, anneal_strategy: Literal["cos", "linear"]) -> None:
+    def _use_anneal(self, anneal_strategy: Literal["cos", "linear"]) -> None:
         self._anneal_strategy = anneal_strategy
         if anneal_strategy == "cos":
             self.anneal_func = self._cosine_anneal
@@ -399,4 +399,4 @@ class SWALR(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state returned by :meth:`state_dict`."""
         super().load_state_dict(state_dict)
-        self._set_anneal_func(self._anneal_strategy)
+        self._use_anneal(self._anneal_strategy)
