@@ -124,6 +124,13 @@ def test_custom_function(tmp_path):
     assert "same values as F.silu: True" in out
 
 
+def test_custom_op(tmp_path):
+    out = succeed(tmp_path, "custom_op.py")
+    assert "gradcheck: True" in out and "gradgradcheck: True" in out
+    assert "in place, same values: True" in out and "version counter bumped: True" in out
+    assert "within its limit: True" in out and "has a gradient: True" in out
+
+
 FINETUNE = ["finetune.py", *"--checkpoint pre.pt --steps 3 --pretrain-steps 3 --samples 16".split()]
 
 

@@ -170,70 +170,42 @@ def _gelu_backward_factory(xp):
 
 
 # -- cross_entropy (class indices, no label smoothing) ---------------------------------------
-# Laying out rows, checking targets and reducing follow the op's generic kernel in tocha-nn,
-# which tocha-cuda cannot import (it depends on tocha-core alone).
-def _class_rows(xp, x, t):
-    """`x` as contiguous (rows, classes) and `t` as (rows,) int64, for (C,), (N, C) and
-    (N, C, d1, ...) inputs."""
-    idx = t.reshape(-1).astype(xp.int64, copy=False)
-    if x.ndim <= 2:
-        return xp.ascontiguousarray(x.reshape(-1, x.shape[-1])), idx
-    return xp.ascontiguousarray(xp.moveaxis(x, 1, -1).reshape(-1, x.shape[1])), idx
-
-
-def _class_targets(xp, idx, w, ignore_index: int, n_classes: int, dtype):
-    """Each row's target (0 when ignored) and weight (0 when ignored); IndexError for a target
-    out of range."""
-    valid = idx != ignore_index
-    bad = valid & ((idx < 0) | (idx >= n_classes))
-    if bool(bad.any()):
-        raise IndexError(f"Target {int(idx[bad][0])} is out of bounds.")
-    safe = xp.ascontiguousarray(idx * valid)
-    wt = valid.astype(dtype) if w is None else w[safe] * valid
-    return safe, xp.ascontiguousarray(wt, dtype=dtype)
-
-
+# The layout of rows, the target checks and the reductions are the op's own (`Op.parts`,
+# published by tocha-nn, which declares it).
 def _cross_entropy_factory(xp):
-    generic, lib = _generic("cross_entropy_loss", xp), library(xp)
+    op = REGISTRY["cross_entropy_loss"]
+    generic, lib, parts = op.generic(xp), library(xp), op.parts
 
     def kernel(x, t, w, reduction, ignore_index, smoothing):
         if smoothing > 0 or not _fusable(x, *(() if w is None else (w,))):
             return generic(x, t, w, reduction, ignore_index, smoothing)
-        rows, idx = _class_rows(xp, x, t)
+        rows, idx = parts["rows"](xp, x, t)
+        rows = xp.ascontiguousarray(rows)
         n, c = rows.shape
-        safe, wt = _class_targets(xp, idx, w, ignore_index, c, x.dtype)
+        safe, _, wt = parts["targets"](xp, idx, w, ignore_index, c, x.dtype)
+        wt = xp.ascontiguousarray(wt, dtype=x.dtype)
         probs, losses = xp.empty_like(rows), xp.empty(n, x.dtype)
-        args = (rows, safe, wt, probs, losses, I64(c))
+        args = (rows, xp.ascontiguousarray(safe), wt, probs, losses, I64(c))
         lib.launch_rows("cross_entropy.cu", "cross_entropy_forward", x.dtype, n, c, args)
-        if reduction == "none":
-            return losses.reshape(() if x.ndim == 1 else t.shape), probs
-        total = losses.sum()
-        if reduction == "mean":
-            total = total / wt.sum()
-        return xp.asarray(total, dtype=x.dtype), probs
+        return parts["finish"](xp, losses, wt, reduction, x, t), probs
 
     return kernel
 
 
 def _cross_entropy_backward_factory(xp):
-    generic, lib = _generic("cross_entropy_loss_backward", xp), library(xp)
+    op = REGISTRY["cross_entropy_loss_backward"]
+    generic, lib, parts = op.generic(xp), library(xp), op.parts
 
     def kernel(g, x, t, probs, w, reduction, ignore_index, smoothing):
         if smoothing > 0 or not _fusable(g, probs, *(() if w is None else (w,))):
             return generic(g, x, t, probs, w, reduction, ignore_index, smoothing)
         n, c = probs.shape
         idx = t.reshape(-1).astype(xp.int64, copy=False)
-        safe, wt = _class_targets(xp, idx, w, ignore_index, c, probs.dtype)
-        if reduction == "none":
-            scale = g.reshape(-1)
-        elif reduction == "mean":
-            total = wt.sum()
-            scale = xp.where(total != 0, g / total, 0)  # every target ignored: no gradient
-        else:
-            scale = g
+        safe, _, wt = parts["targets"](xp, idx, w, ignore_index, c, probs.dtype)
+        scale = parts["row_scale"](g, wt, reduction)
         coef = xp.ascontiguousarray(scale * wt, dtype=probs.dtype)
         grad = xp.empty((n, c), probs.dtype)
-        args = (xp.ascontiguousarray(probs), safe, coef, grad, I64(n), I64(c))
+        args = (xp.ascontiguousarray(probs), xp.ascontiguousarray(safe), coef, grad, I64(n), I64(c))
         lib.launch(
             "cross_entropy.cu",
             "cross_entropy_backward",
@@ -241,9 +213,7 @@ def _cross_entropy_backward_factory(xp):
             *elementwise_grid(n * c),
             args,
         )
-        if x.ndim <= 2:
-            return grad.reshape(x.shape)
-        return xp.moveaxis(grad.reshape((x.shape[0], *x.shape[2:], x.shape[1])), -1, 1)
+        return parts["unrows"](xp, grad, x.shape)
 
     return kernel
 

@@ -36,14 +36,18 @@ class Op:
     """A primitive op: its name, generic kernel factory and per-device kernel cache.
 
     ``differentiable`` says whether tocha-autograd must hold a derivative formula for it.
+    ``parts`` names the generic kernel's building blocks (functions taking the array
+    namespace first) that a backend fusing the op reuses, so that its layout, checks and
+    reductions stay the op's own.
     """
 
-    __slots__ = ("name", "generic", "kernels", "differentiable", "__weakref__")
+    __slots__ = ("name", "generic", "kernels", "differentiable", "parts", "__weakref__")
 
-    def __init__(self, name: str, generic, differentiable: bool = True):
+    def __init__(self, name: str, generic, differentiable: bool = True, parts=None):
         self.name = name
         self.generic = generic
         self.differentiable = differentiable
+        self.parts = dict(parts or {})
         self.kernels = _Kernels(self)
 
     def __repr__(self) -> str:
@@ -53,11 +57,12 @@ class Op:
 REGISTRY: dict[str, Op] = {}
 
 
-def defop(name: str, generic, differentiable: bool = True) -> Op:
-    """Declare a primitive op once; its name is unique across tocha."""
+def defop(name: str, generic, differentiable: bool = True, parts=None) -> Op:
+    """Declare a primitive op once; its name is unique across tocha. `parts`: the generic
+    kernel's building blocks published to backends that fuse the op (`Op.parts`)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
-    op = REGISTRY[name] = Op(name, generic, differentiable)
+    op = REGISTRY[name] = Op(name, generic, differentiable, parts)
     return op
 
 
@@ -65,7 +70,8 @@ class _Layers:
     """Hooks installed by other distributions. ``autograd(op, args, out)`` records a node for
     `op` called on `args` (its Tensors and other arguments, in order) and returns `out`
     (now carrying its grad_fn). ``rebase(target, result)`` makes an in-place op's target
-    take the history of the out-of-place `result` whose values were written into it.
+    take the history of the out-of-place `result` whose values are about to be written into
+    it (`tocha._ops._out.assign` asks it).
     ``autocast(op, inputs)`` casts an op's inputs inside an autocast region (`tocha.amp`);
     it is asked only while one is active (``STATE.autocast`` set).
     A tensor carries autograd metadata (``_ag``) only once
@@ -157,9 +163,7 @@ def call_one(op, x, *args):
     try:
         dev = x._device
     except AttributeError:
-        raise TypeError(
-            f"{op.name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        ) from None
+        raise not_a_tensor(op.name, x) from None
     if STATE.autocast is not None:
         (x,) = LAYERS.autocast(op, (x,))
     out = wrap(op.kernels[dev](x._data, *args), dev)
@@ -369,6 +373,33 @@ def _explain_binary(op, a, b, exc) -> Exception:
         names = ", ".join(f"'{_dtype.TITLE[d]}'" for d in sorted(dtypes, key=lambda d: d.name))
         return NotImplementedError(f'"{op.name}" not implemented for {names}')
     return exc
+
+
+def not_a_tensor(fn_name: str, value, arg: str = "input", position: int | None = 1) -> TypeError:
+    """PyTorch's error for a non-tensor `value` given as argument `arg` (at `position`, left
+    out when None) of `fn_name`, which takes a Tensor."""
+    where = "" if position is None else f" (position {position})"
+    return TypeError(
+        f"{fn_name}(): argument '{arg}'{where} must be Tensor, not {type(value).__name__}"
+    )
+
+
+def expect_tensor(fn_name: str, value, arg: str = "input", position: int | None = 1):
+    """`value`, which must be a Tensor (else `not_a_tensor`'s error)."""
+    if not isinstance(value, Tensor):
+        raise not_a_tensor(fn_name, value, arg, position)
+    return value
+
+
+def expect_tensors(values, argument: int) -> None:
+    """PyTorch's error for a sequence argument (the `argument`-th, from 0) holding a
+    non-tensor."""
+    for i, value in enumerate(values):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument {argument}, but got "
+                f"{type(value).__name__}"
+            )
 
 
 def broadcast_error(shape_a, shape_b) -> RuntimeError:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _dtype
 from ._api import PUBLIC
-from ._dispatch import call, defop
+from ._dispatch import call, defop, expect_tensor
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -107,10 +107,7 @@ def _scale(norm: str | None, forward: bool) -> str:
 def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tensor:
     """The input as a float (`real`), complex (`complex_`) or either tensor; integers go to
     the default float dtype."""
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        )
+    expect_tensor(f"fft_{name}", x)
     dt = x.dtype
     if dt.rank < _dtype.FLOATING:
         x, dt = x.to(_dtype.DEFAULTS.float), _dtype.DEFAULTS.float

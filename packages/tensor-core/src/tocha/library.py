@@ -4,14 +4,21 @@ here keeps its meaning across tocha-core's minor releases; the underscore module
 may change at any time.
 
 Ops
-    `defop(name, generic, differentiable=True)` declares a primitive op from a generic kernel
-    factory ``generic(xp) -> kernel``; `call(op, inputs, *args)` runs it on tensors (autograd
-    layer, then the device's kernel) and returns a tuple of tensors; `REGISTRY` maps names to
-    ops; `LAYERS` holds the layers the dispatcher runs around a kernel (tocha-autograd sets
+    `defop(name, generic, differentiable=True, parts=None)` declares a primitive op from a
+    generic kernel factory ``generic(xp) -> kernel`` (`parts`: named building blocks of that
+    kernel, ``op.parts``, which a backend fusing the op reuses); `call(op, inputs, *args)`
+    runs it on tensors (autograd layer, then the device's kernel) and returns a tensor, or a
+    tuple of them when the kernel returns a tuple; `REGISTRY` maps names to ops; `LAYERS`
+    holds the layers the dispatcher runs around a kernel (tocha-autograd sets
     ``LAYERS.autograd``).
+In-place ops
+    `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
+    writes into target's memory, or, when autograd tracks target or an operand (or the op has
+    no direct form), `out_of_place()`'s result is written into it by `assign(target,
+    result)`, and target takes the result's history. Both bump the version counter;
+    `bump_version(tensor)` alone records a write made some other way (an optimizer's kernel).
 Tensors
     `wrap(array, device)` makes a Tensor around a backend array (no copy);
-    `bump_version(tensor)` records an in-place write (autograd's version counter);
     `TENSOR_TYPES` and `SUBCLASS_HOOKS` are the Tensor classes and the hooks run on a new
     subclass; `INFERENCE_VC` counts inference-mode tensors.
 Devices and dtypes
@@ -23,6 +30,9 @@ Grad mode and randomness
     generator, device)` is the bit stream a sampling kernel draws from (`generator`'s, else
     the device's default).
 Errors
+    `expect_tensor(fn_name, value, arg="input", position=1)` returns `value` if it is a
+    Tensor, else raises PyTorch's TypeError for it (`not_a_tensor` builds that error);
+    `expect_tensors(values, argument)` checks each element of a sequence argument;
     `missing_attribute(module, name)` is the AttributeError for a PyTorch name tocha lacks;
     `missing_module(module)` the ModuleNotFoundError for a subpackage whose distribution is
     not installed.
@@ -30,10 +40,20 @@ Errors
 
 from ._backend import Backend, backend_of
 from ._device import CPU
-from ._dispatch import LAYERS, REGISTRY, bump_version, call, defop
+from ._dispatch import (
+    LAYERS,
+    REGISTRY,
+    bump_version,
+    call,
+    defop,
+    expect_tensor,
+    expect_tensors,
+    not_a_tensor,
+)
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
+from ._ops._out import assign, inplace
 from ._ops.random import _generator as generator_stream
 from ._tensor import INFERENCE_VC, SUBCLASS_HOOKS, TENSOR_TYPES, wrap
 
@@ -48,12 +68,17 @@ __all__ = [
     "TENSOR_TYPES",
     "TITLE",
     "Backend",
+    "assign",
     "backend_of",
     "bump_version",
     "call",
     "defop",
+    "expect_tensor",
+    "expect_tensors",
     "generator_stream",
+    "inplace",
     "missing_attribute",
     "missing_module",
+    "not_a_tensor",
     "wrap",
 ]

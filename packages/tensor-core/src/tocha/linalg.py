@@ -21,7 +21,7 @@ import numpy as np
 from . import _dtype
 from . import return_types as _rt
 from ._api import PUBLIC, export
-from ._dispatch import call, defop
+from ._dispatch import call, defop, expect_tensor
 from ._ops import linalg_kernels as _k
 from ._ops._out import write_out
 from ._tensor import Tensor
@@ -274,10 +274,7 @@ def _check_info(name: str, info: Tensor, message) -> None:
 
 
 def _check(name: str, A, *, square: bool = True, arg: str = "A") -> None:
-    if not isinstance(A, Tensor):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type(A).__name__}"
-        )
+    expect_tensor(name, A, arg)
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:

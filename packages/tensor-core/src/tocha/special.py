@@ -17,7 +17,7 @@ import math
 
 from . import _dtype
 from ._api import PUBLIC, export
-from ._dispatch import binary, call, defop, unary
+from ._dispatch import binary, call, defop, expect_tensor, unary
 from ._ops import special_kernels as _k
 from ._ops._out import write_out
 from ._tensor import Tensor
@@ -84,7 +84,7 @@ def _unary_function(op_name: str, public_name: str, summary: str):
     op = OPS[op_name]
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return _finish(unary(op, _tensor(input, public_name), True), out)
+        return _finish(unary(op, expect_tensor(public_name, input), True), out)
 
     fn.__name__ = fn.__qualname__ = public_name
     fn.__doc__ = f"{summary}, elementwise. Integer inputs give the default float dtype."
@@ -105,14 +105,6 @@ def _binary_function(op_name: str, public_name: str, summary: str):
         "Integer inputs give the default float dtype."
     )
     return fn
-
-
-def _tensor(x, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        )
-    return x
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -156,7 +148,7 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    x = _floating(_tensor(input, "polygamma"))
+    x = _floating(expect_tensor("polygamma", input))
     return _finish(call(OPS["polygamma"], (x,), int(n)), out)
 
 
@@ -170,7 +162,7 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    x = _floating(_tensor(input, "mvlgamma"))
+    x = _floating(expect_tensor("mvlgamma", input))
     total = gammaln(x)
     for j in range(1, p):
         total = total + gammaln(x - j / 2)
@@ -179,7 +171,7 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
     """log(x / (1 - x)), with `input` first clamped to [eps, 1 - eps] when `eps` is given."""
-    x = _floating(_tensor(input, "logit"))
+    x = _floating(expect_tensor("logit", input))
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
     return _finish((x / (1 - x)).log(), out)
@@ -187,12 +179,12 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The standard normal distribution function, ``erfc(-x / sqrt(2)) / 2``."""
-    x = _floating(_tensor(input, "ndtr"))
+    x = _floating(expect_tensor("ndtr", input))
     return _finish((x * -math.sqrt(0.5)).erfc() * 0.5, out)
 
 
 def _softmax_input(input: Tensor, dtype, name: str) -> Tensor:
-    x = _tensor(input, name)
+    x = expect_tensor(name, input)
     if dtype is not None:
         return x.to(dtype)
     if x.dtype.rank < _dtype.FLOATING:

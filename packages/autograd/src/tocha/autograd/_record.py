@@ -7,7 +7,7 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 from __future__ import annotations
 
 from tocha import Size, Tensor
-from tocha.library import FROM_NP, INFERENCE_VC, LAYERS, TENSOR_TYPES, bump_version, wrap
+from tocha.library import FROM_NP, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._graph import AutogradMeta, accumulator_of, new_node
@@ -124,8 +124,9 @@ def record(op, args, out):
 
 
 def rebase(target: Tensor, result: Tensor) -> None:
-    """After an in-place op on a tensor autograd tracks: write `result`'s values into
-    `target` and give `target` the history of `result` (a view's base is rewired too)."""
+    """An in-place op on a tensor autograd tracks, before `result`'s values overwrite
+    `target`: give `target` the history of `result` (a view's base is rewired too), keeping
+    target's current values for the nodes that saved them."""
     meta = target._ag
     base = target._base
     if meta is not None and meta.requires_grad and meta.grad_fn is None and base is None:
@@ -142,8 +143,6 @@ def rebase(target: Tensor, result: Tensor) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     _keep_original(target, result)
-    target._data[...] = result._data
-    bump_version(target)
     if base is None:
         target._ag = result._ag
         return

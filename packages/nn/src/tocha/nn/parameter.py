@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tocha import Tensor
-from tocha.library import wrap
+from tocha.library import expect_tensor, wrap
 from tocha.serialization import register_tensor_type
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter"]
@@ -31,10 +31,7 @@ class Parameter(Tensor):
             import tocha
 
             data = tocha.empty(0)
-        if not isinstance(data, Tensor):
-            raise TypeError(
-                f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
-            )
+        expect_tensor("Parameter", data, "data", None)
         p = _share(cls, data)
         if requires_grad:
             p.requires_grad_(True)

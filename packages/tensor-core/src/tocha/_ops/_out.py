@@ -1,14 +1,20 @@
-"""Writing results into existing tensors: ``out=`` arguments and in-place ops' dtype rule."""
+"""Writing results into existing tensors: the one path of every in-place op, and ``out=``.
+
+An in-place op on `target` runs `inplace`: when autograd must see it, the op's out-of-place
+result (recorded by autograd) is written into target's memory by `assign`, and target takes
+its history; otherwise the op's direct form writes into the memory itself. Either way the
+version counter is bumped once.
+"""
 
 from __future__ import annotations
 
 from .. import _dtype
-from .._dispatch import bump_version, device_mismatch
+from .._dispatch import LAYERS, bump_version, device_mismatch
 from .._grad_mode import STATE
 from .._tensor import Tensor
 
 
-def inplace_result(target: Tensor, result_dtype: _dtype.dtype, op_name: str) -> None:
+def check_castable(target: Tensor, result_dtype: _dtype.dtype) -> None:
     """Refuse an in-place write whose result dtype cannot be cast to the target's (PyTorch
     allows no cast to a lower category, e.g. float into an integer tensor)."""
     if not _dtype.can_cast(result_dtype, target.dtype):
@@ -16,6 +22,53 @@ def inplace_result(target: Tensor, result_dtype: _dtype.dtype, op_name: str) -> 
             f"result type {_dtype.TITLE[result_dtype]} can't be cast to the desired output type "
             f"{_dtype.TITLE[target.dtype]}"
         )
+
+
+def check_shape(target_shape, result_shape) -> None:
+    """Refuse an in-place write of a result whose shape differs from the target's."""
+    if tuple(target_shape) != tuple(result_shape):
+        raise RuntimeError(
+            f"output with shape {list(target_shape)} doesn't match the broadcast shape "
+            f"{list(result_shape)}"
+        )
+
+
+def tracks(*operands) -> bool:
+    """Whether autograd must see an in-place op on these operands: grad mode is on and one of
+    them is a Tensor carrying autograd metadata."""
+    if not STATE.grad_enabled:
+        return False
+    for t in operands:
+        if isinstance(t, Tensor) and t._ag is not None:
+            return True
+    return False
+
+
+def assign(target: Tensor, result: Tensor) -> Tensor:
+    """Write `result`, an op's out-of-place result of target's shape, into target's memory
+    (cast to target's dtype); target takes result's history when autograd tracks either.
+    Returns target."""
+    check_castable(target, result.dtype)
+    check_shape(target._data.shape, result._data.shape)
+    if STATE.grad_enabled and (target._ag is not None or result._ag is not None):
+        LAYERS.rebase(target, result)
+    target._data[...] = result._data
+    bump_version(target)
+    return target
+
+
+def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Tensor:
+    """Run an in-place op on `target` whose other inputs are `operands`.
+
+    ``out_of_place(*args)`` computes the op's result as a new tensor; ``direct(*args)``
+    writes the result into target's memory itself (checking that it fits), sparing the copy.
+    The direct form runs unless autograd tracks target or an operand (or `direct` is None).
+    Returns target."""
+    if direct is not None and not (STATE.grad_enabled and tracks(target, *operands)):
+        direct(*args)
+        bump_version(target)
+        return target
+    return assign(target, out_of_place(*args))
 
 
 def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
@@ -35,7 +88,7 @@ def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
             "out=... arguments don't support automatic differentiation, but one of the "
             "arguments requires grad."
         )
-    inplace_result(out, result.dtype, "")
+    check_castable(out, result.dtype)
     if out._data.shape != result._data.shape:
         out._data = result._data.astype(out._data.dtype)
     else:

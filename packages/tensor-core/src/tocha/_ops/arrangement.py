@@ -17,12 +17,10 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
-from .._dispatch import broadcast_error, bump_version, call, call_view, defop
-from .._grad_mode import STATE
+from .._dispatch import broadcast_error, call, call_view, defop
 from .._tensor import Size, Tensor, _wrap_dim
-from ._out import write_out
+from ._out import assign, write_out
 from .creation import _from_host
-from .pointwise import _rebase_inplace
 from .shape import _dims, _unaliased, int_tuple, restrider
 
 
@@ -80,15 +78,6 @@ _stack, _where, _index_select = _func("stack"), _func("where"), _func("index_sel
 def _float(t: Tensor) -> Tensor:
     """`t` in the default float dtype when it is bool or integer (PyTorch's int-to-float)."""
     return t if t.dtype.rank >= _dtype.FLOATING else t.to(_dtype.DEFAULTS.float)
-
-
-def _tensor_arg(value, fn_name: str, arg: str = "input", position: int = 1) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(
-            f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, "
-            f"not {type(value).__name__}"
-        )
-    return value
 
 
 # -- flips, rolls, rotations -----------------------------------------------------------------
@@ -181,11 +170,7 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 
 def _triangle_(op, self: Tensor, diagonal: int) -> Tensor:
-    if self._ag is not None and STATE.grad_enabled:
-        return _rebase_inplace(self, _triangle(op, self, diagonal))
-    self._data[...] = _triangle(op, self, diagonal)._data
-    bump_version(self)
-    return self
+    return assign(self, _triangle(op, self, diagonal))
 
 
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:

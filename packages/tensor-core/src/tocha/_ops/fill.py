@@ -6,9 +6,9 @@ import numpy as np
 
 from .._api import export
 from .._backend import backend_of
-from .._dispatch import LAYERS, broadcast_error, bump_version
-from .._grad_mode import STATE
+from .._dispatch import broadcast_error, expect_tensor
 from .._tensor import Tensor
+from ._out import inplace
 from .creation import full_like
 
 
@@ -26,22 +26,19 @@ def _values(self: Tensor, src: Tensor):
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to self's shape, cast to self's dtype, from any device) into
     self's memory; differentiable with respect to `src`."""
-    if not isinstance(src, Tensor):
-        raise TypeError(
-            f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}"
-        )
-    if STATE.grad_enabled and (self._ag is not None or src._ag is not None):
-        shape = tuple(self.shape)
-        _check_broadcast(src._data.shape, shape)
-        LAYERS.rebase(self, src.to(self._device, self.dtype).expand(shape))
-        return self
-    data = self._data
-    _check_broadcast(src._data.shape, data.shape)
-    if src._data is data:
-        return self
-    data[...] = _values(self, src)
-    bump_version(self)
-    return self
+    expect_tensor("copy_", src, "src")
+    _check_broadcast(src._data.shape, self._data.shape)
+    return inplace(self, (src,), _cast_to, _copy_direct, self, src)
+
+
+def _cast_to(self: Tensor, src: Tensor) -> Tensor:
+    """`src` on self's device, of self's dtype and shape."""
+    return src.to(self._device, self.dtype).expand(tuple(self.shape))
+
+
+def _copy_direct(self: Tensor, src: Tensor) -> None:
+    if src._data is not self._data:
+        self._data[...] = _values(self, src)
 
 
 def _check_broadcast(src_shape, shape) -> None:
@@ -64,12 +61,11 @@ def fill_(self: Tensor, value) -> Tensor:
                 f"{value._data.ndim} dimensions."
             )
         return copy_(self, value)
-    if STATE.grad_enabled and self._ag is not None:
-        LAYERS.rebase(self, full_like(self, value))
-        return self
+    return inplace(self, (), full_like, _fill_direct, self, value)
+
+
+def _fill_direct(self: Tensor, value) -> None:
     self._data.fill(value)
-    bump_version(self)
-    return self
 
 
 def zero_(self: Tensor) -> Tensor:

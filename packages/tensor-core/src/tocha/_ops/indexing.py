@@ -21,17 +21,17 @@ from .._api import export
 from .._backend import backend_of
 from .._device import CPU
 from .._dispatch import (
-    LAYERS,
     broadcast_error,
-    bump_version,
     call,
     call_view,
     defop,
     device_mismatch,
+    expect_tensor,
+    expect_tensors,
 )
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
-from ._out import write_out
+from ._out import inplace, write_out
 from .creation import full
 
 _ALL = slice(None)
@@ -549,16 +549,9 @@ def _simple_index(self: Tensor, key) -> bool:
     return kind == "b" and kd.shape == self._data.shape and kd.ndim > 0
 
 
-def _tracked(self: Tensor, value) -> bool:
-    """Whether autograd must see a write of `value` into `self`."""
-    return STATE.grad_enabled and (
-        self._ag is not None or (isinstance(value, Tensor) and value._ag is not None)
-    )
-
-
-def _assign_tracked(self: Tensor, key, value) -> None:
-    """``self[key] = value`` as autograd sees it: the out-of-place `index_put` at the flat
-    positions the key selects, recorded, then written back into self."""
+def _assigned(self: Tensor, key, value) -> Tensor:
+    """A copy of self with ``self[key] = value``, as autograd sees it: the out-of-place
+    `index_put` at the flat positions the key selects."""
     dev = self._device
     with no_grad():
         flat = wrap(_ARANGE.kernels[dev](self._data.size), dev)
@@ -567,7 +560,7 @@ def _assign_tracked(self: Tensor, key, value) -> None:
         value = full((), value, dtype=self.dtype, device=dev)
     values = value.to(self.dtype).expand(tuple(positions.shape)).reshape(-1)
     result = index_put(self.reshape(-1), (positions.reshape(-1),), values)
-    LAYERS.rebase(self, result.view(tuple(self.shape)))
+    return result.view(tuple(self.shape))
 
 
 _ARANGE = defop(
@@ -578,9 +571,11 @@ _ARANGE = defop(
 def _setitem(self: Tensor, key, value) -> None:
     """``self[key] = value``: writes `value` (a number or a tensor, broadcast to the indexed
     shape and cast to self's dtype) into self's memory, so views see it."""
-    if _tracked(self, value):
-        _assign_tracked(self, key, value)
-        return
+    inplace(self, (value,), _assigned, _write_at, self, key, value)
+
+
+def _write_at(self: Tensor, key, value) -> None:
+    """``self[key] = value`` written straight into self's memory."""
     data = self._data
     dev = self._device
     fast = _fast_key(key)
@@ -591,20 +586,17 @@ def _setitem(self: Tensor, key, value) -> None:
         except IndexError:
             parse_key(self, key)
             raise
-        bump_version(self)
         return
     if _simple_index(self, key):
         if type(value) is Tensor and value._data.dtype != data.dtype:
             _check_put_dtype(self, value, key._data.dtype.kind == "b")
         v = _value_data(self, value)
         index_put_op.kernels[dev](data, v, key._data, _FIRST, False, out=data)
-        bump_version(self)
         return
     basic, advanced = parse_key(self, key)
     v = _value_data(self, value)
     if not advanced:
         setitem_op.kernels[dev](data, v, basic, out=data)
-        bump_version(self)
         return
     target = data if _is_identity(basic) else getitem_op.kernels[dev](data, basic)
     tensors, pattern = advanced_pattern(wrap(target, dev), advanced)
@@ -612,7 +604,6 @@ def _setitem(self: Tensor, key, value) -> None:
         _check_put_dtype(self, value, len(tensors) == 1 and tensors[0]._data.dtype.kind in "bu")
     arrays = [t._data for t in tensors]
     index_put_op.kernels[dev](target, v, *arrays, pattern, False, out=target)
-    bump_version(self)
 
 
 def _check_put_dtype(self: Tensor, value: Tensor, one_mask: bool) -> None:
@@ -652,11 +643,8 @@ def _tensor_indices(x: Tensor, indices):
         )
     advanced = []
     vdim = 0
-    for i, t in enumerate(indices):
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"expected Tensor as element {i} in argument 1, but got {type(t).__name__}"
-            )
+    expect_tensors(indices, 1)
+    for t in indices:
         if t._data.dtype.kind not in "biu":
             raise IndexError(_INDEX_TYPE_ERROR)
         if t._device is not x._device:
@@ -669,11 +657,7 @@ def _tensor_indices(x: Tensor, indices):
 
 
 def _check_values(input: Tensor, values) -> None:
-    if not isinstance(values, Tensor):
-        raise TypeError(
-            f"index_put(): argument 'values' (position 3) must be Tensor, not "
-            f"{type(values).__name__}"
-        )
+    expect_tensor("index_put", values, "values", 3)
     if values._data.dtype != input._data.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
@@ -694,17 +678,16 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place form of `index_put`."""
     _check_values(input, values)
-    if _tracked(input, values):
-        LAYERS.rebase(input, index_put(input, indices, values, accumulate))
-        return input
-    tensors, pattern = _tensor_indices(input, indices)
-    data = input._data
-    arrays = [t._data for t in tensors]
-    index_put_op.kernels[input._device](
-        data, values._data, *arrays, pattern, bool(accumulate), out=data
-    )
-    bump_version(input)
-    return input
+
+    def direct():
+        tensors, pattern = _tensor_indices(input, indices)
+        data = input._data
+        arrays = [t._data for t in tensors]
+        index_put_op.kernels[input._device](
+            data, values._data, *arrays, pattern, bool(accumulate), out=data
+        )
+
+    return inplace(input, (values,), lambda: index_put(input, indices, values, accumulate), direct)
 
 
 export(index_put, method=True)
@@ -781,9 +764,6 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     """In-place form of `masked_fill`; `mask` must broadcast to self's shape."""
     _check_mask(mask, "masked_fill_")
-    if _tracked(self, value) and mask._data.shape == self._data.shape:
-        LAYERS.rebase(self, masked_fill(self, mask, value))
-        return self
     if mask._device is not self._device:
         raise device_mismatch(self._device, mask._device)
     v = _fill_value(self, value)
@@ -796,10 +776,12 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
         raise RuntimeError(
             f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}"
         )
-    data = self._data
-    masked_fill_op.kernels[self._device](data, mask._data, v, out=data)
-    bump_version(self)
-    return self
+
+    def direct():
+        data = self._data
+        masked_fill_op.kernels[self._device](data, mask._data, v, out=data)
+
+    return inplace(self, (value,), lambda: masked_fill(self, mask, value), direct)
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import call, defop
+from .._dispatch import call, defop, expect_tensors
 from .._tensor import Tensor, _wrap_dim
 from ._out import write_out
 from .shape import int_tuple, reshape
@@ -59,11 +59,7 @@ def _tensor_list(tensors, fn_name: str) -> tuple:
             f"{fn_name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
             f"{type(tensors).__name__}"
         )
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(
-                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
-            )
+    expect_tensors(tensors, 0)
     return tuple(tensors)
 
 

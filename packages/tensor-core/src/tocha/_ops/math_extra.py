@@ -14,19 +14,16 @@ import math
 
 from .. import _dtype, return_types
 from .._api import PUBLIC, export
-from .._dispatch import binary, bump_version, call, call_view, defop, unary
-from .._grad_mode import STATE
+from .._dispatch import binary, call, call_view, defop, not_a_tensor, unary
 from .._tensor import Tensor
-from ._out import write_out
+from ._out import assign, write_out
 from .pointwise import (
     BOOL,
     COMPLEX,
     FLOATS,
     INTS,
     _no,
-    _rebase_inplace,
     binary_inplace,
-    not_tensor,
     refusing,
     uf,
 )
@@ -42,9 +39,9 @@ def _finish(result: Tensor, out: Tensor | None) -> Tensor:
 
 def _tensors(name: str, input, other) -> None:
     if not isinstance(input, Tensor):
-        raise not_tensor(name, input)
+        raise not_a_tensor(name, input)
     if not isinstance(other, Tensor):
-        raise not_tensor(name, other, 2, "other")
+        raise not_a_tensor(name, other, "other", 2)
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -131,7 +128,7 @@ DEG_PER_RAD = 180.0 / math.pi
 
 def _angle_scale(name: str, input: Tensor, factor: float) -> Tensor:
     if not isinstance(input, Tensor):
-        raise not_tensor(name, input)
+        raise not_a_tensor(name, input)
     if input.is_complex():
         raise RuntimeError(f"{name} is not supported for complex tensors.")
     if input.dtype.rank < _dtype.FLOATING:
@@ -163,7 +160,7 @@ def rad2deg_(self: Tensor) -> Tensor:
 
 def _check_heaviside(input, values) -> None:
     if not isinstance(values, Tensor):
-        raise not_tensor("heaviside", values, 2, "values")
+        raise not_a_tensor("heaviside", values, "values", 2)
     if input.is_complex() or values.is_complex():
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype is not values.dtype:
@@ -233,7 +230,7 @@ def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent`` computed in double precision: the result is float64 (complex128
     when either operand is complex)."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        raise not_tensor("float_power", input)
+        raise not_a_tensor("float_power", input)
     d = _float_power_dtype(input, exponent)
     return _finish(
         _as(input, d) ** _as(exponent, d)
@@ -322,7 +319,7 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     """Whether each element of `elements` is among `test_elements` (either may be a number);
     the result has the shape of `elements`. `invert` negates it."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise not_tensor("isin", elements, 1, "elements")
+        raise not_a_tensor("isin", elements, "elements", 1)
     d = _dtype.promote_operands((elements, test_elements))
     tensors = [
         x.to(d) if isinstance(x, Tensor) else PUBLIC["tensor"](x, dtype=d, device=dev)
@@ -405,11 +402,7 @@ def conj_physical_(self: Tensor) -> Tensor:
     """Conjugates `self` in place (nothing to do for a real tensor)."""
     if not self.is_complex():
         return self
-    if self._ag is not None and STATE.grad_enabled:
-        return _rebase_inplace(self, conj(self))
-    self._data[...] = conj_op.kernels[self._device](self._data)
-    bump_version(self)
-    return self
+    return assign(self, conj(self))
 
 
 def resolve_conj(input: Tensor) -> Tensor:
@@ -484,9 +477,9 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 def _check_parts(real, imag, names: str) -> None:
     if not isinstance(real, Tensor):
-        raise not_tensor(names[0], real, 1, names[1])
+        raise not_a_tensor(names[0], real, names[1], 1)
     if not isinstance(imag, Tensor):
-        raise not_tensor(names[0], imag, 2, names[2])
+        raise not_a_tensor(names[0], imag, names[2], 2)
     allowed = (_dtype.float16, _dtype.float32, _dtype.float64)
     if real.dtype not in allowed or imag.dtype not in allowed:
         raise RuntimeError(

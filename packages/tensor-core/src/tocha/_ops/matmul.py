@@ -16,7 +16,17 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import LAYERS, as_array, binary, broadcast_error, call, defop, device_mismatch
+from .._dispatch import (
+    LAYERS,
+    as_array,
+    binary,
+    broadcast_error,
+    call,
+    defop,
+    device_mismatch,
+    expect_tensor,
+    expect_tensors,
+)
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim
 from ._out import write_out
@@ -238,13 +248,6 @@ def _check_matmul(x: Tensor, y: Tensor) -> None:
         _bmm_checks((batch, rows, k1), (batch, k2, cols), d1, d2)
 
 
-def _check_tensor(fn_name: str, x, arg: str, pos: int) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fn_name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
-
-
 # -- matmul: the hot path ---------------------------------------------------------------------
 def _matmul(x, y):
     """``x @ y`` for two Tensors; NotImplemented when `y` is not a Tensor."""
@@ -294,16 +297,16 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     the result; N-D operands are batches of matrices whose batch dimensions broadcast:
     ``(j, 1, n, k) @ (l, k, m) -> (j, l, n, m)``. Both operands must have the same dtype.
     """
-    _check_tensor("matmul", input, "input", 1)
-    _check_tensor("matmul", other, "other", 2)
+    expect_tensor("matmul", input, "input", 1)
+    expect_tensor("matmul", other, "other", 2)
     result = _matmul(input, other)
     return result if out is None else write_out(out, result)
 
 
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product of `input` (n, k) and `mat2` (k, m): shape (n, m)."""
-    _check_tensor("mm", input, "input", 1)
-    _check_tensor("mm", mat2, "mat2", 2)
+    expect_tensor("mm", input, "input", 1)
+    expect_tensor("mm", mat2, "mat2", 2)
     if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
@@ -325,8 +328,8 @@ def _check_bmm(b1: Tensor, b2: Tensor, kernel_name: str = "bmm") -> None:
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of `input` (b, n, k) and `mat2` (b, k, m): shape (b, n, m);
     batch sizes must be equal (no broadcasting)."""
-    _check_tensor("bmm", input, "input", 1)
-    _check_tensor("bmm", mat2, "mat2", 2)
+    expect_tensor("bmm", input, "input", 1)
+    expect_tensor("bmm", mat2, "mat2", 2)
     _check_bmm(input, mat2)
     result = _matmul(input, mat2)
     return result if out is None else write_out(out, result)
@@ -334,8 +337,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Product of the matrix `input` (n, k) and the vector `vec` (k): shape (n)."""
-    _check_tensor("mv", input, "input", 1)
-    _check_tensor("mv", vec, "vec", 2)
+    expect_tensor("mv", input, "input", 1)
+    expect_tensor("mv", vec, "vec", 2)
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}"
@@ -353,8 +356,8 @@ def _check_vectors(x: Tensor, y: Tensor) -> None:
 
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Dot product of two 1-D tensors of the same size and dtype: a 0-dim tensor."""
-    _check_tensor("dot", input, "input", 1)
-    _check_tensor("dot", tensor, "tensor", 2)
+    expect_tensor("dot", input, "input", 1)
+    expect_tensor("dot", tensor, "tensor", 2)
     _check_vectors(input, tensor)
     result = _matmul(input, tensor)
     return result if out is None else write_out(out, result)
@@ -362,8 +365,8 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Dot product of two 1-D tensors, the first conjugated: ``sum(conj(input) * other)``."""
-    _check_tensor("vdot", input, "input", 1)
-    _check_tensor("vdot", other, "other", 2)
+    expect_tensor("vdot", input, "input", 1)
+    expect_tensor("vdot", other, "other", 2)
     _check_vectors(input, other)
     _dot_checks(input._data.shape[0], other._data.shape[0], input.dtype, other.dtype)
     result = call(_VDOT, (input, other))
@@ -373,8 +376,8 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Outer product of 1-D tensors `input` (n) and `vec2` (m): shape (n, m), dtypes
     promoted."""
-    _check_tensor("outer", input, "input", 1)
-    _check_tensor("outer", vec2, "vec2", 2)
+    expect_tensor("outer", input, "input", 1)
+    expect_tensor("outer", vec2, "vec2", 2)
     for name, v in (("self", input), ("vec2", vec2)):
         if v._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
@@ -386,8 +389,8 @@ def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Kronecker product; the operand of fewer dims is first padded with leading 1s, so
     shapes (a0, a1) and (b0, b1) give (a0*b0, a1*b1). Dtypes are promoted."""
-    _check_tensor("kron", input, "input", 1)
-    _check_tensor("kron", other, "other", 2)
+    expect_tensor("kron", input, "input", 1)
+    expect_tensor("kron", other, "other", 2)
     dt = _dtype.promote_types(input.dtype, other.dtype)
     result = call(_KRON, (input, other), dt.np)
     return result if out is None else write_out(out, result)
@@ -434,8 +437,8 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple[list, list]:
 def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor:
     """Sum of products over the dims `dims` names: an int n (the last n dims of `a` with the
     first n of `b`) or two lists of dims. The result has `a`'s free dims then `b`'s."""
-    _check_tensor("tensordot", a, "a", 1)
-    _check_tensor("tensordot", b, "b", 2)
+    expect_tensor("tensordot", a, "a", 1)
+    expect_tensor("tensordot", b, "b", 2)
     given_a, given_b = _tensordot_dims(a, b, dims)
     if len(given_a) != len(given_b):
         raise RuntimeError("both dimension lists should have same length")
@@ -547,11 +550,7 @@ def einsum(*args) -> Tensor:
             operands = list(operands[0])
     else:
         equation, operands = _sublist_equation(args)
-    for i, x in enumerate(operands):
-        if not isinstance(x, Tensor):
-            raise TypeError(
-                f"expected Tensor as element {i} in argument 1, but got {type(x).__name__}"
-            )
+    expect_tensors(operands, 1)
     if not operands:
         raise _einsum_error("must provide at least one operand")
     lhs, arrow, rhs = equation.partition("->")

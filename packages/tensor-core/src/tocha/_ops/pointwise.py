@@ -10,18 +10,17 @@ from __future__ import annotations
 from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import (
-    LAYERS,
     _scalar_like,
     binary,
-    bump_version,
     call,
     defop,
+    device_mismatch,
+    not_a_tensor,
     unary,
 )
-from .._grad_mode import STATE
 from .._tensor import Tensor
 from . import _special_math as special
-from ._out import inplace_result, write_out
+from ._out import assign, check_castable, check_shape, inplace, tracks, write_out
 
 
 def uf(name):
@@ -254,14 +253,6 @@ ALIASES = {
 }
 
 
-def not_tensor(fn_name: str, value, position: int = 1, arg: str = "input") -> TypeError:
-    """PyTorch's error for a non-tensor where an op takes only a Tensor."""
-    return TypeError(
-        f"{fn_name}(): argument '{arg}' (position {position}) must be Tensor, not "
-        f"{type(value).__name__}"
-    )
-
-
 # How each unary function treats ``out=``: the result's dtype exactly, a bool tensor, none.
 EXACT_OUT = {"abs", "neg", "floor", "ceil", "trunc", "frac", "sign", "sgn", "bitwise_not"}
 BOOL_OUT = {"isposinf", "isneginf", "signbit"}
@@ -277,7 +268,7 @@ def _unary_function(op, to_float):
         except AttributeError:
             if isinstance(input, Tensor):
                 raise
-            raise not_tensor(op.name, input) from None
+            raise not_a_tensor(op.name, input) from None
         if out is None:
             return result
         if op.name in BOOL_OUT and out._data.dtype.kind != "b":
@@ -292,7 +283,7 @@ def _unary_function(op, to_float):
             except AttributeError:
                 if isinstance(input, Tensor):
                     raise
-                raise not_tensor(op.name, input) from None
+                raise not_a_tensor(op.name, input) from None
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise ``{op.name}`` of `input`; the result has `input`'s shape."
@@ -316,29 +307,16 @@ def _unary_inplace(op, to_float):
         error = INPLACE_ERRORS.get((op.name, self._data.dtype.kind))
         if error is not None:
             raise RuntimeError(error)
-        if self._ag is not None and STATE.grad_enabled:
-            return _rebase_inplace(self, unary(op, self, to_float))
-        inplace_result(self, _dtype.DEFAULTS.float if to_float else self.dtype, op.name)
-        op.kernels[self._device](self._data, out=self._data)
-        bump_version(self)
-        return self
+        return inplace(self, (), unary, _unary_direct, op, self, to_float)
 
     fn.__name__ = fn.__qualname__ = op.name + "_"
     fn.__doc__ = f"In-place form of `{op.name}`."
     return fn
 
 
-def _rebase_inplace(target: Tensor, result: Tensor) -> Tensor:
-    """In-place op on a tensor autograd tracks: the out-of-place result, recorded, is
-    written into the target, which takes the result's history."""
-    inplace_result(target, result.dtype, "")
-    if tuple(result.shape) != tuple(target.shape):
-        raise RuntimeError(
-            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(result.shape)}"
-        )
-    LAYERS.rebase(target, result)
-    return target
+def _unary_direct(op, self: Tensor, to_float: bool) -> None:
+    check_castable(self, _dtype.DEFAULTS.float if to_float else self.dtype)
+    op.kernels[self._device](self._data, out=self._data)
 
 
 UNARY_OPS = {}
@@ -363,7 +341,7 @@ def _neg(self: Tensor) -> Tensor:
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``-input``, elementwise (not for bool tensors: use ``~`` or `logical_not`)."""
     if not isinstance(input, Tensor):
-        raise not_tensor("neg", input)
+        raise not_a_tensor("neg", input)
     result = _neg(input)
     return result if out is None else write_out(out, result, exact=True)
 
@@ -417,7 +395,7 @@ round_op = defop("round", _round_kernel)
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """Rounds to the nearest value with `decimals` decimal digits, half to even."""
     if not isinstance(input, Tensor):
-        raise not_tensor("round", input)
+        raise not_a_tensor("round", input)
     result = call(round_op, (input,), int(decimals))
     return result if out is None else write_out(out, result, exact=True)
 
@@ -428,12 +406,15 @@ def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 def _param_inplace(self: Tensor, op, *args) -> Tensor:
-    if self._ag is not None and STATE.grad_enabled:
-        return _rebase_inplace(self, call(op, (self,), *args))
-    inplace_result(self, self.dtype, op.name)
+    return inplace(self, (), _call_one, _param_direct, op, self, *args)
+
+
+def _call_one(op, self: Tensor, *args) -> Tensor:
+    return call(op, (self,), *args)
+
+
+def _param_direct(op, self: Tensor, *args) -> None:
     op.kernels[self._device](self._data, *args, out=self._data)
-    bump_version(self)
-    return self
 
 
 export(round, method=True)
@@ -475,7 +456,7 @@ def nan_to_num(
     """Replaces NaN with `nan`, +inf with `posinf` and -inf with `neginf` (defaults: 0 and
     the dtype's largest and smallest finite values)."""
     if not isinstance(input, Tensor):
-        raise not_tensor("nan_to_num", input)
+        raise not_a_tensor("nan_to_num", input)
     result = call(nan_to_num_op, (input,), nan, posinf, neginf)
     if out is not None and out.dtype is not result.dtype:
         raise RuntimeError(
@@ -657,9 +638,9 @@ TO_FLOAT = {name for name, (_, to_float) in BINARY.items() if to_float}
 def _check_tensors(name: str, input, other) -> None:
     """PyTorch's TypeError for a number where the function takes only a Tensor."""
     if name not in NUMBER_INPUT and not isinstance(input, Tensor):
-        raise not_tensor(name, input)
+        raise not_a_tensor(name, input)
     if name in TENSOR_OTHER and not isinstance(other, Tensor):
-        raise not_tensor(name, other, 2, "other")
+        raise not_a_tensor(name, other, "other", 2)
 
 
 def _binary_function(op):
@@ -678,19 +659,17 @@ def _binary_function(op):
 def binary_inplace(op, self: Tensor, other, to_float=False) -> Tensor:
     """``self op= other``: written into self's memory, whose dtype and shape must hold the
     result (PyTorch's casting and broadcasting rules for in-place ops)."""
-    if (
-        self._ag is not None or (isinstance(other, Tensor) and other._ag is not None)
-    ) and STATE.grad_enabled:
-        return _rebase_inplace(self, binary(op, self, other, to_float))
+    return inplace(self, (other,), binary, _binary_direct, op, self, other, to_float)
+
+
+def _binary_direct(op, self: Tensor, other, to_float: bool) -> None:
     result_dtype = _dtype.promote_operands((self, other))
     if to_float and result_dtype.rank < _dtype.FLOATING:
         result_dtype = _dtype.DEFAULTS.float
-    inplace_result(self, result_dtype, op.name)
+    check_castable(self, result_dtype)
     data = self._data
     if isinstance(other, Tensor):
         if other._device is not self._device:
-            from .._dispatch import device_mismatch
-
             raise device_mismatch(self._device, other._device)
         other = other._data
     elif _dtype.SCALAR_RANK.get(type(other), 9) <= result_dtype.rank:
@@ -698,27 +677,18 @@ def binary_inplace(op, self: Tensor, other, to_float=False) -> Tensor:
     if data.dtype != result_dtype.np:
         operand = data.astype(result_dtype.np)
         result = op.kernels[self._device](operand, other)
-        _check_inplace_shape(data.shape, result.shape)
+        check_shape(data.shape, result.shape)
         data[...] = result
-    else:
-        try:
-            op.kernels[self._device](data, other, out=data)
-        except ValueError as exc:
-            if "broadcast" not in str(exc):
-                raise
-            import numpy as np
-
-            _check_inplace_shape(data.shape, np.broadcast_shapes(data.shape, np.shape(other)))
+        return
+    try:
+        op.kernels[self._device](data, other, out=data)
+    except ValueError as exc:
+        if "broadcast" not in str(exc):
             raise
-    bump_version(self)
-    return self
+        import numpy as np
 
-
-def _check_inplace_shape(target, result) -> None:
-    if tuple(target) != tuple(result):
-        raise RuntimeError(
-            f"output with shape {list(target)} doesn't match the broadcast shape {list(result)}"
-        )
+        check_shape(data.shape, np.broadcast_shapes(data.shape, np.shape(other)))
+        raise
 
 
 def _binary_inplace_method(op):
@@ -726,7 +696,7 @@ def _binary_inplace_method(op):
 
     def fn(self: Tensor, other) -> Tensor:
         if op.name in TENSOR_OTHER and not isinstance(other, Tensor):
-            raise not_tensor(op.name + "_", other, 1, "other")
+            raise not_a_tensor(op.name + "_", other, "other", 1)
         return binary_inplace(op, self, other, to_float)
 
     fn.__name__ = fn.__qualname__ = op.name + "_"
@@ -982,22 +952,15 @@ def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 
 
 def _clamp_inplace(self: Tensor, min, max, name: str) -> Tensor:  # noqa: A002
-    if self._ag is not None and STATE.grad_enabled:
-        return _rebase_inplace(self, _clamp(self, min, max, None, name))
-    if _check_clamp(self, min, max, name):
-        result = _clamp(self, min, max, None, name)
-        inplace_result(self, result.dtype, name)
-        _check_inplace_shape(self._data.shape, result._data.shape)
-        self._data[...] = result._data
-        bump_version(self)
-        return self
+    """Clamp in place: tensor bounds (or autograd) go through the out-of-place result."""
+    if tracks(self, min, max) or _check_clamp(self, min, max, name):
+        return assign(self, _clamp(self, min, max, None, name))
     bounds_rank = _builtin_max(
         _dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max) if b is not None
     )
-    inplace_result(
+    check_castable(
         self,
         _dtype.default_for_rank(bounds_rank) if bounds_rank > self.dtype.rank else self.dtype,
-        name,
     )
     return _param_inplace(self, clamp_op, min, max)
 

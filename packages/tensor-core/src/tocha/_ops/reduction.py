@@ -35,7 +35,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as rt
 from .._api import PUBLIC, export
-from .._dispatch import LAYERS, call, call_one, defop
+from .._dispatch import LAYERS, call, call_one, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._out import write_out
@@ -448,18 +448,12 @@ _SUM_KERNELS = sum_op.kernels
 _run = call_one
 
 
-def _not_tensor(name: str, x) -> TypeError:
-    return TypeError(
-        f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-    )
-
-
 def _array(x, name: str):
     """The backend array of Tensor `x`; TypeError naming the op for anything else."""
     try:
         return x._data
     except AttributeError:
-        raise _not_tensor(name, x) from None
+        raise not_a_tensor(name, x) from None
 
 
 def _int(value, name: str) -> int:
@@ -547,7 +541,7 @@ def sum(
         try:
             dev = input._device
         except AttributeError:
-            raise _not_tensor("sum", input) from None
+            raise not_a_tensor("sum", input) from None
         result = wrap(_SUM_KERNELS[dev](input._data, None, keepdim, None), dev)
         if input._ag is not None and STATE.grad_enabled:
             return LAYERS.autograd(sum_op, (input, None, keepdim, None), result)

@@ -24,9 +24,9 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import LAYERS, bump_version, call, check_same_device, defop
-from .._grad_mode import STATE
-from .._tensor import Tensor, _wrap_dim
+from .._dispatch import call, check_same_device, defop, expect_tensor
+from .._tensor import Tensor, _wrap_dim, wrap
+from ._out import assign, inplace
 from .creation import full
 from .indexing import getitem_op, index_op, index_put, scalar_value, setitem_op
 
@@ -169,15 +169,6 @@ index_fill_op = defop("index_fill", _index_fill_kernel)
 
 
 # -- checks --------------------------------------------------------------------------------
-def _tensor(value, name: str, arg: str, position: int) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
-            f"{type(value).__name__}"
-        )
-    return value
-
-
 def _title(t: Tensor) -> str:
     return _dtype.TITLE[t.dtype]
 
@@ -207,7 +198,7 @@ def _scatter_args(name: str, input: Tensor, dim, index: Tensor, src=None):
     """Check a gather or scatter and return ``(dim, index, src)``: dim in range, and `src`
     (when a Tensor) sliced to index's shape. ``index`` is None when it is empty (nothing to
     do)."""
-    _tensor(index, name, "index", 3)
+    expect_tensor(name, index, "index", 3)
     ndim = input._data.ndim
     dim = _wrap_dim(dim, ndim)
     if index._data.dtype.name not in _INDEX_DTYPES:
@@ -261,26 +252,27 @@ def call_view_getitem(x: Tensor, key) -> Tensor:
     return call_view(getitem_op, x, key)
 
 
-def _tracked(*tensors) -> bool:
-    return STATE.grad_enabled and any(isinstance(t, Tensor) and t._ag is not None for t in tensors)
-
-
 def _in_place(self: Tensor, op, inputs: tuple, *args) -> Tensor:
-    """Run a scatter `op` on `self` in place (or rebase `self` on the out-of-place result
-    when autograd tracks it or an input)."""
-    if _tracked(self, *inputs):
-        LAYERS.rebase(self, call(op, (self, *inputs), *args))
-        return self
-    check_same_device((self, *inputs))
-    data = self._data
-    kernel = op.kernels[self._device]
-    arrays = [t._data for t in inputs]
-    if data.flags.c_contiguous:
-        kernel(data, *arrays, *args, out=data)
-    else:
-        data[...] = kernel(data, *arrays, *args)
-    bump_version(self)
-    return self
+    """Run a scatter-family `op` on `self` (with tensor `inputs`) in place."""
+    return _write_plan(self, (op, inputs, args), lambda: call(op, (self, *inputs), *args))
+
+
+def _write_plan(self: Tensor, plan, out_of_place) -> Tensor:
+    """Run the plan ``(op, inputs, args)`` in place: its kernel writes into self's memory,
+    unless autograd tracks self or an input (then `out_of_place()` is written into self)."""
+    op, inputs, args = plan
+
+    def direct():
+        check_same_device((self, *inputs))
+        data = self._data
+        kernel = op.kernels[self._device]
+        arrays = [t._data for t in inputs]
+        if data.flags.c_contiguous:
+            kernel(data, *arrays, *args, out=data)
+        else:
+            data[...] = kernel(data, *arrays, *args)
+
+    return inplace(self, inputs, out_of_place, direct)
 
 
 # -- gather and scatter --------------------------------------------------------------------
@@ -349,11 +341,7 @@ def _run_(self: Tensor, plan) -> Tensor:
     """Run a scatter plan in place."""
     if plan is None:
         return self
-    op, inputs, args = plan
-    if self._data.ndim == 0 and _tracked(self, *inputs):
-        LAYERS.rebase(self, call(op, (self.reshape(1), *inputs), *args).reshape(()))
-        return self
-    return _in_place(self, op, inputs, *args)
+    return _write_plan(self, plan, lambda: _run(self, plan))
 
 
 def scatter(
@@ -384,7 +372,7 @@ def scatter_(
 
 
 def _add_call(input, dim, index, src):
-    _tensor(src, "scatter_add", "src", 4)
+    expect_tensor("scatter_add", src, "src", 4)
     dim, idx, src = _scatter_args("scatter", input, dim, index, src)
     if idx is None:
         return None
@@ -408,7 +396,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def _reduce_call(input, dim, index, src, reduce, include_self):
-    _tensor(src, "scatter_reduce", "src", 4)
+    expect_tensor("scatter_reduce", src, "src", 4)
     if reduce not in _REDUCTIONS:
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
@@ -500,7 +488,7 @@ def _index_dtype(
     name: str, index: Tensor, allowed: tuple, message: str, error=RuntimeError
 ) -> None:
     """Refuse an index tensor whose dtype is not in `allowed`, with PyTorch's `message`."""
-    _tensor(index, name, "index", 3)
+    expect_tensor(name, index, "index", 3)
     if index._data.dtype.name not in allowed:
         raise error(message.format(title=_title(index)))
 
@@ -516,7 +504,7 @@ def _add_plan(input, dim, index, source, alpha):
         _INDEX_DTYPES,
         "index_add_(): Expected dtype int32/int64 for index but got: {title}",
     )
-    _tensor(source, "index_add", "source", 4)
+    expect_tensor("index_add", source, "source", 4)
     dim = _index_args("index_add_", input, dim, index, source)
     if input._data.dtype.kind in "biu" and not isinstance(alpha, bool):
         alpha = int(alpha)
@@ -546,7 +534,7 @@ def _copy_plan(input, dim, index, source):
         ("int64",),
         "index_copy_(): Expected a long tensor for index, but got {title}",
     )
-    _tensor(source, "index_copy", "source", 4)
+    expect_tensor("index_copy", source, "source", 4)
     ndim = input._data.ndim
     d = _wrap_dim(dim, ndim)
     if source._data.ndim and (index._data.size != source._data.shape[d if ndim else 0]):
@@ -610,7 +598,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 # -- flat indices ------------------------------------------------------------------------------
 def _long_index(name: str, index: Tensor) -> None:
-    _tensor(index, name, "index", 2)
+    expect_tensor(name, index, "index", 2)
     if index._data.dtype != _INT64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_title(index)}")
 
@@ -628,7 +616,7 @@ def take_along_dim(
 ) -> Tensor:
     """`gather` after broadcasting `input` and `indices` on every dim but `dim`; with `dim`
     None, `gather` from the flattened input at the flattened indices."""
-    _tensor(indices, "take_along_dim", "indices", 2)
+    expect_tensor("take_along_dim", indices, "indices", 2)
     if indices._data.dtype != _INT64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {_title(indices)}"
@@ -661,7 +649,7 @@ def take_along_dim(
 
 def _put_args(input: Tensor, index: Tensor, source: Tensor) -> None:
     _long_index("put_", index)
-    _tensor(source, "put_", "source", 3)
+    expect_tensor("put_", source, "source", 3)
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
             "put_(): self and source expected to have the same dtype, but got self.dtype = "
@@ -686,23 +674,20 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """In-place form of `put`."""
     _put_args(self, index, source)
-    if _tracked(self, source) or not self._data.flags.c_contiguous:
-        result = put(self, index, source, accumulate)
-        if _tracked(self, source):
-            LAYERS.rebase(self, result)
-        else:
-            self._data[...] = result._data
-            bump_version(self)
-        return self
-    self.reshape(-1).index_put_((index.reshape(-1),), source.reshape(-1), accumulate)
-    bump_version(self)
-    return self
+    if not self._data.flags.c_contiguous:
+        return assign(self, put(self, index, source, accumulate))
+
+    def direct():
+        flat = wrap(self._data.reshape(-1), self._device)
+        flat.index_put_((index.reshape(-1),), source.reshape(-1), accumulate)
+
+    return inplace(self, (source,), lambda: put(self, index, source, accumulate), direct)
 
 
 # -- masks and embeddings ------------------------------------------------------------------
 def _masked_args(input: Tensor, mask: Tensor, source: Tensor, shape) -> int:
     """Check a masked_scatter; returns the number of True entries of the broadcast mask."""
-    _tensor(source, "masked_scatter", "source", 3)
+    expect_tensor("masked_scatter", source, "source", 3)
     if mask._data.dtype.kind != "b":
         raise RuntimeError(
             "masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -740,7 +725,7 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def _embed(input: Tensor, src: Tensor, key: tuple, slice_shape) -> Tensor:
     """A copy of `input` with `src` written at the basic-index `key` (slice shape checked)."""
-    _tensor(src, "scatter", "src", 2)
+    expect_tensor("scatter", src, "src", 2)
     if tuple(src.shape) != tuple(slice_shape):
         raise RuntimeError(
             "expected src to have a size equal to the slice of self. src size = "
@@ -785,7 +770,7 @@ def diagonal_scatter(
 ) -> Tensor:
     """A copy of `input` with `src` written on the diagonal ``input.diagonal(offset, dim1,
     dim2)`` names; `src` has that diagonal's shape (the other dims, then the diagonal)."""
-    _tensor(src, "diagonal_scatter", "src", 2)
+    expect_tensor("diagonal_scatter", src, "src", 2)
     shape = input._data.shape
     d1, d2 = _wrap_dim(dim1, len(shape)), _wrap_dim(dim2, len(shape))
     if d1 == d2:

@@ -27,7 +27,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as rt
 from .._api import export
-from .._dispatch import call, defop
+from .._dispatch import call, defop, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
 from ._out import write_out
 
@@ -322,15 +322,9 @@ def _title(t: Tensor) -> str:
     return _dtype.TITLE[t.dtype]
 
 
-def _not_tensor(name: str, x, arg: str = "input", position: int = 1) -> TypeError:
-    return TypeError(
-        f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}"
-    )
-
-
 def _input(name: str, x) -> Tensor:
     if not isinstance(x, Tensor):
-        raise _not_tensor(name, x)
+        raise not_a_tensor(name, x)
     return x
 
 
@@ -476,7 +470,7 @@ def searchsorted(
     dims searches row by row; `input` then shares its leading dims. `sorter` sorts the
     sequence first. Result int64 (int32 with `out_int32`)."""
     if not isinstance(sorted_sequence, Tensor):
-        raise _not_tensor("searchsorted", sorted_sequence, "sorted_sequence")
+        raise not_a_tensor("searchsorted", sorted_sequence, "sorted_sequence")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(
@@ -532,7 +526,7 @@ def bucketize(
     """For each value of `input`, the index of the bucket of the 1-D `boundaries` it falls in:
     ``boundaries[i-1] < x <= boundaries[i]`` (``<=``, ``<`` with `right`)."""
     if not isinstance(boundaries, Tensor):
-        raise _not_tensor("bucketize", boundaries, "boundaries", 2)
+        raise not_a_tensor("bucketize", boundaries, "boundaries", 2)
     if boundaries._data.ndim != 1:
         raise RuntimeError(
             f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})"

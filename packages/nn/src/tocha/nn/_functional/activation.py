@@ -13,7 +13,7 @@ import warnings
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d
-from tocha.library import GRAD_MODE, LAYERS, REGISTRY, TITLE, bump_version, call, defop
+from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor
 
 __all__ = [
     "celu",
@@ -61,19 +61,9 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _inplace(target: Tensor, result: Tensor) -> Tensor:
-    """Write `result` into `target` (which takes result's history when autograd tracks it)."""
-    if GRAD_MODE.grad_enabled and result._ag is not None:
-        LAYERS.rebase(target, result)
-    else:
-        target._data[...] = result._data
-        bump_version(target)
-    return target
-
-
 def _apply(op, input: Tensor, inplace: bool, *args) -> Tensor:
     out = call(op, (input,), *args)
-    return _inplace(input, out) if inplace else out
+    return assign(input, out) if inplace else out
 
 
 # -- softmax family: one primitive each, with a primitive backward --------------------------
@@ -148,10 +138,7 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 
 def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+    expect_tensor(name, input)
     if dim is None:
         dim = _get_softmax_dim(name, input.dim(), 4)
     ndim = max(input.dim(), 1)
@@ -470,7 +457,7 @@ def rrelu(
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slopes = tocha.empty_like(input).uniform_(lower, upper)
     out = tocha.where(input >= 0, input, input * slopes)
-    return _inplace(input, out) if inplace else out
+    return assign(input, out) if inplace else out
 
 
 def rrelu_(

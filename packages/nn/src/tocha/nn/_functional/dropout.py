@@ -14,9 +14,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d
-from tocha.library import call, defop, generator_stream
-
-from .activation import _inplace
+from tocha.library import assign, call, defop, generator_stream
 
 __all__ = [
     "alpha_dropout",
@@ -74,7 +72,7 @@ def _dropout(
         return input
     if 0 < p < 1 and not feature and not alpha:
         out = call(native_dropout_op, (input,), generator_stream(None, input.device), p)[0]
-        return _inplace(input, out) if inplace else out
+        return assign(input, out) if inplace else out
     with tocha.no_grad():
         if p == 1:
             scale = tocha.zeros((), dtype=input.dtype, device=input.device)
@@ -90,7 +88,7 @@ def _dropout(
     out = input * scale
     if shift is not None:
         out = out + shift
-    return _inplace(input, out) if inplace else out
+    return assign(input, out) if inplace else out
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -237,8 +237,19 @@ def _ce_backward_kernel(xp):
 
 nll_loss_op = defop("nll_loss", _nll_kernel)
 nll_loss_backward_op = defop("nll_loss_backward", _nll_backward_kernel)
-cross_entropy_op = defop("cross_entropy_loss", _ce_kernel)
-cross_entropy_backward_op = defop("cross_entropy_loss_backward", _ce_backward_kernel)
+# What a backend fusing cross entropy reuses: the layout of rows, the target checks and the
+# reductions.
+_CE_PARTS = {
+    "rows": _rows,
+    "unrows": _unrows,
+    "targets": _targets,
+    "finish": _finish,
+    "row_scale": _row_scale,
+}
+cross_entropy_op = defop("cross_entropy_loss", _ce_kernel, parts=_CE_PARTS)
+cross_entropy_backward_op = defop(
+    "cross_entropy_loss_backward", _ce_backward_kernel, parts=_CE_PARTS
+)
 
 
 def _with_weight(op, tensors: tuple, weight: Tensor | None, *args):
