@@ -954,15 +954,10 @@ class OneCycleLR(LRScheduler):
         up = float(pct_start * self.total_steps) - 1
         last = self.total_steps - 1
         if three_phase:
+            down = float(2 * pct_start * self.total_steps) - 2
             rows = [
                 (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (
-                    float(2 * pct_start * self.total_steps) - 2,
-                    "max_lr",
-                    "initial_lr",
-                    "base_momentum",
-                    "max_momentum",
-                ),
+                (down, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
                 (last, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
             ]
         else:
