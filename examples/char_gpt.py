@@ -19,6 +19,7 @@ import argparse
 import math
 import os
 import time
+from collections.abc import Callable
 
 from tqdm import tqdm
 
@@ -44,7 +45,7 @@ def stdlib_text(modules: tuple[str, ...] = MODULES) -> str:
     return "\n".join(parts)
 
 
-class CharWindows(Dataset):
+class CharWindows(Dataset[tuple[torch.Tensor, torch.Tensor]]):
     """Windows of `block` + 1 characters of a text, encoded as int64 codes: item i is
     (codes[i : i + block], codes[i + 1 : i + block + 1]), the input and the next-character
     target."""
@@ -76,7 +77,8 @@ class CausalSelfAttention(nn.Module):
         y = F.scaled_dot_product_attention(
             q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
         )
-        return self.proj(y.transpose(1, 2).reshape(n, t, dim))
+        out: torch.Tensor = self.proj(y.transpose(1, 2).reshape(n, t, dim))
+        return out
 
 
 class Block(nn.Module):
@@ -90,7 +92,8 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
+        out: torch.Tensor = x + self.mlp(self.norm2(x))
+        return out
 
 
 class GPT(nn.Module):
@@ -113,7 +116,8 @@ class GPT(nn.Module):
         """Next-character logits (N, T, vocab) for codes (N, T)."""
         positions = torch.arange(codes.shape[1], device=codes.device)
         x = self.tokens(codes) + self.positions(positions)
-        return self.head(self.norm(self.blocks(x)))
+        logits: torch.Tensor = self.head(self.norm(self.blocks(x)))
+        return logits
 
     @torch.no_grad()
     def generate(
@@ -130,7 +134,7 @@ class GPT(nn.Module):
         return codes
 
 
-def warmup_cosine(warmup: int, total: int):
+def warmup_cosine(warmup: int, total: int) -> Callable[[int], float]:
     """The lr factor at each step: linear from 0 to 1 over `warmup` steps, then a cosine
     decay to 0.1 at step `total`."""
 

@@ -21,19 +21,19 @@ import argparse
 
 import tocha as torch
 import tocha.nn as nn
-from tocha.autograd import Function, gradcheck, gradgradcheck
+from tocha.autograd import Function, FunctionCtx, gradcheck, gradgradcheck
 
 
 class SwishFunction(Function):
     """swish(x) = x * sigmoid(x), with the derivative s * (1 + x * (1 - s))."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+    def forward(ctx: FunctionCtx, x: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(x)
         return x * torch.sigmoid(x)
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+    def backward(ctx: FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors
         s = torch.sigmoid(x)  # recomputed here, so that backward is differentiable in x
         return grad_output * s * (1 + x * (1 - s))
@@ -43,7 +43,8 @@ class Swish(nn.Module):
     """The module form of `SwishFunction`, used like nn.SiLU."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return SwishFunction.apply(x)
+        y: torch.Tensor = SwishFunction.apply(x)
+        return y
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,17 +22,21 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import tocha as torch
 import tocha.nn as nn
 import tocha.nn.functional as F
 from tocha.utils.data import DataLoader, Subset, TensorDataset, random_split
-from tocha.utils.trainer import Callback, evaluate, fit, plot_history
+from tocha.utils.trainer import Callback, TrainState, evaluate, fit, plot_history
 
 EPOCHS, QUICK_EPOCHS = 12, 3
 
 
-def load_digits(seed: int) -> tuple[TensorDataset, TensorDataset]:
+Examples = Subset[tuple[torch.Tensor, ...]]
+
+
+def load_digits(seed: int) -> tuple[Examples, Examples]:
     """scikit-learn's digits as (train, test) datasets of (1x8x8 float32 image in [0, 1],
     int64 label), 20% held out at random (a generator seeded with `seed` picks which)."""
     try:
@@ -69,7 +73,8 @@ class DigitsCNN(nn.Module):
         x = self.pool(F.relu(self.conv1(x)))
         x = self.pool(F.relu(self.conv2(x)))
         x = self.dropout(F.relu(self.fc1(x.flatten(1))))
-        return self.fc2(x)
+        logits: torch.Tensor = self.fc2(x)
+        return logits
 
 
 def accuracy(logits: torch.Tensor, target: torch.Tensor) -> float:
@@ -80,7 +85,7 @@ def accuracy(logits: torch.Tensor, target: torch.Tensor) -> float:
 class PrintEpoch(Callback):
     """Prints one line per epoch: the training loss, the held-out loss and accuracy, the lr."""
 
-    def on_epoch_end(self, state, record: dict) -> None:
+    def on_epoch_end(self, state: TrainState, record: dict[str, Any]) -> None:
         print(
             f"epoch {record['epoch'] + 1:>2}  loss {record['loss']:.4f}  "
             f"test loss {record['val_loss']:.4f}  test accuracy {record['val_accuracy']:.2%}  "

@@ -31,10 +31,11 @@ HERE = Path(__file__).resolve().parent
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     """The share of samples whose largest logit is at their label."""
     with torch.no_grad():
-        return (model(x).argmax(1) == y).float().mean().item()
+        correct: torch.Tensor = model(x).argmax(1) == y
+        return float(correct.float().mean())
 
 
-def train(model: nn.Module, x, y, steps: int, lr: float) -> None:
+def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> None:
     """`steps` full-batch Adam steps on the parameters that require grad."""
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     for _ in range(steps):

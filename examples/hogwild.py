@@ -13,6 +13,7 @@ parent prints the full-data loss before and after.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import tocha as torch
 import tocha.multiprocessing as mp
@@ -20,7 +21,7 @@ import tocha.nn as nn
 import tocha.nn.functional as F
 
 
-def load_data():
+def load_data() -> tuple[torch.Tensor, torch.Tensor, bool]:
     """(x, y, classification?): digits if scikit-learn is there, else y = x @ w + noise with
     w scaled so that y has about unit variance (as the digits' inputs are in [0, 1])."""
     try:
@@ -40,11 +41,19 @@ def make_model(classification: bool) -> nn.Module:
     return nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10 if classification else 1))
 
 
-def loss_fn(classification: bool):
+def loss_fn(classification: bool) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     return F.cross_entropy if classification else F.mse_loss
 
 
-def train(rank, model, x, y, classification, epochs, processes):
+def train(
+    rank: int,
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    classification: bool,
+    epochs: int,
+    processes: int,
+) -> None:
     """One worker: SGD on every `processes`-th example, updating the shared model. The
     regression takes a smaller step: its gradients are larger (inputs of unit variance, a
     squared error), and several processes apply theirs to the same weights at once."""

@@ -49,7 +49,9 @@ class CharLSTM(nn.Module):
         self.lstm = nn.LSTM(dim, hidden, num_layers=layers, batch_first=True)
         self.head = nn.Linear(hidden, vocab)
 
-    def forward(self, codes: torch.Tensor, state=None):
+    def forward(
+        self, codes: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         """Logits (N, T, vocab) for codes (N, T), and the LSTM's final (h, c)."""
         out, state = self.lstm(self.embed(codes), state)
         return self.head(out), state
@@ -71,14 +73,14 @@ def mean_loss(model: CharLSTM, data: torch.Tensor, bptt: int) -> float:
 
 
 @torch.no_grad()
-def sample(model: CharLSTM, prompt: list[int], length: int, temperature: float = 0.7):
+def sample(model: CharLSTM, prompt: list[int], length: int, temperature: float = 0.7) -> list[int]:
     """`prompt` followed by `length` codes drawn one at a time from the model."""
     model.eval()
     logits, state = model(torch.tensor([prompt]))
     codes = list(prompt)
     for _ in range(length):
         probs = F.softmax(logits[0, -1] / temperature, dim=-1)
-        codes.append(torch.multinomial(probs, 1).item())
+        codes.append(int(torch.multinomial(probs, 1).item()))
         logits, state = model(torch.tensor([[codes[-1]]]), state)
     return codes
 

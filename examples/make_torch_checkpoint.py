@@ -11,6 +11,7 @@ program here that imports torch; finetune.py runs it in a subprocess.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def task(classes: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return x.astype(np.float32), (np.tanh(x @ a) @ b).argmax(1).astype(np.int64)
 
 
-def mlp(nn, classes: int):
+def mlp(nn: Any, classes: int) -> Any:
     """The network, built with either framework's `nn` module (their APIs are the same)."""
     return nn.Sequential(
         nn.Linear(FEATURES, HIDDEN),

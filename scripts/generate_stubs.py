@@ -23,6 +23,7 @@ import builtins
 import collections.abc
 import importlib
 import inspect
+import os
 import sys
 import types
 import typing
@@ -58,8 +59,15 @@ OPERATORS = {
     for name in ("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split())
     for prefix in ("", "r", "i")
 } | {f"__{name}__" for name in "eq ne lt le gt ge neg pos abs invert getitem".split()}
-# Operators whose signature differs from object's (they return a Tensor, not a bool).
-OVERRIDES = {"__eq__", "__ne__"}
+# Generic classes that annotations name bare, and the arguments a stub gives them.
+BARE = {
+    tuple: "Any, ...",
+    list: "Any",
+    set: "Any",
+    dict: "Any, Any",
+    collections.abc.Callable: "..., Any",
+    os.PathLike: "Any",
+}
 # Known return types of members that come from `object`.
 OBJECT_RETURNS = {"__hash__": "int"}
 
@@ -130,7 +138,10 @@ class Stub:
             return f"{self.type_name(origin)}[[{listed}], {self.annotation(result)}]"
         if origin is not None:
             inner = ", ".join("..." if arg is Ellipsis else self.annotation(arg) for arg in args)
-            return f"{self.annotation(origin)}[{inner}]"
+            return f"{self.type_name(origin)}[{inner}]"
+        if value in BARE:
+            arguments = BARE[value].replace("Any", self.direct("typing", "Any"))
+            return f"{self.type_name(value)}[{arguments}]"
         if isinstance(value, type):
             return self.type_name(value)
         return self.direct("typing", "Any")
@@ -168,8 +179,7 @@ class Stub:
             params, result = self.parameters(sig, first), self.result(sig, name, first)
         if first:
             params.insert(0, first)
-        suffix = "  # type: ignore[override]" if first and name in OVERRIDES else ""
-        return _wrap(f"{indent}def {name}(", params, f") -> {result}: ...{suffix}", indent)
+        return _wrap(f"{indent}def {name}(", params, f") -> {result}: ...", indent)
 
     def parameters(self, sig: inspect.Signature, first: str) -> list[str]:
         """The parameters as stub text, with the ``/`` and ``*`` markers; a method's own first

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tocha import device
 from tocha.backends import Backend
 
 
-def _neg_kernel(xp):
+def _neg_kernel(xp: Any) -> Any:
     """An override: the kernel factory of ``neg`` on this backend (here a NumPy ufunc; a real
     backend would call its own library)."""
     return xp.negative
@@ -23,7 +25,7 @@ class MyDevBackend(Backend):
     overrides = {"neg": _neg_kernel}
     unsupported = frozenset({"matmul"})
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.current = 0
         self.allocated = 0
 
@@ -33,19 +35,19 @@ class MyDevBackend(Backend):
     def current_device(self) -> int:
         return self.current
 
-    def normalize(self, dev):
+    def normalize(self, dev: device) -> device:
         if dev.index is None:
             return device(self.device_type, self.current)
         if dev.index >= self.device_count():
             raise RuntimeError(f"mydev has {self.device_count()} devices, not {dev.index + 1}")
         return dev
 
-    def from_host(self, array, dev):
+    def from_host(self, array: np.ndarray, dev: device) -> np.ndarray:
         self.allocated += array.nbytes
         return np.array(array, copy=True)
 
-    def to_host(self, array):
+    def to_host(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, copy=True)
 
-    def memory_stats(self, dev=None) -> dict:
+    def memory_stats(self, dev: device | None = None) -> dict[str, int]:
         return {"allocated_bytes.all.current": self.allocated}

@@ -8,6 +8,7 @@ Entry points are read the first time a device type other than ``cpu`` is asked f
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class Backend:
 
     api_version = PLUGIN_API_VERSION
     device_type = ""
-    xp = None
+    xp: Any = None
     array_type: type = np.ndarray
     overrides: dict = {}
 

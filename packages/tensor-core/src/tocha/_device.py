@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["device"]
 
 _INTERNED: dict[tuple[str, int | None], device] = {}
@@ -16,6 +18,9 @@ class device:
     """
 
     __slots__ = ("type", "index", "_backend")
+    type: str
+    index: int | None
+    _backend: Any
 
     def __new__(cls, type, index: int | None = None):  # noqa: A002
         if isinstance(type, device):

@@ -202,6 +202,8 @@ _NP_ALIASES = {
 
 class _Defaults:
     __slots__ = ("float", "complex")
+    float: dtype
+    complex: dtype
 
 
 DEFAULTS = _Defaults()

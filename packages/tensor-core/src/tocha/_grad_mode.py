@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+# A decorated function keeps its own signature.
+F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
     "no_grad",
@@ -36,13 +41,13 @@ def is_inference_mode_enabled() -> bool:
 class _GradModeContext:
     """Base of the grad-mode context managers; each also works as a decorator."""
 
-    def __call__(self, fn):
+    def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args()):
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]
 
     def _args(self):
         return ()
@@ -82,7 +87,7 @@ class set_grad_enabled(_GradModeContext):
     def _args(self):
         return (self.mode,)
 
-    def __call__(self, fn):
+    def __call__(self, fn: F) -> F:
         STATE.grad_enabled, STATE.inference = self._prev
         return super().__call__(fn)
 

@@ -4,6 +4,8 @@ Importing it installs the autograd layer into tocha-core's dispatcher; `import t
 so on the first ``requires_grad=True``.
 """
 
+from typing import TYPE_CHECKING
+
 from tocha import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 
 from . import (  # noqa: F401
@@ -45,7 +47,10 @@ _record.install()
 install_methods()
 
 
-def __getattr__(name):
-    from tocha.library import missing_attribute
+# Hidden from type checkers, so that they report the names tocha lacks.
+if not TYPE_CHECKING:
 
-    raise missing_attribute(__name__, name)
+    def __getattr__(name):
+        from tocha.library import missing_attribute
+
+        raise missing_attribute(__name__, name)

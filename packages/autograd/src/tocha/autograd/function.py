@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from tocha import Tensor, no_grad
 from tocha.library import GRAD_MODE
@@ -17,8 +18,8 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 class FunctionCtx:
     """The ``ctx`` a Function's forward and backward share."""
 
-    def __init__(self):
-        self._saved = None
+    def __init__(self) -> None:
+        self._saved: tuple[Tensor | None, ...] | None = None
         self._versions = ()
         self._released = False
         self._dirty = ()
@@ -26,7 +27,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self.needs_input_grad = ()
 
-    def save_for_backward(self, *tensors) -> None:
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (or None) for backward, checked against later in-place changes."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
@@ -40,7 +41,9 @@ class FunctionCtx:
         )
 
     @property
-    def saved_tensors(self) -> tuple:
+    def saved_tensors(self) -> tuple[Tensor, ...]:
+        """The tensors given to `save_for_backward` (None where None was saved: the
+        annotation is PyTorch's)."""
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         for _, vc, version in self._versions:
@@ -50,7 +53,7 @@ class FunctionCtx:
                     f"by an inplace operation: it is at version {vc[0]}; expected version "
                     f"{version} instead."
                 )
-        return () if self._saved is None else self._saved
+        return () if self._saved is None else self._saved  # type: ignore[return-value]
 
     def mark_dirty(self, *tensors) -> None:
         """Declare the inputs that forward modified in place (and returns)."""
@@ -80,13 +83,13 @@ class Function(metaclass=_FunctionMeta):
     """
 
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             "You must implement the forward function for custom autograd.Function."
         )
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError(
             "You must implement either the backward or vjp method for "
             "your custom autograd.Function to use it with backward mode "
@@ -96,7 +99,7 @@ class Function(metaclass=_FunctionMeta):
     vjp = backward
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         tracked = GRAD_MODE.grad_enabled and any(t.requires_grad for t in tensors)
@@ -114,7 +117,7 @@ class Function(metaclass=_FunctionMeta):
         return _record_function(cls, ctx, args, output)
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         raise NotImplementedError
 
 

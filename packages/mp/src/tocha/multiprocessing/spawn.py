@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import traceback
+from typing import Any
 
 __all__ = [
     "ProcessContext",
@@ -165,7 +166,7 @@ def start_processes(
     Returns:
         None after joining them when `join`, else their `ProcessContext`.
     """
-    mp = multiprocessing.get_context(start_method)
+    mp: Any = multiprocessing.get_context(start_method)  # typeshed's BaseContext has no Process
     processes, error_files = [], []
     for i in range(nprocs):
         fd, path = tempfile.mkstemp(prefix="tocha-errorfile-", suffix=".pickle")

@@ -48,6 +48,8 @@ from tocha.nn.modules.conv import Conv3d as Conv3d
 from tocha.nn.modules.conv import ConvTranspose1d as ConvTranspose1d
 from tocha.nn.modules.conv import ConvTranspose2d as ConvTranspose2d
 from tocha.nn.modules.conv import ConvTranspose3d as ConvTranspose3d
+from tocha.nn.modules.distance import CosineSimilarity as CosineSimilarity
+from tocha.nn.modules.distance import PairwiseDistance as PairwiseDistance
 from tocha.nn.modules.dropout import AlphaDropout as AlphaDropout
 from tocha.nn.modules.dropout import Dropout as Dropout
 from tocha.nn.modules.dropout import Dropout1d as Dropout1d
@@ -182,6 +184,7 @@ __all__ = [
     "ConvTranspose2d",
     "ConvTranspose3d",
     "CosineEmbeddingLoss",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",
@@ -241,6 +244,7 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "PairwiseDistance",
     "Parameter",
     "ParameterDict",
     "ParameterList",

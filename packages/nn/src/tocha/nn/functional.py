@@ -3,6 +3,8 @@
 The implementations live in ``tocha.nn._functional.<family>``; this module re-exports them.
 """
 
+from typing import TYPE_CHECKING
+
 from ._functional.activation import *  # noqa: F403
 from ._functional.attention import *  # noqa: F403
 from ._functional.conv import *  # noqa: F403
@@ -14,8 +16,10 @@ from ._functional.padding import *  # noqa: F403
 from ._functional.pooling import *  # noqa: F403
 from ._functional.sampling import *  # noqa: F403
 
+# Hidden from type checkers, so that they report the names tocha lacks.
+if not TYPE_CHECKING:
 
-def __getattr__(name):
-    from tocha.library import missing_attribute
+    def __getattr__(name):
+        from tocha.library import missing_attribute
 
-    raise missing_attribute(__name__, name)
+        raise missing_attribute(__name__, name)

@@ -9,6 +9,7 @@ on first access.
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 from .adadelta import Adadelta
@@ -48,15 +49,19 @@ __all__ = [
 
 _SUBMODULES = ("lr_scheduler", "swa_utils")
 
+if TYPE_CHECKING:
+    # Type checkers see the submodules, and no __getattr__: they report the names tocha lacks.
+    from . import lr_scheduler, swa_utils
+else:
 
-def __getattr__(name):
-    if name in _SUBMODULES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    from tocha.library import missing_attribute
+    def __getattr__(name):
+        if name in _SUBMODULES:
+            module = importlib.import_module(f"{__name__}.{name}")
+            globals()[name] = module
+            return module
+        from tocha.library import missing_attribute
 
-    raise missing_attribute(__name__, name)
+        raise missing_attribute(__name__, name)
 
 
 def __dir__():

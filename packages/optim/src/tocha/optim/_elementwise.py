@@ -21,14 +21,16 @@ they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import is_
+from typing import Any
 
 import numpy as np
 
 import tocha
 from tocha.library import CPU, backend_of, bump_version, wrap
 
-from .optimizer import Optimizer, scalar_dtype, to_scalar
+from .optimizer import Optimizer, ParamsT, scalar_dtype, to_scalar
 
 __all__ = ["ElementwiseOptimizer"]
 
@@ -82,7 +84,7 @@ class ElementwiseOptimizer(Optimizer):
 
     group_op = None
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if defaults.get("differentiable"):
             raise NotImplementedError("tocha optimizers do not support differentiable=True")
         super().__init__(params, defaults)
@@ -97,7 +99,7 @@ class ElementwiseOptimizer(Optimizer):
     def _scalar_state(self, group) -> tuple:
         return (("step", 0.0),)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Perform a single optimization step.
 
         Args:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from tocha import Tensor
 from tocha.library import CPU, backend_of, wrap
 
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
-from .optimizer import scalar_dtype, to_scalar
+from .optimizer import ParamsT, scalar_dtype, to_scalar
 
 __all__ = ["Adagrad"]
 
@@ -37,18 +38,18 @@ class Adagrad(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        lr_decay=0,
-        weight_decay=0,
-        initial_accumulator_value=0,
-        eps=1e-10,
-        foreach=None,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
         *,
-        maximize=False,
-        differentiable=False,
-        fused=None,
-    ):
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
 from tocha.library import defop
 
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
-from .optimizer import to_scalar
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["Adam"]
 
@@ -77,20 +78,20 @@ class Adam(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0,
-        amsgrad=False,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
         *,
-        foreach=None,
-        maximize=False,
-        capturable=False,
-        differentiable=False,
-        fused=None,
-        decoupled_weight_decay=False,
-    ):
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
         check_adam_args(lr, betas, eps, weight_decay)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")

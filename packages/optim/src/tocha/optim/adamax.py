@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
 from .adam import check_adam_args
-from .optimizer import to_scalar
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["Adamax"]
 
@@ -34,17 +36,17 @@ class Adamax(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=2e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0,
-        foreach=None,
+        params: ParamsT,
+        lr: float | Tensor = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
         *,
-        maximize=False,
-        differentiable=False,
-        capturable=False,
-    ):
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
         check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(
             lr=lr,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
 from .adam import check_adam_args
-from .optimizer import to_scalar
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["NAdam"]
 
@@ -36,19 +38,19 @@ class NAdam(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=2e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0,
-        momentum_decay=4e-3,
-        decoupled_weight_decay=False,
+        params: ParamsT,
+        lr: float | Tensor = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
         *,
-        foreach=None,
-        maximize=False,
-        capturable=False,
-        differentiable=False,
-    ):
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_adam_args(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")

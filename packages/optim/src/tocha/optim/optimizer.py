@@ -29,6 +29,8 @@ __all__ = [
 ]
 
 StateDict = dict[str, Any]
+# What an optimizer takes as `params`: tensors, or parameter groups (dicts with ``"params"``).
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 
 
 class _RequiredParameter:
@@ -101,7 +103,7 @@ def _hooked_step(step: Callable) -> Callable:
                 hook(self, args, kwargs)
         return out
 
-    wrapper.hooked = True
+    wrapper.hooked = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -132,7 +134,7 @@ class Optimizer:
         if step is not None and not getattr(step, "hooked", False):
             cls.step = _hooked_step(step)
 
-    def __init__(self, params, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._init_hooks()
         if isinstance(params, Tensor):
@@ -436,5 +438,5 @@ def _cast(param: Tensor, value, key=None):
     if isinstance(value, dict):
         return {k: _cast(param, v, key=k) for k, v in value.items()}
     if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
-        return type(value)(_cast(param, v) for v in value)
+        return type(value)(_cast(param, v) for v in value)  # type: ignore[call-arg]
     return value

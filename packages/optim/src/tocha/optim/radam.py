@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
 from .adam import check_adam_args
-from .optimizer import to_scalar
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["RAdam"]
 
@@ -32,18 +34,18 @@ class RAdam(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        betas=(0.9, 0.999),
-        eps=1e-8,
-        weight_decay=0,
-        decoupled_weight_decay=False,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        decoupled_weight_decay: bool = False,
         *,
-        foreach=None,
-        maximize=False,
-        capturable=False,
-        differentiable=False,
-    ):
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(
             lr=lr,

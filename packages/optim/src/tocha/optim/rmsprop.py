@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
-from .optimizer import to_scalar
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["RMSprop"]
 
@@ -38,18 +40,18 @@ class RMSprop(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        alpha=0.99,
-        eps=1e-8,
-        weight_decay=0,
-        momentum=0,
-        centered=False,
-        capturable=False,
-        foreach=None,
-        maximize=False,
-        differentiable=False,
-    ):
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:

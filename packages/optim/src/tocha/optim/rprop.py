@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from tocha import Tensor
+
 from . import _functional as F
 from ._elementwise import ElementwiseOptimizer
+from .optimizer import ParamsT
 
 __all__ = ["Rprop"]
 
@@ -29,16 +32,16 @@ class Rprop(ElementwiseOptimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-2,
-        etas=(0.5, 1.2),
-        step_sizes=(1e-6, 50),
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
         *,
-        capturable=False,
-        foreach=None,
-        maximize=False,
-        differentiable=False,
-    ):
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import tocha
+from collections.abc import Callable
 
-from .optimizer import Optimizer
+import tocha
+from tocha import Tensor
+
+from .optimizer import Optimizer, ParamsT
 
 __all__ = ["SparseAdam"]
 
@@ -18,7 +21,14 @@ class SparseAdam(Optimizer):
     arguments (and refuses complex parameters) as PyTorch does.
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        maximize: bool = False,
+    ) -> None:
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
@@ -41,7 +51,7 @@ class SparseAdam(Optimizer):
                 "support complex parameters"
             )
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Evaluate `closure` if given, then raise: tocha's gradients are never sparse."""
         loss = None
         if closure is not None:

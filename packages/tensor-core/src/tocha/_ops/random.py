@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._api import export
 from .._backend import _entries, backend_of, resolve_device
 from .._device import CPU
@@ -50,7 +50,7 @@ class Generator:
 
     __slots__ = ("device", "_backend", "_stream", "_seed")
 
-    def __init__(self, device="cpu"):
+    def __init__(self, device: str | _device.device = "cpu") -> None:
         dev = resolve_device(device)
         self.device = dev
         self._backend = backend_of(dev)

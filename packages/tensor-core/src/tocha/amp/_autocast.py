@@ -13,7 +13,7 @@ import warnings
 
 from .. import _dtype
 from .._dispatch import LAYERS
-from .._grad_mode import STATE
+from .._grad_mode import STATE, F
 from .._ops.creation import to
 from .._tensor import Tensor
 from ._policy import FP32, LOWER, policy_for
@@ -72,13 +72,13 @@ class autocast:  # noqa: N801 - PyTorch's name
         STATE.autocast = self._prev
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with autocast(self.device_type, self.fast_dtype, self._enabled):
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:

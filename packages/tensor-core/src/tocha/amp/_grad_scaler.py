@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 from .. import _dtype
 
@@ -75,7 +76,7 @@ class GradScaler:
     def _state(self, optimizer) -> dict:
         return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY, "found_inf": 0})
 
-    def scale(self, outputs):
+    def scale(self, outputs: Any) -> Any:
         """`outputs` (a tensor or nested lists/tuples of tensors) times the scale."""
         if not self._enabled:
             return outputs
@@ -110,7 +111,7 @@ class GradScaler:
         state["found_inf"] = found
         state["stage"] = _UNSCALED
 
-    def step(self, optimizer, *args, **kwargs):
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         """`optimizer.step()` unless the unscaled gradients hold inf or NaN; returns what
         the step returned (None when skipped)."""
         if not self._enabled:

@@ -4,20 +4,25 @@
 metrics history). Each is imported on first access."""
 
 import importlib
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 
 __all__ = ["data", "tensorboard", "trainer"]
 
+if TYPE_CHECKING:
+    # Type checkers see the submodules, and no __getattr__: they report the names tocha lacks.
+    from . import data, tensorboard, trainer
+else:
 
-def __getattr__(name):
-    if name in __all__:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    from tocha.library import missing_attribute
+    def __getattr__(name):
+        if name in __all__:
+            module = importlib.import_module(f"{__name__}.{name}")
+            globals()[name] = module
+            return module
+        from tocha.library import missing_attribute
 
-    raise missing_attribute(__name__, name)
+        raise missing_attribute(__name__, name)
 
 
 def __dir__():

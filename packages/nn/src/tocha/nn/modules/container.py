@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, overload
 
 from tocha import Tensor
 
@@ -24,7 +26,7 @@ class Sequential(Module):
     """Modules called in order, each on the previous one's output: ``Sequential(m1, m2)``
     or ``Sequential(OrderedDict(name=m, ...))``."""
 
-    def __init__(self, *args):
+    def __init__(self, *args: Module | OrderedDict[str, Module]) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, module in args[0].items():
@@ -33,12 +35,16 @@ class Sequential(Module):
             for i, module in enumerate(args):
                 self.add_module(str(i), module)
 
-    def forward(self, input):
+    def forward(self, input: Any) -> Any:
         for module in self._modules.values():
             input = module(input)
         return input
 
-    def __getitem__(self, idx):
+    @overload
+    def __getitem__(self, idx: int) -> Module: ...
+    @overload
+    def __getitem__(self, idx: slice) -> Sequential: ...
+    def __getitem__(self, idx: int | slice) -> Module:
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
         keys = list(self._modules)
@@ -64,7 +70,7 @@ class Sequential(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
     def __add__(self, other: Sequential) -> Sequential:
@@ -109,12 +115,16 @@ class Sequential(Module):
 class ModuleList(Module):
     """A list of modules, registered as submodules ``"0"``, ``"1"``..."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
 
-    def __getitem__(self, idx):
+    @overload
+    def __getitem__(self, idx: int) -> Module: ...
+    @overload
+    def __getitem__(self, idx: slice) -> ModuleList: ...
+    def __getitem__(self, idx: int | slice) -> Module:
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
         return self._modules[str(_index(idx, len(self), "ModuleList"))]
@@ -135,10 +145,10 @@ class ModuleList(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __iadd__(self, modules):
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
 
     def __add__(self, other) -> ModuleList:
@@ -186,7 +196,9 @@ class ModuleList(Module):
 class ModuleDict(Module):
     """A dict of modules, registered as submodules under their keys."""
 
-    def __init__(self, modules=None):
+    def __init__(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -203,7 +215,7 @@ class ModuleDict(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._modules)
 
     def __contains__(self, key: str) -> bool:
@@ -217,13 +229,13 @@ class ModuleDict(Module):
         del self[key]
         return module
 
-    def keys(self):
+    def keys(self) -> Iterable[str]:
         return self._modules.keys()
 
-    def items(self):
+    def items(self) -> Iterable[tuple[str, Module]]:
         return self._modules.items()
 
-    def values(self):
+    def values(self) -> Iterable[Module]:
         return self._modules.values()
 
     def update(self, modules) -> None:
@@ -235,13 +247,13 @@ class ModuleDict(Module):
 class ParameterList(Module):
     """A list of parameters (tensors given are wrapped as Parameters)."""
 
-    def __init__(self, values=None):
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
         self._size = 0
         if values is not None:
             self.extend(values)
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
             return ParameterList([self[i] for i in range(len(self))[idx]])
         return getattr(self, str(_index(idx, len(self), "ParameterList")))
@@ -255,10 +267,10 @@ class ParameterList(Module):
     def __len__(self) -> int:
         return self._size
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return (self[i] for i in range(len(self)))
 
-    def __iadd__(self, params):
+    def __iadd__(self, params: Iterable[Any]) -> ParameterList:
         return self.extend(params)
 
     def append(self, value) -> ParameterList:
@@ -286,13 +298,13 @@ class ParameterList(Module):
 class ParameterDict(Module):
     """A dict of parameters (tensors given are wrapped as Parameters)."""
 
-    def __init__(self, parameters=None):
+    def __init__(self, parameters: Any = None) -> None:
         super().__init__()
         self._keys: dict[str, None] = {}
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
 
     def __setitem__(self, key: str, value) -> None:
@@ -308,19 +320,19 @@ class ParameterDict(Module):
     def __len__(self) -> int:
         return len(self._keys)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys
 
-    def keys(self):
+    def keys(self) -> Iterable[str]:
         return self._keys.keys()
 
-    def items(self):
+    def items(self) -> Iterable[tuple[str, Any]]:
         return ((k, self[k]) for k in self._keys)
 
-    def values(self):
+    def values(self) -> Iterable[Any]:
         return (self[k] for k in self._keys)
 
     def pop(self, key: str):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict, namedtuple
+from collections.abc import Iterator
+from typing import Any
 
 import tocha
 from tocha import Tensor
@@ -18,9 +20,9 @@ __all__ = [
     "register_module_full_backward_hook",
 ]
 
-_GLOBAL_FORWARD_PRE_HOOKS: dict = OrderedDict()
-_GLOBAL_FORWARD_HOOKS: dict = OrderedDict()
-_GLOBAL_BACKWARD_HOOKS: dict = OrderedDict()
+_GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -52,7 +54,7 @@ class RemovableHandle:
         self.remove()
 
 
-def _add_hook(hooks: dict, hook, prepend: bool = False) -> RemovableHandle:
+def _add_hook(hooks: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     if prepend:
@@ -115,13 +117,13 @@ class Module:
         setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
         setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 
     # -- calling ------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
@@ -419,12 +421,12 @@ class Module:
             lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
         )
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         """An iterator over the direct submodules."""
         for _, module in self.named_children():
             yield module
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         """An iterator over (name, direct submodule)."""
         memo = set()
         for name, module in self._modules.items():
@@ -432,7 +434,7 @@ class Module:
                 memo.add(id(module))
                 yield name, module
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         """An iterator over all modules of the tree, self first."""
         for _, module in self.named_modules():
             yield module
@@ -583,7 +585,7 @@ class Module:
         if extra is not None and extra is not Module.get_extra_state:
             destination[prefix + "_extra_state"] = self.get_extra_state()
 
-    def get_extra_state(self):
+    def get_extra_state(self) -> Any:
         raise RuntimeError(
             "Reached a code path in Module.get_extra_state() that should never be called."
         )

@@ -10,6 +10,8 @@ Example::
     ...     pass
 """
 
+from typing import TYPE_CHECKING
+
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
@@ -57,7 +59,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    from tocha.library import missing_attribute
+# Hidden from type checkers, so that they report the names tocha lacks.
+if not TYPE_CHECKING:
 
-    raise missing_attribute(__name__, name)
+    def __getattr__(name):
+        from tocha.library import missing_attribute
+
+        raise missing_attribute(__name__, name)
