@@ -17,6 +17,9 @@ counter and takes the result's history when autograd tracks it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import tocha as torch
 import tocha.nn as nn
 from tocha.autograd import gradcheck, gradgradcheck
@@ -24,8 +27,8 @@ from tocha.autograd.derivatives import d
 from tocha.library import call, defop, expect_tensor, inplace
 
 
-def _softclip_kernel(xp):
-    def kernel(x, limit, out=None):
+def _softclip_kernel(xp: Any) -> Callable[..., Any]:
+    def kernel(x: Any, limit: float, out: Any = None) -> Any:
         return xp.multiply(xp.tanh(x / limit), limit, out=out)
 
     return kernel
@@ -39,7 +42,8 @@ d("example::softclip", "o", lambda g, out, x, limit: g * (1 - (out / limit) ** 2
 def softclip(x: torch.Tensor, limit: float = 1.0) -> torch.Tensor:
     """``limit * tanh(x / limit)``, elementwise; same shape and dtype as `x`."""
     expect_tensor("softclip", x)
-    return call(softclip_op, (x,), float(limit))
+    result: torch.Tensor = call(softclip_op, (x,), float(limit))
+    return result
 
 
 def softclip_(x: torch.Tensor, limit: float = 1.0) -> torch.Tensor:

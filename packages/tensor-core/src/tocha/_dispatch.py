@@ -11,6 +11,9 @@ input requires grad; the forward below it is the same kernel call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ._backend import backend_of
 from ._grad_mode import STATE
 
@@ -136,7 +139,7 @@ def as_array(result, dev):
     return backend_of(dev).asarray(result)
 
 
-def call(op, inputs, *args):
+def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
     """Run `op` on Tensors `inputs` (all on one device) plus non-tensor `args`.
 
     Returns a Tensor, or a tuple of Tensors when the kernel returns a tuple.
