@@ -44,6 +44,8 @@ MPI_DEPS = ["mpi4py", "mpich; sys_platform == 'linux' and platform_machine == 'x
 # What `demo` installs of the packages, and what `docs` needs to build the site.
 DEMO_PACKAGES = {"tensor-core", "autograd", "nn", "optim", "mp", "utils", "cuda"}
 DOCS_DEPS = ["mkdocs", "mkdocstrings[python]"]
+# The type checker of `typecheck`, pinned: a new release may report new errors.
+MYPY = "mypy==2.4.1"
 # What scripts/release.py and bump.py need.
 RELEASE_DEPS = ["twine", "packaging", "tomli; python_version < '3.11'"]
 # The backend plugins the tests install: tests/plugins, and the one of examples/.
@@ -196,9 +198,9 @@ def typecheck(session: nox.Session) -> None:
     for undefined attributes and names, wrong arguments and missing imports; then examples/
     and tests/typing/user_program.py with ``--strict``, as a user's program is checked.
     mypy reads the packages from their source folders (mypy.ini's ``mypy_path``), so only
-    mypy and NumPy, whose types tocha's use, are installed. About 40 s, 20 s with mypy's
-    cache."""
-    session.install("mypy", "numpy")
+    mypy and NumPy, whose types tocha's use, are installed. mypy takes about 20 s (10 s with
+    its cache)."""
+    session.install(MYPY, "numpy")
     session.run("mypy", *public_sources())
     session.run("mypy", "--strict", "examples", "tests/typing/user_program.py")
 
