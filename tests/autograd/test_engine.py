@@ -4,7 +4,9 @@ memory, deep graphs."""
 from __future__ import annotations
 
 import gc
+import math
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -224,6 +226,21 @@ def test_inplace_on_non_leaf_and_its_views_matches_torch(torch):
         y.exp_()
         (y * y).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_gradients_add_up_silently_through_inf():
+    """inf + -inf is nan, without NumPy's warning (PyTorch is silent), both where a node's
+    gradients meet and where a leaf's ``.grad`` accumulates."""
+    x = tocha.tensor([1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x * 2
+        (y * math.inf + y * -math.inf).sum().backward()
+        assert math.isnan(x.grad.item())
+        x.grad = None
+        (x * math.inf).sum().backward()
+        (x * -math.inf).sum().backward()
+        assert math.isnan(x.grad.item())
 
 
 def test_graph_is_freed_after_backward():

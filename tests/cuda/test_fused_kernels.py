@@ -143,7 +143,8 @@ def test_softmax_forward_and_backward(xp, name, shape, dtype):
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_rows_of_inf_and_nan(xp, name):
     x = np.array([[-np.inf] * 5, [1, 2, np.nan, 0, 1], [1, np.inf, 0, 2, 3]], np.float32)
-    fused, generic = _both(name, xp, x, 1)
+    with np.errstate(all="ignore"):  # silent, as kernels run by tocha are
+        fused, generic = _both(name, xp, x, 1)
     np.testing.assert_array_equal(np.isnan(fused), np.isnan(generic))
     np.testing.assert_allclose(fused[~np.isnan(fused)], generic[~np.isnan(generic)])
 

@@ -4,6 +4,8 @@ the single-tensor and multi-tensor paths, state dicts, hooks and argument errors
 from __future__ import annotations
 
 import copy
+import math
+import warnings
 
 import numpy as np
 import pytest
@@ -166,6 +168,22 @@ def test_foreach_default_and_missing_grads():
         assert float(opt.state[params[0]]["step"]) == 6.0
     for a, b in zip(*results):
         close(a, b)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=ids)
+@pytest.mark.parametrize("foreach", [False, True])
+def test_steps_are_silent_on_inf_and_nan(config, foreach):
+    """Gradients of inf, -inf and nan make inf and nan parameters without NumPy's warnings,
+    as PyTorch is silent."""
+    name, options = config
+    params, _ = make(tocha, 10)
+    opt = getattr(tocha.optim, name)(params, **dict(options, foreach=foreach))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (math.inf, -math.inf, math.nan):
+            for p in params:
+                p.grad = tocha.full_like(p, value)
+            opt.step()
 
 
 def test_state_entries_are_torch_shaped():

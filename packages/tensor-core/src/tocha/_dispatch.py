@@ -122,6 +122,7 @@ def check_same_device(tensors):
 import numpy as _np  # noqa: E402
 
 from . import _dtype  # noqa: E402
+from ._cpu import kernel_context as _kernel_context  # noqa: E402
 from ._tensor import INFERENCE_VC as _INFERENCE_VC  # noqa: E402
 from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 from ._tensor import Tensor, wrap  # noqa: E402
@@ -150,7 +151,7 @@ def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
             raise device_mismatch(dev, t._device)
     if STATE.autocast is not None:
         inputs = LAYERS.autocast(op, inputs)
-    result = op.kernels[dev](*[t._data for t in inputs], *args)
+    result = _kernel_context().run(op.kernels[dev], *[t._data for t in inputs], *args)
     if type(result) is tuple:
         out = tuple(wrap(as_array(r, dev), dev) for r in result)
     else:
@@ -169,7 +170,7 @@ def call_one(op, x, *args):
         raise not_a_tensor(op.name, x) from None
     if STATE.autocast is not None:
         (x,) = LAYERS.autocast(op, (x,))
-    out = wrap(op.kernels[dev](x._data, *args), dev)
+    out = wrap(_kernel_context().run(op.kernels[dev], x._data, *args), dev)
     if x._ag is not None and STATE.grad_enabled:
         return LAYERS.autograd(op, (x, *args), out)
     return out
@@ -218,7 +219,7 @@ def unary(op, x, int_to_float):
     if int_to_float and data.dtype.kind in "biu":
         data = data.astype(_dtype.DEFAULTS.float.np)
     dev = x._device
-    out = wrap(as_array(op.kernels[dev](data), dev), dev)
+    out = wrap(as_array(_kernel_context().run(op.kernels[dev], data), dev), dev)
     if x._ag is not None and STATE.grad_enabled:
         return LAYERS.autograd(op, (x,), out)
     return out
@@ -264,7 +265,7 @@ def binary(op, a, b, int_to_float=False):
         ad, bd, dev = _promote_binary(a, b, int_to_float)
         tracked = _any_grad(a, b)
     try:
-        result = op.kernels[dev](ad, bd)
+        result = _kernel_context().run(op.kernels[dev], ad, bd)
     except (ValueError, TypeError, OverflowError) as exc:
         raise _explain_binary(op, a, b, exc) from None
     if type(result) is not _ndarray:
@@ -289,7 +290,7 @@ def _scalar_like(value, np_dtype):
                 "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
             )
         try:
-            scalar = np_dtype.type(value)
+            scalar = _kernel_context().run(np_dtype.type, value)
         except OverflowError:
             scalar = _wrapped_int(value, np_dtype)
         if value == value and (value or type(value) is not float) and len(_SCALAR_CACHE) < 4096:

@@ -10,7 +10,10 @@ Ops
     runs it on tensors (autograd layer, then the device's kernel) and returns a tensor, or a
     tuple of them when the kernel returns a tuple; `REGISTRY` maps names to ops; `LAYERS`
     holds the layers the dispatcher runs around a kernel (tocha-autograd sets
-    ``LAYERS.autograd``).
+    ``LAYERS.autograd``). Kernels run silently on overflow, division by zero and invalid
+    values, as PyTorch's do: `call` runs them in a fresh `kernel_context()`, in which NumPy's
+    warnings are off, and code that computes on arrays itself runs that work with
+    ``kernel_context().run(fn, *args)``.
 In-place ops
     `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
     writes into target's memory, or, when autograd tracks target or an operand (or the op has
@@ -39,6 +42,7 @@ Errors
 """
 
 from ._backend import Backend, backend_of
+from ._cpu import kernel_context
 from ._device import CPU
 from ._dispatch import (
     LAYERS,
@@ -77,6 +81,7 @@ __all__ = [
     "expect_tensors",
     "generator_stream",
     "inplace",
+    "kernel_context",
     "missing_attribute",
     "missing_module",
     "not_a_tensor",

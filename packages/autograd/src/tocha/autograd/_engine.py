@@ -7,10 +7,11 @@ gradient. Each node runs once, in a valid topological order.
 
 from __future__ import annotations
 
+import operator
 import weakref
 
 from tocha import Tensor
-from tocha.library import GRAD_MODE, bump_version, wrap
+from tocha.library import GRAD_MODE, bump_version, kernel_context, wrap
 
 from ._graph import AccumulateGrad
 from .anomaly_mode import ANOMALY, check_nan
@@ -83,7 +84,7 @@ class _Buffer:
             and current._data.shape == grad._data.shape
             and current._data.dtype == grad._data.dtype
         ):
-            current._data += grad._data
+            kernel_context().run(operator.iadd, current._data, grad._data)
         else:
             self.grads[k] = current + grad
             self.owned[k] = True
@@ -313,7 +314,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
     elif create_graph or current._ag is not None or grad._device is not current._device:
         meta.grad = current + grad
     elif current._data.shape == grad._data.shape and current._data.dtype == grad._data.dtype:
-        current._data += grad._data
+        kernel_context().run(operator.iadd, current._data, grad._data)
         bump_version(current)
     else:
         current += grad

@@ -110,7 +110,7 @@ class ElementwiseOptimizer(Optimizer):
         if closure is not None:
             with tocha.enable_grad():
                 loss = closure()
-        with tocha.no_grad():
+        with tocha.no_grad(), np.errstate(all="ignore"):  # silent on inf and nan, as PyTorch
             for group in self.param_groups:
                 self._step_group(group)
         return loss

@@ -9,6 +9,7 @@ version counter is bumped once.
 from __future__ import annotations
 
 from .. import _dtype
+from .._cpu import kernel_context
 from .._dispatch import LAYERS, bump_version, device_mismatch
 from .._grad_mode import STATE
 from .._tensor import Tensor
@@ -65,7 +66,7 @@ def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Ten
     The direct form runs unless autograd tracks target or an operand (or `direct` is None).
     Returns target."""
     if direct is not None and not (STATE.grad_enabled and tracks(target, *operands)):
-        direct(*args)
+        kernel_context().run(direct, *args)
         bump_version(target)
         return target
     return assign(target, out_of_place(*args))

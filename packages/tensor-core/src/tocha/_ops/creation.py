@@ -13,6 +13,7 @@ from .. import _device as _devices
 from .. import _dtype
 from .._api import export
 from .._backend import backend_of, resolve_device
+from .._cpu import kernel_context
 from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop
 from .._grad_mode import STATE
@@ -143,7 +144,8 @@ def full(
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
         raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
-    return _finish(wrap(full_op.kernels[dev](shape, value, d.np), dev), requires_grad, out)
+    data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
+    return _finish(wrap(data, dev), requires_grad, out)
 
 
 def _refuse(kernel: str, d: _dtype.dtype, allow_complex: builtins.bool = True) -> None:
@@ -280,6 +282,12 @@ def _from_host(values: np.ndarray, d: _dtype.dtype, device, requires_grad, out=N
 
 
 def _cast_host(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
+    """`values` (host data) cast to `d` as PyTorch casts: silently, values out of range
+    becoming inf or wrapping around."""
+    return kernel_context().run(_cast, values, d)
+
+
+def _cast(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
     if values.dtype.kind == "c" and not d.is_complex:
         values = values.real
     if d.rank < _dtype.FLOATING and values.dtype.kind in "fc":

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
+from .._cpu import kernel_context
 from .._dispatch import (
     LAYERS,
     as_array,
@@ -262,7 +263,7 @@ def _matmul(x, y):
     if y._device is not dev or dt is not b.dtype or dt is _BOOL or not (a.ndim and b.ndim):
         _check_matmul(x, y)
     try:
-        r = _matmul_kernels[dev](a, b)
+        r = kernel_context().run(_matmul_kernels[dev], a, b)
     except ValueError:
         _check_matmul(x, y)
         raise

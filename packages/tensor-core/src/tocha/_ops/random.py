@@ -20,6 +20,7 @@ import numpy as np
 from .. import _device, _dtype
 from .._api import export
 from .._backend import _entries, backend_of, resolve_device
+from .._cpu import kernel_context
 from .._device import CPU
 from .._dispatch import broadcast_error, bump_version, check_same_device, defop
 from .._grad_mode import STATE
@@ -580,7 +581,8 @@ def normal(
         _check_std(std)
         dev = _device_of(device)
         d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu")
-        data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, mean, std)
+        gen = _generator(generator, dev)
+        data = kernel_context().run(normal_op.kernels[dev], gen, shape, d.np, mean, std)
         return _finish(wrap(data, dev), requires_grad, out)
     if size is not None:
         raise TypeError(
@@ -592,7 +594,8 @@ def normal(
     d = _float_dtype(tensors[0].dtype, "normal_kernel_cpu")
     _check_std(std)
     shape = _broadcast(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
-    data = normal_op.kernels[dev](
+    data = kernel_context().run(
+        normal_op.kernels[dev],
         _generator(generator, dev),
         shape,
         d.np,
@@ -665,8 +668,12 @@ def multinomial(
         raise RuntimeError("number of categories cannot exceed 2^24")
     dev = input._device
     p = input._data if ndim == 2 else input._data[None]
-    data = multinomial_op.kernels[dev](
-        _generator(generator, dev), p, num_samples, builtins.bool(replacement)
+    data = kernel_context().run(
+        multinomial_op.kernels[dev],
+        _generator(generator, dev),
+        p,
+        num_samples,
+        builtins.bool(replacement),
     )
     result = wrap(data if ndim == 2 else data[0], dev)
     return result if out is None else _finish(result, False, out)
@@ -689,7 +696,7 @@ def _fill(self: Tensor, op, *args) -> Tensor:
             "in-place random sampling into a tensor that requires grad is "
             "not supported; sample under tocha.no_grad()"
         )
-    self._data[...] = op.kernels[self._device](*args)
+    self._data[...] = kernel_context().run(op.kernels[self._device], *args)
     bump_version(self)
     return self
 

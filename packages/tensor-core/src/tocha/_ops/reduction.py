@@ -35,6 +35,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as rt
 from .._api import PUBLIC, export
+from .._cpu import kernel_context
 from .._dispatch import LAYERS, call, call_one, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -542,7 +543,9 @@ def sum(
             dev = input._device
         except AttributeError:
             raise not_a_tensor("sum", input) from None
-        result = wrap(_SUM_KERNELS[dev](input._data, None, keepdim, None), dev)
+        result = wrap(
+            kernel_context().run(_SUM_KERNELS[dev], input._data, None, keepdim, None), dev
+        )
         if input._ag is not None and STATE.grad_enabled:
             return LAYERS.autograd(sum_op, (input, None, keepdim, None), result)
         return result
