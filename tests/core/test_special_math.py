@@ -150,12 +150,55 @@ def test_dtypes_against_torch(torch, name, dtype, values):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_lower_precision_is_float64_rounded(dtype):
-    """float32 and float16 results are the float64 result rounded to the input's dtype."""
+    """float32 and float16 results are the float64 result rounded to the input's dtype (but
+    float32's erf, computed in float32)."""
     values = np.linspace(-0.999, 0.999, 999).astype(dtype)
-    for name in ("erf", "erfc", "erfinv"):
+    for name in ("erfc", "erfinv") if dtype == np.float32 else ("erf", "erfc", "erfinv"):
         got = getattr(tocha, name)(tocha.from_numpy(values))
         want = getattr(special, name + "64")(np, values.astype(np.float64)).astype(dtype)
         assert_tensor(got, want, rtol=0, atol=0)
+
+
+def _float32_grid():
+    rng = np.random.default_rng(32)
+    return np.concatenate(
+        [
+            np.linspace(-10.0, 10.0, 400001),
+            np.linspace(0.99, 1.01, 20001),  # around erf32's break point, 1
+            np.linspace(3.9, 4.1, 2001),  # and its clamp, 4
+            rng.standard_normal(20000) * 2,
+            np.copysign(np.geomspace(1e-45, 10.0, 20000), rng.standard_normal(20000)),
+        ]
+    ).astype(np.float32)
+
+
+def test_erf_float32_within_ulps_of_math():
+    """float32's erf, computed in float32, is within 1.5 float32 ulp of the true erf."""
+    x = _float32_grid()
+    got = tocha.erf(tocha.from_numpy(x)).numpy()
+    assert got.dtype == np.float32
+    want = np.array([math.erf(v) for v in x.astype(np.float64)])
+    ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - want) / ulp).max() <= 1.5
+
+
+@pytest.mark.parametrize(
+    "x, want",
+    [(np.inf, 1.0), (-np.inf, -1.0), (np.nan, np.nan), (0.0, 0.0), (-0.0, -0.0), (4.0, 1.0)],
+)
+def test_erf_float32_special_values(x, want):
+    got = tocha.erf(tocha.tensor([x], dtype=tocha.float32)).numpy()[0]
+    np.testing.assert_array_equal(got, np.float32(want))
+    assert np.signbit(got) == np.signbit(want)
+
+
+def test_erf_float32_shapes_and_strides():
+    """Blocks of erf32 cover any size and layout: values as those of the contiguous copy."""
+    x = np.random.default_rng(0).standard_normal((3, 50001)).astype(np.float32) * 3
+    flat = special.erf32(np, x.reshape(-1))
+    got = tocha.erf(tocha.from_numpy(x).t()).numpy()
+    np.testing.assert_array_equal(got, flat.reshape(x.shape).T)
+    assert tocha.erf(tocha.zeros(0, 4)).shape == (0, 4)
 
 
 @pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])

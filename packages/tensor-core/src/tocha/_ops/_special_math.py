@@ -5,7 +5,8 @@ CALERF routine of SPECFUN), accurate to a few ulps in float64 over the whole rea
 including erfc's tail down to the subnormals. erfinv starts from M. Giles' approximation
 ("Approximating the erfinv function", GPU Computing Gems, 2011) and refines it with two
 Halley steps on erf (on log erfc near +-1, where ``1 - |y|`` holds the information). Lower
-precision inputs are computed in float64 and rounded once to their own dtype.
+precision inputs are computed in float64 and rounded once to their own dtype, except erf of
+float32, which is computed in float32 (`erf32`) to within 1.5 float32 ulp of the true erf.
 
 Each factory ``f(xp)`` returns a kernel ``kernel(x, out=None)``.
 """
@@ -93,6 +94,38 @@ _GILES_TAIL = (
     2.83297682,
 )
 
+# erf32: erf(x) = x + x * S(x^2) for |x| < 1, erf(x) = 1 - T(|x| - 2.5) for 1 <= |x| <= 4
+# (1 beyond: erfc(4) is below half a float32 ulp of 1). Least-squares fits at Chebyshev nodes
+# against math.erf and math.erfc, rounded to float32 (highest degree first).
+_ERF32_SMALL = (
+    7.933493907330558e-05,
+    -0.0008034846396185458,
+    0.005191218573600054,
+    -0.02685539983212948,
+    0.11283625662326813,
+    -0.3761262893676758,
+    0.12837916612625122,
+)
+_ERFC32_TAIL = (
+    -8.90137130227231e-07,
+    -4.985672035218158e-07,
+    1.5719271686975844e-05,
+    -1.7760237824404612e-05,
+    -8.110047201626003e-05,
+    0.00027061818400397897,
+    -0.0002587301132734865,
+    -0.0005603601457551122,
+    0.002797554712742567,
+    -0.006109109614044428,
+    0.008622604422271252,
+    -0.008351769298315048,
+    0.005445688497275114,
+    -0.002178184688091278,
+    0.0004069523711223155,
+)
+
+_ERF32_BLOCK = 32768
+
 _THRESHOLD = 0.46875
 _SQRTPI = math.sqrt(math.pi)
 _RSQRTPI = 1 / _SQRTPI
@@ -101,9 +134,15 @@ _TWO_RSQRTPI = 2 / math.sqrt(math.pi)
 _ERFC_ZERO = 40.0
 
 
-def _horner(z, coeffs):
-    """The polynomial with `coeffs` (highest degree first) at array `z`, in place."""
-    acc = z * coeffs[0]
+def _horner(z, coeffs, out=None):
+    """The polynomial with `coeffs` (highest degree first) at array `z`, in place (in `out`
+    when given)."""
+    if out is None:
+        acc = z * coeffs[0]
+    else:
+        acc = out
+        acc[...] = z
+        acc *= coeffs[0]
     acc += coeffs[1]
     for c in coeffs[2:]:
         acc *= z
@@ -142,6 +181,43 @@ def erf64(xp, x):
     xl = x[large]
     result[large] = xp.copysign(1.0 - _erfc_large(xp, xp.abs(xl)), xl)
     return result
+
+
+def erf32(xp, x):
+    """erf of a float32 array, in float32, within 1.5 ulp of the true erf: no float64
+    temporaries and no exp. Two polynomials (`_ERF32_SMALL`, `_ERFC32_TAIL`) over |x| clamped
+    to 4, each evaluated on the whole array and kept where it holds by multiplying with a 0/1
+    mask (exact, and far faster than a masked copy). On the CPU (NumPy) the fifty-odd passes
+    run over blocks of `_ERF32_BLOCK` elements, whose temporaries stay in cache; other
+    namespaces (a GPU's) take the array in one block."""
+    flat = x.reshape(-1)
+    result = xp.empty_like(flat)
+    step = _ERF32_BLOCK if xp.__name__ == "numpy" else max(flat.size, 1)
+    n = min(flat.size, step)
+    temps = [xp.empty(n, xp.float32) for _ in range(3)] + [xp.empty(n, bool)]
+    for start in range(0, flat.size, step):
+        block = flat[start : start + step]
+        size = block.size
+        _erf32_block(xp, block, result[start : start + size], *(a[:size] for a in temps))
+    return result.reshape(x.shape)
+
+
+def _erf32_block(xp, x, out, t, z, tail, small):
+    xp.abs(x, out=t)
+    xp.minimum(t, 4.0, out=t)
+    xp.less(t, 1.0, out=small)
+    xp.multiply(t, t, out=z)
+    _horner(z, _ERF32_SMALL, out)
+    out *= t
+    out += t
+    out *= small
+    xp.subtract(t, 2.5, out=z)
+    _horner(z, _ERFC32_TAIL, tail)
+    xp.subtract(1.0, tail, out=tail)
+    xp.logical_not(small, out=small)
+    tail *= small
+    out += tail
+    xp.copysign(out, x, out=out)
 
 
 def erfc64(xp, x):
@@ -192,12 +268,15 @@ def _erfinv_start(xp, a, q):
     return xp.where(w < 5.0, central, xp.where(far, x / xp.where(far, a, 1.0), tail))
 
 
-def _kernel_factory(name, fn64):
+def _kernel_factory(name, fn64, fn32=None):
     def factory(xp):
         def kernel(x, out=None):
             if x.dtype.kind == "c":
                 raise NotImplementedError(f'"{name}" not implemented for complex tensors')
-            result = fn64(xp, x.astype(xp.float64, copy=False))
+            if fn32 is not None and x.dtype == xp.float32:
+                result = fn32(xp, x)
+            else:
+                result = fn64(xp, x.astype(xp.float64, copy=False))
             if out is None:
                 return result.astype(x.dtype, copy=False)
             out[...] = result
@@ -210,6 +289,6 @@ def _kernel_factory(name, fn64):
     return factory
 
 
-erf = _kernel_factory("erf", erf64)
+erf = _kernel_factory("erf", erf64, erf32)
 erfc = _kernel_factory("erfc", erfc64)
 erfinv = _kernel_factory("erfinv", erfinv64)
