@@ -96,6 +96,16 @@ def test_dtypes_and_integer_semantics():
     assert (tocha.tensor([2.0], dtype=tocha.float64) ** 3).dtype is tocha.float64
 
 
+@pytest.mark.parametrize("dtype", [tocha.float32, tocha.float64, tocha.float16])
+def test_zero_dim(dtype):
+    """0-d tensors (whose NumPy ufunc results are scalars, not arrays)."""
+    for exponent in FAST:
+        got = tocha.tensor(2.25, dtype=dtype) ** exponent
+        assert got.shape == () and got.dtype is dtype
+        want = np.float64(2.25) ** exponent
+        assert float(got) == pytest.approx(want, rel=1e-3 if dtype is tocha.float16 else 1e-6)
+
+
 def test_inplace_and_out():
     x = tocha.tensor([1.5, -2.0, 4.0])
     want = np.array([1.5, -2.0, 4.0], dtype=np.float32) ** 3

@@ -550,29 +550,29 @@ def _pow_by_products(xp, x, y: float):
         x = x.astype(xp.float32)
     if half and whole and xp.any(x == -xp.inf):
         return None
-    result = _whole_power(xp, x, whole) if whole else None
-    if half:
-        root = xp.sqrt(x)
-        if result is None:
-            result = root
-        else:
-            xp.multiply(result, root, out=result)
-            xp.abs(result, out=result)  # pow(-0, k + 1/2) is +0; negative bases stay nan
+    result = xp.empty_like(x)  # out= throughout: a ufunc of 0-d arrays returns a scalar
+    if whole:
+        _whole_power(xp, x, whole, result)
+    if half and whole:
+        xp.multiply(result, xp.sqrt(x), out=result)
+        xp.abs(result, out=result)  # pow(-0, k + 1/2) is +0; negative bases stay nan
+    elif half:
+        xp.sqrt(x, out=result)
     if y < 0:
         xp.reciprocal(result, out=result)
     return result.astype(dtype) if result.dtype != dtype else result
 
 
-def _whole_power(xp, x, n: int):
-    """``x ** n`` for n in 1..4 as a new array: ``x * x``, ``x * x * x``, ``(x * x) ** 2``."""
+def _whole_power(xp, x, n: int, out) -> None:
+    """``x ** n`` for n in 1..4 into `out`: ``x``, ``x * x``, ``x * x * x``, ``(x * x) ** 2``."""
     if n == 1:
-        return x.copy()
-    result = xp.multiply(x, x)
+        out[...] = x
+        return
+    xp.multiply(x, x, out=out)
     if n == 3:
-        xp.multiply(result, x, out=result)
+        xp.multiply(out, x, out=out)
     elif n == 4:
-        xp.multiply(result, result, out=result)
-    return result
+        xp.multiply(out, out, out=out)
 
 
 _PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
