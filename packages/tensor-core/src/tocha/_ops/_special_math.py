@@ -195,6 +195,7 @@ def erf32(xp, x):
     step = _ERF32_BLOCK if xp.__name__ == "numpy" else max(flat.size, 1)
     n = min(flat.size, step)
     temps = [xp.empty(n, xp.float32) for _ in range(3)] + [xp.empty(n, bool)]
+    temps.append(xp.full(n, 4.0, xp.float32))  # NumPy's minimum is 5x faster with an array
     for start in range(0, flat.size, step):
         block = flat[start : start + step]
         size = block.size
@@ -202,9 +203,9 @@ def erf32(xp, x):
     return result.reshape(x.shape)
 
 
-def _erf32_block(xp, x, out, t, z, tail, small):
+def _erf32_block(xp, x, out, t, z, tail, small, four):
     xp.abs(x, out=t)
-    xp.minimum(t, 4.0, out=t)
+    xp.minimum(t, four, out=t)
     xp.less(t, 1.0, out=small)
     xp.multiply(t, t, out=z)
     _horner(z, _ERF32_SMALL, out)
@@ -217,7 +218,10 @@ def _erf32_block(xp, x, out, t, z, tail, small):
     xp.logical_not(small, out=small)
     tail *= small
     out += tail
-    xp.copysign(out, x, out=out)
+    # erf(|x|) >= +0: x's sign bit ORed in, twice as fast as copysign.
+    sign, bits = z.view(xp.uint32), out.view(xp.uint32)
+    xp.bitwise_and(x.view(xp.uint32), 0x80000000, out=sign)
+    xp.bitwise_or(bits, sign, out=bits)
 
 
 def erfc64(xp, x):
