@@ -2,11 +2,15 @@
 
 A tensor that takes part in autograd carries an `AutogradMeta` in its ``_ag`` slot. A tensor
 made by a recorded op points to its `Node`; a leaf that requires grad is fed by an
-`AccumulateGrad` node, made on first need. A node holds only what its derivative formula
-needs (see `_formulas.SAVES`), and drops it after backward unless the graph is retained.
+`AccumulateGrad` node, made on first need, which the leaf refers to only weakly
+(`accumulator_of`), so that no reference cycle outlives a graph. A node holds only what its
+derivative formula needs (see `_formulas.SAVES`), and drops it after backward unless the
+graph is retained.
 """
 
 from __future__ import annotations
+
+import weakref
 
 from tocha import Tensor
 from tocha.library import wrap
@@ -169,11 +173,16 @@ def edges_of(args) -> tuple[list, list]:
 
 
 def accumulator_of(t: Tensor) -> AccumulateGrad:
-    """The AccumulateGrad node of a leaf (one per leaf, made on first need)."""
+    """The AccumulateGrad node of a leaf: one per leaf while a graph holds it, made on first
+    need. The node holds the leaf, and the leaf holds it only weakly (as in PyTorch): a strong
+    reference back would be a cycle keeping every leaf that took part in an op, and its
+    ``.grad``, alive until Python's cyclic garbage collector runs."""
     meta = t._ag
-    acc = meta.accumulator
+    ref = meta.accumulator
+    acc = None if ref is None else ref()
     if acc is None:
-        acc = meta.accumulator = AccumulateGrad(t)
+        acc = AccumulateGrad(t)
+        meta.accumulator = weakref.ref(acc)
     return acc
 
 

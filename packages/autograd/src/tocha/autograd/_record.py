@@ -89,7 +89,7 @@ def record(op, args, out):
                 edges[i] = fn
                 nrs[i] = ag.output_nr
             else:
-                edges[i] = ag.accumulator or accumulator_of(arg)
+                edges[i] = accumulator_of(arg)
         meta = metas[i] = TensorMeta(arg)
         if saves is None or i in saves:
             vc = _version_counter(arg)
