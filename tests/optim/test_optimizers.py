@@ -110,12 +110,49 @@ def test_trajectory_matches_torch(torch, config, foreach):
     close(ours, theirs)
 
 
+def count_paths(opt) -> dict:
+    """Count the steps `opt` takes on each path from now on: group steps on the multi-tensor
+    path ("flat"), parameter steps on the single-tensor path ("single")."""
+    counts = {"flat": 0, "single": 0}
+    flat_step, single_step = opt._flat_step, opt._single_step
+
+    def flat(group):
+        taken = flat_step(group)
+        counts["flat"] += taken
+        return taken
+
+    def single(group, p):
+        counts["single"] += 1
+        single_step(group, p)
+
+    opt._flat_step, opt._single_step = flat, single
+    return counts
+
+
+def test_configs_cover_every_elementwise_optimizer():
+    elementwise = {
+        name for name in tocha.optim.__all__ if hasattr(getattr(tocha.optim, name), "_flat_step")
+    }
+    assert {name for name, _ in CONFIGS} == elementwise
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=ids)
 def test_foreach_agrees_with_single_tensor(config):
+    """With 10 parameters (more than the 8 from which foreach=None takes the multi-tensor
+    path), foreach=False takes the single-tensor path and foreach=True the multi-tensor one,
+    and the two agree."""
     name, options = config
-    single, _, _ = trajectory(tocha, name, dict(options, foreach=False), n_params=10)
-    multi, _, _ = trajectory(tocha, name, dict(options, foreach=True), n_params=10)
-    close(single, multi)
+    runs = {}
+    for foreach, expected in (
+        (False, {"flat": 0, "single": 10 * STEPS}),
+        (True, {"flat": STEPS, "single": 0}),
+    ):
+        problem = make(tocha, 10)
+        opt = getattr(tocha.optim, name)(problem[0], **dict(options, foreach=foreach))
+        paths = count_paths(opt)
+        runs[foreach], _, _ = trajectory(tocha, name, options, optimizer=opt, params=problem)
+        assert paths == expected, foreach
+    close(runs[False], runs[True])
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=ids)
@@ -147,22 +184,40 @@ def test_resume_from_state_dict(config, foreach):
     fresh = getattr(tocha.optim, name)(params, **options)
     fresh.load_state_dict(saved)
     second, _, _ = trajectory(tocha, name, options, steps=10, optimizer=fresh, params=problem)
-    np.testing.assert_array_equal(np.concatenate([first, second]), full)
+    resumed = np.concatenate([first, second])
+    # Loading casts floating state to its parameter's dtype, as PyTorch does, so float32
+    # scalar state (NAdam's mu_product, ASGD's eta and mu) resumes in float64.
+    recast = any(
+        key != "step" and value.dtype is not params[0].dtype
+        for entries in saved["state"].values()
+        for key, value in entries.items()
+    )
+    if recast:
+        close(resumed, full)
+    else:
+        np.testing.assert_array_equal(resumed, full)
 
 
 def test_foreach_default_and_missing_grads():
     """foreach=None takes the flat path for 8+ parameters; a parameter without a gradient is
     skipped (its state not made) and the others still match the single-tensor path."""
     results = []
-    for foreach in (None, False):
+    # foreach=None: the first step is flat; a step missing a gradient is not, nor is any step
+    # after one (the parameters' step counts differ), so 9 + 10 + 9 + 10 + 9 single steps
+    for foreach, expected in (
+        (None, {"flat": 1, "single": 47}),
+        (False, {"flat": 0, "single": 57}),
+    ):
         params, loss_fn = make(tocha, 10)
         opt = tocha.optim.Adam(params, lr=0.05, foreach=foreach)
+        paths = count_paths(opt)
         for i in range(6):
             opt.zero_grad()
             loss_fn().backward()
             if i % 2:
                 params[-1].grad = None
             opt.step()
+        assert paths == expected, foreach
         results.append([p.detach().numpy().copy() for p in params])
         assert float(opt.state[params[-1]]["step"]) == 3.0
         assert float(opt.state[params[0]]["step"]) == 6.0

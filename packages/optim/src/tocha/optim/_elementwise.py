@@ -120,7 +120,7 @@ class ElementwiseOptimizer(Optimizer):
         with_grad = [p for p in params if p.grad is not None]
         if not with_grad:
             return
-        foreach = group.get("foreach") or group.get("fused")
+        foreach = group.get("fused") or group.get("foreach")  # None, True or False
         if foreach is None:
             foreach = len(with_grad) >= FOREACH_MIN_PARAMS
         if foreach and len(with_grad) == len(params) and self._flat_step(group):
