@@ -16,7 +16,8 @@ from ._backend import Backend
 # NumPy warns. NumPy keeps its error state in a context variable: tocha runs its kernels in a
 # copy of this context, in which that state is "ignore", and leaves the caller's own NumPy
 # code as it was (``kernel_context().run(kernel, *args)``). A fresh copy costs about 0.1 us
-# a call and may be entered from any thread, also from inside another kernel.
+# a call and may be entered from any thread, also from inside another kernel; kernels see none
+# of the caller's other context variables.
 _KERNEL_CONTEXT = contextvars.Context()
 _KERNEL_CONTEXT.run(np.seterr, all="ignore")
 kernel_context = _KERNEL_CONTEXT.copy

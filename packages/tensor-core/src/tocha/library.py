@@ -11,8 +11,9 @@ Ops
     tuple of them when the kernel returns a tuple; `REGISTRY` maps names to ops; `LAYERS`
     holds the layers the dispatcher runs around a kernel (tocha-autograd sets
     ``LAYERS.autograd``). Kernels run silently on overflow, division by zero and invalid
-    values, as PyTorch's do: `call` runs them in a fresh `kernel_context()`, in which NumPy's
-    warnings are off, and code that computes on arrays itself runs that work with
+    values, as PyTorch's do: `call` runs them in a fresh `kernel_context()`, a context of
+    their own (they see none of the caller's context variables) in which NumPy's warnings are
+    off, and code that computes on arrays itself runs that work with
     ``kernel_context().run(fn, *args)``.
 In-place ops
     `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
