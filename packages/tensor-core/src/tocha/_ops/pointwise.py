@@ -28,6 +28,35 @@ def uf(name):
     return lambda xp: getattr(xp, name)
 
 
+def _logical(name):
+    """Factory of the logical ufunc `name`, complex operands counting as true where nonzero
+    (CuPy's logical ufuncs take no complex arrays)."""
+
+    def factory(xp):
+        ufunc = getattr(xp, name)
+
+        def kernel(*arrays, out=None):
+            arrays = tuple(
+                a != 0 if getattr(a, "dtype", None) is not None and a.dtype.kind == "c" else a
+                for a in arrays
+            )
+            return ufunc(*arrays, out=out)
+
+        return kernel
+
+    return factory
+
+
+def _sigmoid(xp, x):
+    """``1 / (1 + exp(-x))``; for complex x, 0 where ``exp(-x)`` overflows (its limit, which
+    NumPy's complex division gives and CuPy's does not)."""
+    e = xp.exp(-x)
+    result = 1 / (1 + e)
+    if x.dtype.kind != "c":
+        return result
+    return xp.where(xp.isinf(e), xp.zeros((), result.dtype), result)
+
+
 def _composite(build):
     """Factory of a kernel ``k(*arrays, out=None)`` from ``build(xp, *arrays) -> array``.
     float16 and bfloat16 operands are computed in float32 and rounded once, as PyTorch does."""
@@ -168,7 +197,7 @@ UNARY = {
     "asinh": (uf("arcsinh"), True),
     "acosh": (uf("arccosh"), True),
     "atanh": (uf("arctanh"), True),
-    "sigmoid": (_composite(lambda xp, x: 1 / (1 + xp.exp(-x))), True),
+    "sigmoid": (_composite(lambda xp, x: _sigmoid(xp, x)), True),
     "relu": (_relu, False),
     "erf": (refusing(special.erf, (COMPLEX, _no("erf_vml_cpu"))), True),
     "erfc": (refusing(special.erfc, (COMPLEX, _no("erfc_vml_cpu"))), True),
@@ -207,7 +236,7 @@ UNARY = {
     ),
     "reciprocal": (uf("reciprocal"), True),
     "bitwise_not": (refusing(uf("invert"), (FLOATS + COMPLEX, _no("bitwise_not_cpu"))), False),
-    "logical_not": (uf("logical_not"), False),
+    "logical_not": (_logical("logical_not"), False),
     "isnan": (uf("isnan"), False),
     "isinf": (uf("isinf"), False),
     "isfinite": (uf("isfinite"), False),
@@ -511,7 +540,7 @@ def _pow_kernel(xp):
             if y_array:
                 raise NotImplementedError(_no("pow").format("Bool"))
             return _store(xp.logical_or(x, xp.logical_not(y)), out)
-        if x.dtype.kind in INTS and y_kind in INTS and xp.any(y < 0):
+        if x.dtype.kind in INTS and y_kind in INTS and bool((y < 0).any() if y_array else y < 0):
             if not y_array:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             minus_one = x == -1
@@ -612,9 +641,9 @@ BINARY = {
     "copysign": (refusing(uf("copysign"), (COMPLEX, _no("copysign_cpu"))), True),
     "eq": (uf("equal"), False),
     "ne": (uf("not_equal"), False),
-    "logical_and": (uf("logical_and"), False),
-    "logical_or": (uf("logical_or"), False),
-    "logical_xor": (uf("logical_xor"), False),
+    "logical_and": (_logical("logical_and"), False),
+    "logical_or": (_logical("logical_or"), False),
+    "logical_xor": (_logical("logical_xor"), False),
 }
 for _name, _ufunc in (
     ("maximum", "maximum"),

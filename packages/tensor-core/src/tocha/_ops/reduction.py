@@ -162,10 +162,16 @@ def _mean_kernel(skip_nan: bool):
     return factory
 
 
-def _extreme_kernel(ufunc: str):
+def _extreme_kernel(ufunc: str, function: str):
+    """amax/amin: NumPy's ufunc `ufunc` reduced (an array even for a full reduction); other
+    namespaces' `function` (CuPy has no ``maximum.reduce``)."""
+
     def factory(xp):
-        reduce, whole = getattr(xp, ufunc).reduce, _array_out(xp)
-        return lambda x, dims, keepdim: reduce(x, dims, out=whole, keepdims=keepdim)
+        if xp is not np:
+            extreme = getattr(xp, function)
+            return lambda x, dims, keepdim: extreme(x, axis=dims, keepdims=keepdim)
+        reduce = getattr(xp, ufunc).reduce
+        return lambda x, dims, keepdim: reduce(x, dims, out=..., keepdims=keepdim)
 
     return factory
 
@@ -415,8 +421,8 @@ nansum_op = defop("nansum", _nansum_kernel)
 prod_op = defop("prod", _sum_kernel("multiply"))
 mean_op = defop("mean", _mean_kernel(False))
 nanmean_op = defop("nanmean", _mean_kernel(True))
-amax_op = defop("amax", _extreme_kernel("maximum"))
-amin_op = defop("amin", _extreme_kernel("minimum"))
+amax_op = defop("amax", _extreme_kernel("maximum", "max"))
+amin_op = defop("amin", _extreme_kernel("minimum", "min"))
 max_dim_op = defop("max_dim", _extreme_dim_kernel("argmax"))
 min_dim_op = defop("min_dim", _extreme_dim_kernel("argmin"))
 argmax_op = defop("argmax", _arg_kernel("argmax"), differentiable=False)

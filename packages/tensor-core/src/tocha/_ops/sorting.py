@@ -122,8 +122,7 @@ def _topk_kernel(xp):
         if k < n:
             part = xp.argpartition(x, n - k if largest else k - 1, axis=dim)
             span = slice(n - k, n) if largest else slice(0, k)
-            chosen = part[(slice(None),) * dim + (span,)]
-            chosen.sort(axis=dim)
+            chosen = xp.sort(part[(slice(None),) * dim + (span,)], axis=dim)
         else:
             chosen = _positions(xp, n, dim, x.ndim, _INT64) + xp.zeros_like(x, _INT64)
         values = _take(xp, x, chosen, dim)
