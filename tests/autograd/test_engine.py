@@ -382,3 +382,28 @@ def test_inference_tensors_never_join_a_graph(torch):
         with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor"):
             x.requires_grad_()
         assert not (x.clone().is_inference())
+
+
+def test_node_prehooks_and_accumulate_grad_posthooks_run_in_pytorchs_order():
+    # The order and arguments PyTorch 2.13 gives for the same graph.
+    events = []
+    x = tocha.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    acc.register_hook(lambda gi, go: events.append(("post", gi, [g.tolist() for g in go])))
+    acc.register_prehook(lambda go: events.append(("pre", [g.tolist() for g in go])))
+    handle = y.grad_fn.register_prehook(lambda go: events.append(("pre sum", go[0].item())))
+    y.backward(retain_graph=True)
+    assert events == [("pre sum", 1.0), ("pre", [[2.0, 2.0]]), ("post", (), [[2.0, 2.0]])]
+    handle.remove()
+    events.clear()
+    y.backward()
+    assert [e[0] for e in events] == ["pre", "post"] and x.grad.tolist() == [4.0, 4.0]
+
+
+def test_a_node_prehook_may_replace_the_gradients():
+    x = tocha.ones(2, requires_grad=True)
+    y = x * 3
+    y.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+    y.sum().backward()
+    assert x.grad.tolist() == [30.0, 30.0]

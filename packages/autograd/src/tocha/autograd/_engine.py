@@ -142,6 +142,8 @@ def run_backward(
             if isinstance(node, AccumulateGrad):
                 if accumulate and (captures is None or node in captures):
                     _accumulate_into(node.variable, grads[0], buf.owned[0], create_graph)
+                for hook in node.hooks or ():
+                    hook((), tuple(grads))
                 continue
             if needed is not None and node not in needed:
                 continue

@@ -94,8 +94,9 @@ class Node:
         """`fn(grad_outputs)` runs before this node; it may return replacement gradients."""
         if self.pre_hooks is None:
             self.pre_hooks = []
-        self.pre_hooks.append(fn)
-        return _Handle(self.pre_hooks, fn)
+        entry = (None, fn)  # the engine's pre-hook entries: (output index or None, hook)
+        self.pre_hooks.append(entry)
+        return _Handle(self.pre_hooks, entry)
 
     @property
     def metadata(self) -> dict:
