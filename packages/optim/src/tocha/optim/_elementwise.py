@@ -1,5 +1,5 @@
 """The step of the elementwise optimizers (all but LBFGS): a single-tensor path and a
-multi-tensor ("foreach") path sharing one maths function per optimizer (`_functional`).
+multi-tensor ("foreach") path sharing one maths function per optimizer (`_update_rules`).
 
 Single-tensor path: one call of the maths per parameter, on the parameter's own arrays.
 

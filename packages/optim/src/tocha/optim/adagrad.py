@@ -7,7 +7,7 @@ import numpy as np
 from tocha import Tensor
 from tocha.library import CPU, backend_of, wrap
 
-from . import _functional as F
+from . import _update_rules as F
 from ._elementwise import ElementwiseOptimizer
 from .optimizer import ParamsT, scalar_dtype, to_scalar
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tocha import Tensor
 
-from . import _functional as F
+from . import _update_rules as F
 from ._elementwise import ElementwiseOptimizer
 from .adam import check_adam_args
 from .optimizer import ParamsT, to_scalar

@@ -33,14 +33,14 @@ StateDict = dict[str, Any]
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 
 
-class _RequiredParameter:
-    """Singleton class representing a required parameter for an Optimizer."""
+class _Required:
+    """The default of an optimizer argument that every parameter group must give."""
 
     def __repr__(self) -> str:
         return "<required parameter>"
 
 
-required = _RequiredParameter()
+required = _Required()
 
 
 class RemovableHandle:
