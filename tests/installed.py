@@ -10,7 +10,8 @@ from importlib.metadata import PackageNotFoundError, distribution, entry_points
 from tocha._missing import BACKENDS, SUBPACKAGES
 
 
-def _installed(name: str) -> bool:
+def installed(name: str) -> bool:
+    """Whether the distribution `name` is installed."""
     try:
         distribution(name)
     except PackageNotFoundError:
@@ -22,7 +23,7 @@ def load_installed() -> list[str]:
     """Import the subpackages (``tocha.nn``...) and the backend plugins of every installed
     tocha distribution; returns the distributions that are not installed."""
     missing = sorted(
-        {name for name in (*SUBPACKAGES.values(), *BACKENDS.values()) if not _installed(name)}
+        {name for name in (*SUBPACKAGES.values(), *BACKENDS.values()) if not installed(name)}
     )
     for subpackage, name in SUBPACKAGES.items():
         if name not in missing:

@@ -12,34 +12,26 @@ import json
 import re
 import subprocess
 import sys
-from importlib.metadata import PackageNotFoundError, distribution
 
 import numpy as np
 import pytest
 
 import tocha
+from tests.installed import installed
 from tocha import _backend
 from tocha.backends import PLUGIN_API_VERSION, Backend
 
 
-def _installed(name: str) -> bool:
-    try:
-        distribution(name)
-    except PackageNotFoundError:
-        return False
-    return True
-
-
 def _needs(name: str):
     return pytest.mark.skipif(
-        not _installed(name),
+        not installed(name),
         reason=f"the test plugin {name} is not installed (pip install tests/plugins/{name})",
     )
 
 
 needs_testdev = _needs("tocha-testdev")
 needs_broken_plugins = pytest.mark.skipif(
-    not (_installed("tocha-badversion") and _installed("tocha-broken")),
+    not (installed("tocha-badversion") and installed("tocha-broken")),
     reason="the test plugins tocha-badversion and tocha-broken are not installed "
     "(pip install tests/plugins/*)",
 )
