@@ -65,7 +65,13 @@ def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Ten
     writes the result into target's memory itself (checking that it fits), sparing the copy.
     The direct form runs unless autograd tracks target or an operand (or `direct` is None).
     Returns target."""
-    if direct is not None and not (STATE.grad_enabled and tracks(target, *operands)):
+    if direct is not None:
+        if STATE.grad_enabled:  # autograd must see the op when it tracks target or an operand
+            if target._ag is not None:
+                return assign(target, out_of_place(*args))
+            for t in operands:
+                if isinstance(t, Tensor) and t._ag is not None:
+                    return assign(target, out_of_place(*args))
         kernel_context().run(direct, *args)
         bump_version(target)
         return target
