@@ -30,7 +30,7 @@ def graph(lib, a, b, c):
 def numpy_graph(np, a, b, c, grads={}):  # noqa: B006 - the gradients live across calls
     """The NumPy calls the same forward and backward make: the products, the sum, and the
     gradients (ones broadcast) accumulated in place."""
-    key = id(a)
+    key = (id(a), a.shape)  # an id alone may be reused by a later case's array
     if key not in grads:
         grads[key] = [np.zeros_like(a), np.zeros_like(b), np.zeros_like(c)]
     ga, gb, gc = grads[key]
