@@ -34,17 +34,6 @@ def check_shape(target_shape, result_shape) -> None:
         )
 
 
-def tracks(*operands) -> bool:
-    """Whether autograd must see an in-place op on these operands: grad mode is on and one of
-    them is a Tensor carrying autograd metadata."""
-    if not STATE.grad_enabled:
-        return False
-    for t in operands:
-        if isinstance(t, Tensor) and t._ag is not None:
-            return True
-    return False
-
-
 def assign(target: Tensor, result: Tensor) -> Tensor:
     """Write `result`, an op's out-of-place result of target's shape, into target's memory
     (cast to target's dtype); target takes result's history when autograd tracks either.

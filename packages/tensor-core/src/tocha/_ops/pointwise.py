@@ -20,7 +20,7 @@ from .._dispatch import (
 )
 from .._tensor import Tensor
 from . import _special_math as special
-from ._out import assign, check_castable, check_shape, inplace, tracks, write_out
+from ._out import assign, check_castable, check_shape, inplace, write_out
 
 
 def uf(name):
@@ -1033,8 +1033,8 @@ def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
 
 
 def _clamp_inplace(self: Tensor, min, max, name: str) -> Tensor:  # noqa: A002
-    """Clamp in place: tensor bounds (or autograd) go through the out-of-place result."""
-    if tracks(self, min, max) or _check_clamp(self, min, max, name):
+    """Clamp in place: tensor bounds go through the out-of-place result."""
+    if _check_clamp(self, min, max, name):
         return assign(self, _clamp(self, min, max, None, name))
     bounds_rank = _builtin_max(
         _dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max) if b is not None
