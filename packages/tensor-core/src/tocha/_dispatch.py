@@ -5,8 +5,9 @@ against an array namespace. Kernels take and return backend arrays, never Tensor
 caches one resolved kernel per device (`Op.kernels[device]`).
 
 The layers run outermost first: autograd (present once tocha-autograd is imported: it sets
-`LAYERS.autograd`), then the backend kernel. Autograd runs only when grad mode is on and an
-input requires grad; the forward below it is the same kernel call.
+`LAYERS.autograd`), then the backend kernel. Autograd runs only when an input carries
+autograd's metadata and grad mode is on (or a function transform is active: a forward-AD
+dual level, vmap); the forward below it is the same kernel call.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ LAYERS = _Layers()
 
 
 def needs_grad(tensors) -> bool:
-    """Whether the autograd layer must record an op on these tensors."""
-    if not STATE.grad_enabled:
+    """Whether the autograd layer must see an op on these tensors."""
+    if not (STATE.grad_enabled or STATE.transforms):
         return False
     for t in tensors:
         if t._ag is not None:
@@ -171,7 +172,7 @@ def call_one(op, x, *args):
     if STATE.autocast is not None:
         (x,) = LAYERS.autocast(op, (x,))
     out = wrap(_kernel_context().run(op.kernels[dev], x._data, *args), dev)
-    if x._ag is not None and STATE.grad_enabled:
+    if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x, *args), out)
     return out
 
@@ -180,7 +181,7 @@ def call_view(op, x, *args):
     """Run a view op: the result shares `x`'s memory, base and version counter."""
     out = wrap(op.kernels[x._device](x._data, *args), x._device)
     make_view(out, x)
-    if x._ag is not None and STATE.grad_enabled:
+    if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x, *args), out)
     return out
 
@@ -220,7 +221,7 @@ def unary(op, x, int_to_float):
         data = data.astype(_dtype.DEFAULTS.float.np)
     dev = x._device
     out = wrap(as_array(_kernel_context().run(op.kernels[dev], data), dev), dev)
-    if x._ag is not None and STATE.grad_enabled:
+    if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x,), out)
     return out
 
@@ -271,7 +272,7 @@ def binary(op, a, b, int_to_float=False):
     if type(result) is not _ndarray:
         result = backend_of(dev).asarray(result)
     out = wrap(result, dev)
-    if tracked and STATE.grad_enabled:
+    if tracked and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (a, b), out)
     return out
 

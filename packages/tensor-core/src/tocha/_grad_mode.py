@@ -24,6 +24,9 @@ class _State(threading.local):
     grad_enabled = True
     inference = False
     autocast = None  # device type -> dtype of the active autocast regions (tocha.amp)
+    # Active function transforms (a forward-AD dual level, vmap levels): while nonzero, the
+    # autograd layer sees ops on the tensors it marks even with grad mode off.
+    transforms = 0
 
 
 STATE = _State()

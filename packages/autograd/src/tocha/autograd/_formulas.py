@@ -17,6 +17,8 @@ import numpy as np
 import tocha
 from tocha.library import REGISTRY, call
 
+from ._forward import fwd, fwd_linear, fwd_multilinear
+
 
 class Derivative:
     __slots__ = ("formula", "saves", "materialize")
@@ -58,6 +60,27 @@ def d(name: str, saves: str, formula) -> None:
 
 def zero(g):
     return tocha.zeros_like(g)
+
+
+def _plus(a, b):
+    """The sum of two tangent terms, either of which may be None (no term)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _times(t, factor):
+    """A tangent term `t * factor`, None when `t` is."""
+    return None if t is None else t * factor
+
+
+def _over(t, divisor, sign=1):
+    """A tangent term `sign * t / divisor`, None when `t` is."""
+    if t is None:
+        return None
+    return t / divisor if sign == 1 else -t / divisor
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -107,6 +130,7 @@ def conj(t):
 
 for _name, (_saves, _derivative) in HOLOMORPHIC.items():
     d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
+    fwd(_name, lambda t, out, x, f=_derivative: t[0] * f(out, x))
 d("relu", "o", lambda g, out, x: g * (out > 0))
 d("erf", "0", lambda g, out, x: g * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfc", "0", lambda g, out, x: -g * TWO_OVER_SQRT_PI * (-x * x).exp())
@@ -160,9 +184,13 @@ def _clamp(g, out, x, low, high):
 
 
 d("add", "", lambda g, out, x, y: (g, g))
+fwd("add", lambda t, out, x, y: _plus(t[0], t[1]))
 d("sub", "", lambda g, out, x, y: (g, -g))
+fwd("sub", lambda t, out, x, y: _plus(t[0], None if t[1] is None else -t[1]))
 d("mul", "01", lambda g, out, x, y: (g * conj(y), g * conj(x)))
+fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
 d("div", "1o", lambda g, out, x, y: (g / conj(y), -g * conj(out / y)))
+fwd("div", lambda t, out, x, y: _plus(_over(t[0], y), _over(_times(t[1], out), y, -1)))
 d("pow", "01o", _pow)
 d("maximum", "01", _maximum)
 d("minimum", "01", _minimum)
@@ -201,6 +229,7 @@ def _count(shape, dims) -> int:
 
 
 d("sum", "", lambda g, out, x, dims, keepdim, dtype: _unreduce(g, x.shape, dims, keepdim))
+fwd_linear("sum")
 d(
     "mean",
     "",
@@ -236,6 +265,7 @@ d("permute", "", lambda g, out, x, dims: g.permute(_inverse(dims)))
 d("expand", "", lambda g, out, x, shape: g)
 d("squeeze", "", lambda g, out, x, dims: g.reshape(x.shape))
 d("unsqueeze", "", lambda g, out, x, dim: g.squeeze(dim))
+fwd_linear("view", "permute", "expand", "squeeze", "unsqueeze")
 d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape, key)))
 
 

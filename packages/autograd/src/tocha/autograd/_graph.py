@@ -28,6 +28,7 @@ class AutogradMeta:
         "hooks",
         "post_accumulate_hooks",
         "accumulator",
+        "fw",
     )
 
     def __init__(self, requires_grad: bool, grad_fn=None, output_nr: int = 0):
@@ -39,6 +40,7 @@ class AutogradMeta:
         self.hooks = None
         self.post_accumulate_hooks = None
         self.accumulator = None
+        self.fw = None  # (dual level, tangent) in forward-mode AD (see _forward)
 
 
 class Node:

@@ -7,9 +7,10 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 from __future__ import annotations
 
 from tocha import Size, Tensor
-from tocha.library import FROM_NP, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
+from tocha.library import FROM_NP, GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
+from ._forward import propagate
 from ._graph import AutogradMeta, accumulator_of, new_node
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
@@ -68,7 +69,18 @@ def _is_float(t: Tensor) -> bool:
 
 
 def record(op, args, out):
-    """Record `op(*args) -> out` on the tape; returns `out`, now requiring grad."""
+    """The autograd layer: record `op(*args) -> out` on the tape when grad mode is on and an
+    argument requires grad, and give the outputs their tangents inside a forward-AD level.
+    Returns `out`."""
+    if GRAD_MODE.transforms:
+        if GRAD_MODE.grad_enabled:
+            _record(op, args, out)
+        propagate(op, args, out)
+        return out
+    return _record(op, args, out)
+
+
+def _record(op, args, out):
     if not op.differentiable:
         return out
     entry = FORMULAS.get(op.name)
@@ -98,6 +110,8 @@ def record(op, args, out):
                 saved[i] = pack(arg)
         else:
             saved[i] = meta
+    if not any(edges):
+        return out
     outputs = out if type(out) is tuple else (out,)
     node = new_node(
         op.name,

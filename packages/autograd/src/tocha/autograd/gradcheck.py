@@ -81,6 +81,48 @@ def _analytical_jacobians(outputs, targets) -> list:
     return jacobians
 
 
+def _forward_jacobians(func, inputs, targets, n_outputs: int) -> list:
+    """jac[o][i] by forward mode: one dual pass per element of each target (tangent: that
+    element's unit vector), the outputs' tangents as columns."""
+    from . import forward_ad
+
+    jacobians = [[None] * len(targets) for _ in range(n_outputs)]
+    for i, t in enumerate(targets):
+        columns = [[] for _ in range(n_outputs)]
+        for k in range(t.numel()):
+            unit = tocha.zeros_like(t)
+            unit.view(-1)[k] = 1
+            with forward_ad.dual_level():
+                dual = forward_ad.make_dual(t.detach(), unit)
+                args = [dual if a is t else a for a in inputs]
+                outputs = _float_outputs(func(*args))
+                for o, out in enumerate(outputs):
+                    tangent = forward_ad.unpack_dual(out).tangent
+                    columns[o].append(
+                        np.zeros(out.numel())
+                        if tangent is None
+                        else tangent.numpy(force=True).reshape(-1).astype(np.float64)
+                    )
+        for o in range(n_outputs):
+            jacobians[o][i] = np.stack(columns[o], axis=1) if columns[o] else None
+    return jacobians
+
+
+def _compare(numerical, analytical_of, rtol, atol, raise_exception, what) -> bool:
+    for o, num_row in enumerate(numerical):
+        for i, num in enumerate(num_row):
+            ana = analytical_of(o, i, num)
+            if ana.shape != num.shape or not np.allclose(ana, num, rtol=rtol, atol=atol):
+                message = (
+                    f"{what} mismatch for output {o} with respect to input {i},\n"
+                    f"numerical:{num}\nanalytical:{ana}\n"
+                )
+                if raise_exception:
+                    raise GradcheckError(message)
+                return False
+    return True
+
+
 def gradcheck(
     func,
     inputs,
@@ -101,7 +143,9 @@ def gradcheck(
 ) -> bool:
     """Check the gradients autograd computes for `func` at `inputs` (tensors with
     ``requires_grad=True``, ideally float64) against central finite differences:
-    ``|analytical - numerical| <= atol + rtol * |numerical|`` elementwise."""
+    ``|analytical - numerical| <= atol + rtol * |numerical|`` elementwise. Reverse mode is
+    checked with `check_backward_ad`, forward mode (`tocha.autograd.forward_ad`) with
+    `check_forward_ad`."""
     inputs = _as_tuple(inputs)
     targets = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not targets:
@@ -112,22 +156,33 @@ def gradcheck(
     outputs = _float_outputs(func(*inputs))
     differentiable = [o for o in outputs if o.requires_grad]
     numerical = _numerical_jacobians(func, inputs, targets, eps)
-    analytical = _analytical_jacobians(differentiable, targets)
-    diff_index = [k for k, o in enumerate(outputs) if o.requires_grad]
-    for o, num_row in enumerate(numerical):
-        for i, num in enumerate(num_row):
+    if check_backward_ad:
+        analytical = _analytical_jacobians(differentiable, targets)
+        diff_index = [k for k, o in enumerate(outputs) if o.requires_grad]
+
+        def backward_column(o, i, num):
             if o in diff_index:
-                ana = analytical[diff_index.index(o)][i]
-            else:
-                ana = np.zeros_like(num)
-            if ana.shape != num.shape or not np.allclose(ana, num, rtol=rtol, atol=atol):
-                message = (
-                    f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                    f"numerical:{num}\nanalytical:{ana}\n"
-                )
-                if raise_exception:
-                    raise GradcheckError(message)
-                return False
+                return analytical[diff_index.index(o)][i]
+            return np.zeros_like(num)
+
+        if not _compare(numerical, backward_column, rtol, atol, raise_exception, "Jacobian"):
+            return False
+    if check_forward_ad:
+        forward = _forward_jacobians(func, inputs, targets, len(numerical))
+
+        def forward_column(o, i, num):
+            column = forward[o][i]
+            return np.zeros_like(num) if column is None else column
+
+        if not _compare(
+            numerical,
+            forward_column,
+            rtol,
+            atol,
+            raise_exception,
+            "Jacobian computed with forward mode",
+        ):
+            return False
     return True
 
 

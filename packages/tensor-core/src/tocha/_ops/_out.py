@@ -40,7 +40,9 @@ def assign(target: Tensor, result: Tensor) -> Tensor:
     Returns target."""
     check_castable(target, result.dtype)
     check_shape(target._data.shape, result._data.shape)
-    if STATE.grad_enabled and (target._ag is not None or result._ag is not None):
+    if (STATE.grad_enabled or STATE.transforms) and (
+        target._ag is not None or result._ag is not None
+    ):
         LAYERS.rebase(target, result)
     target._data[...] = result._data
     bump_version(target)
@@ -55,7 +57,9 @@ def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Ten
     The direct form runs unless autograd tracks target or an operand (or `direct` is None).
     Returns target."""
     if direct is not None:
-        if STATE.grad_enabled:  # autograd must see the op when it tracks target or an operand
+        if (
+            STATE.grad_enabled or STATE.transforms
+        ):  # autograd must see the op when it tracks target or an operand
             if target._ag is not None:
                 return assign(target, out_of_place(*args))
             for t in operands:
@@ -79,7 +83,7 @@ def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
         )
     if out._device is not result._device:
         raise device_mismatch(result._device, out._device)
-    if STATE.grad_enabled and (result._ag is not None or out._ag is not None):
+    if (STATE.grad_enabled or STATE.transforms) and (result._ag is not None or out._ag is not None):
         raise RuntimeError(
             "out=... arguments don't support automatic differentiation, but one of the "
             "arguments requires grad."

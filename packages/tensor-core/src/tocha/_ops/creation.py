@@ -536,7 +536,7 @@ def transfer(x: Tensor, dev) -> Tensor:
     target = backend_of(dev)
     host = source.to_host(x._data)
     out = wrap(as_array(target.from_host(host, dev), dev), dev)
-    if x._ag is not None and STATE.grad_enabled:
+    if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(to_device_op, (x, dev), out)
     return out
 

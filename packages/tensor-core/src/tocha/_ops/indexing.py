@@ -753,7 +753,11 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     with `input`) is True. Shape: the broadcast shape of input and mask."""
     _check_mask(mask, "masked_fill_")
     v = _fill_value(input, value)
-    if isinstance(value, Tensor) and value._ag is not None and STATE.grad_enabled:
+    if (
+        isinstance(value, Tensor)
+        and value._ag is not None
+        and (STATE.grad_enabled or STATE.transforms)
+    ):
         return where(mask, value.to(input.dtype), input)  # the value gets its gradient
     try:
         return call(masked_fill_op, (input, mask), v)

@@ -275,7 +275,7 @@ def _matmul(x, y):
     out._ag = None
     out._base = None
     out._vc = None
-    if (x._ag is not None or y._ag is not None) and STATE.grad_enabled:
+    if (x._ag is not None or y._ag is not None) and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(_MATMUL, (x, y), out)
     return out
 

@@ -552,7 +552,7 @@ def sum(
         result = wrap(
             kernel_context().run(_SUM_KERNELS[dev], input._data, None, keepdim, None), dev
         )
-        if input._ag is not None and STATE.grad_enabled:
+        if input._ag is not None and (STATE.grad_enabled or STATE.transforms):
             return LAYERS.autograd(sum_op, (input, None, keepdim, None), result)
         return result
     dims = _dims(dim, _array(input, "sum").ndim, "sum")

@@ -217,7 +217,7 @@ def call_views(op, x, *args):
     outs = tuple(wrap(a, dev) for a in op.kernels[dev](x._data, *args))
     for out in outs:
         make_view(out, x)
-    if x._ag is not None and STATE.grad_enabled:
+    if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x, *args), outs)
     return outs
 
