@@ -2,7 +2,9 @@
 
 softmax and log_softmax are one primitive each with a hand-written backward (itself a
 primitive, differentiable again); the pointwise activations are one primitive each whose
-derivative is written in tocha ops; the rest are cheap composites.
+derivative is written in tocha ops; the rest are cheap composites. Each primitive's forward-mode
+rule (`fwd`) sits beside its derivative; a pointwise one is its derivative applied to the
+tangent (`pointwise`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import warnings
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor
+
+from ._jvp import plus, pointwise
 
 __all__ = [
     "celu",
@@ -122,10 +126,34 @@ def _log_softmax_backward_backward(gg, _, g, out, dim):
     return grad_g, -gg * e * g.sum(dim, keepdim=True), None
 
 
+def _softmax_backward_jvp(t, y, g, out, dim):
+    """Tangent of ``out * (g - sum(g * out))``: the op itself in g, and by out
+    ``t_out * (g - sum(g * out)) - out * sum(g * t_out)``."""
+    by_g = None if t[0] is None else call(softmax_backward_op, (t[0], out), dim)
+    by_out = None
+    if t[1] is not None:
+        total = (g * out).sum(dim, keepdim=True)
+        by_out = t[1] * (g - total) - out * (g * t[1]).sum(dim, keepdim=True)
+    return plus(by_g, by_out)
+
+
+def _log_softmax_backward_jvp(t, y, g, out, dim):
+    """Tangent of ``g - exp(out) * sum(g)``: the op itself in g, and by out
+    ``-exp(out) * t_out * sum(g)``."""
+    by_g = None if t[0] is None else call(log_softmax_backward_op, (t[0], out), dim)
+    by_out = None if t[1] is None else -out.exp() * t[1] * g.sum(dim, keepdim=True)
+    return plus(by_g, by_out)
+
+
 d("softmax", "o", lambda g, out, x, dim: (call(softmax_backward_op, (g, out), dim), None))
+# softmax's Jacobian is symmetric: its tangent is its backward applied to the input's tangent
+fwd("softmax", lambda t, out, x, dim: call(softmax_backward_op, (t[0], out), dim))
 d("log_softmax", "o", lambda g, out, x, dim: (call(log_softmax_backward_op, (g, out), dim), None))
+fwd("log_softmax", lambda t, out, x, dim: t[0] - (out.exp() * t[0]).sum(dim, keepdim=True))
 d("softmax_backward_data", "01", _softmax_backward_backward)
+fwd("softmax_backward_data", _softmax_backward_jvp)
 d("log_softmax_backward_data", "01", _log_softmax_backward_backward)
+fwd("log_softmax_backward_data", _log_softmax_backward_jvp)
 
 
 def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -261,17 +289,28 @@ def _gelu_backward_kernel(xp):
     return kernel
 
 
-def _gelu_backward_backward(gg, _, g, x, approximate):
-    """Gradients of ``g * gelu'(x)``: by g, ``gelu'(x)``; by x, ``g * gelu''(x)``."""
+def _gelu_second(x, approximate):
+    """``gelu''(x)``, in tocha ops."""
     if approximate == "tanh":
         x2 = x * x
         du = TANH_K * (1 + 3 * TANH_C * x2)
         t = (TANH_K * (x + TANH_C * x2 * x)).tanh()
         sech2 = 1 - t * t
-        second = sech2 * du + 0.5 * x * sech2 * (6 * TANH_K * TANH_C * x - 2 * t * du * du)
-    else:
-        second = (-0.5 * x * x).exp() * INV_SQRT_2PI * (2 - x * x)
+        return sech2 * du + 0.5 * x * sech2 * (6 * TANH_K * TANH_C * x - 2 * t * du * du)
+    return (-0.5 * x * x).exp() * INV_SQRT_2PI * (2 - x * x)
+
+
+def _gelu_backward_backward(gg, _, g, x, approximate):
+    """Gradients of ``g * gelu'(x)``: by g, ``gelu'(x)``; by x, ``g * gelu''(x)``."""
+    second = _gelu_second(x, approximate)
     return call(gelu_backward_op, (gg, x), approximate), gg * g * second, None
+
+
+def _gelu_backward_jvp(t, out, g, x, approximate):
+    """Tangent of ``g * gelu'(x)``: ``t_g * gelu'(x) + g * gelu''(x) * t_x``."""
+    by_g = None if t[0] is None else call(gelu_backward_op, (t[0], x), approximate)
+    by_x = None if t[1] is None else g * _gelu_second(x, approximate) * t[1]
+    return plus(by_g, by_x)
 
 
 def _silu_grad(g, out, x):
@@ -313,12 +352,14 @@ hardshrink_op = defop(
     "hardshrink", _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0 * x))
 )
 
-d("elu", "0", _elu_grad)
+pointwise("elu", "0", _elu_grad)
 d("gelu", "0", lambda g, out, x, approximate: (call(gelu_backward_op, (g, x), approximate), None))
+fwd("gelu", lambda t, out, x, approximate: call(gelu_backward_op, (t[0], x), approximate))
 d("gelu_backward", "01", _gelu_backward_backward)
-d("silu", "0", _silu_grad)
-d("mish", "0", _mish_grad)
-d(
+fwd("gelu_backward", _gelu_backward_jvp)
+pointwise("silu", "0", _silu_grad)
+pointwise("mish", "0", _mish_grad)
+pointwise(
     "softplus",
     "0",
     lambda g, out, x, beta, th: (
@@ -327,18 +368,18 @@ d(
         None,
     ),
 )
-d("leaky_relu", "0", lambda g, out, x, slope: (g * tocha.where(x > 0, 1.0, slope), None))
-d("hardtanh", "0", lambda g, out, x, low, high: (g * ((x > low) & (x < high)), None, None))
-d("hardsigmoid", "0", lambda g, out, x: g * ((x > -3) & (x < 3)) / 6)
-d(
+pointwise("leaky_relu", "0", lambda g, out, x, slope: (g * tocha.where(x > 0, 1.0, slope), None))
+pointwise("hardtanh", "0", lambda g, out, x, low, high: (g * ((x > low) & (x < high)), None, None))
+pointwise("hardsigmoid", "0", lambda g, out, x: g * ((x > -3) & (x < 3)) / 6)
+pointwise(
     "hardswish",
     "0",
     lambda g, out, x: g * tocha.where(x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)),
 )
-d("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
-d("threshold", "0", lambda g, out, x, th, value: (g * (x > th), None, None))
-d("softshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
-d("hardshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
+pointwise("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
+pointwise("threshold", "0", lambda g, out, x, th, value: (g * (x > th), None, None))
+pointwise("softshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
+pointwise("hardshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
