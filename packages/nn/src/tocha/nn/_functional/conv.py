@@ -13,6 +13,8 @@ Three primitives close under differentiation, so double backward works:
   conv_transpose and a conv.
 
 ``unfold`` and ``fold`` are the primitives ``im2col`` and ``col2im``, each the other's adjoint.
+In forward mode each primitive is (bi)linear: its tangent is the primitive applied to the
+tangents, one operand at a time.
 Every primitive takes ``pads`` as one ``(low, high)`` pair per spatial dim; conv and
 conv_transpose also take ``needs``, whether input and weight required grad when called (as
 PyTorch's output mask: a gradient nobody asked for is not computed).
@@ -24,8 +26,10 @@ import itertools
 import math
 
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
 from tocha.library import TITLE, call, defop
+
+from ._jvp import plus
 
 __all__ = [
     "conv1d",
@@ -197,9 +201,35 @@ def _im2col_grad(g, out, x, ksize, stride, pads, dilation):
     return call(col2im_op, (g,), tuple(x.shape[2:]), ksize, stride, pads, dilation)
 
 
+def _conv_jvp(op):
+    """The forward rule of conv or conv_transpose: bilinear in input and weight, affine in
+    bias, so ``op(t_x, w) + op(x, t_w) + t_b`` (the bias tangent broadcast over space)."""
+
+    def rule(t, out, x, w, *rest):
+        *bias, stride, pads, dilation, groups, out_size, _ = rest
+        spec = (stride, pads, dilation, groups, out_size)
+
+        def term(a, b):
+            return call(op, (a, b), *spec, (a.requires_grad, b.requires_grad))
+
+        by_bias = None
+        if bias and t[2] is not None:
+            by_bias = t[2].reshape((-1,) + (1,) * len(out_size))
+        return plus(
+            None if t[0] is None else term(t[0], w),
+            None if t[1] is None else term(x, t[1]),
+            by_bias,
+        )
+
+    return rule
+
+
 d("convolution", "01", _conv_grad)
+fwd("convolution", _conv_jvp(conv_op))
 d("convolution_transpose", "01", _conv_transpose_grad)
+fwd("convolution_transpose", _conv_jvp(conv_transpose_op))
 d("convolution_backward_weight", "01", _conv_weight_grad)
+fwd_multilinear("convolution_backward_weight")
 d("im2col", "", _im2col_grad)
 d(
     "col2im",
@@ -208,6 +238,7 @@ d(
         im2col_op, (g,), ksize, stride, pads, dilation
     ),
 )
+fwd_linear("im2col", "col2im")
 
 
 # -- argument checks ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import assign, call, defop, generator_stream
 
 __all__ = [
@@ -52,6 +52,10 @@ d(
     lambda grads, out, x, stream, p: (
         (grads[0] * out[1].to(grads[0].dtype) * (1.0 / (1.0 - p)),) + (None, None)
     ),
+)
+fwd(
+    "native_dropout",
+    lambda t, out, x, stream, p: (t[0] * out[1].to(t[0].dtype) * (1.0 / (1.0 - p)), None),
 )
 
 

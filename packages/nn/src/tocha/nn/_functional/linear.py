@@ -1,8 +1,8 @@
 """Linear maps, embeddings and distances: linear, bilinear, embedding, embedding_bag, one_hot,
 normalize, cosine_similarity, pairwise_distance.
 
-`linear` and `embedding` are one primitive each (their derivatives in tocha ops); the rest
-are composites.
+`linear` and `embedding` are one primitive each (their derivatives and forward rules in tocha
+ops); the rest are composites.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import TITLE, call, defop
+
+from ._jvp import plus
 
 __all__ = [
     "bilinear",
@@ -54,8 +56,18 @@ def _linear_grad(g, out, x, w, b=None):
     return grad_x, grad_w, g if g.dim() == 1 else g.sum(tuple(range(g.dim() - 1)))
 
 
+def _linear_jvp(t, out, x, w, b=None):
+    """``t_x @ w.T + x @ t_w.T + t_b``: linear in input and in weight, affine in bias."""
+    return plus(
+        None if t[0] is None else call(linear_op, (t[0], w)),
+        None if t[1] is None else call(linear_op, (x, t[1])),
+        None if b is None else t[2],
+    )
+
+
 linear_op = defop("linear", _linear_kernel)
 d("linear", "01", _linear_grad)
+fwd("linear", _linear_jvp)
 
 
 def _shape_text(shape) -> str:
@@ -138,6 +150,9 @@ def _embedding_grad(g, out, weight, indices, padding_idx, scale_grad_by_freq):
 
 embedding_op = defop("embedding", _embedding_kernel)
 d("embedding", "1", _embedding_grad)
+# the rows of the weight's tangent at the indices (padding_idx and scale_grad_by_freq only
+# shape the gradient)
+fwd("embedding", lambda t, out, weight, indices, *args: call(embedding_op, (t[0], indices), *args))
 
 
 def _check_indices(input: Tensor, fn: str) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import call, defop
 
 __all__ = ["pad"]
@@ -43,6 +43,8 @@ d(
         None,
     ),
 )
+# the tangent padded with zeros (the padding value is a constant)
+fwd("constant_pad_nd", lambda t, out, x, pads, value: call(constant_pad_op, (t[0],), pads, 0))
 
 
 def _source_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:

@@ -5,9 +5,10 @@ input (as in `conv`). Primitives:
 
 - ``max_pool`` and ``adaptive_max_pool`` return the maxima and their flat indices into each
   input plane (as PyTorch); the gradient goes to the argmax through ``scatter_add`` (whose
-  own derivative is a gather, so double backward works);
+  own derivative is a gather, so double backward works); in forward mode the tangent is
+  gathered at the argmax;
 - ``avg_pool`` and its adjoint ``avg_pool_backward`` are linear: each is the other's
-  derivative.
+  derivative and its own forward rule.
 
 Adaptive average pooling is a matmul by an averaging matrix per spatial dim; power-average
 pooling and max unpooling are composites.
@@ -21,7 +22,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd, fwd_linear
 from tocha.library import call, defop
 
 from .activation import relu
@@ -213,10 +214,21 @@ def _avg_pool_backward_grad(gg, out, g, size, ksize, stride, pads, count_include
     )
 
 
+def _at_argmax(t, out, x, *args):
+    """The forward rule of max pooling: the input's tangent where each maximum came from."""
+    values, indices = out
+    n, c = x.shape[:2]
+    picked = t[0].reshape(n, c, -1).gather(2, indices.reshape(n, c, -1))
+    return picked.reshape(values.shape), None
+
+
 d("max_pool", "o", lambda g, out, x, *args: _to_argmax(g, out, x))
+fwd("max_pool", _at_argmax)
 d("adaptive_max_pool", "o", lambda g, out, x, out_size: _to_argmax(g, out, x))
+fwd("adaptive_max_pool", _at_argmax)
 d("avg_pool", "", _avg_pool_grad)
 d("avg_pool_backward", "", _avg_pool_backward_grad)
+fwd_linear("avg_pool", "avg_pool_backward")
 
 
 # -- argument handling ----------------------------------------------------------------------
