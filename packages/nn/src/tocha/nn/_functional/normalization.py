@@ -4,18 +4,21 @@ local_response_norm.
 layer_norm and batch_norm (training) are one primitive each that also returns the statistics
 it computed (as PyTorch's ``native_layer_norm`` and ``native_batch_norm``), so one autograd
 node covers the layer. Their first derivative is a fused kernel (``*_backward``, not itself
-differentiable); under ``create_graph=True`` the derivative is written in tocha ops instead,
-so second derivatives work. group_norm and instance_norm reuse those primitives on reshaped
-inputs; eval-mode batch_norm, rms_norm and local_response_norm are cheap composites.
+differentiable); under ``create_graph=True``, or while a transform (a forward-AD level, vmap)
+is active, the derivative is written in tocha ops instead, so second derivatives work. Their
+forward rules (`fwd`) differentiate the normalization with the saved statistics.
+group_norm and instance_norm reuse those primitives on reshaped inputs; eval-mode batch_norm,
+rms_norm and local_response_norm are cheap composites.
 """
 
 from __future__ import annotations
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import GRAD_MODE, call, defop
 
+from ._jvp import plus
 from .padding import pad
 
 __all__ = [
@@ -117,7 +120,7 @@ def _layer_norm_grad(grads, out, x, *rest):
     *params, nd, eps, affine = rest
     g = grads[0]
     w = params[0] if "w" in affine else None
-    if not GRAD_MODE.grad_enabled:
+    if not (GRAD_MODE.grad_enabled or GRAD_MODE.transforms):
         weights = params[:1] if w is not None else ()
         result = call(layer_norm_backward_op, (g, x, out[1], out[2], *weights), nd, affine)
         return (*result, None, None, None)
@@ -131,7 +134,38 @@ def _layer_norm_grad(grads, out, x, *rest):
     return (*result, None, None, None)
 
 
+def _norm_jvp(t, x, params, affine, mean, rstd, dims, shape):
+    """Tangents of ``(x - mean) * rstd * w + b`` and of mean and rstd over `dims`, from the
+    saved statistics (broadcast to x), the weight and bias broadcast to x by `shape`:
+    ``t_xhat = rstd * (c - xhat * mean(xhat * c))`` with ``c = t_x - mean(t_x)``, and
+    ``t_rstd = -rstd**2 * mean(xhat * c)``."""
+    tx, tparams = t[0], t[1 : 1 + len(params)]
+    xhat = (x - mean) * rstd
+    t_out = t_mean = t_rstd = None
+    if tx is not None:
+        t_mean = tx.mean(dims, keepdim=True)
+        c = tx - t_mean
+        proj = (xhat * c).mean(dims, keepdim=True)
+        t_out = rstd * (c - xhat * proj)
+        t_rstd = -rstd * rstd * proj
+        if "w" in affine:
+            t_out = t_out * params[0].reshape(shape)
+    by_w = by_b = None
+    if "w" in affine and tparams[0] is not None:
+        by_w = xhat * tparams[0].reshape(shape)
+    if "b" in affine and tparams[-1] is not None:
+        by_b = tparams[-1].reshape(shape)
+    return plus(t_out, by_w, by_b), t_mean, t_rstd
+
+
+def _layer_norm_jvp(t, out, x, *rest):
+    *params, nd, eps, affine = rest
+    dims = tuple(range(x.dim() - nd, x.dim()))
+    return _norm_jvp(t, x, params, affine, out[1], out[2], dims, x.shape[x.dim() - nd :])
+
+
 d("native_layer_norm", "0+o", _layer_norm_grad)
+fwd("native_layer_norm", _layer_norm_jvp)
 
 
 def _affine_code(weight, bias) -> tuple[str, tuple]:
@@ -262,7 +296,7 @@ def _batch_norm_grad(grads, out, x, *rest):
     *params, eps, affine = rest
     g = grads[0]
     w = params[0] if "w" in affine else None
-    if not GRAD_MODE.grad_enabled:
+    if not (GRAD_MODE.grad_enabled or GRAD_MODE.transforms):
         weights = params[:1] if w is not None else ()
         result = call(batch_norm_backward_op, (g, x, out[1], out[2], *weights), affine)
         return (*result, None, None)
@@ -277,7 +311,20 @@ def _batch_norm_grad(grads, out, x, *rest):
     return (*result, None, None)
 
 
+def _batch_norm_jvp(t, out, x, *rest):
+    *params, eps, affine = rest
+    shape = (-1,) + (1,) * (x.dim() - 2)
+    mean, invstd = out[1].reshape(shape), out[2].reshape(shape)
+    t_out, t_mean, t_invstd = _norm_jvp(
+        t, x, params, affine, mean, invstd, _channel_axes(x.dim()), shape
+    )
+    if t_mean is None:
+        return t_out, None, None
+    return t_out, t_mean.reshape(-1), t_invstd.reshape(-1)
+
+
 d("native_batch_norm", "0+o", _batch_norm_grad)
+fwd("native_batch_norm", _batch_norm_jvp)
 
 
 def _verify_batch_size(size) -> None:
