@@ -2,7 +2,8 @@
 
 ``cross_entropy`` with class indices (log_softmax + nll, weights, ignore_index, label
 smoothing), ``nll_loss``, ``binary_cross_entropy`` and ``ctc_loss`` are one primitive each with
-a hand-written backward; the other losses are cheap composites of tocha ops.
+a hand-written backward and a forward rule (`fwd`, class weights included); the other losses
+are cheap composites of tocha ops.
 
 Every loss takes ``reduction`` ("none", "mean" or "sum"); the legacy ``size_average`` and
 ``reduce`` arguments override it, with PyTorch's deprecation warning.
@@ -17,10 +18,11 @@ from contextlib import nullcontext
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import TITLE, call, defop
 
-from .activation import log_softmax_op, logsigmoid, softmax
+from ._jvp import plus
+from .activation import log_softmax_op, logsigmoid, softmax, softmax_backward_op
 from .linear import pairwise_distance
 
 __all__ = [
@@ -305,6 +307,135 @@ def _ce_grad(g, out, x, t, w, reduction, ignore_index, smoothing):
 
 
 _ce_grad.accepts_none = True
+
+
+# -- forward rules ----------------------------------------------------------------------------
+def _by_weight(with_weight, out, t, w, tw, reduction, ignore_index, dtype):
+    """The tangent by the class weight of nll_loss, cross_entropy or their backward: each is
+    linear in the weight but for the "mean" reduction, which divides by the targets' total
+    weight D. ``with_weight(weight, reduction)`` evaluates the op with another weight, so the
+    tangent is the op at `tw`, or ``(N(tw) - out * D(tw)) / D`` for "mean" (N the "sum")."""
+    if tw is None:
+        return None
+    if reduction != "mean":
+        return with_weight(tw, reduction)
+    total = _target_weights(t, w, ignore_index, dtype)[0].sum()
+    total_t = _target_weights(t, tw, ignore_index, dtype)[0].sum()
+    return (with_weight(tw, "sum") - out * total_t) / total
+
+
+def _nll_jvp(tangents, out, x, t, w, reduction, ignore_index):
+    """nll_loss is linear in the input: the op on its tangent."""
+    by_x = None
+    if tangents[0] is not None:
+        by_x = _with_weight(nll_loss_op, (tangents[0], t), w, reduction, ignore_index)
+    by_w = _by_weight(
+        lambda weight, red: call(nll_loss_op, (x, t, weight), red, ignore_index),
+        out,
+        t,
+        w,
+        tangents[2] if w is not None else None,
+        reduction,
+        ignore_index,
+        x.dtype,
+    )
+    return plus(by_x, by_w)
+
+
+def _nll_backward_jvp(tangents, out, g, t, w, shape, reduction, ignore_index):
+    """nll_loss_backward is linear in the gradient: the op on its tangent."""
+    by_g = None
+    if tangents[0] is not None:
+        by_g = _with_weight(
+            nll_loss_backward_op, (tangents[0], t), w, shape, reduction, ignore_index
+        )
+    by_w = _by_weight(
+        lambda weight, red: call(nll_loss_backward_op, (g, t, weight), shape, red, ignore_index),
+        out,
+        t,
+        w,
+        tangents[2] if w is not None else None,
+        reduction,
+        ignore_index,
+        g.dtype,
+    )
+    return plus(by_g, by_w)
+
+
+def _class_rows(x):
+    """`x` laid out as cross entropy's probabilities: one row of classes per target."""
+    if x.dim() <= 2:
+        return x.reshape(-1, x.shape[-1])
+    return x.movedim(1, -1).reshape(-1, x.shape[1])
+
+
+def _ce_jvp(tangents, out, x, t, w, reduction, ignore_index, smoothing):
+    """Cross entropy's tangent by the input: each target's loss depends on its own row only,
+    so it is that row's gradient (the backward at a unit gradient) dotted with the row's
+    tangent. The probabilities, a softmax of the rows, take the softmax's tangent."""
+    loss, probs = out
+    tx = tangents[0]
+    by_x = t_probs = None
+    if tx is not None:
+        unit = tocha.ones_like(loss)
+        rows_grad = _with_weight(
+            cross_entropy_backward_op, (unit, x, t, probs), w, reduction, ignore_index, smoothing
+        )
+        product = rows_grad * tx
+        by_x = product.sum(_class_dim(x)) if reduction == "none" else product.sum()
+        t_probs = call(softmax_backward_op, (_class_rows(tx), probs), 1)
+    by_w = _by_weight(
+        lambda weight, red: call(cross_entropy_op, (x, t, weight), red, ignore_index, smoothing)[0],
+        loss,
+        t,
+        w,
+        tangents[2] if w is not None else None,
+        reduction,
+        ignore_index,
+        x.dtype,
+    )
+    return plus(by_x, by_w), t_probs
+
+
+def _ce_backward_jvp(tangents, out, g, x, t, probs, w, reduction, ignore_index, smoothing):
+    """The tangent of ``S * (Q softmax(x) - q)`` (see `_ce_backward_backward`): linear in g;
+    by x through the softmax recomputed from x (the probabilities' own tangent is that of a
+    function of x, so it is not counted twice)."""
+    by_g = None
+    if tangents[0] is not None:
+        by_g = _with_weight(
+            cross_entropy_backward_op,
+            (tangents[0], x, t, probs),
+            w,
+            reduction,
+            ignore_index,
+            smoothing,
+        )
+    by_x = None
+    if tangents[1] is not None:
+        cd = _class_dim(x)
+        c = x.shape[cd]
+        wt, valid = _target_weights(t, w, ignore_index, x.dtype)
+        total_w = c if w is None else w.sum()
+        q_sum = wt * (1 - smoothing) + valid * (smoothing / c) * total_w
+        scale = g / wt.sum() if reduction == "mean" else g
+        t_p = call(softmax_backward_op, (tangents[1], softmax(x, cd)), cd)
+        by_x = (scale * q_sum).unsqueeze(cd) * t_p
+    by_w = _by_weight(
+        lambda weight, red: call(
+            cross_entropy_backward_op, (g, x, t, probs, weight), red, ignore_index, smoothing
+        ),
+        out,
+        t,
+        w,
+        tangents[4] if w is not None else None,
+        reduction,
+        ignore_index,
+        x.dtype,
+    )
+    return plus(by_g, by_x, by_w)
+
+
 d(
     "nll_loss",
     "12",
@@ -316,6 +447,7 @@ d(
         None,
     ),
 )
+fwd("nll_loss", _nll_jvp)
 d(
     "nll_loss_backward",
     "12",
@@ -328,8 +460,11 @@ d(
         None,
     ),
 )
+fwd("nll_loss_backward", _nll_backward_jvp)
 d("cross_entropy_loss", "012o", _ce_grad)
+fwd("cross_entropy_loss", _ce_jvp)
 d("cross_entropy_loss_backward", "0124", _ce_backward_backward)
+fwd("cross_entropy_loss_backward", _ce_backward_jvp)
 
 
 def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, name: str):
@@ -500,18 +635,46 @@ def _bce_kernel(xp):
     return kernel
 
 
+def _bce_slopes(x, t):
+    """The unweighted elementwise loss's derivatives by x and by t."""
+    by_x = (x - t) / ((1 - x) * x).clamp_min(BCE_EPS)
+    by_t = (-x).log1p().clamp_min(-100) - x.log().clamp_min(-100)
+    return by_x, by_t
+
+
 def _bce_grad(g, out, x, t, w, reduction):
     if reduction == "mean":
         g = g / x.numel()
     if w is not None:
         g = g * w
-    grad_x = g * (x - t) / ((1 - x) * x).clamp_min(BCE_EPS)
-    grad_t = g * ((-x).log1p().clamp_min(-100) - x.log().clamp_min(-100))
-    return grad_x, grad_t, None, None
+    by_x, by_t = _bce_slopes(x, t)
+    return g * by_x, g * by_t, None, None
+
+
+def _bce_jvp(tangents, out, x, t, w, reduction):
+    """Elementwise: the slopes times the tangents (times the weight), reduced as the loss;
+    linear in the weight: the loss at the weight's tangent."""
+    by_x, by_t = _bce_slopes(x, t)
+    elementwise = plus(
+        None if tangents[0] is None else by_x * tangents[0],
+        None if tangents[1] is None else by_t * tangents[1],
+    )
+    if elementwise is not None:
+        if w is not None:
+            elementwise = elementwise * w
+        if reduction == "mean":
+            elementwise = elementwise.mean()
+        elif reduction == "sum":
+            elementwise = elementwise.sum()
+    by_w = None
+    if w is not None and tangents[2] is not None:
+        by_w = call(binary_cross_entropy_op, (x, t, tangents[2]), reduction)
+    return plus(elementwise, by_w)
 
 
 binary_cross_entropy_op = defop("binary_cross_entropy", _bce_kernel)
 d("binary_cross_entropy", "012", _bce_grad)
+fwd("binary_cross_entropy", _bce_jvp)
 
 
 def binary_cross_entropy(
@@ -1194,6 +1357,25 @@ d(
         None,
     ),
 )
+
+
+def _ctc_jvp(tangents, out, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """Each loss's derivative by `lp` is minus the posterior of each class at each step (zero
+    past the input's length): the backward's gradient, ``exp(lp) - posterior``, less its
+    ``exp(lp)`` term. Where `lp` comes from log_softmax the two agree on every tangent."""
+    nll, alpha = out
+    args = (input_lengths, target_lengths, blank, zero_infinity)
+    unit = tocha.ones_like(nll)
+    grad = call(ctc_loss_backward_op, (unit, lp, targets, nll, alpha), *args)
+    steps = tocha.arange(lp.shape[0], device=lp.device).unsqueeze(1)
+    live = steps < tocha.tensor(input_lengths, device=lp.device)
+    if zero_infinity:
+        live = live & nll.isfinite()
+    posterior = lp.exp() * live.unsqueeze(2) - grad
+    return -(posterior * tangents[0]).sum((0, 2)), None
+
+
+fwd("ctc_loss", _ctc_jvp)
 
 
 def _lengths(lengths, name: str, batch: int) -> tuple:
