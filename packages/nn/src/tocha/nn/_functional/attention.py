@@ -4,8 +4,10 @@ The attention core ``softmax(q @ k.T * scale + mask) @ v`` is one primitive
 (``scaled_dot_product_attention``) with the softmax fused inside. It returns the output and the
 attention probabilities (saved for the backward, and the weights MultiheadAttention returns).
 Its first derivative is a fused kernel (``scaled_dot_product_attention_backward``, not itself
-differentiable); under ``create_graph=True`` the derivative is written in tocha ops instead, so
-second derivatives work. Everything around it (projections, masks, heads) is a composite.
+differentiable); under ``create_graph=True``, or while a transform (a forward-AD level, vmap) is
+active, the derivative is written in tocha ops instead, so second derivatives work. Its forward
+rule (`fwd`) differentiates scores, softmax and output in turn. Everything around it
+(projections, masks, heads) is a composite.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import GRAD_MODE, TITLE, call, defop
 
+from ._jvp import plus
 from .linear import linear
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -104,7 +107,7 @@ def _sdpa_grad(grads, out, q, k, v, *rest, needs):
     mask = extra[0] if "m" in code else None
     keep = (extra[-1],) if "d" in code else ()
     wanted = "".join(name for name, need in zip("qkvm", needs[: 3 + (mask is not None)]) if need)
-    if not GRAD_MODE.grad_enabled:
+    if not (GRAD_MODE.grad_enabled or GRAD_MODE.transforms):
         result = call(sdpa_backward_op, (g_out, g_p, q, k, v, p, *keep), scale, wanted)
         grads = [g if name in wanted else None for name, g in zip("qkvm", result)]
     else:
@@ -116,8 +119,28 @@ def _sdpa_grad(grads, out, q, k, v, *rest, needs):
     return (*grads[:3], *(grads[3:] if mask is not None else ()), *(None,) * (len(keep) + 3))
 
 
+def _sdpa_jvp(t, out, q, k, v, *rest):
+    """Tangents of the scores ``s = q @ k.T * scale + mask``, of the probabilities
+    ``p = softmax(s)``: ``p * (t_s - sum(p * t_s))``, and of the output ``(p * keep) @ v``
+    (the dropout keep-mask is a constant)."""
+    *extra, scale, causal, code = rest
+    p = out[1]
+    t_q, t_k, t_v = t[:3]
+    keep = extra[-1] if "d" in code else None
+    t_s = plus(
+        None if t_q is None else (t_q @ k.mT) * scale,
+        None if t_k is None else (q @ t_k.mT) * scale,
+        t[3] if "m" in code else None,
+    )
+    t_p = None if t_s is None else p * (t_s - (p * t_s).sum(-1, keepdim=True))
+    weights = p if keep is None else p * keep
+    by_p = None if t_p is None else (t_p if keep is None else t_p * keep) @ v
+    return plus(by_p, None if t_v is None else weights @ t_v), t_p
+
+
 _sdpa_grad.takes_needs = True
 d("scaled_dot_product_attention", "o0+", _sdpa_grad)
+fwd("scaled_dot_product_attention", _sdpa_jvp)
 
 
 def _attention(
