@@ -78,15 +78,22 @@ class _Layers:
     it (`tocha._ops._out.assign` asks it).
     ``autocast(op, inputs)`` casts an op's inputs inside an autocast region (`tocha.amp`);
     it is asked only while one is active (``STATE.autocast`` set).
+    ``batching(op, args, out)`` (tocha-func's vmap) gives an op on batched tensors its
+    batched result; the autograd layer asks it first while a transform is active.
+    ``write(target, result)`` writes an in-place op's result into a batched target (or
+    refuses), returning False when neither is batched; `assign` asks it while a transform
+    is active.
     A tensor carries autograd metadata (``_ag``) only once
     tocha-autograd is loaded, so the layer is never asked for before it is installed."""
 
-    __slots__ = ("autograd", "rebase", "autocast")
+    __slots__ = ("autograd", "rebase", "autocast", "batching", "write")
 
     def __init__(self):
         self.autograd = None
         self.rebase = None
         self.autocast = None
+        self.batching = None
+        self.write = None
 
 
 LAYERS = _Layers()

@@ -13,6 +13,8 @@ from . import (  # noqa: F401
     _formulas_linalg,
     _formulas_scatter,
     _record,
+    forward_ad,
+    transforms,
     functional,
     graph,
 )

@@ -81,6 +81,8 @@ class _Buffer:
         elif (
             self.owned[k]
             and not create_graph
+            and current._ag is None
+            and grad._ag is None
             and current._data.shape == grad._data.shape
             and current._data.dtype == grad._data.dtype
         ):
@@ -262,11 +264,10 @@ def _outputs(node, create_graph: bool):
         return None
     from ._graph import output_tensor
 
-    tensors = []
-    for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta)):
-        tensors.append(
-            output_tensor(node, data, meta.device, k) if create_graph else wrap(data, meta.device)
-        )
+    tensors = [
+        output_tensor(node, data, meta.device, k, create_graph)
+        for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta))
+    ]
     return tensors[0] if node.n_outputs == 1 else tuple(tensors)
 
 
@@ -313,7 +314,12 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
             meta.grad = grad
         else:
             meta.grad = grad if owned and grad._ag is None else _detached_copy(grad)
-    elif create_graph or current._ag is not None or grad._device is not current._device:
+    elif (
+        create_graph
+        or current._ag is not None
+        or grad._ag is not None
+        or grad._device is not current._device
+    ):
         meta.grad = current + grad
     elif current._data.shape == grad._data.shape and current._data.dtype == grad._data.dtype:
         kernel_context().run(operator.iadd, current._data, grad._data)
@@ -327,6 +333,9 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
 
 def _detached_copy(grad: Tensor) -> Tensor:
     from tocha.library import backend_of
+
+    if grad._ag is not None:  # a tangent or a batch it carries: through the ops
+        return grad.detach().clone()
 
     data = (
         grad._data.copy()

@@ -199,9 +199,27 @@ def edge_of(t: Tensor):
     return accumulator_of(t)
 
 
-def output_tensor(node: Node, data, dev, output_nr: int = 0) -> Tensor:
-    """A tensor around a node's saved output data that is part of the graph (its grad_fn is
-    the node), for formulas evaluated with create_graph."""
+def carrier(t: Tensor) -> Tensor:
+    """A detached alias of `t` keeping what is more than its array: its batch (a subclass's
+    own detach) and its tangent."""
+    alias = t.detach()
+    if t._ag is not None and t._ag.fw is not None:
+        alias._ag = AutogradMeta(False)
+        alias._ag.fw = t._ag.fw
+    return alias
+
+
+def output_tensor(node: Node, data, dev, output_nr: int = 0, in_graph: bool = True) -> Tensor:
+    """A tensor around a node's saved output (its array, or a `carrier`) for its formula;
+    with `in_graph` part of the graph (its grad_fn is the node), for create_graph."""
+    if isinstance(data, Tensor):
+        t = data.detach()
+        fw = data._ag.fw if data._ag is not None else None
+        if in_graph or fw is not None or t._ag is not None:
+            t._ag = AutogradMeta(in_graph, node if in_graph else None, output_nr)
+            t._ag.fw = fw
+        return t
     t = wrap(data, dev)
-    t._ag = AutogradMeta(True, node, output_nr)
+    if in_graph:
+        t._ag = AutogradMeta(True, node, output_nr)
     return t

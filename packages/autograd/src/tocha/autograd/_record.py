@@ -11,7 +11,7 @@ from tocha.library import FROM_NP, GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES
 
 from ._formulas import FORMULAS
 from ._forward import propagate
-from ._graph import AutogradMeta, accumulator_of, new_node
+from ._graph import AutogradMeta, accumulator_of, carrier, new_node
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
@@ -71,13 +71,30 @@ def _is_float(t: Tensor) -> bool:
 def record(op, args, out):
     """The autograd layer: record `op(*args) -> out` on the tape when grad mode is on and an
     argument requires grad, and give the outputs their tangents inside a forward-AD level.
+    Inside vmap, `out` is first replaced by the batched result (`LAYERS.batching`).
     Returns `out`."""
     if GRAD_MODE.transforms:
+        if LAYERS.batching is not None:
+            out = LAYERS.batching(op, args, out)
         if GRAD_MODE.grad_enabled:
             _record(op, args, out)
         propagate(op, args, out)
+        _keep_carriers(out)
         return out
     return _record(op, args, out)
+
+
+def _keep_carriers(out) -> None:
+    """A node saved its outputs' arrays; an output that is batched or carries a tangent is
+    more than its array, so the node keeps a detached alias of it (with the tangent)."""
+    outputs = out if type(out) is tuple else (out,)
+    meta = outputs[0]._ag
+    node = meta.grad_fn if meta is not None else None
+    if node is None or node.out_data is None:
+        return
+    if all(type(t) is Tensor and (t._ag is None or t._ag.fw is None) for t in outputs):
+        return
+    node.out_data = tuple(carrier(t) for t in outputs)
 
 
 def _record(op, args, out):

@@ -1,4 +1,5 @@
-"""Nested containers of tensors (pytrees): tuples, lists, dicts and named tuples.
+"""Nested containers of tensors (pytrees): tuples, lists, dicts and named tuples (also
+tocha's return types, such as ``max``'s).
 
 `tree_flatten` lists a tree's leaves (anything that is not one of those containers) in a
 fixed order and gives the spec that `tree_unflatten` rebuilds the same structure from.
@@ -68,7 +69,8 @@ def _build(spec: TreeSpec, it):
     if spec.kind is dict:
         return dict(zip(spec.context, children))
     if spec.kind == "namedtuple":
-        return spec.context(*children)
+        kind = spec.context
+        return kind._make(children) if hasattr(kind, "_make") else kind(children)
     return spec.kind(children)
 
 

@@ -44,7 +44,8 @@ def assign(target: Tensor, result: Tensor) -> Tensor:
         target._ag is not None or result._ag is not None
     ):
         LAYERS.rebase(target, result)
-    target._data[...] = result._data
+    if not (STATE.transforms and LAYERS.write is not None and LAYERS.write(target, result)):
+        target._data[...] = result._data
     bump_version(target)
     return target
 

@@ -563,6 +563,23 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     return call_view(narrow_op, input, dim, start, length)
 
 
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """A view of `input` at `index` along `dim`, which it removes (``input[..., index, ...]``
+    with `index` at position `dim`)."""
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, len(shape))
+    size = shape[dim]
+    index = operator.index(index)
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(shape)} at "
+            f"dimension {dim}"
+        )
+    return squeeze(narrow(input, dim, index % size, 1), dim)
+
+
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` cut along `dim` into pieces of `split_size_or_sections` elements
     (an int: the last piece may be smaller) or of the sizes a list gives (summing to the
@@ -669,6 +686,7 @@ for _fn in (
     movedim,
     as_strided,
     narrow,
+    select,
     split,
     split_with_sizes,
     chunk,

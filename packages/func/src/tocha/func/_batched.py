@@ -1,0 +1,143 @@
+"""Batched tensors: what a function under `vmap` sees in place of its mapped inputs.
+
+A `BatchedTensor` holds the whole batch in ``_physical``, a backend array whose leading
+dimensions are the batch dimensions of its vmap levels (``_levels``, outermost first, one
+dimension each). Per example it looks like ``_data``: a read-only view of the first example,
+so that the Python code of every op (argument checks, dims, shapes, dtypes) sees the logical
+tensor; the batching layer (`_batching`) replaces each op's result by the batched one.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from tocha import Tensor
+from tocha.autograd.transforms import watch
+from tocha.library import wrap
+
+
+class _Levels(threading.local):
+    """The vmap levels active in this thread, outermost first, and each one's randomness."""
+
+    def __init__(self):
+        self.active: list = []
+        self.randomness: dict = {}
+        self.next_id = 0
+
+
+VMAP = _Levels()
+
+
+class BatchedTensor(Tensor):
+    """A tensor batched over the vmap levels ``_levels`` (see the module docstring)."""
+
+    __slots__ = ("_physical", "_levels")
+
+    def __repr__(self) -> str:
+        value = wrap(self._physical, self._device)
+        return f"BatchedTensor(levels={list(self._levels)}, value=\n{value})"
+
+    def __bool__(self) -> bool:
+        raise data_dependent("bool")
+
+    def item(self):
+        raise data_dependent("item")
+
+    def tolist(self):
+        raise data_dependent("tolist")
+
+    def numpy(self, *, force: bool = False):
+        raise data_dependent("numpy")
+
+    def __index__(self) -> int:
+        raise data_dependent("__index__")
+
+    def __int__(self) -> int:
+        raise data_dependent("int")
+
+    def __float__(self) -> float:
+        raise data_dependent("float")
+
+    def detach(self) -> Tensor:
+        return batched(self._physical, self._levels, self._device)
+
+    def data_ptr(self) -> int:
+        raise RuntimeError(
+            "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If "
+            "you're using torch.compile/export/fx, it is likely that we are erroneously "
+            "tracing into a custom kernel. To fix this, please wrap the custom kernel into an "
+            "opaque custom op."
+        )
+
+
+def data_dependent(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"vmap: It looks like you're calling {what} on a Tensor that is being vmapped over "
+        "(a value that differs per example): data-dependent control flow is not supported "
+        "inside vmap. Please write the function without it (for example with tocha.where)."
+    )
+
+
+def batched(physical, levels: tuple, dev) -> BatchedTensor:
+    """A BatchedTensor around `physical` (leading dims: one per level of `levels`)."""
+    out = object.__new__(BatchedTensor)
+    example = physical[(0,) * len(levels)]
+    if isinstance(example, np.ndarray):
+        example = example.view()
+        example.flags.writeable = False
+    out._data = example
+    out._device = dev
+    out._ag = None
+    out._base = None
+    out._vc = None
+    out._physical = physical
+    out._levels = levels
+    watch(out)
+    return out
+
+
+def levels_of(t) -> tuple:
+    return t._levels if type(t) is BatchedTensor else ()
+
+
+def aligned(t, levels: tuple):
+    """`t`'s values with one leading dim per level of `levels` (a superset of its own, in the
+    same order): size 1 where `t` is not batched over a level."""
+    if type(t) is not BatchedTensor:
+        data = t._data
+        return data.reshape((1,) * len(levels) + data.shape)
+    own = t._levels
+    if own == levels:
+        return t._physical
+    physical = t._physical
+    shape = []
+    k = 0
+    for level in levels:
+        if k < len(own) and own[k] == level:
+            shape.append(physical.shape[k])
+            k += 1
+        else:
+            shape.append(1)
+    return physical.reshape(tuple(shape) + physical.shape[len(own) :])
+
+
+def batch_shape(tensors, levels: tuple) -> tuple:
+    """The size of each level over `tensors` (1 where none is batched over it)."""
+    sizes = [1] * len(levels)
+    for t in tensors:
+        if type(t) is not BatchedTensor:
+            continue
+        for k, level in enumerate(t._levels):
+            sizes[levels.index(level)] = t._physical.shape[k]
+    return tuple(sizes)
+
+
+def union_levels(tensors) -> tuple:
+    """The levels any of `tensors` is batched over, outermost first."""
+    found = set()
+    for t in tensors:
+        if type(t) is BatchedTensor:
+            found.update(t._levels)
+    return tuple(level for level in VMAP.active if level in found)

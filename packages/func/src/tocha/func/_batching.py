@@ -1,0 +1,120 @@
+"""The batching layer: each op on batched tensors gets its batched result from the op's
+batching rule (`_batching_rules.RULES`), or from a loop over the examples.
+
+A rule is ``rule(op, args, out, levels, xp) -> physical result`` (one array, or a tuple for
+an op with several outputs), each with one leading dimension per vmap level of `levels`;
+``args`` are the op's arguments as the dispatcher received them and ``out`` its result on
+the first example (its dtype and per-example shape). A rule returns NotImplemented for
+arguments it does not cover; the loop then runs the op's kernel once per example, after a
+one-time warning naming the op, so that nothing is silently wrong.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from tocha import Tensor
+from tocha.library import LAYERS, backend_of, kernel_context
+
+from ._batched import VMAP, BatchedTensor, aligned, batch_shape, batched, union_levels
+from ._batching_rules import RULES
+
+LOOPED: set = set()  # ops that fell back to the loop (each warned about once)
+
+
+def batching_layer(op, args, out):
+    """`op`'s batched result when an argument is batched, else `out` unchanged."""
+    if not VMAP.active:
+        return out
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    levels = union_levels(tensors)
+    if not levels:
+        return out
+    dev = tensors[0]._device
+    xp = backend_of(dev).xp
+    rule = RULES.get(op.name)
+    result = NotImplemented
+    if rule is not None:
+        result = kernel_context().run(rule, op, args, out, levels, xp)
+    if result is NotImplemented:
+        result = _loop(op, args, out, levels, xp)
+    if type(out) is tuple:
+        return tuple(_wrap(r, o, levels, dev) for r, o in zip(result, out))
+    return _wrap(result, out, levels, dev)
+
+
+def _wrap(physical, logical, levels, dev):
+    physical = backend_of(dev).asarray(physical)
+    expected = logical._data
+    if physical.dtype != expected.dtype:
+        physical = physical.astype(expected.dtype)
+    if physical.shape[len(levels) :] != expected.shape:
+        got = list(physical.shape[len(levels) :])
+        raise RuntimeError(
+            f"vmap: the batching rule gave an example of shape {got} where the op gives "
+            f"{list(expected.shape)}"
+        )
+    return batched(physical, levels, dev)
+
+
+def _loop(op, args, out, levels, xp):
+    """Run `op`'s kernel once per example and stack the results."""
+    if op.name not in LOOPED:
+        LOOPED.add(op.name)
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching "
+            f"rule for {op.name}. vmap runs it once per example instead.",
+            UserWarning,
+            stacklevel=4,
+        )
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    shape = batch_shape(tensors, levels)
+    physical = [aligned(a, levels) if isinstance(a, Tensor) else None for a in args]
+    kernel = op.kernels[tensors[0]._device]
+    results = []
+    for index in np.ndindex(*shape):
+        call = []
+        for a, p in zip(args, physical):
+            if p is None:
+                call.append(a)
+            else:
+                call.append(p[tuple(i if n != 1 else 0 for i, n in zip(index, p.shape))])
+        results.append(kernel(*call))
+    if type(out) is tuple:
+        return tuple(_stack([r[j] for r in results], shape, xp) for j in range(len(out)))
+    return _stack(results, shape, xp)
+
+
+def _stack(examples, shape, xp):
+    first = xp.asarray(examples[0])
+    for e in examples:
+        if xp.asarray(e).shape != first.shape:
+            raise RuntimeError(
+                "vmap: the op gives results of different shapes for different examples "
+                "(a data-dependent shape), which vmap cannot batch"
+            )
+    return xp.stack([xp.asarray(e) for e in examples]).reshape(tuple(shape) + first.shape)
+
+
+def write_batched(target, result) -> bool:
+    """An in-place op's `result` written into `target` when either is batched (True), or
+    False to let the plain write happen."""
+    if type(target) is not BatchedTensor and type(result) is not BatchedTensor:
+        return False
+    levels = union_levels([target, result])
+    if type(target) is not BatchedTensor or target._levels != levels:
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
+            "a Tensor `other` in extra_args that has more elements than `self`. This happened "
+            "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+            "Please try to use out-of-place operators instead of inplace arithmetic."
+        )
+    target._physical[...] = aligned(result, levels)
+    return True
+
+
+def install() -> None:
+    LAYERS.batching = batching_layer
+    LAYERS.write = write_batched

@@ -1,0 +1,436 @@
+"""Batching rules: how each primitive runs on a whole batch at once (see `_batching`).
+
+Most rules come from a few families: elementwise ops (batch dims in front, each operand's
+example dims right-aligned), ops over given dims (the dims shifted past the batch dims), ops
+on trailing dims that broadcast over leading ones, view and shape ops (the batch shape
+prepended), and ops whose kernel takes one leading batch dim (the batch folded into it).
+A few ops have rules of their own.
+"""
+
+from __future__ import annotations
+
+import string
+
+from tocha import Tensor
+
+from ._batched import BatchedTensor, aligned, batch_shape
+
+RULES: dict = {}
+
+
+def rule(*names):
+    def register(fn):
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"batching rule of {name!r} is declared twice")
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+def _tensors(args):
+    return [a for a in args if isinstance(a, Tensor)]
+
+
+def _padded(t, levels, ndim):
+    """`t`'s values with its batch dims (size 1 where not batched) in front of its example
+    dims, these left-padded with size-1 dims to `ndim` (an unbatched tensor stays as is:
+    broadcasting right-aligns it)."""
+    if type(t) is not BatchedTensor:
+        return t._data
+    physical = aligned(t, levels)
+    k = len(levels)
+    missing = ndim - t._data.ndim
+    if missing <= 0:
+        return physical
+    return physical.reshape(physical.shape[:k] + (1,) * missing + physical.shape[k:])
+
+
+def _full(t, levels, xp, shape=None):
+    """`t`'s values with every batch dim of `levels` in front, at the full batch size."""
+    shape = shape or batch_shape([t], levels)
+    physical = aligned(t, levels)
+    return xp.broadcast_to(physical, tuple(shape) + physical.shape[len(levels) :])
+
+
+def _kernel(op, args):
+    return op.kernels[_tensors(args)[0]._device]
+
+
+# -- elementwise ------------------------------------------------------------------------------
+POINTWISE = (
+    "abs acos acosh asin asinh atan atanh ceil cos cosh erf erfc erfinv exp exp2 expm1 floor "
+    "frac isfinite isinf isnan isneginf isposinf log log10 log1p log2 neg reciprocal relu "
+    "rsqrt sgn sigmoid sign signbit sin sinh sqrt square tan tanh trunc bitwise_not "
+    "logical_not add sub mul div div_trunc floor_divide remainder fmod pow atan2 hypot "
+    "copysign nextafter maximum minimum fmax fmin logaddexp logaddexp2 bitwise_and "
+    "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift logical_and logical_or "
+    "logical_xor gcd lcm eq ne lt le gt ge heaviside xlogy digamma i0 lgamma sinc "
+    "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr "
+    "special_ndtri special_xlog1py special_zeta"
+).split()
+# Elementwise in their leading tensor arguments, with non-tensor parameters after them.
+WITH_PARAMETERS = (
+    "clamp round nan_to_num polygamma angle conj real imag frexp to_dtype clone elu gelu "
+    "gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish silu "
+    "softplus softshrink threshold where masked_fill view_as_complex"
+).split()
+
+
+def _operand_dtype(args, out, xp):
+    """The dtype tocha computes an elementwise op of several operands in: their promoted
+    type, or the result's floating type for ops that make integers float."""
+    import tocha
+
+    operands = [a for a in args if isinstance(a, (Tensor, bool, int, float, complex))]
+    if len(operands) < 2:
+        return None
+    common = tocha.result_type(*operands[:2])
+    for extra in operands[2:]:
+        common = tocha.promote_types(common, tocha.result_type(extra, operands[0]))
+    first = out[0] if type(out) is tuple else out
+    if first.dtype.is_floating_point and not common.is_floating_point and not common.is_complex:
+        common = first.dtype
+    return xp.dtype(first._data.dtype) if common == first.dtype else _np_dtype(common)
+
+
+def _np_dtype(d):
+    import tocha
+
+    return tocha.empty(0, dtype=d)._data.dtype
+
+
+@rule(*POINTWISE)
+def _pointwise(op, args, out, levels, xp):
+    ndim = max(a._data.ndim for a in _tensors(args))
+    target = _operand_dtype(args, out, xp)
+    arrays = []
+    for a in args:
+        if isinstance(a, Tensor):
+            array = _padded(a, levels, ndim)
+            if target is not None and array.dtype != target:
+                array = array.astype(target)
+            arrays.append(array)
+        elif target is not None and target.kind in "fc" and isinstance(a, (int, float)):
+            arrays.append(target.type(a))
+        else:
+            arrays.append(a)
+    if len(arrays) == 1:
+        x = arrays[0]
+        first = out[0] if type(out) is tuple else out
+        if x.dtype.kind in "biu" and first._data.dtype.kind in "fc":
+            arrays[0] = x.astype(first._data.dtype)
+    return _kernel(op, args)(*arrays)
+
+
+@rule(*WITH_PARAMETERS)
+def _with_parameters(op, args, out, levels, xp):
+    ndim = max(a._data.ndim for a in _tensors(args))
+    arrays = [_padded(a, levels, ndim) if isinstance(a, Tensor) else a for a in args]
+    return _kernel(op, args)(*arrays)
+
+
+# -- ops over given dims ---------------------------------------------------------------------
+def _shift(dims, ndim, k):
+    """`dims` of an `ndim`-dim example (an int, a sequence, or None for all) as the same
+    dims of the batch, whose `k` batch dims come first."""
+    if dims is None:
+        return tuple(range(k, k + ndim))
+    if isinstance(dims, int):
+        return dims % ndim + k
+    return tuple(d % ndim + k for d in dims)
+
+
+def over_dims(position, all_when_none=True, out_ndim_extra=0):
+    """A rule for an op of one tensor (argument 0) whose argument `position` holds dims."""
+
+    def batched_rule(op, args, out, levels, xp):
+        x = args[0]
+        dims = args[position]
+        ndim = x._data.ndim + out_ndim_extra
+        if dims is None and not all_when_none:
+            return NotImplemented
+        if ndim == 0:
+            return NotImplemented
+        call = list(args)
+        call[0] = aligned(x, levels)
+        call[position] = _shift(dims, ndim, len(levels))
+        return _kernel(op, args)(*call)
+
+    return batched_rule
+
+
+for _names, _position in (
+    ("sum mean nansum nanmean prod amax amin all any logsumexp count_nonzero", 1),
+    ("std var std_mean var_mean flip", 1),
+    ("norm", 2),
+    ("fft_c2c fft_r2c fft_c2r", 1),
+):
+    for _name in _names.split():
+        RULES[_name] = over_dims(_position)
+
+
+@rule("argmax", "argmin", "aminmax")
+def _flattened_when_none(op, args, out, levels, xp):
+    """Ops of one dim or (None) of the whole example, flattened."""
+    x, dim, keepdim = args
+    k = len(levels)
+    physical = aligned(x, levels)
+    if dim is not None:
+        return _kernel(op, args)(physical, _shift(dim, x._data.ndim, k), keepdim)
+    flat = physical.reshape(physical.shape[:k] + (-1,))
+    result = _kernel(op, args)(flat, k, False)
+
+    def shaped(r):
+        return r.reshape(physical.shape[:k] + out_example.shape)
+
+    out_example = (out[0] if type(out) is tuple else out)._data
+    return tuple(shaped(r) for r in result) if type(out) is tuple else shaped(result)
+
+
+for _names, _position in (
+    ("max_dim min_dim median_dim nanmedian_dim mode", 1),
+    ("cumsum cumprod cummax cummin logcumsumexp softmax log_softmax sort", 1),
+    ("unbind squeeze", 1),
+    ("kthvalue topk", 2),
+    ("narrow", 1),
+):
+    for _name in _names.split():
+        RULES[_name] = over_dims(_position, all_when_none=False)
+RULES["split_with_sizes"] = over_dims(2, all_when_none=False)
+RULES["unsqueeze"] = over_dims(1, all_when_none=False, out_ndim_extra=1)
+
+
+@rule("softmax_backward_data", "log_softmax_backward_data")
+def _softmax_backward(op, args, out, levels, xp):
+    g, y, dim = args
+    shape = batch_shape([g, y], levels)
+    return _kernel(op, args)(
+        _full(g, levels, xp, shape),
+        _full(y, levels, xp, shape),
+        _shift(dim, g._data.ndim, len(levels)),
+    )
+
+
+@rule("diagonal")
+def _diagonal(op, args, out, levels, xp):
+    x, offset, dim1, dim2 = args
+    n = x._data.ndim
+    return _kernel(op, args)(
+        aligned(x, levels), offset, _shift(dim1, n, len(levels)), _shift(dim2, n, len(levels))
+    )
+
+
+@rule("gather")
+def _gather(op, args, out, levels, xp):
+    x, index, dim = args
+    shape = batch_shape([x, index], levels)
+    return _kernel(op, args)(
+        _full(x, levels, xp, shape),
+        _full(index, levels, xp, shape),
+        _shift(dim, x._data.ndim, len(levels)),
+    )
+
+
+@rule("scatter", "scatter_add")
+def _scatter(op, args, out, levels, xp):
+    x, index, src, dim = args[:4]
+    shape = batch_shape(_tensors(args), levels)
+    full = [_full(t, levels, xp, shape) if isinstance(t, Tensor) else t for t in (x, index, src)]
+    return _kernel(op, args)(
+        xp.array(full[0]), full[1], full[2], _shift(dim, x._data.ndim, len(levels)), *args[4:]
+    )
+
+
+@rule("roll")
+def _roll(op, args, out, levels, xp):
+    x, shifts, dims = args
+    if dims is None or x._data.ndim == 0:
+        return NotImplemented
+    return _kernel(op, args)(aligned(x, levels), shifts, _shift(dims, x._data.ndim, len(levels)))
+
+
+@rule("cat")
+def _cat(op, args, out, levels, xp):
+    tensors, dim = args[:-1], args[-1]
+    ndim = out._data.ndim
+    if any(t._data.ndim != ndim for t in tensors):
+        return NotImplemented  # legacy empty 1-d operands
+    shape = batch_shape(tensors, levels)
+    return _kernel(op, args)(
+        *(_full(t, levels, xp, shape) for t in tensors), _shift(dim, ndim, len(levels))
+    )
+
+
+@rule("stack")
+def _stack(op, args, out, levels, xp):
+    tensors, dim = args[:-1], args[-1]
+    shape = batch_shape(tensors, levels)
+    full = [_full(t, levels, xp, shape) for t in tensors]
+    return _kernel(op, args)(*full, _shift(dim, out._data.ndim, len(levels)))
+
+
+# -- ops on trailing dims, broadcasting over leading ones -------------------------------------
+TRAILING = (
+    "tril triu constant_pad_nd view_as_real fft_real linalg_det linalg_inv_ex "
+    "linalg_cholesky_ex linalg_slogdet linalg_eigh linalg_eigvalsh linalg_svdvals "
+    "linalg_matrix_exp native_layer_norm"
+).split()
+
+
+@rule(*TRAILING)
+def _trailing(op, args, out, levels, xp):
+    tensors = _tensors(args)
+    if any(type(t) is BatchedTensor for t in tensors[1:]):
+        return NotImplemented  # batched parameters (weights, right-hand sides)
+    return _kernel(op, args)(aligned(args[0], levels), *args[1:])
+
+
+# -- view and shape ops ----------------------------------------------------------------------
+@rule("view")
+def _view(op, args, out, levels, xp):
+    x = args[0]
+    physical = aligned(x, levels)
+    return _kernel(op, args)(physical, physical.shape[: len(levels)] + out._data.shape)
+
+
+@rule("expand")
+def _expand(op, args, out, levels, xp):
+    x = args[0]
+    physical = _padded(x, levels, out._data.ndim)
+    return _kernel(op, args)(physical, physical.shape[: len(levels)] + out._data.shape)
+
+
+@rule("permute")
+def _permute(op, args, out, levels, xp):
+    x, dims = args
+    k, n = len(levels), x._data.ndim
+    return _kernel(op, args)(aligned(x, levels), tuple(range(k)) + tuple(k + d % n for d in dims))
+
+
+@rule("repeat")
+def _repeat(op, args, out, levels, xp):
+    x, sizes = args
+    k = len(levels)
+    physical = _padded(x, levels, len(sizes))
+    return _kernel(op, args)(physical, (1,) * k + tuple(sizes))
+
+
+def _is_advanced(entry) -> bool:
+    return not (entry is None or entry is Ellipsis or isinstance(entry, (int, slice)))
+
+
+@rule("getitem")
+def _getitem(op, args, out, levels, xp):
+    x, key = args
+    key = key if isinstance(key, tuple) else (key,)
+    advanced = [i for i, entry in enumerate(key) if _is_advanced(entry)]
+    if advanced and advanced[-1] - advanced[0] + 1 != len(advanced):
+        return NotImplemented  # NumPy moves separated index arrays to the front
+    return _kernel(op, args)(aligned(x, levels), (slice(None),) * len(levels) + key)
+
+
+# -- products ---------------------------------------------------------------------------------
+@rule("matmul")
+def _matmul(op, args, out, levels, xp):
+    a, b = args
+    k = len(levels)
+    shape = batch_shape([a, b], levels)
+    pa = aligned(a, levels) if type(a) is BatchedTensor else None
+    pb = aligned(b, levels) if type(b) is BatchedTensor else None
+    a_vector, b_vector = a._data.ndim == 1, b._data.ndim == 1
+    if pa is not None and a_vector:
+        pa = pa[..., None, :]
+    if pb is not None and b_vector:
+        pb = pb[..., :, None]
+    a_example = 2 if a_vector else a._data.ndim
+    b_example = 2 if b_vector else b._data.ndim
+    ndim = max(a_example, b_example)
+    if pa is None:
+        pa = a._data[None, :] if a_vector else a._data
+        pa = pa.reshape((1,) * (k + ndim - pa.ndim) + pa.shape)
+    else:
+        pa = pa.reshape(pa.shape[:k] + (1,) * (ndim - a_example) + pa.shape[k:])
+    if pb is None:
+        pb = b._data[:, None] if b_vector else b._data
+        pb = pb.reshape((1,) * (k + ndim - pb.ndim) + pb.shape)
+    else:
+        pb = pb.reshape(pb.shape[:k] + (1,) * (ndim - b_example) + pb.shape[k:])
+    result = xp.matmul(pa, pb)
+    if b_vector:
+        result = result[..., 0]
+    if a_vector:
+        result = result[..., 0, :] if not b_vector else result[..., 0]
+    return xp.broadcast_to(result, tuple(shape) + result.shape[k:])
+
+
+@rule("linear")
+def _linear(op, args, out, levels, xp):
+    """``x @ w.T + b`` with any of them batched: x's example dims flattened to rows."""
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    k = len(levels)
+    shape = batch_shape(_tensors(args), levels)
+    px = aligned(x, levels)
+    px = px.reshape(px.shape[:k] + (-1, x._data.shape[-1]))
+    pw = aligned(w, levels)
+    result = xp.matmul(px, xp.swapaxes(pw, -1, -2))
+    if bias is not None:
+        pb = aligned(bias, levels)
+        result = result + pb.reshape(pb.shape[:k] + (1,) + pb.shape[k:])
+    result = xp.broadcast_to(result, tuple(shape) + result.shape[k:])
+    return result.reshape(tuple(shape) + out._data.shape)
+
+
+@rule("einsum")
+def _einsum(op, args, out, levels, xp):
+    """The equation with one new subscript per batch dim, on the batched operands."""
+    tensors, equation, dtype = args[:-2], args[-2], args[-1]
+    if "..." in equation or "->" not in equation:
+        return NotImplemented
+    inputs, output = equation.split("->")
+    free = [c for c in string.ascii_letters if c not in equation][: len(levels)]
+    batch = "".join(free)
+    shape = batch_shape(tensors, levels)
+    terms = []
+    arrays = []
+    for term, t in zip(inputs.split(","), tensors):
+        if type(t) is BatchedTensor:
+            terms.append(batch + term)
+            arrays.append(_full(t, levels, xp, shape).astype(dtype, copy=False))
+        else:
+            terms.append(term)
+            arrays.append(t._data.astype(dtype, copy=False))
+    return xp.einsum(",".join(terms) + "->" + batch + output, *arrays, optimize=len(arrays) > 2)
+
+
+# -- ops whose kernel takes one leading batch dim: the vmap batch folded into it --------------
+FOLDED = ("convolution convolution_transpose max_pool avg_pool adaptive_max_pool im2col").split()
+
+
+@rule(*FOLDED)
+def _folded(op, args, out, levels, xp):
+    x = args[0]
+    if any(type(t) is BatchedTensor for t in _tensors(args)[1:]) or x._data.ndim < 2:
+        return NotImplemented
+    k = len(levels)
+    physical = aligned(x, levels)
+    batch = physical.shape[:k]
+    folded = physical.reshape((-1,) + physical.shape[k + 1 :])
+    result = _kernel(op, args)(folded, *args[1:])
+
+    def unfold(r):
+        return r.reshape(batch + (x._data.shape[0],) + r.shape[1:])
+
+    if isinstance(result, tuple):
+        return tuple(unfold(r) for r in result)
+    return unfold(result)
+
+
+@rule("embedding")
+def _embedding(op, args, out, levels, xp):
+    weight, indices = args[0], args[1]
+    if type(weight) is BatchedTensor:
+        return NotImplemented
+    return _kernel(op, args)(weight._data, aligned(indices, levels), *args[2:])
