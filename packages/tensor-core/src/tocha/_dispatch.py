@@ -82,11 +82,12 @@ class _Layers:
     batched result; the autograd layer asks it first while a transform is active.
     ``write(target, result)`` writes an in-place op's result into a batched target (or
     refuses), returning False when neither is batched; `assign` asks it while a transform
-    is active.
+    is active. ``draw()`` is told of each random draw made while a transform is active (vmap
+    refuses them, or counts them, by its `randomness`).
     A tensor carries autograd metadata (``_ag``) only once
     tocha-autograd is loaded, so the layer is never asked for before it is installed."""
 
-    __slots__ = ("autograd", "rebase", "autocast", "batching", "write")
+    __slots__ = ("autograd", "rebase", "autocast", "batching", "write", "draw")
 
     def __init__(self):
         self.autograd = None
@@ -94,6 +95,7 @@ class _Layers:
         self.autocast = None
         self.batching = None
         self.write = None
+        self.draw = None
 
 
 LAYERS = _Layers()

@@ -25,6 +25,7 @@ class _Levels(threading.local):
         self.active: list = []
         self.randomness: dict = {}
         self.next_id = 0
+        self.unbatched_draws = 0  # random draws under randomness="different" no rule batched
 
 
 VMAP = _Levels()

@@ -115,6 +115,23 @@ def write_batched(target, result) -> bool:
     return True
 
 
+def random_draw() -> None:
+    """A random op inside vmap: refused under randomness="error"; under "different",
+    counted until a batching rule (dropout's) draws per example."""
+    if not VMAP.active:
+        return
+    modes = [VMAP.randomness[level] for level in VMAP.active]
+    if "error" in modes:
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use "
+            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+            "operation out of vmap"
+        )
+    if "different" in modes:
+        VMAP.unbatched_draws += 1
+
+
 def install() -> None:
     LAYERS.batching = batching_layer
     LAYERS.write = write_batched
+    LAYERS.draw = random_draw

@@ -13,7 +13,7 @@ import string
 
 from tocha import Tensor
 
-from ._batched import BatchedTensor, aligned, batch_shape
+from ._batched import VMAP, BatchedTensor, aligned, batch_shape
 
 RULES: dict = {}
 
@@ -434,3 +434,18 @@ def _embedding(op, args, out, levels, xp):
     if type(weight) is BatchedTensor:
         return NotImplemented
     return _kernel(op, args)(weight._data, aligned(indices, levels), *args[2:])
+
+
+# -- randomness ------------------------------------------------------------------------------
+@rule("native_dropout")
+def _dropout(op, args, out, levels, xp):
+    """randomness="different": a mask per example; "same": the first example's mask for all."""
+    x, stream, p = args
+    physical = aligned(x, levels)
+    if VMAP.randomness[levels[-1]] == "different":
+        VMAP.unbatched_draws -= 1
+        return _kernel(op, args)(physical, stream, p)
+    keep = out[1]._data
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    shape = physical.shape[: len(levels)] + keep.shape
+    return physical * keep * physical.dtype.type(scale), xp.broadcast_to(keep, shape)

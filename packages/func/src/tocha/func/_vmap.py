@@ -109,6 +109,7 @@ def _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs):
     VMAP.next_id += 1
     VMAP.active.append(level)
     VMAP.randomness[level] = randomness
+    draws = VMAP.unbatched_draws
     GRAD_MODE.transforms += 1
     try:
         inputs = [
@@ -119,6 +120,14 @@ def _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs):
         GRAD_MODE.transforms -= 1
         VMAP.active.pop()
         del VMAP.randomness[level]
+        unbatched, VMAP.unbatched_draws = VMAP.unbatched_draws - draws, draws
+    if unbatched:
+        raise RuntimeError(
+            f"vmap({name}, randomness='different'): tocha draws a different sample per "
+            "example only in dropout; the function makes other random draws (a factory such "
+            "as tocha.rand, or a *_like of a batched tensor), which would be the same for "
+            "every example. Draw them outside vmap, or use randomness='same'."
+        )
     return _leave_all(name, outputs, out_dims, level, size)
 
 

@@ -22,7 +22,7 @@ from .._api import export
 from .._backend import _entries, backend_of, resolve_device
 from .._cpu import kernel_context
 from .._device import CPU
-from .._dispatch import broadcast_error, bump_version, check_same_device, defop
+from .._dispatch import LAYERS, broadcast_error, bump_version, check_same_device, defop
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
 from .creation import _device_of, _finish, parse_size
@@ -120,6 +120,8 @@ default_generator = _default_generator(CPU)
 
 def _generator(generator, dev):
     """The bit stream to sample `dev`'s values from: `generator`'s, else the default's."""
+    if STATE.transforms and LAYERS.draw is not None:
+        LAYERS.draw()
     if generator is None:
         if dev is CPU:
             return default_generator._impl
