@@ -11,13 +11,14 @@ Gradients may keep a broadcast shape: the engine sums them back to each input's 
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 import tocha
 from tocha.library import REGISTRY, call
 
-from ._forward import fwd, fwd_linear, fwd_multilinear
+from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
 
 
 class Derivative:
@@ -83,13 +84,53 @@ def _over(t, divisor, sign=1):
     return t / divisor if sign == 1 else -t / divisor
 
 
+def _or_zeros(t, like):
+    """A tangent, or zeros like `like` in place of a missing one."""
+    return tocha.zeros_like(like) if t is None else t
+
+
+def _constant(t, out, *args):
+    """The forward rule of a piecewise-constant op: a zero tangent."""
+    return tocha.zeros_like(out)
+
+
+def _real_part(t, a):
+    """``Re(conj(a) * t)``: the tangent of a real function of a complex tensor whose gradient
+    (PyTorch's convention) is `a`; ``a * t`` for real tensors."""
+    if t.is_complex():
+        return (conj(a) * t).real
+    return t * a
+
+
+def _sum(t, dims, keepdim, dtype=None):
+    """`t` summed over `dims` (every dim for None), as a reduction over them sums."""
+    return call(REGISTRY["sum"], (t,), dims, keepdim, dtype)
+
+
+def _linear_in(name: str, *positions: int):
+    """The forward rule of an op linear in its arguments at `positions`, the others (indices,
+    masks) held constant: the op applied to their tangents, zeros for those without."""
+    op = REGISTRY[name]
+
+    def rule(t, out, *args):
+        args = list(args)
+        for i in positions:
+            args[i] = _or_zeros(t[i], args[i])
+        k = _tensor_positions(args)
+        return call(op, args[:k], *args[k:])
+
+    return rule
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 # -- unary ----------------------------------------------------------------------------------
 d("abs", "0", lambda g, out, x: g * x.sgn())
+fwd("abs", lambda t, out, x: _real_part(t[0], x.sgn()))
 d("neg", "", lambda g, out, x: -g)
+fwd_linear("neg")
 # Holomorphic functions: name: (saves, f'(out, x)); the gradient is ``g * conj(f')``, which
 # for real inputs is just ``g * f'``.
 HOLOMORPHIC = {
@@ -116,6 +157,7 @@ HOLOMORPHIC = {
     "acosh": ("0", lambda out, x: (x * x - 1).rsqrt()),
     "atanh": ("0", lambda out, x: (1 - x * x).reciprocal()),
     "sigmoid": ("o", lambda out, x: out * (1 - out)),
+    "reciprocal": ("o", lambda out, x: -out * out),
 }
 
 
@@ -131,32 +173,62 @@ def conj(t):
 for _name, (_saves, _derivative) in HOLOMORPHIC.items():
     d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
     fwd(_name, lambda t, out, x, f=_derivative: t[0] * f(out, x))
+
+
+def _sgn_fwd(t, out, x):
+    """sgn(z) = z / |z|: constant for real z; for complex z, the part of the tangent
+    orthogonal to z, over |z| (0 at 0)."""
+    if not x.is_complex():
+        return tocha.zeros_like(out)
+    size = x.abs()
+    along = out * (conj(out) * t[0]).real
+    return tocha.where(size == 0, 0.0, (t[0] - along) / tocha.where(size == 0, 1.0, size))
+
+
 d("relu", "o", lambda g, out, x: g * (out > 0))
+fwd("relu", lambda t, out, x: t[0] * (out > 0))
 d("erf", "0", lambda g, out, x: g * TWO_OVER_SQRT_PI * (-x * x).exp())
+fwd("erf", lambda t, out, x: t[0] * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfc", "0", lambda g, out, x: -g * TWO_OVER_SQRT_PI * (-x * x).exp())
+fwd("erfc", lambda t, out, x: -t[0] * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfinv", "o", lambda g, out, x: g * SQRT_PI_OVER_TWO * (out * out).exp())
-d("reciprocal", "o", lambda g, out, x: -g * conj(out * out))
+fwd("erfinv", lambda t, out, x: t[0] * SQRT_PI_OVER_TWO * (out * out).exp())
 d("frac", "", lambda g, out, x: g)
+fwd("frac", lambda t, out, x: t[0])
 for _name in ("floor", "ceil", "trunc", "sign", "sgn"):
     d(_name, "", lambda g, out, x: zero(g))
+for _name in ("floor", "ceil", "trunc", "sign"):
+    fwd(_name, _constant)
+fwd("sgn", _sgn_fwd)
 d("round", "", lambda g, out, x, decimals: zero(g))
+fwd("round", _constant)
 d("nan_to_num", "0", lambda g, out, x, nan, posinf, neginf: g * x.isfinite())
+fwd("nan_to_num", lambda t, out, x, nan, posinf, neginf: t[0] * x.isfinite())
 
 
 # -- binary ---------------------------------------------------------------------------------
-def _pow(g, out, x, y):
+def _pow_x(x, y):
+    """d(x ** y) / dx, 0 where y is 0 (x a tensor)."""
     if isinstance(y, tocha.Tensor):
-        dx = g * tocha.where(y == 0, 0.0, y * x ** (y - 1)) if isinstance(x, tocha.Tensor) else None
-        base_log = (
-            x.log() if isinstance(x, tocha.Tensor) else math.log(x) if x > 0 else float("nan")
-        )
-        dy = g * out * base_log
-        if isinstance(x, tocha.Tensor):
-            dy = tocha.where((x == 0) & (y >= 0), 0.0, dy)
-        return dx, dy
-    if y == 0:
-        return zero(g), None
-    return g * y * x ** (y - 1), None
+        return tocha.where(y == 0, 0.0, y * x ** (y - 1))
+    return y * x ** (y - 1) if y != 0 else tocha.zeros_like(x)
+
+
+def _pow_y(out, x, y):
+    """d(x ** y) / dy, 0 where x is 0 and y >= 0 (y a tensor)."""
+    if not isinstance(x, tocha.Tensor):
+        return out * (math.log(x) if x > 0 else float("nan"))
+    return tocha.where((x == 0) & (y >= 0), 0.0, out * x.log())
+
+
+def _pow(g, out, x, y):
+    dx = g * _pow_x(x, y) if isinstance(x, tocha.Tensor) else None
+    return dx, g * _pow_y(out, x, y) if isinstance(y, tocha.Tensor) else None
+
+
+def _pow_fwd(t, out, x, y):
+    dx = None if t[0] is None else t[0] * _pow_x(x, y)
+    return _plus(dx, None if t[1] is None else t[1] * _pow_y(out, x, y))
 
 
 def _maximum(g, out, x, y):
@@ -169,18 +241,44 @@ def _minimum(g, out, x, y):
     return g * ((x < y) + tie), g * ((x > y) + tie)
 
 
+def _extremum_fwd(wins):
+    """The forward rule of maximum (`wins` is >) or minimum (<): the tangent of the argument
+    that is the result, the mean of both at ties (as PyTorch)."""
+
+    def rule(t, out, x, y):
+        tie = (x == y) * 0.5
+        dx = None if t[0] is None else t[0] * (wins(x, y) + tie)
+        return _plus(dx, None if t[1] is None else t[1] * (wins(y, x) + tie))
+
+    return rule
+
+
+def _copysign_ratio(out, x):
+    """d copysign(x, y) / dx: out / x, 0 where x is 0."""
+    return tocha.where(x == 0, 0.0, out / tocha.where(x == 0, 1.0, x))
+
+
 def _copysign(g, out, x, y):
-    ratio = tocha.where(x == 0, 0.0, out / tocha.where(x == 0, 1.0, x))
-    return g * ratio, zero(g)
+    return g * _copysign_ratio(out, x), zero(g)
 
 
-def _clamp(g, out, x, low, high):
-    mask = tocha.ones_like(g, dtype=tocha.bool)
+def _clamp_mask(x, low, high):
+    """Where clamp passes x through (bounds included)."""
+    mask = tocha.ones_like(x, dtype=tocha.bool)
     if low is not None:
         mask = mask & (x >= low)
     if high is not None:
         mask = mask & (x <= high)
-    return g * mask, None, None
+    return mask
+
+
+def _clamp(g, out, x, low, high):
+    return g * _clamp_mask(x, low, high), None, None
+
+
+def _rounded_quotient(t, x, y, mode):
+    """The tangent term of y in ``x - y * div(x, y, rounding_mode=mode)`` (remainder, fmod)."""
+    return None if t is None else -t * tocha.div(x, y, rounding_mode=mode)
 
 
 d("add", "", lambda g, out, x, y: (g, g))
@@ -192,21 +290,46 @@ fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
 d("div", "1o", lambda g, out, x, y: (g / conj(y), -g * conj(out / y)))
 fwd("div", lambda t, out, x, y: _plus(_over(t[0], y), _over(_times(t[1], out), y, -1)))
 d("pow", "01o", _pow)
+fwd("pow", _pow_fwd)
 d("maximum", "01", _maximum)
+fwd("maximum", _extremum_fwd(operator.gt))
 d("minimum", "01", _minimum)
+fwd("minimum", _extremum_fwd(operator.lt))
 d("fmax", "01", lambda g, out, x, y: (g * ((x >= y) | y.isnan()), g * ((x < y) | x.isnan())))
+fwd(
+    "fmax",
+    lambda t, out, x, y: _plus(
+        _times(t[0], (x >= y) | y.isnan()), _times(t[1], (x < y) | x.isnan())
+    ),
+)
 d("fmin", "01", lambda g, out, x, y: (g * ((x <= y) | y.isnan()), g * ((x > y) | x.isnan())))
+fwd(
+    "fmin",
+    lambda t, out, x, y: _plus(
+        _times(t[0], (x <= y) | y.isnan()), _times(t[1], (x > y) | x.isnan())
+    ),
+)
 d("atan2", "01", lambda g, out, y, x: (g * x / (x * x + y * y), -g * y / (x * x + y * y)))
+fwd(
+    "atan2",
+    lambda t, out, y, x: _over(_plus(_times(t[0], x), _times(t[1], -y)), x * x + y * y),
+)
 d("hypot", "01o", lambda g, out, x, y: (g * x / out, g * y / out))
+fwd("hypot", lambda t, out, x, y: _over(_plus(_times(t[0], x), _times(t[1], y)), out))
 d("copysign", "0o", _copysign)
-d("remainder", "01", lambda g, out, x, y: (g, -g * tocha.div(x, y, rounding_mode="floor")))
-d("fmod", "01", lambda g, out, x, y: (g, -g * tocha.div(x, y, rounding_mode="trunc")))
+fwd("copysign", lambda t, out, x, y: None if t[0] is None else t[0] * _copysign_ratio(out, x))
+d("remainder", "01", lambda g, out, x, y: (g, _rounded_quotient(g, x, y, "floor")))
+fwd("remainder", lambda t, out, x, y: _plus(t[0], _rounded_quotient(t[1], x, y, "floor")))
+d("fmod", "01", lambda g, out, x, y: (g, _rounded_quotient(g, x, y, "trunc")))
+fwd("fmod", lambda t, out, x, y: _plus(t[0], _rounded_quotient(t[1], x, y, "trunc")))
 d("clamp", "0", _clamp)
+fwd("clamp", lambda t, out, x, low, high: t[0] * _clamp_mask(x, low, high))
 
 # -- copies and conversions -----------------------------------------------------------------
 d("clone", "", lambda g, out, x: g)
 d("to_dtype", "", lambda g, out, x, dtype: (g, None))
 d("to_device", "", lambda g, out, x, dev: (g.to(x.device), None))
+fwd_linear("clone", "to_dtype", "to_device")
 
 
 # -- reductions -----------------------------------------------------------------------------
@@ -237,6 +360,7 @@ d(
         _unreduce(g, x.shape, dims, keepdim) / _count(x.shape, dims)
     ),
 )
+fwd_linear("mean")
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -267,6 +391,7 @@ d("squeeze", "", lambda g, out, x, dims: g.reshape(x.shape))
 d("unsqueeze", "", lambda g, out, x, dim: g.squeeze(dim))
 fwd_linear("view", "permute", "expand", "squeeze", "unsqueeze")
 d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape, key)))
+fwd_linear("getitem")
 
 
 # -- selection ------------------------------------------------------------------------------
@@ -274,6 +399,12 @@ d(
     "where",
     "0",
     lambda g, out, cond, a, b: (None, tocha.where(cond, g, 0.0), tocha.where(cond, 0.0, g)),
+)
+fwd(
+    "where",
+    lambda t, out, cond, a, b: tocha.where(
+        cond, 0.0 if t[1] is None else t[1], 0.0 if t[2] is None else t[2]
+    ),
 )
 
 
@@ -291,6 +422,7 @@ def _index_put(g, out, x, values, *rest):
 
 
 d("index_put", "2+", _index_put)
+fwd("index_put", _linear_in("index_put", 0, 1))
 
 
 def _index(g, out, x, *rest):
@@ -307,17 +439,30 @@ def _masked_select(g, out, x, mask):
 
 
 d("index", "1+", _index)
+fwd("index", _linear_in("index", 0))
 d("masked_fill", "1", lambda g, out, x, mask, value: (tocha.where(mask, 0.0, g), None, None))
+fwd("masked_fill", lambda t, out, x, mask, value: tocha.where(mask, 0.0, t[0]))
 d("masked_select", "1", _masked_select)
+fwd("masked_select", _linear_in("masked_select", 0))
 
 
 # -- reductions: extrema, statistics, norms -------------------------------------------------
+def _shares(out, x, dims, keepdim):
+    """amax, amin, median: each element's share of the result, split evenly among the
+    elements equal to it (NaN results: among the NaNs), as PyTorch's
+    ``evenly_distribute_backward``; in x's shape."""
+    out = _unreduce(out, x.shape, dims, keepdim)
+    mask = ((x == out) | (x.isnan() & out.isnan())).to(x.dtype)
+    return mask / mask.sum(dims, keepdim=True)
+
+
 def _evenly(g, out, x, dims, keepdim):
-    """amax, amin, median: the gradient split evenly among the elements equal to the result
-    (NaN results: among the NaNs), as PyTorch's ``evenly_distribute_backward``."""
-    g, out = _unreduce(g, x.shape, dims, keepdim), _unreduce(out, x.shape, dims, keepdim)
-    mask = (x == out) | (x.isnan() & out.isnan())
-    return g * mask / mask.sum(dims, keepdim=True)
+    return _unreduce(g, x.shape, dims, keepdim) * _shares(out, x, dims, keepdim)
+
+
+def _evenly_fwd(t, out, x, dims, keepdim):
+    """The mean of the tangents of the elements equal to the result."""
+    return _sum(t[0] * _shares(out, x, dims, keepdim), dims, keepdim)
 
 
 def _along(g, shape, dim, index, keepdim=True):
@@ -336,18 +481,41 @@ def _along(g, shape, dim, index, keepdim=True):
     return zeros.index_put(tuple(indices), g, accumulate=True)
 
 
+def _gathered(t, dim, index, keepdim=True):
+    """The elements of `t` at positions `index` along `dim` (`index` without `dim` unless
+    `keepdim`): the tangent of values selected by their indices."""
+    if not t.dim():
+        return t
+    if keepdim:
+        return t.gather(dim, index)
+    return t.gather(dim, index.unsqueeze(dim)).squeeze(dim)
+
+
 def _selected(g, out, x, dim, keepdim):
     """max_dim, median_dim, mode...: the gradient of the values goes to their indices."""
     return _along(g[0], x.shape, dim, out[1].detach(), keepdim), None, None
 
 
+def _selected_fwd(t, out, x, dim, keepdim):
+    return _gathered(t[0], dim, out[1], keepdim), None
+
+
+def _aminmax_dims(x, dim):
+    return None if dim is None or x.dim() == 0 else (dim,)
+
+
 def _aminmax(g, out, x, dim, keepdim):
-    dims = None if dim is None or x.dim() == 0 else (dim,)
+    dims = _aminmax_dims(x, dim)
     return (
         _evenly(g[0], out[0], x, dims, keepdim) + _evenly(g[1], out[1], x, dims, keepdim),
         None,
         None,
     )
+
+
+def _aminmax_fwd(t, out, x, dim, keepdim):
+    dims = _aminmax_dims(x, dim)
+    return tuple(_evenly_fwd(t, o, x, dims, keepdim) for o in out)
 
 
 def _var_back(g, x, dims, correction, keepdim):
@@ -356,9 +524,16 @@ def _var_back(g, x, dims, correction, keepdim):
     return _unreduce(g, x.shape, dims, keepdim) * centered * (2.0 / dof if dof else math.inf)
 
 
+def _var_fwd(t, x, dims, correction, keepdim):
+    dof = _count(x.shape, dims) - correction
+    centered = x - x.mean(dims, keepdim=True)
+    return _sum(_real_part(t, centered), dims, keepdim) * (2.0 / dof if dof else math.inf)
+
+
 def _std_grad(g, std):
     """The gradient of the variance, from the gradient `g` of its square root (0 where
-    the deviation is 0, as PyTorch)."""
+    the deviation is 0, as PyTorch); also the tangent of the square root, from the
+    variance's tangent `g`."""
     return tocha.where(std == 0, 0.0, g / (2 * std))
 
 
@@ -382,6 +557,13 @@ def _norm(g, out, x, p, dims, keepdim, dtype):
         scale = tocha.where(out == 0, 0.0, g / out ** (p - 1))
         grad = (x.sgn() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)) * scale
     return grad, None, None, None, None
+
+
+def _norm_fwd(t, out, x, p, dims, keepdim, dtype):
+    """Each element's tangent times the norm's derivative by it (the gradient `_norm` gives
+    for a gradient of ones), summed over the reduced dims."""
+    weights = _norm(tocha.ones_like(out), out, x, p, dims, keepdim, dtype)[0]
+    return _sum(_real_part(t[0], weights), dims, keepdim, dtype)
 
 
 def _flip(t, dim):
@@ -413,33 +595,69 @@ def _prod(g, out, x, dims, keepdim, dtype):
     return g * _others_product(x, dims[0]), None, None, None
 
 
+def _prod_fwd(t, out, x, dims, keepdim, dtype):
+    """Each element's tangent times the product of the others of its slice (the gradient
+    `_prod` gives for a gradient of ones), summed over the reduced dims."""
+    weights = _prod(tocha.ones_like(out), out, x, dims, keepdim, dtype)[0]
+    return _sum(t[0] * weights, dims, keepdim, dtype)
+
+
+def _cumprod_jacobian(x, dim):
+    """With zeros in x: the derivatives of out[k] by x[j] of ``out = x.cumprod(dim)``, j along
+    the last but one dim and k along the last, the others those of x with dim moved out.
+    Row j holds the running products of x with x[j] set to 1, kept where k >= j (quadratic,
+    as PyTorch's differentiable form)."""
+    xt = x.movedim(dim, -1)
+    n = xt.shape[-1]
+    eye = tocha.eye(n, dtype=tocha.bool, device=x.device)
+    rows = tocha.where(eye, 1.0, xt.unsqueeze(-2)).cumprod(-1)
+    k = tocha.arange(n, device=x.device)
+    return rows * (k >= k.unsqueeze(1))
+
+
 def _cumprod(g, out, x, dim, dtype):
     if x.dim() == 0:
         return g, None, None
     if not (x == 0).any().item():
         return _reverse_cumsum(g * out, dim) / x, None, None
-    # With zeros: row j of `rows` holds the running products of x with x[j] set to 1, of
-    # which positions k >= j are the derivatives of out[k] by x[j] (quadratic, as PyTorch's
-    # differentiable form).
-    xt, gt = x.movedim(dim, -1), g.movedim(dim, -1)
-    n = xt.shape[-1]
-    eye = tocha.eye(n, dtype=tocha.bool, device=x.device)
-    rows = tocha.where(eye, 1.0, xt.unsqueeze(-2)).cumprod(-1)
-    k = tocha.arange(n, device=x.device)
-    grad = (rows * (k >= k.unsqueeze(1)) * gt.unsqueeze(-2)).sum(-1)
+    grad = (_cumprod_jacobian(x, dim) * g.movedim(dim, -1).unsqueeze(-2)).sum(-1)
     return grad.movedim(-1, dim), None, None
 
 
-d("amax", "0o", _evenly)
-d("amin", "0o", _evenly)
+def _cumprod_fwd(t, out, x, dim, dtype):
+    if x.dim() == 0:
+        return t[0]
+    if not (x == 0).any().item():
+        return out * (t[0] / x).cumsum(dim)
+    tangent = (_cumprod_jacobian(x, dim) * t[0].movedim(dim, -1).unsqueeze(-1)).sum(-2)
+    return tangent.movedim(-1, dim)
+
+
+def _nansum_fwd(t, out, x, dims, keepdim, dtype):
+    return _sum(tocha.where(x.isnan(), 0.0, t[0]), dims, keepdim, dtype)
+
+
+def _nanmean_fwd(t, out, x, dims, keepdim, dtype):
+    return _nansum_fwd(t, out, x, dims, keepdim, dtype) / _sum(
+        x.isnan().logical_not(), dims, keepdim
+    )
+
+
+def _mean_tangent(t, dims, keepdim):
+    return call(REGISTRY["mean"], (t,), dims, keepdim, None)
+
+
+for _name in ("amax", "amin"):
+    d(_name, "0o", _evenly)
+    fwd(_name, _evenly_fwd)
 d("aminmax", "0o", _aminmax)
-d("max_dim", "o", _selected)
-d("min_dim", "o", _selected)
-d("median", "0o", lambda g, out, x: _evenly(g, out, x, None, False))
-d("nanmedian", "0o", lambda g, out, x: _evenly(g, out, x, None, False))
-d("median_dim", "o", _selected)
-d("nanmedian_dim", "o", _selected)
-d("mode", "o", _selected)
+fwd("aminmax", _aminmax_fwd)
+for _name in ("median", "nanmedian"):
+    d(_name, "0o", lambda g, out, x: _evenly(g, out, x, None, False))
+    fwd(_name, lambda t, out, x: _evenly_fwd(t, out, x, None, False))
+for _name in ("max_dim", "min_dim", "median_dim", "nanmedian_dim", "mode"):
+    d(_name, "o", _selected)
+    fwd(_name, _selected_fwd)
 d(
     "nansum",
     "0",
@@ -447,6 +665,7 @@ d(
         _unreduce(g, x.shape, dims, keepdim) * x.isnan().logical_not()
     ),
 )
+fwd("nansum", _nansum_fwd)
 d(
     "nanmean",
     "0",
@@ -456,17 +675,28 @@ d(
         / x.isnan().logical_not().sum(dims, keepdim=True)
     ),
 )
+fwd("nanmean", _nanmean_fwd)
 d("prod", "0o", _prod)
+fwd("prod", _prod_fwd)
 d(
     "var",
     "0",
     lambda g, out, x, dims, correction, keepdim: _var_back(g, x, dims, correction, keepdim),
+)
+fwd(
+    "var", lambda t, out, x, dims, correction, keepdim: _var_fwd(t[0], x, dims, correction, keepdim)
 )
 d(
     "std",
     "0o",
     lambda g, out, x, dims, correction, keepdim: _var_back(
         _std_grad(g, out), x, dims, correction, keepdim
+    ),
+)
+fwd(
+    "std",
+    lambda t, out, x, dims, correction, keepdim: _std_grad(
+        _var_fwd(t[0], x, dims, correction, keepdim), out
     ),
 )
 d(
@@ -477,6 +707,13 @@ d(
         + _unreduce(g[1], x.shape, dims, keepdim) / _count(x.shape, dims)
     ),
 )
+fwd(
+    "var_mean",
+    lambda t, out, x, dims, correction, keepdim: (
+        _var_fwd(t[0], x, dims, correction, keepdim),
+        _mean_tangent(t[0], dims, keepdim),
+    ),
+)
 d(
     "std_mean",
     "0o",
@@ -485,7 +722,15 @@ d(
         + _unreduce(g[1], x.shape, dims, keepdim) / _count(x.shape, dims)
     ),
 )
+fwd(
+    "std_mean",
+    lambda t, out, x, dims, correction, keepdim: (
+        _std_grad(_var_fwd(t[0], x, dims, correction, keepdim), out[0]),
+        _mean_tangent(t[0], dims, keepdim),
+    ),
+)
 d("norm", "0o", _norm)
+fwd("norm", _norm_fwd)
 d(
     "logsumexp",
     "0o",
@@ -493,10 +738,19 @@ d(
         _unreduce(g, x.shape, dims, keepdim) * (x - _unreduce(out, x.shape, dims, keepdim)).exp()
     ),
 )
+fwd(
+    "logsumexp",
+    lambda t, out, x, dims, keepdim: _sum(
+        t[0] * (x - _unreduce(out, x.shape, dims, keepdim)).exp(), dims, keepdim
+    ),
+)
 d("cumsum", "", lambda g, out, x, dim, dtype: g if x.dim() == 0 else _reverse_cumsum(g, dim))
+fwd_linear("cumsum")
 d("cumprod", "0o", _cumprod)
-d("cummax", "o", lambda g, out, x, dim: _along(g[0], x.shape, dim, out[1].detach()))
-d("cummin", "o", lambda g, out, x, dim: _along(g[0], x.shape, dim, out[1].detach()))
+fwd("cumprod", _cumprod_fwd)
+for _name in ("cummax", "cummin"):
+    d(_name, "o", lambda g, out, x, dim: _along(g[0], x.shape, dim, out[1].detach()))
+    fwd(_name, lambda t, out, x, dim: (_gathered(t[0], dim, out[1]), None))
 
 
 # -- views and joins ------------------------------------------------------------------------
@@ -524,6 +778,19 @@ def _as_strided(g, out, x, size, stride, offset):
     if (counts > 1).any():
         grad = grad / tocha.from_numpy(counts).to(g.device)
     return grad, None, None, None
+
+
+def _as_strided_fwd(t, out, x, size, stride, offset):
+    """x's tangent laid out in storage as x's elements lie there, read as the view reads the
+    storage (the tangent's own strides may differ from x's)."""
+    t = t[0]
+    source = _storage_positions(x.shape, x.stride(), x.storage_offset())
+    target = _storage_positions(size, stride, offset)
+    n = 1 + max(source.max(initial=-1), target.max(initial=-1))
+    storage = tocha.zeros(n, dtype=t.dtype, device=t.device).index_put(
+        (tocha.from_numpy(source.reshape(-1)).to(t.device),), t.reshape(-1)
+    )
+    return storage[tocha.from_numpy(target).to(t.device)]
 
 
 def _repeat(g, out, x, sizes):
@@ -558,12 +825,14 @@ def _setitem(g, out, x, value, key):
 
 d("narrow", "", _narrow)
 d("as_strided", "0", _as_strided)
+fwd("as_strided", _as_strided_fwd)
 d("split_with_sizes", "", lambda g, out, x, sizes, dim: (tocha.cat(list(g), dim), None, None))
 d("unbind", "", lambda g, out, x, dim: (tocha.stack(list(g), dim), None))
 d("repeat", "", _repeat)
 d("cat", "", _cat)
 d("stack", "", lambda g, out, *args: (*g.unbind(args[-1]), None))
 d("setitem", "", _setitem)
+fwd_linear("narrow", "split_with_sizes", "unbind", "repeat", "cat", "stack", "setitem")
 
 
 # -- products -------------------------------------------------------------------------------
@@ -680,3 +949,4 @@ d("outer", "01", lambda g, out, a, b, dtype: (g @ b.to(g.dtype), g.mT @ a.to(g.d
 d("kron", "01", _kron)
 d("tensordot", "01", _tensordot)
 d("einsum", "0+", _einsum)
+fwd_multilinear("matmul", "vdot", "outer", "kron", "tensordot", "einsum")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import tocha
 
-from ._formulas import d, zero
+from ._formulas import _constant, _plus, _times, conj, d, zero
+from ._forward import fwd, fwd_linear
 
 
 def _not_implemented(name: str):
@@ -19,20 +20,36 @@ def _not_implemented(name: str):
     return formula
 
 
+def _log_parts(v):
+    """The logs of the positive and negative parts of `v` (the lowest float, not -inf, where
+    a part is 0: -inf - -inf would make NaNs downstream)."""
+    lowest = tocha.finfo(v.dtype).min
+
+    def part(mask, magnitude):
+        return tocha.where(mask, tocha.where(mask, magnitude, 1.0).log(), lowest)
+
+    return part(v > 0, v), part(v < 0, -v)
+
+
 def _logcumsumexp(g, out, x, dim):
     """Sums ``g[k] * exp(x[j] - out[k])`` over ``k >= j`` as reversed logcumsumexps of the
     positive and negative parts of the gradient (stable, and differentiable again; PyTorch's
     and TensorFlow's formula)."""
     if x.dim() == 0:
         return g, None
-    lowest = tocha.finfo(g.dtype).min  # not -inf: -inf - -inf would make NaNs downstream
+    positive, negative = (
+        ((log_g - out).flip(dim).logcumsumexp(dim).flip(dim) + x).exp() for log_g in _log_parts(g)
+    )
+    return positive - negative, None
 
-    def part(mask, magnitude):
-        log_g = tocha.where(mask, tocha.where(mask, magnitude, 1.0).log(), lowest)
-        flipped = (log_g - out).flip(dim).logcumsumexp(dim).flip(dim)
-        return (flipped + x).exp()
 
-    return part(g > 0, g) - part(g < 0, -g), None
+def _logcumsumexp_fwd(t, out, x, dim):
+    """Sums ``t[j] * exp(x[j] - out[k])`` over ``j <= k``, as logcumsumexps of the positive
+    and negative parts of the tangent."""
+    if x.dim() == 0:
+        return t[0]
+    positive, negative = (((log_t + x).logcumsumexp(dim) - out).exp() for log_t in _log_parts(t[0]))
+    return positive - negative
 
 
 def _angle(g, out, x):
@@ -41,8 +58,17 @@ def _angle(g, out, x):
     return tocha.where(x == 0, 0.0, g * x / (x.abs() ** 2) * 1j)
 
 
+def _angle_fwd(t, out, x):
+    """d angle(z) = Im(conj(z) dz) / |z|^2 (0 at 0, and for real z)."""
+    if not x.is_complex():
+        return tocha.zeros_like(out)
+    size2 = x.abs() ** 2
+    return tocha.where(size2 == 0, 0.0, (conj(x) * t[0]).imag / tocha.where(size2 == 0, 1.0, size2))
+
+
 # -- shape extras ---------------------------------------------------------------------------
 d("flip", "", lambda g, out, x, dims: (g.flip(dims), None))
+fwd_linear("flip")
 d(
     "roll",
     "",
@@ -52,8 +78,10 @@ d(
         None,
     ),
 )
+fwd_linear("roll")
 d("tril", "", lambda g, out, x, k: (g.tril(k), None))
 d("triu", "", lambda g, out, x, k: (g.triu(k), None))
+fwd_linear("tril", "triu")
 d(
     "diagonal",
     "",
@@ -66,21 +94,38 @@ d(
         None,
     ),
 )
+fwd_linear("diagonal")
 d("logcumsumexp", "0o", _logcumsumexp)
+fwd("logcumsumexp", _logcumsumexp_fwd)
 
 # -- math extras ----------------------------------------------------------------------------
 d("logaddexp", "01o", lambda g, out, x, y: (g * (x - out).exp(), g * (y - out).exp()))
+fwd(
+    "logaddexp",
+    lambda t, out, x, y: _plus(_times(t[0], (x - out).exp()), _times(t[1], (y - out).exp())),
+)
 d("logaddexp2", "01o", lambda g, out, x, y: (g * (x - out).exp2(), g * (y - out).exp2()))
+fwd(
+    "logaddexp2",
+    lambda t, out, x, y: _plus(_times(t[0], (x - out).exp2()), _times(t[1], (y - out).exp2())),
+)
 d("heaviside", "", _not_implemented("heaviside"))
+fwd("heaviside", _not_implemented("heaviside"))
 d("nextafter", "", lambda g, out, x, y: (g, zero(g)))  # PyTorch's choice
+fwd("nextafter", lambda t, out, x, y: t[0])
 d("frexp", "o", lambda g, out, x: g[0] / out[1].to(g[0].dtype).exp2())
+fwd("frexp", lambda t, out, x: (t[0] / out[1].to(t[0].dtype).exp2(), None))
 d("conj", "", lambda g, out, x: g.conj())
 d("angle", "0", _angle)
+fwd("angle", _angle_fwd)
 d("complex", "", lambda g, out, re, im: (g.real, g.imag))
 d("real", "", lambda g, out, x: g * (1 + 0j))
 d("imag", "", lambda g, out, x: g * 1j)
 d("view_as_real", "", lambda g, out, x: tocha.view_as_complex(g.contiguous()))
+fwd_linear("conj", "complex", "real", "imag", "view_as_real")
 d("view_as_complex", "", lambda g, out, x: tocha.view_as_real(g))
+fwd("view_as_complex", lambda t, out, x: tocha.view_as_complex(t[0].contiguous()))
 
 # -- random ---------------------------------------------------------------------------------
 d("poisson", "", lambda g, out, rates, generator: (zero(g), None))
+fwd("poisson", _constant)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import tocha
 
-from ._formulas import d
+from ._formulas import _gathered, _linear_in, _plus, d
+from ._forward import fwd
 
 
 def _zeros(shape, g):
@@ -49,6 +50,19 @@ def _scatter_reduce(g, out, x, index, src, dim, reduce, include_self):
     if not include_self:
         grad_x = grad_x.scatter(dim, index, 0.0)
     return grad_x, None, grad_src, None, None, None
+
+
+def _scatter_reduce_fwd(t, out, x, index, src, dim, reduce, include_self):
+    """x's tangent times d out / d x, plus each src tangent times d out / d src added at its
+    place (the derivatives: the gradients `_scatter_reduce` gives for a gradient of ones)."""
+    grad_x, _, grad_src, *_ = _scatter_reduce(
+        tocha.ones_like(out), out, x, index, src, dim, reduce, include_self
+    )
+    tangent = None if t[0] is None else t[0] * grad_x
+    if t[2] is None:
+        return tangent
+    used = t[2][tuple(slice(0, n) for n in index.shape)]
+    return _plus(tangent, tocha.zeros_like(out).scatter_add(dim, index, used * grad_src))
 
 
 def _prod(g, out, x, index, src, dim, include_self):
@@ -94,21 +108,29 @@ def _kthvalue(g, out, x, k, dim, keepdim):
 
 
 d("gather", "1", _gather)
+fwd("gather", _linear_in("gather", 0))
 d("scatter", "1", _scatter)
+fwd("scatter", _linear_in("scatter", 0, 2))
 d("scatter_add", "1", _scatter_add)
+fwd("scatter_add", _linear_in("scatter_add", 0, 2))
 d("scatter_reduce", "012o", _scatter_reduce)
+fwd("scatter_reduce", _scatter_reduce_fwd)
 d("index_add", "1", _index_add)
+fwd("index_add", _linear_in("index_add", 0, 2))
 d("index_copy", "1", _index_copy)
+fwd("index_copy", _linear_in("index_copy", 0, 2))
 d(
     "index_fill",
     "1",
     lambda g, out, x, index, dim, value: (g.index_fill(dim, index, 0), None, None, None),
 )
+fwd("index_fill", lambda t, out, x, index, dim, value: t[0].index_fill(dim, index, 0))
 d(
     "sort",
     "o",
     lambda g, out, x, dim, descending: (_back_to(g[0], x.shape, dim, out[1]), None, None),
 )
+fwd("sort", lambda t, out, x, dim, descending: (_gathered(t[0], dim, out[1]), None))
 d(
     "topk",
     "o",
@@ -120,4 +142,6 @@ d(
         None,
     ),
 )
+fwd("topk", lambda t, out, x, k, dim, largest, sorted: (_gathered(t[0], dim, out[1]), None))
 d("kthvalue", "o", _kthvalue)
+fwd("kthvalue", lambda t, out, x, k, dim, keepdim: (_gathered(t[0], dim, out[1], keepdim), None))

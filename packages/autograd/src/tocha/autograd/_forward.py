@@ -141,11 +141,14 @@ def _is_float(t) -> bool:
 
 
 def _fit(tangent, out):
-    """A rule's tangent in the output's shape (a rule may leave it broadcastable)."""
+    """A rule's tangent in the output's shape and dtype (a rule may leave it broadcastable,
+    or in the dtype of the arguments that had tangents when the op promoted others')."""
     if tangent is None or not _is_float(out):
         return None
     if not isinstance(tangent, Tensor):
         raise TypeError(f"a forward rule returned {type(tangent).__name__}, not a Tensor")
+    if tangent._data.dtype != out._data.dtype:
+        tangent = tangent.to(out.dtype)
     if tangent._data.shape != out._data.shape:
         tangent = tangent.expand(out._data.shape)
     return tangent
