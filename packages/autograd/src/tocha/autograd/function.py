@@ -1,14 +1,16 @@
-"""Custom differentiable operations: subclass `Function` with `forward` and `backward`."""
+"""Custom differentiable operations: subclass `Function` with `forward` and `backward`, and
+`jvp` for forward-mode AD."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
-from tocha import Tensor, no_grad
+from tocha import Tensor, no_grad, zeros_like
 from tocha.library import GRAD_MODE
 
 from ._engine import FREED_MESSAGE
+from ._forward import LEVEL, set_tangent, tangent_of
 from ._graph import AutogradMeta, edges_of, new_node
 from ._record import TensorMeta, _version_counter
 
@@ -16,10 +18,12 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
-    """The ``ctx`` a Function's forward and backward share."""
+    """The ``ctx`` a Function's forward, backward and jvp share."""
 
     def __init__(self) -> None:
         self._saved: tuple[Tensor | None, ...] | None = None
+        self._saved_for_forward: tuple[Tensor | None, ...] = ()
+        self._in_jvp = False
         self._versions = ()
         self._released = False
         self._dirty = ()
@@ -40,10 +44,21 @@ class FunctionCtx:
             (t, _version_counter(t), _version_counter(t)[0]) for t in tensors if t is not None
         )
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors (or None) for `jvp`, where `saved_tensors` reads them."""
+        if any(t is not None and not isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(
+                "save_for_forward expects all arguments to be tensors; you should save "
+                "non-tensors as attributes on ctx."
+            )
+        self._saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple[Tensor, ...]:
-        """The tensors given to `save_for_backward` (None where None was saved: the
-        annotation is PyTorch's)."""
+        """The tensors given to `save_for_backward` (in jvp: to `save_for_forward`; None
+        where None was saved: the annotation is PyTorch's)."""
+        if self._in_jvp:
+            return self._saved_for_forward  # type: ignore[return-value]
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         for _, vc, version in self._versions:
@@ -79,7 +94,10 @@ class Function(metaclass=_FunctionMeta):
 
     Define ``forward(ctx, *args)`` (or ``forward(*args)`` with
     ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)`` returning
-    one gradient per forward argument; call ``MyFunction.apply(*args)``.
+    one gradient per forward argument; call ``MyFunction.apply(*args)``. For forward-mode AD
+    define ``jvp(ctx, *grad_inputs)``: one tangent per forward argument in (zeros for a
+    tensor without one, None for a non-tensor), one per output out (None for none), the
+    tensors it needs kept with ``ctx.save_for_forward``.
     """
 
     @staticmethod
@@ -98,6 +116,13 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
@@ -106,15 +131,23 @@ class Function(metaclass=_FunctionMeta):
         ctx.needs_input_grad = tuple(
             isinstance(a, Tensor) and a.requires_grad and tracked for a in args
         )
-        with no_grad():
-            if _has_setup_context(cls):
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
-        if not tracked:
-            return output
-        return _record_function(cls, ctx, args, output)
+        level = LEVEL.current
+        tangents = None if level is None else [tangent_of(a, level) for a in args]
+        LEVEL.current = None  # forward (and jvp) see no tangents, as in PyTorch
+        try:
+            with no_grad():
+                if _has_setup_context(cls):
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            if tracked:
+                output = _record_function(cls, ctx, args, output)
+            if tangents is not None and any(t is not None for t in tangents):
+                output = _forward_mode(cls, ctx, args, output, tangents, level)
+        finally:
+            LEVEL.current = level
+        return output
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -159,6 +192,108 @@ def _record_function(cls, ctx, args, output):
         results.append(t)
     node.out_meta = tuple(TensorMeta(t) if isinstance(t, Tensor) else None for t in results)
     return tuple(results) if isinstance(output, tuple) else results[0]
+
+
+def _root(t: Tensor) -> Tensor:
+    return t if t._base is None else t._base
+
+
+def _is_differentiable(t) -> bool:
+    return isinstance(t, Tensor) and t._data.dtype.kind in "fcV"
+
+
+def _forward_mode(cls, ctx, args, output, tangents, level):
+    """Call the Function's jvp with its inputs' tangents and give the outputs theirs. As in
+    PyTorch, the jvp must follow forward's in-place and view behaviour: the tangent of an
+    input forward modified in place is modified in place and returned as-is, and an output
+    that is a view of an input (or the input itself) gets a view of that input's tangent."""
+    grad_inputs = []
+    for a, t in zip(args, tangents):
+        if t is None and _is_differentiable(a) and ctx.materialize_grads:
+            t = zeros_like(a)
+        grad_inputs.append(t if _is_differentiable(a) else None)
+    dirty = {id(t) for t in ctx._dirty}
+    versions = {
+        i: _version_counter(t)[0]
+        for i, (a, t) in enumerate(zip(args, grad_inputs))
+        if id(a) in dirty and t is not None
+    }
+    ctx._in_jvp = True
+    try:
+        result = cls.jvp(ctx, *grad_inputs)
+    finally:
+        ctx._in_jvp = False
+    single = not isinstance(output, tuple)
+    outputs = [output] if single else list(output)
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(result)})"
+        )
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    for i, (o, r) in enumerate(zip(outputs, result)):
+        if r is None:
+            continue
+        if not isinstance(r, Tensor):
+            raise RuntimeError(
+                f"expected Variable or None (got {type(r).__name__}) for grad output {i}."
+            )
+        if not _is_differentiable(o) or id(o) in non_diff:
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead."
+            )
+        if r.shape != o.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} "
+                f"while the given forward gradient is of size {list(r.shape)}."
+            )
+        source = next((j for j, a in enumerate(args) if o is a), None)
+        if source is not None and id(o) in dirty:
+            _check_inplace_tangent(r, grad_inputs[source], versions.get(source))
+        else:
+            view_of = next(
+                (j for j, a in enumerate(args) if isinstance(a, Tensor) and _root(o) is _root(a)),
+                None,
+            )
+            if view_of is not None:
+                _check_view_tangent(r, grad_inputs[view_of])
+            if source is not None:  # an input returned as-is (untracked): its view
+                o = outputs[i] = o.view_as(o)
+        set_tangent(o, r, level)
+    return outputs[0] if single else tuple(outputs)
+
+
+def _check_inplace_tangent(tangent, given, version) -> None:
+    vc = _version_counter(given)
+    if version is None or _version_counter(tangent) is not vc or vc[0] == version:
+        raise RuntimeError(
+            "An inplace custom Function is not modifying the forward mode gradients inplace. "
+            "If the forward is modifying an input inplace, then the jvp function must modify "
+            "the corresponding gradient inplace."
+        )
+    if tangent is not given:
+        raise RuntimeError(
+            "An inplace custom Function is not returning the forward mode gradients as-is. If "
+            "the forward is modifying an input inplace, then the jvp function must modify the "
+            "gradient inplace and return it as-is."
+        )
+
+
+def _check_view_tangent(tangent, given) -> None:
+    if tangent._base is None:
+        raise RuntimeError(
+            "A custom Function's forward is returning a view (or an input as-is) but the jvp "
+            "is not returning a view."
+        )
+    if given is None or _root(tangent) is not _root(given):
+        raise RuntimeError(
+            "A custom Function is returning a view but the jvp is not returning a view of the "
+            "given grad input."
+        )
 
 
 def _formula(cls, n_args: int):
