@@ -84,6 +84,14 @@ ROWS = [
     row("unsqueeze_expand", lambda x: x.unsqueeze(0).expand(2, 3, 4), (3, 4)),
     row("squeeze_dim", lambda x: x.squeeze(1), (3, 1, 4)),
     row("getitem_basic", lambda x: x[1:, ::2], (3, 4)),
+    row("index_unbatched", lambda x: x[tocha.tensor([2, 0, 2])], (3, 4)),
+    row("index_after_slice", lambda x: x[:, tocha.tensor([1, 3])], (3, 4)),
+    row("index_mask", lambda x: x[:, tocha.tensor([True, False, True, True])], (3, 4)),
+    row("index_batched", lambda x, i: x[i % 3], (3, 4), (2,), dtype="gather"),
+    row("index_two_batched", lambda x, i: x[i % 3, (i + 1) % 4], (3, 4), (2,), dtype="gather"),
+    row(
+        "index_batched_after_slice", lambda x, i: x[:, i], (3, 4), (2,), dtype="gather", looped=True
+    ),
     row("getitem_int_none", lambda x: x[0, None, ..., -1], (3, 4, 2)),
     row("narrow_split", lambda x: x.split([1, 3], 1)[1].narrow(0, 1, 2), (3, 4)),
     row("unbind", lambda x: x.unbind(1)[2], (3, 4)),
@@ -112,12 +120,64 @@ ROWS = [
     row("einsum", lambda x, y: tocha.einsum("ij,jk->ik", x, y), (3, 4), (4, 2)),
     row("einsum_half", lambda x, y: tocha.einsum("ij,j->i", x, y), (3, 4), (4,), in_dims=(0, None)),
     # -- folded into the kernel's batch dim ----------------------------------------------
-    row("conv2d", lambda x, w: F.conv2d(x, w, padding=1), (2, 3, 6, 6), (4, 3, 3, 3), in_dims=(0, None)),
+    row(
+        "conv2d",
+        lambda x, w: F.conv2d(x, w, padding=1),
+        (2, 3, 6, 6),
+        (4, 3, 3, 3),
+        in_dims=(0, None),
+    ),
     row("max_pool2d", lambda x: F.max_pool2d(x, 2), (2, 3, 6, 6)),
     row("avg_pool2d", lambda x: F.avg_pool2d(x, 2), (2, 3, 6, 6)),
     row("layer_norm", lambda x: F.layer_norm(x, (4,)), (3, 4)),
+    # -- losses: the batch folded into the rows ------------------------------------------
+    row("cross_entropy", lambda x, t: F.cross_entropy(x, t), (4, 5), (4,), dtype="target"),
+    row(
+        "cross_entropy_sum",
+        lambda x, t: F.cross_entropy(x, t, reduction="sum"),
+        (4, 5),
+        (4,),
+        dtype="target",
+    ),
+    row(
+        "cross_entropy_none",
+        lambda x, t: F.cross_entropy(x, t, reduction="none"),
+        (4, 5),
+        (4,),
+        dtype="target",
+    ),
+    row("cross_entropy_1d", lambda x, t: F.cross_entropy(x, t), (5,), (), dtype="target"),
+    row(
+        "cross_entropy_ignore",
+        lambda x, t: F.cross_entropy(x, t, ignore_index=1),
+        (4, 5),
+        (4,),
+        dtype="target",
+    ),
+    row(
+        "cross_entropy_spatial",
+        lambda x, t: F.cross_entropy(x, t),
+        (2, 5, 3),
+        (2, 3),
+        dtype="target",
+    ),
+    row("nll_loss", lambda x, t: F.nll_loss(x, t), (4, 5), (4,), dtype="target"),
+    row(
+        "nll_loss_weight",
+        lambda x, t: F.nll_loss(x, t, weight=tocha.arange(1.0, 6.0, dtype=tocha.float64)),
+        (4, 5),
+        (4,),
+        dtype="target",
+    ),
     # -- looped by design (no rule) -------------------------------------------------------
-    row("cross_entropy", lambda x, t: F.cross_entropy(x, t), (4, 5), (4,), dtype="target", looped=True),
+    row(
+        "cross_entropy_smoothing",
+        lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1),
+        (4, 5),
+        (4,),
+        dtype="target",
+        looped=True,
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ A few ops have rules of their own.
 
 from __future__ import annotations
 
+import math
 import string
 
 from tocha import Tensor
@@ -52,6 +53,11 @@ def _full(t, levels, xp, shape=None):
     shape = shape or batch_shape([t], levels)
     physical = aligned(t, levels)
     return xp.broadcast_to(physical, tuple(shape) + physical.shape[len(levels) :])
+
+
+def _raw(args):
+    """Unbatched arguments as the kernel takes them: tensors as their arrays."""
+    return [a._data if isinstance(a, Tensor) else a for a in args]
 
 
 def _kernel(op, args):
@@ -284,7 +290,7 @@ def _trailing(op, args, out, levels, xp):
     tensors = _tensors(args)
     if any(type(t) is BatchedTensor for t in tensors[1:]):
         return NotImplemented  # batched parameters (weights, right-hand sides)
-    return _kernel(op, args)(aligned(args[0], levels), *args[1:])
+    return _kernel(op, args)(aligned(args[0], levels), *_raw(args[1:]))
 
 
 # -- view and shape ops ----------------------------------------------------------------------
@@ -329,6 +335,30 @@ def _getitem(op, args, out, levels, xp):
     if advanced and advanced[-1] - advanced[0] + 1 != len(advanced):
         return NotImplemented  # NumPy moves separated index arrays to the front
     return _kernel(op, args)(aligned(x, levels), (slice(None),) * len(levels) + key)
+
+
+@rule("index")
+def _index(op, args, out, levels, xp):
+    """Advanced indexing: full slices over the batch dims in front of the key; batched index
+    arrays are joined by an index array per batch dim (when the key starts with them)."""
+    x, arrays, pattern = args[0], args[1:-1], args[-1]
+    k = len(levels)
+    used = [i for i, p in enumerate(pattern) if p is not None]
+    if used and used[-1] - used[0] + 1 != len(used):
+        return NotImplemented  # NumPy moves separated index arrays to the front
+    if all(type(a) is not BatchedTensor for a in arrays):
+        return _kernel(op, args)(aligned(x, levels), *_raw(arrays), (None,) * k + tuple(pattern))
+    ndims = {a._data.ndim for a in arrays}
+    if used[0] != 0 or len(ndims) != 1 or any(type(p) is bool for p in pattern):
+        return NotImplemented
+    shape = batch_shape(list(args[:-1]), levels)
+    m = ndims.pop()
+    batch_index = [
+        xp.arange(n).reshape((1,) * i + (n,) + (1,) * (k - 1 - i + m)) for i, n in enumerate(shape)
+    ]
+    full = [_full(a, levels, xp, shape) for a in arrays]
+    key = tuple(range(k)) + tuple(p if p is None else p + k for p in pattern)
+    return _kernel(op, args)(_full(x, levels, xp, shape), *batch_index, *full, key)
 
 
 # -- products ---------------------------------------------------------------------------------
@@ -418,7 +448,7 @@ def _folded(op, args, out, levels, xp):
     physical = aligned(x, levels)
     batch = physical.shape[:k]
     folded = physical.reshape((-1,) + physical.shape[k + 1 :])
-    result = _kernel(op, args)(folded, *args[1:])
+    result = _kernel(op, args)(folded, *_raw(args[1:]))
 
     def unfold(r):
         return r.reshape(batch + (x._data.shape[0],) + r.shape[1:])
@@ -433,7 +463,7 @@ def _embedding(op, args, out, levels, xp):
     weight, indices = args[0], args[1]
     if type(weight) is BatchedTensor:
         return NotImplemented
-    return _kernel(op, args)(weight._data, aligned(indices, levels), *args[2:])
+    return _kernel(op, args)(weight._data, aligned(indices, levels), *_raw(args[2:]))
 
 
 # -- randomness ------------------------------------------------------------------------------
@@ -449,3 +479,130 @@ def _dropout(op, args, out, levels, xp):
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     shape = physical.shape[: len(levels)] + keep.shape
     return physical * keep * physical.dtype.type(scale), xp.broadcast_to(keep, shape)
+
+
+# -- losses over classes: the batch folded into the rows, reduced per example ---------------
+def _folded_rows(x, t, levels, xp):
+    """Scores and targets with the batch folded into their rows (dim 0): an example of
+    shape (C,) is one row, (N, C, ...) N rows."""
+    shape = batch_shape([x, t], levels)
+    px, pt = _full(x, levels, xp, shape), _full(t, levels, xp, shape)
+    k = len(levels)
+    if x._data.ndim == 1:
+        return px.reshape((-1,) + px.shape[k:]), pt.reshape(-1), shape
+    return px.reshape((-1,) + px.shape[k + 1 :]), pt.reshape((-1,) + pt.shape[k + 1 :]), shape
+
+
+def _target_weight(t, w, ignore_index, shape, xp, dtype):
+    """Each example's total target weight (what "mean" divides by), shape `shape`."""
+    pt = t.reshape(tuple(shape) + (-1,))
+    valid = pt != ignore_index
+    if w is None:
+        return valid.sum(-1).astype(dtype)
+    return (w._data[pt * valid] * valid).sum(-1)
+
+
+def _per_example(losses, reduction, t, w, ignore_index, shape, xp):
+    losses = losses.reshape(tuple(shape) + (-1,))
+    if reduction == "none":
+        return losses
+    total = losses.sum(-1)
+    if reduction == "sum":
+        return total
+    weight = _target_weight(t, w, ignore_index, shape, xp, losses.dtype)
+    with_weight = xp.where(weight == 0, 1, weight)
+    return xp.where(weight == 0, xp.nan, total / with_weight)
+
+
+def _row_gradients(g, reduction, flat_t, w, ignore_index, shape, xp):
+    """The gradient reaching each row of each example (as the backward kernels' "none")."""
+    if reduction == "none":
+        return g.reshape(-1)
+    scale = g.reshape(tuple(shape))
+    if reduction == "mean":
+        weight = _target_weight(flat_t, w, ignore_index, shape, xp, scale.dtype)
+        scale = xp.where(weight == 0, 0, scale / xp.where(weight == 0, 1, weight))
+    return xp.repeat(scale.reshape(-1), flat_t.size // math.prod(shape))
+
+
+def _folded_targets(t, levels, shape, x_shape, xp):
+    """Targets with the batch folded into rows, and the folded scores' shape."""
+    pt = _full(t, levels, xp, shape)
+    if len(x_shape) == 1:
+        folded = pt.reshape(-1)
+        return folded, (folded.shape[0], x_shape[0])
+    folded = pt.reshape((-1,) + pt.shape[len(levels) + 1 :])
+    return folded, (folded.shape[0],) + tuple(x_shape[1:])
+
+
+def _class_weight(w):
+    return None if w is None else w._data
+
+
+@rule("nll_loss")
+def _nll(op, args, out, levels, xp):
+    x, t, w, reduction, ignore_index = args
+    if type(w) is BatchedTensor:
+        return NotImplemented
+    px, pt, shape = _folded_rows(x, t, levels, xp)
+    losses = _kernel(op, args)(px, pt, _class_weight(w), "none", ignore_index)
+    return _per_example(losses, reduction, pt, w, ignore_index, shape, xp)
+
+
+@rule("cross_entropy_loss")
+def _cross_entropy(op, args, out, levels, xp):
+    x, t, w, reduction, ignore_index, smoothing = args
+    if type(w) is BatchedTensor or smoothing > 0 and reduction == "mean":
+        return NotImplemented
+    px, pt, shape = _folded_rows(x, t, levels, xp)
+    losses, probs = _kernel(op, args)(px, pt, _class_weight(w), "none", ignore_index, smoothing)
+    loss = _per_example(losses, reduction, pt, w, ignore_index, shape, xp)
+    return loss, probs.reshape(tuple(shape) + out[1]._data.shape)
+
+
+@rule("nll_loss_backward")
+def _nll_backward(op, args, out, levels, xp):
+    g, t, w, x_shape, reduction, ignore_index = args
+    if type(w) is BatchedTensor:
+        return NotImplemented
+    shape = batch_shape([g, t], levels)
+    folded_t, folded_shape = _folded_targets(t, levels, shape, x_shape, xp)
+    rows = _row_gradients(
+        _full(g, levels, xp, shape), reduction, folded_t, w, ignore_index, shape, xp
+    )
+    grad = _kernel(op, args)(rows, folded_t, _class_weight(w), folded_shape, "none", ignore_index)
+    return grad.reshape(tuple(shape) + tuple(x_shape))
+
+
+@rule("cross_entropy_loss_backward")
+def _cross_entropy_backward(op, args, out, levels, xp):
+    g, x, t, probs, w, reduction, ignore_index, smoothing = args
+    if type(w) is BatchedTensor or smoothing > 0 and reduction == "mean":
+        return NotImplemented
+    x_shape = x._data.shape
+    shape = batch_shape([g, x, t, probs], levels)
+    folded_t, folded_shape = _folded_targets(t, levels, shape, x_shape, xp)
+    rows = _row_gradients(
+        _full(g, levels, xp, shape), reduction, folded_t, w, ignore_index, shape, xp
+    )
+    pp = _full(probs, levels, xp, shape)
+    pp = pp.reshape((-1,) + pp.shape[len(levels) + 1 :])
+    px = _full(x, levels, xp, shape).reshape(folded_shape)
+    grad = _kernel(op, args)(
+        rows, px, folded_t, pp, _class_weight(w), "none", ignore_index, smoothing
+    )
+    return grad.reshape(tuple(shape) + tuple(x_shape))
+
+
+@rule("convolution_backward_weight")
+def _conv_backward_weight(op, args, out, levels, xp):
+    """Per-example weight gradients: the batch folded into the channels, as groups."""
+    x, g, stride, pads, dilation, groups, ksize = args
+    shape = batch_shape([x, g], levels)
+    b = math.prod(shape)
+    px = _full(x, levels, xp, shape).reshape((b,) + x._data.shape)
+    pg = _full(g, levels, xp, shape).reshape((b,) + g._data.shape)
+    px = xp.moveaxis(px, 0, 1).reshape((x._data.shape[0], -1) + x._data.shape[2:])
+    pg = xp.moveaxis(pg, 0, 1).reshape((g._data.shape[0], -1) + g._data.shape[2:])
+    grad = _kernel(op, args)(px, pg, stride, pads, dilation, groups * b, ksize)
+    return grad.reshape(tuple(shape) + out._data.shape)
