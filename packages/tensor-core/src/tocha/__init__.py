@@ -73,28 +73,39 @@ globals().update(_PUBLIC)
 # first attribute access. Importing one whose distribution is missing, however it is written
 # (`import tocha.nn`, `from tocha.nn import functional`, `tocha.nn`), raises a
 # ModuleNotFoundError naming the distribution: the finder installed here answers last.
+# Top-level names that a subpackage provides (`tocha.vmap` is `tocha.func.vmap`) are taken
+# from it on first access, the same way.
 _SUBPACKAGES = _missing.SUBPACKAGES
+_PROVIDED = _missing.PROVIDED
 _missing.install_finder()
 
 
-def __getattr__(name):
-    distribution = _SUBPACKAGES.get(name)
-    if distribution is None:
-        raise AttributeError(
-            f"module 'tocha' has no attribute '{name}': torch.{name} is not in tocha yet"
-        )
+def _subpackage(name: str, shown: str):
+    """The subpackage ``tocha.<name>``, imported; its distribution's error (naming `shown`)
+    when that is missing."""
     import importlib
 
     try:
-        module = importlib.import_module(f"tocha.{name}")
+        return importlib.import_module(f"tocha.{name}")
     except ModuleNotFoundError as exc:
-        error = _missing.missing_module(f"tocha.{name}")
+        error = _missing.missing_module(f"tocha.{name}", shown=shown)
         if exc.name != f"tocha.{name}" or error is None:
             raise
         raise error from None
-    globals()[name] = module
-    return module
+
+
+def __getattr__(name):
+    if name in _SUBPACKAGES:
+        value = _subpackage(name, f"tocha.{name}")
+    elif name in _PROVIDED:
+        value = getattr(_subpackage(_PROVIDED[name], f"tocha.{name}"), name)
+    else:
+        raise AttributeError(
+            f"module 'tocha' has no attribute '{name}': torch.{name} is not in tocha yet"
+        )
+    globals()[name] = value
+    return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_SUBPACKAGES))
+    return sorted(set(globals()) | set(_SUBPACKAGES) | set(_PROVIDED))

@@ -4,9 +4,9 @@
   modules and subpackages raise it from their module ``__getattr__``, so a program written for
   PyTorch learns which ``torch.`` name it needs instead of failing deep inside tocha.
 - The distribution tables: which ``tocha.<name>`` subpackage and which device backend come from
-  which distribution, and which folder of the monorepo holds each distribution. tocha's
-  ``__getattr__``, `tocha.compat`, the backend registry and `MissingDistributionFinder` all
-  read them here.
+  which distribution, which top-level names a subpackage provides (``tocha.vmap``), and which
+  folder of the monorepo holds each distribution. tocha's ``__getattr__``, `tocha.compat`, the
+  backend registry and `MissingDistributionFinder` all read them here.
 - `MissingDistributionFinder`: the last finder on `sys.meta_path` (``import tocha`` puts it
   there), so that ``import tocha.nn``, ``from tocha.nn import functional``... without tocha-nn
   raise a ModuleNotFoundError that names the distribution and how to install it.
@@ -21,6 +21,7 @@ import sys
 __all__ = [
     "BACKENDS",
     "FOLDERS",
+    "PROVIDED",
     "SUBPACKAGES",
     "MissingDistributionFinder",
     "install_finder",
@@ -47,6 +48,9 @@ SUBPACKAGES = {
     "compat": "tocha-core",
     "library": "tocha-core",
 }
+# ``tocha.<name>`` functions that a subpackage provides (``tocha.vmap`` is ``tocha.func.vmap``,
+# as ``torch.vmap`` is ``torch.func.vmap``) -> that subpackage, imported on first access.
+PROVIDED = {"vmap": "func"}
 # Device type -> the distribution of its backend plugin (other device types come from plugins
 # tocha does not know of).
 BACKENDS = {"cuda": "tocha-cuda"}
