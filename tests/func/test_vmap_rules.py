@@ -130,6 +130,74 @@ ROWS = [
     row("max_pool2d", lambda x: F.max_pool2d(x, 2), (2, 3, 6, 6)),
     row("avg_pool2d", lambda x: F.avg_pool2d(x, 2), (2, 3, 6, 6)),
     row("layer_norm", lambda x: F.layer_norm(x, (4,)), (3, 4)),
+    # -- rules of their own -----------------------------------------------------------------
+    row("median_all", lambda x: x.median() + x.nanmedian(), (3, 4)),
+    row("index_add", lambda x, s: x.index_add(1, tocha.tensor([0, 2]), s), (3, 4), (3, 2)),
+    row("index_copy_fill", lambda x: x.index_fill(0, tocha.tensor([1]), -1.0), (3, 4)),
+    row(
+        "searchsorted",
+        lambda v: tocha.searchsorted(tocha.tensor([-1.0, 0.0, 1.0], dtype=tocha.float64), v),
+        (5,),
+    ),
+    row(
+        "isin",
+        lambda x: tocha.isin((x * 2).round(), tocha.tensor([0.0, 1.0], dtype=tocha.float64)),
+        (5,),
+    ),
+    row("outer", lambda a, b: tocha.outer(a, b), (3,), (4,)),
+    row("vdot", lambda a, b: tocha.vdot(a, b), (3,), (3,)),
+    row(
+        "tensordot_a",
+        lambda a, b: tocha.tensordot(a, b, dims=([1], [0])),
+        (3, 4),
+        (4, 2),
+        in_dims=(0, None),
+    ),
+    row(
+        "tensordot_b",
+        lambda a, b: tocha.tensordot(a, b, dims=([1], [0])),
+        (3, 4),
+        (4, 2),
+        in_dims=(None, 0),
+    ),
+    row("bce", lambda x, t: F.binary_cross_entropy(x.sigmoid(), t.sigmoid()), (3, 4), (3, 4)),
+    row(
+        "bce_none",
+        lambda x, t: F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), reduction="none"),
+        (3, 4),
+        (3, 4),
+    ),
+    row(
+        "attention",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        (2, 3, 4),
+        (2, 5, 4),
+        (2, 5, 4),
+    ),
+    row(
+        "attention_causal",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        (2, 3, 4),
+        (2, 3, 4),
+        (2, 3, 4),
+    ),
+    row(
+        "attention_unbatched_kv",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        (2, 3, 4),
+        (2, 5, 4),
+        (2, 5, 4),
+        in_dims=(0, None, None),
+    ),
+    row("setitem", lambda x, v: _set(x, (slice(1, None), 0), v), (3, 4), (2,)),
+    row("setitem_scalar", lambda x: _set(x, (0,), 5.0), (3, 4)),
+    row("index_put", lambda x, v: _set(x, (tocha.tensor([0, 2]),), v), (3, 4), (4,)),
+    row(
+        "index_put_accumulate",
+        lambda x, v: x.index_put((tocha.tensor([0, 0]),), v, accumulate=True),
+        (3, 4),
+        (4,),
+    ),
     # -- losses: the batch folded into the rows ------------------------------------------
     row("cross_entropy", lambda x, t: F.cross_entropy(x, t), (4, 5), (4,), dtype="target"),
     row(
@@ -179,6 +247,12 @@ ROWS = [
         looped=True,
     ),
 ]
+
+
+def _set(x, key, value):
+    out = x.clone()
+    out[key] = value
+    return out
 
 
 def _inputs(r: Row, rng):
@@ -250,3 +324,68 @@ def test_nested_vmap_equals_the_loop(r):
     stacked = [tocha.stack([inputs[k] for inputs in outer]) for k in range(len(r.shapes))]
     got = vmap(vmap(r.fn))(*stacked)
     _assert_same(got, expected)
+
+
+# -- the registry: every primitive has a rule, or the loop with a reason -----------------------
+# Primitives that take no tensor argument: a batched tensor never reaches them.
+NO_TENSOR_INPUT = set(
+    "arange bernoulli cauchy empty exponential eye full geometric log_normal normal ones "
+    "positions randint randperm uniform zeros lu_permutation_matrix".split()
+)
+# Primitives that run once per example (the loop warns once), and why.
+LOOPED_BY_DESIGN = {
+    **dict.fromkeys(
+        "masked_select nonzero unique unique_consecutive bincount histc histogram".split(),
+        "the result's shape depends on the values (vmap refuses results of unequal shapes)",
+    ),
+    **dict.fromkeys(
+        "linalg_eig linalg_eigvals linalg_lstsq linalg_lu_factor_ex linalg_lu_solve "
+        "linalg_pinv linalg_qr linalg_solve linalg_solve_triangular linalg_svd "
+        "linalg_vecdot".split(),
+        "linear algebra with vector/matrix right-hand sides or several outputs: looped",
+    ),
+    **dict.fromkeys(
+        "native_batch_norm native_batch_norm_backward native_layer_norm_backward "
+        "scaled_dot_product_attention_backward avg_pool_backward".split(),
+        "per-example statistics or reduced parameter gradients; under a transform the "
+        "norms' and attention's backward run as tocha ops, which have rules",
+    ),
+    "rnn_layer": "a recurrence over time per example (looped)",
+    "rnn_layer_backward": "a recurrence over time per example (looped)",
+    "ctc_loss": "alignment dynamic programming per example (looped)",
+    "ctc_loss_backward": "alignment dynamic programming per example (looped)",
+    "kron": "rare inside vmap (looped)",
+    "as_strided": "strides name the example's own storage (looped)",
+    "multinomial": "a random draw of its own per example (looped)",
+    "poisson": "a random draw of its own per example (looped)",
+    "to_device": "moves whole arrays; its kernel is the backend's transfer",
+    "_adam_step": "an optimizer's step over parameter lists, never inside vmap",
+}
+
+
+def _registry():
+    from tests.installed import load_installed
+    from tocha.library import REGISTRY
+
+    load_installed()
+    return REGISTRY
+
+
+def test_every_primitive_has_a_rule_or_loops_by_design():
+    from tocha.func._batching_rules import RULES
+
+    missing = sorted(
+        n
+        for n in _registry()
+        if n not in RULES and n not in NO_TENSOR_INPUT | set(LOOPED_BY_DESIGN)
+    )
+    assert not missing, f"primitives without a batching rule: {missing}"
+
+
+def test_rules_and_lists_name_existing_primitives():
+    from tocha.func._batching_rules import RULES
+
+    registry = _registry()
+    assert not set(RULES) - set(registry)
+    assert not (NO_TENSOR_INPUT | set(LOOPED_BY_DESIGN)) - set(registry)
+    assert not set(RULES) & set(LOOPED_BY_DESIGN)

@@ -80,7 +80,7 @@ POINTWISE = (
 WITH_PARAMETERS = (
     "clamp round nan_to_num polygamma angle conj real imag frexp to_dtype clone elu gelu "
     "gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish silu "
-    "softplus softshrink threshold where masked_fill view_as_complex"
+    "softplus softshrink threshold where masked_fill view_as_complex complex isin"
 ).split()
 
 
@@ -239,7 +239,7 @@ def _gather(op, args, out, levels, xp):
     )
 
 
-@rule("scatter", "scatter_add")
+@rule("scatter", "scatter_add", "scatter_reduce")
 def _scatter(op, args, out, levels, xp):
     x, index, src, dim = args[:4]
     shape = batch_shape(_tensors(args), levels)
@@ -281,7 +281,7 @@ def _stack(op, args, out, levels, xp):
 TRAILING = (
     "tril triu constant_pad_nd view_as_real fft_real linalg_det linalg_inv_ex "
     "linalg_cholesky_ex linalg_slogdet linalg_eigh linalg_eigvalsh linalg_svdvals "
-    "linalg_matrix_exp native_layer_norm"
+    "linalg_matrix_exp native_layer_norm view_dtype"
 ).split()
 
 
@@ -436,7 +436,9 @@ def _einsum(op, args, out, levels, xp):
 
 
 # -- ops whose kernel takes one leading batch dim: the vmap batch folded into it --------------
-FOLDED = ("convolution convolution_transpose max_pool avg_pool adaptive_max_pool im2col").split()
+FOLDED = (
+    "convolution convolution_transpose max_pool avg_pool adaptive_max_pool im2col col2im"
+).split()
 
 
 @rule(*FOLDED)
@@ -606,3 +608,155 @@ def _conv_backward_weight(op, args, out, levels, xp):
     pg = xp.moveaxis(pg, 0, 1).reshape((g._data.shape[0], -1) + g._data.shape[2:])
     grad = _kernel(op, args)(px, pg, stride, pads, dilation, groups * b, ksize)
     return grad.reshape(tuple(shape) + out._data.shape)
+
+
+# -- more ops with rules of their own --------------------------------------------------------
+@rule("median", "nanmedian")
+def _median_of_all(op, args, out, levels, xp):
+    """The median of each whole example: the example flattened, its median along it."""
+    from tocha.library import REGISTRY
+
+    k = len(levels)
+    physical = aligned(args[0], levels)
+    flat = physical.reshape(physical.shape[:k] + (-1,))
+    along = REGISTRY[op.name + "_dim"].kernels[args[0]._device]
+    return along(flat, k, False)[0]
+
+
+@rule("index_add", "index_copy", "index_fill")
+def _index_along(op, args, out, levels, xp):
+    x, index = args[0], args[1]
+    if type(index) is BatchedTensor:
+        return NotImplemented
+    tensors = _tensors(args)
+    shape = batch_shape(tensors, levels)
+    call = [_full(a, levels, xp, shape) if type(a) is BatchedTensor or a is x else a for a in args]
+    call = [c._data if isinstance(c, Tensor) else c for c in call]
+    call[0] = xp.array(call[0])
+    dim_position = 2 if op.name == "index_fill" else 3
+    call[dim_position] = _shift(args[dim_position], x._data.ndim, len(levels))
+    return _kernel(op, args)(*call)
+
+
+@rule("searchsorted")
+def _searchsorted(op, args, out, levels, xp):
+    sequence, values = args[0], args[1]
+    if type(sequence) is BatchedTensor or sequence._data.ndim != 1:
+        return NotImplemented
+    return _kernel(op, args)(sequence._data, aligned(values, levels), *args[2:])
+
+
+@rule("outer")
+def _outer(op, args, out, levels, xp):
+    a, b, dtype = args
+    pa, pb = aligned(a, levels).astype(dtype), aligned(b, levels).astype(dtype)
+    return pa[..., :, None] * pb[..., None, :]
+
+
+@rule("vdot")
+def _vdot(op, args, out, levels, xp):
+    a, b = args
+    return (xp.conj(aligned(a, levels)) * aligned(b, levels)).sum(-1)
+
+
+@rule("tensordot")
+def _tensordot(op, args, out, levels, xp):
+    a, b, dims_a, dims_b = args
+    k = len(levels)
+    if type(a) is BatchedTensor and type(b) is BatchedTensor:
+        return NotImplemented
+    if type(a) is BatchedTensor:
+        return xp.tensordot(aligned(a, levels), b._data, (_shift(dims_a, a._data.ndim, k), dims_b))
+    result = xp.tensordot(a._data, aligned(b, levels), (dims_a, _shift(dims_b, b._data.ndim, k)))
+    free_a = a._data.ndim - len(dims_a)
+    return xp.moveaxis(result, tuple(range(free_a, free_a + k)), tuple(range(k)))
+
+
+@rule("binary_cross_entropy")
+def _binary_cross_entropy(op, args, out, levels, xp):
+    x, t, w, reduction = args
+    ndim = x._data.ndim
+    arrays = [_padded(a, levels, ndim) if isinstance(a, Tensor) else a for a in (x, t, w)]
+    losses = _kernel(op, args)(*arrays, "none")
+    shape = batch_shape(_tensors(args), levels)
+    losses = xp.broadcast_to(losses, tuple(shape) + x._data.shape)
+    dims = tuple(range(len(levels), len(levels) + ndim))
+    if reduction == "none":
+        return losses
+    return losses.sum(dims) if reduction == "sum" else losses.mean(dims)
+
+
+@rule("scaled_dot_product_attention")
+def _attention(op, args, out, levels, xp):
+    """Attention broadcasts over leading dims: every tensor padded behind the batch dims."""
+    tensors = _tensors(args)
+    ndim = max(t._data.ndim for t in tensors)
+    shape = batch_shape(tensors, levels)
+    call = []
+    for a in args:
+        if a is args[0] or a is args[1] or a is args[2]:
+            physical = aligned(a, levels)
+            k = len(levels)
+            example = (1,) * (ndim - a._data.ndim) + physical.shape[k:]
+            call.append(
+                xp.broadcast_to(
+                    physical.reshape(physical.shape[:k] + example), tuple(shape) + example
+                )
+            )
+        elif isinstance(a, Tensor):
+            call.append(_padded(a, levels, ndim))
+        else:
+            call.append(a)
+    return _kernel(op, args)(*call)
+
+
+@rule("setitem")
+def _setitem(op, args, out, levels, xp):
+    """``x[key] = value`` on the whole batch (a copy of x; the op is out of place)."""
+    x, value, key = args
+    key = key if isinstance(key, tuple) else (key,)
+    advanced = [i for i, entry in enumerate(key) if _is_advanced(entry)]
+    if advanced:
+        return NotImplemented
+    shape = batch_shape(_tensors(args), levels)
+    k = len(levels)
+    target = xp.array(_full(x, levels, xp, shape))
+    full_key = (slice(None),) * k + key
+    region = target[full_key]
+    if isinstance(value, Tensor):
+        value = _padded(value, levels, region.ndim - k)
+    target[full_key] = value
+    return target
+
+
+@rule("index_put")
+def _index_put(op, args, out, levels, xp):
+    """``x[arrays] = value`` (or ``+=`` with accumulate) with unbatched index arrays."""
+    x, value = args[0], args[1]
+    arrays, pattern, accumulate = args[2:-2], args[-2], args[-1]
+    if any(type(a) is BatchedTensor for a in arrays):
+        return NotImplemented
+    used = [i for i, p in enumerate(pattern) if p is not None]
+    if used and used[-1] - used[0] + 1 != len(used):
+        return NotImplemented
+    k = len(levels)
+    shape = batch_shape([x, value], levels)
+    target = xp.array(_full(x, levels, xp, shape))
+    key = (slice(None),) * k + tuple(_index_entry(p, arrays, xp) for p in pattern)
+    region = target[key]
+    pv = _padded(value, levels, region.ndim - k) if isinstance(value, Tensor) else value
+    if accumulate:
+        xp.add.at(target, key, xp.broadcast_to(pv, region.shape))
+    else:
+        target[key] = pv
+    return target
+
+
+def _index_entry(p, arrays, xp):
+    """One entry of an index_put key: a full slice (None), a bool scalar's index, an array."""
+    if p is None:
+        return slice(None)
+    if type(p) is bool:
+        return xp.zeros(1 if p else 0, dtype=xp.int64)
+    array = arrays[p]._data
+    return array.astype(bool) if array.dtype.kind == "u" else array
