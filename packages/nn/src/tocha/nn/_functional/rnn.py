@@ -7,7 +7,10 @@ backward needs in a workspace (a hidden last output). Its derivative is a second
 in a few whole-array operations, and finds the weight gradients with one matmul over all
 steps at the end. The cells (RNNCell, LSTMCell, GRUCell) run the same primitive for one step,
 so a cell step is one autograd node too. Double backward through these nodes is not
-supported: it raises a RuntimeError when a second derivative reaches one.
+supported: it raises a RuntimeError when a second derivative reaches one. Forward mode is:
+the layer's forward rule differentiates the cell recurrence step by step in tocha ops, and
+BPTT's forward rule (forward-over-reverse, as Hessian-vector products run) differentiates
+that recurrence backward.
 
 Sequences are packed: the rows of time step t are ``data[offset_t : offset_t + batch_sizes[t]]``
 with non-increasing batch sizes (a padded ``(T, B, *)`` batch is ``batch_sizes = (B,) * T``).
@@ -22,9 +25,11 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd.derivatives import d
+from tocha.autograd import grad as autograd_grad
+from tocha.autograd.derivatives import d, fwd
 from tocha.library import TITLE, call, defop
 
+from ._jvp import plus
 from .dropout import dropout as _dropout
 
 __all__ = ["gru_cell", "lstm_cell", "rnn", "rnn_relu_cell", "rnn_tanh_cell"]
@@ -349,13 +354,15 @@ def _layer_kernel(xp):
 
 def _layer_backward_kernel(xp):
     def kernel(*flat):
-        """``(gy, gh_n, [gc_n], x, *weights, workspace, mode, batch_sizes, has_bias,
-        num_dir, proj)`` -> ``(dx, dh0, [dc0], *dweights)``."""
+        """``(gy, gh_n, [gc_n], x, h0, [c0], *weights, workspace, mode, batch_sizes,
+        has_bias, num_dir, proj)`` -> ``(dx, dh0, [dc0], *dweights)``. The initial states
+        are for the forward rule only (the workspace holds what BPTT needs)."""
         *arrays, mode, batch_sizes, has_bias, num_dir, proj = flat
         lstm = mode == "LSTM"
         gy, dh0 = arrays[0], arrays[1].copy()
         dc0 = arrays[2].copy() if lstm else None
-        x, *weights, ws = arrays[2 + lstm :]
+        x = arrays[2 + lstm]
+        *weights, ws = arrays[4 + 2 * lstm :]
         groups = _groups(weights, has_bias, proj, num_dir)
         rows, out_size = x.shape[0], dh0.shape[-1]
         hidden = groups[0][1].shape[0] // GATES[mode]
@@ -387,9 +394,8 @@ layer_backward_op = defop("rnn_layer_backward", _layer_backward_kernel)
 
 def _layer_grad(grads, out, *flat):
     *tensors, mode, batch_sizes, has_bias, num_dir, proj = flat
-    lstm = mode == "LSTM"
     state_grads = grads[:-1]
-    inputs = (*state_grads, tensors[0], *tensors[2 + lstm :], out[-1])
+    inputs = (*state_grads, *tensors, out[-1])
     return call(layer_backward_op, inputs, mode, batch_sizes, has_bias, num_dir, proj)
 
 
@@ -400,8 +406,162 @@ def _no_double_backward(grads, out, *args):
     )
 
 
+# -- forward mode: the recurrence differentiated forward, in tocha ops ----------------------
+def _times_t(a, ta, w, tw):
+    """The tangent of ``a @ w.T`` (None when neither has a tangent)."""
+    return plus(None if ta is None else ta @ w.T, None if tw is None else a @ tw.T)
+
+
+def _sigmoid_t(z, tz):
+    """``sigmoid(z)`` and its tangent."""
+    s = z.sigmoid()
+    return s, s * (1 - s) * tz
+
+
+def _tanh_t(z, tz):
+    """``tanh(z)`` and its tangent."""
+    t = z.tanh()
+    return t, (1 - t * t) * tz
+
+
+def _rnn_step(mode, pre, t_pre, hp, thp, cp, tcp, w, tw):
+    """One step of RNN_TANH or RNN_RELU: ``h' = act(pre)``."""
+    if mode == "RNN_TANH":
+        return (*_tanh_t(pre, t_pre), None, None)
+    return pre.relu(), t_pre * (pre > 0), None, None
+
+
+def _lstm_step(mode, pre, t_pre, hp, thp, cp, tcp, w, tw):
+    """One LSTM step from the pre-activations (gates i, f, g, o): ``c' = f * c + i * g``,
+    ``h' = o * tanh(c')`` (projected by w_hr when given)."""
+    chunks, t_chunks = pre.chunk(4, 1), t_pre.chunk(4, 1)
+    i, ti = _sigmoid_t(chunks[0], t_chunks[0])
+    f, tf = _sigmoid_t(chunks[1], t_chunks[1])
+    g, tg = _tanh_t(chunks[2], t_chunks[2])
+    o, to = _sigmoid_t(chunks[3], t_chunks[3])
+    c = f * cp + i * g
+    tc = tf * cp + f * tcp + ti * g + i * tg
+    tanh_c, t_tanh_c = _tanh_t(c, tc)
+    m, tm = o * tanh_c, to * tanh_c + o * t_tanh_c
+    if w[4] is None:
+        return m, tm, c, tc
+    return m @ w[4].T, _times_t(m, tm, w[4], tw[4]), c, tc
+
+
+def _gru_step(mode, pre, t_pre, hp, thp, cp, tcp, w, tw):
+    """One GRU step; `pre` holds the input side ``x @ w_ih.T + b_ih``, the hidden side
+    ``h @ w_hh.T + b_hh`` is computed here (r scales its n block)."""
+    gh = hp @ w[1].T
+    if w[3] is not None:
+        gh = gh + w[3]
+    t_gh = plus(_times_t(hp, thp, w[1], tw[1]), tw[3])
+    (xr, xz, xn), (txr, txz, txn) = pre.chunk(3, 1), t_pre.chunk(3, 1)
+    (hr, hz, hn), (thr, thz, thn) = gh.chunk(3, 1), t_gh.chunk(3, 1)
+    r, tr = _sigmoid_t(xr + hr, txr + thr)
+    z, tz = _sigmoid_t(xz + hz, txz + thz)
+    n, tn = _tanh_t(xn + r * hn, txn + tr * hn + r * thn)
+    return n + z * (hp - n), tn + tz * (hp - n) + z * (thp - tn), None, None
+
+
+_STEP = {"RNN_TANH": _rnn_step, "RNN_RELU": _rnn_step, "LSTM": _lstm_step, "GRU": _gru_step}
+
+
+def _direction_t(mode, x, tx, w, tw, steps, h, th, c, tc):
+    """The output tangents of one direction (rows in time order) and its final states'
+    tangents: the primal recurrence recomputed in tocha ops beside its tangent."""
+    w_ih, w_hh, b_ih, b_hh, _ = w
+    xw, t_xw = x @ w_ih.T, _times_t(x, tx, w_ih, tw[0])
+    if b_ih is not None and mode == "GRU":  # b_hh joins the hidden side (scaled by r)
+        xw, t_xw = xw + b_ih, plus(t_xw, tw[2])
+    elif b_ih is not None:
+        xw, t_xw = xw + b_ih + b_hh, plus(t_xw, tw[2], tw[3])
+    t_xw = tocha.zeros_like(xw) if t_xw is None else t_xw.expand(xw.shape)
+    rows = {}
+    for s, e in steps:
+        n = e - s
+        hp, thp = h[:n], th[:n]
+        cp, tcp = (c[:n], tc[:n]) if c is not None else (None, None)
+        pre, t_pre = xw[s:e], t_xw[s:e]
+        if mode != "GRU":
+            pre = pre + hp @ w_hh.T
+            t_pre = plus(t_pre, _times_t(hp, thp, w_hh, tw[1]))
+        hn, thn, cn, tcn = _STEP[mode](mode, pre, t_pre, hp, thp, cp, tcp, w, tw)
+        rows[s] = thn
+        h, th = tocha.cat([hn, h[n:]]), tocha.cat([thn, th[n:]])
+        if c is not None:
+            c, tc = tocha.cat([cn, c[n:]]), tocha.cat([tcn, tc[n:]])
+    return tocha.cat([rows[s] for s in sorted(rows)]), th, tc
+
+
+def _layer_tangents(tangents, flat):
+    """The tangents of a layer's outputs ``(y, h_n, [c_n])`` from its inputs' tangents."""
+    *tensors, mode, batch_sizes, has_bias, num_dir, proj = flat
+    lstm = mode == "LSTM"
+    t = list(tangents[: len(tensors)])
+    for k in range(1, 2 + lstm):  # the states' recurrences start from zero tangents
+        if t[k] is None:
+            t[k] = tocha.zeros_like(tensors[k])
+    x, h0, c0 = tensors[0], tensors[1], tensors[2] if lstm else None
+    groups = _groups(tensors[2 + lstm :], has_bias, proj, num_dir)
+    t_groups = _groups(t[2 + lstm :], has_bias, proj, num_dir)
+    outs, h_n, c_n = [], [], []
+    for k, (w, tw) in enumerate(zip(groups, t_groups)):
+        ty, th, tc = _direction_t(
+            mode,
+            x,
+            t[0],
+            w,
+            tw,
+            _steps(batch_sizes, k == 1),
+            h0[k],
+            t[1][k],
+            c0[k] if lstm else None,
+            t[2][k] if lstm else None,
+        )
+        outs.append(ty)
+        h_n.append(th)
+        c_n.append(tc)
+    result = (tocha.cat(outs, 1), tocha.stack(h_n))
+    return (*result, tocha.stack(c_n)) if lstm else result
+
+
+def _layer_jvp(tangents, out, *flat):
+    """The forward rule of a layer: the cell recurrence differentiated forward, step by
+    step (the workspace gets no tangent: only the backward reads it)."""
+    return (*_layer_tangents(tangents, flat), None)
+
+
+def _layer_backward_jvp(tangents, out, *flat):
+    """Forward mode through BPTT (forward-over-reverse, as Hessian-vector products run it).
+    BPTT is linear in the output gradients: the op on their tangents. By the layer's inputs
+    it is the gradient of ``<grads, layer tangent>`` (second derivatives are symmetric),
+    the layer tangent (`_layer_tangents`) held in a direction fixed to the inputs' tangents
+    and differentiated backward. The workspace, a function of those inputs, adds nothing."""
+    *arrays, mode, batch_sizes, has_bias, num_dir, proj = flat
+    params = (mode, batch_sizes, has_bias, num_dir, proj)
+    n_grads = 3 if mode == "LSTM" else 2
+    grads, inputs, ws = arrays[:n_grads], arrays[n_grads:-1], arrays[-1]
+    t_grads, t_inputs = tangents[:n_grads], tangents[n_grads : len(arrays) - 1]
+    by_grads = by_inputs = ()
+    if any(t is not None for t in t_grads):
+        filled = [tocha.zeros_like(g) if t is None else t for g, t in zip(grads, t_grads)]
+        by_grads = call(layer_backward_op, (*filled, *inputs, ws), *params)
+    if any(t is not None for t in t_inputs):
+        with tocha.enable_grad():
+            leaves = [a.detach().requires_grad_() for a in inputs]
+            direction = [None if t is None else t.detach() for t in t_inputs]
+            layer_t = _layer_tangents(direction, (*leaves, *params))
+            inner = sum(((g.detach() * t).sum() for g, t in zip(grads, layer_t)), 0)
+            by_inputs = autograd_grad(inner, leaves, allow_unused=True)
+    return tuple(
+        plus(*(part[i] for part in (by_grads, by_inputs) if part)) for i in range(len(inputs))
+    )
+
+
 d("rnn_layer", "0+o", _layer_grad)
+fwd("rnn_layer", _layer_jvp)
 d("rnn_layer_backward", "", _no_double_backward)
+fwd("rnn_layer_backward", _layer_backward_jvp)
 
 
 # -- the functional forms -------------------------------------------------------------------
