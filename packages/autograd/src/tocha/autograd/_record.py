@@ -76,12 +76,21 @@ def record(op, args, out):
     if GRAD_MODE.transforms:
         if LAYERS.batching is not None:
             out = LAYERS.batching(op, args, out)
-        if GRAD_MODE.grad_enabled:
+        if GRAD_MODE.grad_enabled and _requires_grad(args):
             _record(op, args, out)
         propagate(op, args, out)
         _keep_carriers(out)
         return out
     return _record(op, args, out)
+
+
+def _requires_grad(args) -> bool:
+    for arg in args:
+        if type(arg) in TENSOR_TYPES:
+            meta = arg._ag
+            if meta is not None and meta.requires_grad:
+                return True
+    return False
 
 
 def _keep_carriers(out) -> None:

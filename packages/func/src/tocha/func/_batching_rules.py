@@ -86,11 +86,18 @@ WITH_PARAMETERS = (
 
 def _operand_dtype(args, out, xp):
     """The dtype tocha computes an elementwise op of several operands in: their promoted
-    type, or the result's floating type for ops that make integers float."""
+    type, or the result's floating type for ops that make integers float (None: the
+    operands' own, when they all share one dtype)."""
     import tocha
 
     operands = [a for a in args if isinstance(a, (Tensor, bool, int, float, complex))]
     if len(operands) < 2:
+        return None
+    dtypes = {a._data.dtype for a in operands if isinstance(a, Tensor)}
+    if len(dtypes) == 1 and all(
+        isinstance(a, Tensor) or (type(a) is float and next(iter(dtypes)).kind in "fc")
+        for a in operands
+    ):
         return None
     common = tocha.result_type(*operands[:2])
     for extra in operands[2:]:
@@ -367,6 +374,11 @@ def _matmul(op, args, out, levels, xp):
     a, b = args
     k = len(levels)
     shape = batch_shape([a, b], levels)
+    if type(b) is not BatchedTensor and b._data.ndim == 2:  # one GEMM over every row
+        pa = aligned(a, levels)
+        return (pa.reshape(-1, pa.shape[-1]) @ b._data).reshape(pa.shape[:-1] + b._data.shape[-1:])
+    if type(a) is not BatchedTensor and a._data.ndim == 2 and b._data.ndim == 1:
+        return aligned(b, levels) @ a._data.T
     pa = aligned(a, levels) if type(a) is BatchedTensor else None
     pb = aligned(b, levels) if type(b) is BatchedTensor else None
     a_vector, b_vector = a._data.ndim == 1, b._data.ndim == 1
