@@ -45,11 +45,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 
     @functools.wraps(func)
     def mapped(*args, **kwargs):
-        leaves, dims, size = _mapped_inputs(name, in_dims, args)
+        leaves, spec, dims, size = _mapped_inputs(name, in_dims, args)
         if chunk_size is None or chunk_size >= size:
-            return _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs)
+            return _run(func, name, spec, leaves, dims, size, out_dims, randomness, kwargs)
         return _chunked(
-            func, name, args, leaves, dims, size, out_dims, randomness, kwargs, chunk_size
+            func, name, spec, leaves, dims, size, out_dims, randomness, kwargs, chunk_size
         )
 
     return mapped
@@ -73,8 +73,11 @@ def _mapped_inputs(name, in_dims, args):
             f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
             f"{len(in_dims)} entries but there are {len(args)} inputs."
         )
-    leaves, _ = tree_flatten(args)
-    dims = broadcast_prefix(in_dims, args, "in_dims")
+    leaves, spec = tree_flatten(args)
+    if in_dims is None or isinstance(in_dims, int):
+        dims = [in_dims] * len(leaves)
+    else:
+        dims = broadcast_prefix(in_dims, args, "in_dims")
     sizes = []
     for leaf, dim in zip(leaves, dims):
         if dim is None:
@@ -101,10 +104,10 @@ def _mapped_inputs(name, in_dims, args):
             "vmap: Expected all tensors to have the same size in the mapped dimension, got "
             f"sizes {sizes} for the mapped dimension"
         )
-    return leaves, dims, sizes[0]
+    return leaves, spec, dims, sizes[0]
 
 
-def _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs):
+def _run(func, name, spec, leaves, dims, size, out_dims, randomness, kwargs):
     level = VMAP.next_id
     VMAP.next_id += 1
     VMAP.active.append(level)
@@ -115,7 +118,7 @@ def _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs):
         inputs = [
             leaf if dim is None else _enter(leaf, dim, level) for leaf, dim in zip(leaves, dims)
         ]
-        outputs = func(*tree_unflatten(inputs, tree_flatten(args)[1]), **kwargs)
+        outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
         GRAD_MODE.transforms -= 1
         VMAP.active.pop()
@@ -131,7 +134,7 @@ def _run(func, name, args, leaves, dims, size, out_dims, randomness, kwargs):
     return _leave_all(name, outputs, out_dims, level, size)
 
 
-def _chunked(func, name, args, leaves, dims, size, out_dims, randomness, kwargs, chunk_size):
+def _chunked(func, name, spec, leaves, dims, size, out_dims, randomness, kwargs, chunk_size):
     """Run the batch in chunks of `chunk_size` examples and join the outputs."""
     pieces = []
     for start in range(0, size, chunk_size):
@@ -140,7 +143,7 @@ def _chunked(func, name, args, leaves, dims, size, out_dims, randomness, kwargs,
             leaf if dim is None else leaf.narrow(dim, start, length)
             for leaf, dim in zip(leaves, dims)
         ]
-        pieces.append(_run(func, name, args, chunk, dims, length, out_dims, randomness, kwargs))
+        pieces.append(_run(func, name, spec, chunk, dims, length, out_dims, randomness, kwargs))
     flat_pieces = [tree_flatten(p) for p in pieces]
     spec = flat_pieces[0][1]
     out_leaves = flat_pieces[0][0]
@@ -160,14 +163,20 @@ def _enter(t: Tensor, dim: int, level) -> BatchedTensor:
     tangent = forward_ad.unpack_dual(t).tangent
     if type(t) is BatchedTensor:
         k = len(t._levels)
-        physical = backend_of(t._device).xp.moveaxis(t._physical, k + dim, k)
+        physical = _moved(t._physical, k + dim, k, t._device)
         out = batched(physical, t._levels + (level,), t._device)
     else:
-        physical = backend_of(t._device).xp.moveaxis(t._data, dim, 0)
-        out = batched(physical, (level,), t._device)
+        out = batched(_moved(t._data, dim, 0, t._device), (level,), t._device)
     if tangent is not None:
         out = forward_ad.make_dual(out, _enter(tangent, dim, level))
     return out
+
+
+def _moved(array, source: int, destination: int, dev):
+    """`array` with its dim `source` moved to `destination` (itself when they agree)."""
+    if source == destination:
+        return array
+    return backend_of(dev).xp.moveaxis(array, source, destination)
 
 
 def _leave(t, out_dim, level, size, name):
@@ -184,7 +193,6 @@ def _leave(t, out_dim, level, size, name):
             "you mean to set out_dims= to None for output?"
         )
     tangent = forward_ad.unpack_dual(t).tangent
-    xp = backend_of(t._device).xp
     n = t.dim() + 1
     if not -n <= out_dim < n:
         raise IndexError(
@@ -196,9 +204,10 @@ def _leave(t, out_dim, level, size, name):
         levels = t._levels
         k = levels.index(level)
         rest = levels[:k] + levels[k + 1 :]
-        physical = xp.moveaxis(t._physical, k, len(rest) + out_dim)
+        physical = _moved(t._physical, k, len(rest) + out_dim, t._device)
     else:
         rest = t._levels if type(t) is BatchedTensor else ()
+        xp = backend_of(t._device).xp
         source = t._physical if rest else t._data
         physical = xp.expand_dims(source, len(rest) + out_dim)
         shape = list(physical.shape)
@@ -225,7 +234,10 @@ def _leave_all(name, outputs, out_dims, level, size):
             )
         out_dims = out_dims[0]
     try:
-        dims = broadcast_prefix(out_dims, outputs, "out_dims")
+        if out_dims is None or isinstance(out_dims, int):
+            dims = [out_dims] * len(leaves)
+        else:
+            dims = broadcast_prefix(out_dims, outputs, "out_dims")
     except ValueError:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
