@@ -2,7 +2,8 @@
 
 Each row of `CASES` is an op call written once for both libraries (``fn(lib, *inputs)``),
 its input shapes and the domain they are drawn from. For every row, in float64: tocha's
-`gradcheck` and `gradgradcheck` pass, and the gradients equal PyTorch's on the same inputs.
+`gradcheck` (reverse and forward mode) and `gradgradcheck` pass, and the gradients and the
+forward-mode tangents equal PyTorch's on the same inputs.
 The elementwise rows of the op table (`tests.core.opdb`) marked differentiable are driven the
 same way. Then: the rows reach every derivative of `tocha.autograd._formulas`, and a
 training loop neither grows memory nor keeps its graph alive.
@@ -299,6 +300,32 @@ def _gradients(lib, fn, arrays, seed: int) -> list:
     return [None if g is None else g.detach().numpy(force=True) for g in grads]
 
 
+def _tangents(lib, fn, arrays, seed: int) -> list:
+    """The forward-mode tangents of the float outputs, each input a dual tensor with a fixed
+    random tangent (None for an output without tangent)."""
+    rng = np.random.default_rng(seed + 2)
+    forward_ad = lib.autograd.forward_ad
+    with forward_ad.dual_level():
+        duals = [
+            forward_ad.make_dual(
+                lib.from_numpy(a.copy(order="K")), lib.from_numpy(rng.standard_normal(a.shape))
+            )
+            for a in arrays
+        ]
+        result = fn(lib, *duals)
+        outputs = [result] if not isinstance(result, (tuple, list)) else list(result)
+        tangents = [forward_ad.unpack_dual(o).tangent for o in outputs if o.is_floating_point()]
+        return [None if t is None else t.numpy(force=True) for t in tangents]
+
+
+def _assert_close(got, want, what) -> None:
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert (g is None) == (w is None), f"{what} {i}: tocha {g}, torch {w}"
+        if w is not None:
+            assert g.shape == w.shape, f"{what} {i}: shape {g.shape}, torch {w.shape}"
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"{what} {i}")
+
+
 def _check_against_torch(torch, fn, arrays, seed):
     try:
         want = _gradients(torch, fn, arrays, seed)
@@ -306,19 +333,18 @@ def _check_against_torch(torch, fn, arrays, seed):
         if "not implemented" not in str(exc):
             raise
         pytest.skip(f"torch: {exc}")
-    got = _gradients(tocha, fn, arrays, seed)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert (g is None) == (w is None), f"input {i}: tocha {g}, torch {w}"
-        if w is not None:
-            assert g.shape == w.shape, f"input {i}: shape {g.shape}, torch {w.shape}"
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"input {i}")
+    _assert_close(_gradients(tocha, fn, arrays, seed), want, "gradient of input")
+    want = _tangents(torch, fn, arrays, seed)
+    got = _tangents(tocha, fn, arrays, seed)
+    assert len(got) == len(want)
+    _assert_close(got, want, "tangent of output")
 
 
 def _check_gradients(fn, arrays) -> None:
     if any(a.size == 0 for a in arrays):
         pytest.skip("gradcheck's numerical Jacobian of an empty input has the wrong shape")
     leaves = _leaves(tocha, arrays)
-    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), leaves)
+    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), leaves, check_forward_ad=True)
     assert autograd.gradgradcheck(lambda *xs: fn(tocha, *xs), leaves)
 
 

@@ -246,7 +246,7 @@ def _extremum_fwd(wins):
     that is the result, the mean of both at ties (as PyTorch)."""
 
     def rule(t, out, x, y):
-        tie = (x == y) * 0.5
+        tie = (x == y).to(out.dtype) * 0.5
         dx = None if t[0] is None else t[0] * (wins(x, y) + tie)
         return _plus(dx, None if t[1] is None else t[1] * (wins(y, x) + tie))
 
