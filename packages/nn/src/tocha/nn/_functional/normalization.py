@@ -396,7 +396,9 @@ def batch_norm(
 
 
 def _update_running(running_mean, running_var, mean, invstd, eps, momentum, n) -> None:
-    """Blend the batch statistics into the running ones, in place (the variance unbiased)."""
+    """Blend the batch statistics into the running ones, in place (the variance unbiased).
+    The statistics are detached: buffers take no tangent under forward-mode AD either."""
+    mean, invstd = mean.detach(), invstd.detach()
     with tocha.no_grad():
         if running_mean is not None:
             running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
