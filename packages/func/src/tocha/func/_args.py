@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tocha import Tensor
 
-from ._pytree import TreeSpec, tree_flatten
+from ._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 
 def check_argnums(argnums) -> None:
@@ -107,3 +107,14 @@ def spec_repr(spec: TreeSpec, indent: int = 0) -> str:
     children = [spec_repr(child, indent) for child in spec.children]
     body = (",\n" + " " * indent).join(children)
     return f"TreeSpec({name}, {context}, [{body}])"
+
+
+class _Leaf:
+    def __repr__(self) -> str:
+        return "*"
+
+
+def spec_pprint(spec: TreeSpec) -> str:
+    """A pytree structure written as the tree itself with ``*`` for each leaf, as PyTorch's
+    ``treespec_pprint``: ``{'a': *, 'b': (*,)}``."""
+    return repr(tree_unflatten([_Leaf()] * spec.num_leaves, spec))

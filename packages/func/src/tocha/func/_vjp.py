@@ -16,8 +16,8 @@ def _check_cotangents(leaves, spec, out_leaves, out_spec) -> None:
     if spec != out_spec:
         raise RuntimeError(
             "Expected pytree structure of cotangents to be the same as pytree structure of "
-            f"outputs to the function. cotangents: {_args.spec_repr(spec)}, primal output: "
-            f"{_args.spec_repr(out_spec)}"
+            f"outputs to the function. cotangents: {_args.spec_pprint(spec)}, primal output: "
+            f"{_args.spec_pprint(out_spec)}"
         )
     for i, (c, o) in enumerate(zip(leaves, out_leaves)):
         if not isinstance(c, Tensor):
