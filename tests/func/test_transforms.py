@@ -356,11 +356,6 @@ def test_hessian_against_closed_form_and_differences():
     _close(tf.hessian(smooth)(x), _numeric_jacobian(tf.grad(smooth), x), tol=1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reverse mode through vmap: vmap's outputs do not carry the autograd graph yet, "
-    "so the outer jacrev sees an output independent of its input",
-)
 def test_jacrev_of_jacrev_is_the_hessian():
     x = _t(4)
     _close(tf.jacrev(tf.jacrev(smooth))(x), tf.hessian(smooth)(x))
