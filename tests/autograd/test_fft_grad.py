@@ -77,3 +77,55 @@ def test_real_input_gradients_match_torch(torch):
         out_t.backward(torch.from_numpy(g.copy()))
         want = theirs.grad.resolve_conj().numpy()
         np.testing.assert_allclose(mine.grad.numpy(), want, atol=1e-10)
+
+
+# -- forward mode -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name, fn, shape", REAL_CHAINS, ids=[c[0] for c in REAL_CHAINS])
+def test_forward_ad_gradcheck(name, fn, shape):
+    x = tocha.from_numpy(np.random.default_rng(1).standard_normal(shape)).requires_grad_()
+    assert gradcheck(lambda t: fn(tocha, t), [x], check_forward_ad=True, check_backward_ad=False)
+
+
+def _tangent(lib, fn, a, t):
+    forward_ad = lib.autograd.forward_ad
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(lib.from_numpy(a.copy()), lib.from_numpy(t.copy()))
+        return forward_ad.unpack_dual(fn(lib, dual)).tangent.numpy(force=True)
+
+
+def _random(rng, shape, complex_: bool):
+    a = rng.standard_normal(shape)
+    return a + 1j * rng.standard_normal(shape) if complex_ else a
+
+
+TANGENT_CASES = [(name, fn, shape, True) for name, fn, shape in COMPLEX_GRADS] + [
+    ("rfft", lambda F, x: F.fft.rfft(x), (3, 6), False),
+    ("fft_of_real", lambda F, x: F.fft.fft(x), (3, 6), False),
+    ("ihfft", lambda F, x: F.fft.ihfft(x, norm="ortho"), (3, 6), False),
+    ("rfft2", lambda F, x: F.fft.rfft2(x, norm="forward"), (3, 5), False),
+]
+
+
+@pytest.mark.parametrize(
+    "name, fn, shape, complex_", TANGENT_CASES, ids=[c[0] for c in TANGENT_CASES]
+)
+def test_tangents_are_the_transform_of_the_tangent(name, fn, shape, complex_):
+    """The transforms are (real-)linear: the tangent is the transform of the input's tangent,
+    and so the finite difference."""
+    rng = np.random.default_rng(4)
+    a, t = _random(rng, shape, complex_), _random(rng, shape, complex_)
+    tangent = _tangent(tocha, fn, a, t)
+    np.testing.assert_allclose(tangent, fn(tocha, tocha.from_numpy(t)).numpy(), atol=1e-12)
+    eps = 1e-6
+    plus = fn(tocha, tocha.from_numpy(a + eps * t)).numpy()
+    minus = fn(tocha, tocha.from_numpy(a - eps * t)).numpy()
+    np.testing.assert_allclose(tangent, (plus - minus) / (2 * eps), atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "name, fn, shape, complex_", TANGENT_CASES, ids=[c[0] for c in TANGENT_CASES]
+)
+def test_tangents_match_torch(torch, name, fn, shape, complex_):
+    rng = np.random.default_rng(5)
+    a, t = _random(rng, shape, complex_), _random(rng, shape, complex_)
+    np.testing.assert_allclose(_tangent(tocha, fn, a, t), _tangent(torch, fn, a, t), atol=1e-10)

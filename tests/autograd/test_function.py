@@ -233,7 +233,8 @@ def test_functional_against_closed_forms():
 
 
 def test_jacobian_of_two_inputs_matches_torch(torch):
-    an, bn = RNG.random(2), RNG.random(3)
+    rng = np.random.default_rng(2)
+    an, bn = rng.random(2), rng.random(3)
     ours = jacobian(lambda a, b: (a[:, None] * b).exp(), (tocha.tensor(an), tocha.tensor(bn)))
     theirs = torch.autograd.functional.jacobian(
         lambda a, b: (a[:, None] * b).exp(), (torch.tensor(an), torch.tensor(bn))
@@ -259,3 +260,294 @@ def test_saved_tensors_hooks_pack_and_unpack():
     y.backward()
     assert len(packed) == 2 and len(unpacked) == 2
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+# -- forward mode: jvp ------------------------------------------------------------------------
+fwAD = autograd.forward_ad
+
+
+class MulScaled(Function):
+    """x * y * z for tensors x, y and a number z, with both derivatives."""
+
+    @staticmethod
+    def forward(ctx, x, y, z):
+        ctx.save_for_backward(x, y)
+        ctx.save_for_forward(x, y)
+        ctx.z = z
+        return x * y * z
+
+    @staticmethod
+    def jvp(ctx, x_t, y_t, _):
+        x, y = ctx.saved_tensors
+        return ctx.z * (y * x_t + x * y_t)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return ctx.z * grad * y, ctx.z * grad * x, None
+
+
+class SinCos(Function):
+    """Two outputs, set up with setup_context."""
+
+    @staticmethod
+    def forward(x):
+        return x.sin(), x.cos()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(*output)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        sin, cos = ctx.saved_tensors
+        return cos * x_t, -sin * x_t
+
+
+def _dual_tangents(function, primals, tangents):
+    """The tangents of `function`'s outputs, each primal made dual with its tangent (None:
+    left plain)."""
+    with fwAD.dual_level():
+        args = [fwAD.make_dual(p, t) if t is not None else p for p, t in zip(primals, tangents)]
+        out = function(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [fwAD.unpack_dual(o).tangent for o in outs]
+
+
+def test_jvp_matches_finite_differences():
+    assert gradcheck(
+        lambda x, y: MulScaled.apply(x, y, 4.0), (leaf(3), leaf(3)), check_forward_ad=True
+    )
+    assert gradcheck(SinCos.apply, (leaf(4),), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_jvp_matches_torch_forward_ad(torch):
+    rng = np.random.default_rng(3)
+    xn, yn, tn, un = (rng.standard_normal(3) for _ in range(4))
+
+    def run(lib, product, sincos):
+        forward_ad = lib.autograd.forward_ad
+        with forward_ad.dual_level():
+            x = forward_ad.make_dual(lib.tensor(xn), lib.tensor(tn))
+            y = forward_ad.make_dual(lib.tensor(yn), lib.tensor(un))
+            outs = (product(x, y), *sincos(x))
+            return [forward_ad.unpack_dual(o).tangent.numpy(force=True) for o in outs]
+
+    mine = run(tocha, lambda x, y: MulScaled.apply(x, y, 4.0), SinCos.apply)
+    theirs = run(torch, lambda x, y: x * y * 4.0, lambda x: (x.sin(), x.cos()))
+    for m, t in zip(mine, theirs):
+        np.testing.assert_allclose(m, t, rtol=1e-12)
+
+
+def test_jvp_gets_zeros_for_inputs_without_tangent_and_none_for_others():
+    seen = []
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x, y, n, k, materialize):
+            ctx.set_materialize_grads(materialize)
+            return x * y
+
+        @staticmethod
+        def jvp(ctx, *tangents):
+            seen.append(tangents)
+            return tangents[0]
+
+    x, y, k = tocha.ones(2), tocha.full((2,), 3.0), tocha.tensor([1, 2])
+    (tangent,) = _dual_tangents(lambda a: Probe.apply(a, y, 2, k, True), [x], [tocha.ones(2)])
+    x_t, y_t, n_t, k_t, m_t = seen[0]
+    assert float(y_t.abs().sum()) == 0 and y_t.shape == y.shape
+    assert n_t is None and k_t is None and m_t is None
+    np.testing.assert_allclose(tangent.numpy(), np.ones(2))
+    _dual_tangents(lambda a: Probe.apply(a, y, 2, k, False), [x], [tocha.ones(2)])
+    assert seen[1][1] is None
+
+
+def test_jvp_runs_under_no_grad_and_needs_no_graph():
+    x, t = leaf(3), tocha.tensor(RNG.standard_normal(3))
+    with tocha.no_grad():
+        (tangent,) = _dual_tangents(lambda a: MulScaled.apply(a, a, 2.0), [x.detach()], [t])
+    np.testing.assert_allclose(tangent.numpy(), 4 * x.detach().numpy() * t.numpy())
+    with fwAD.dual_level():
+        out = MulScaled.apply(fwAD.make_dual(x.detach(), t), x.detach(), 1.0)
+        assert out.grad_fn is None and not out.requires_grad
+
+
+def test_forward_and_jvp_see_no_tangents():
+    seen = []
+
+    class Look(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            seen.append((fwAD.unpack_dual(x).tangent, fwAD.unpack_dual(y).tangent))
+            return y
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            seen.append((fwAD.unpack_dual(x_t).tangent,))
+            return x_t * 2
+
+    _dual_tangents(Look.apply, [leaf(2).detach()], [tocha.ones(2)])
+    assert all(t is None for entry in seen for t in entry)
+
+
+def test_tangents_are_differentiable_by_backward():
+    """jvp runs in grad mode: the output's tangent has a graph back to the input's."""
+    x, t = tocha.tensor(RNG.random(3) + 0.5), leaf(3)
+    with fwAD.dual_level():
+        out = SinCos.apply(fwAD.make_dual(x, t))[0]
+        tangent = fwAD.unpack_dual(out).tangent
+        (grad,) = autograd.grad(tangent.sum(), t)
+    np.testing.assert_allclose(grad.numpy(), np.cos(x.numpy()))
+
+
+def test_function_without_jvp_raises():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(leaf(2).detach(), tocha.ones(2))
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            Cube.apply(x)
+        Cube.apply(leaf(2))  # no tangent: no jvp needed
+
+
+def test_saved_tensors_in_jvp_and_backward():
+    seen = {}
+
+    class Saves(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x, None)
+            ctx.save_for_backward(x * 2)
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            seen["jvp"] = ctx.saved_tensors
+            return 2 * ctx.saved_tensors[0] * x_t
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen["backward"] = ctx.saved_tensors
+            return grad * ctx.saved_tensors[0]
+
+    x = leaf(2)
+    with fwAD.dual_level():
+        out = Saves.apply(fwAD.make_dual(x, tocha.ones(2)))
+    out.sum().backward()
+    np.testing.assert_allclose(seen["jvp"][0].detach().numpy(), x.detach().numpy())
+    assert seen["jvp"][1] is None
+    np.testing.assert_allclose(seen["backward"][0].detach().numpy(), 2 * x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+    class SavesNumber(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x, 3)
+            return x
+
+    with pytest.raises(AssertionError, match="save_for_forward expects all arguments"):
+        SavesNumber.apply(leaf(2))
+
+
+def _returning(forward, tangent_rule):
+    class Custom(Function):
+        pass
+
+    Custom.forward = staticmethod(forward)
+    Custom.jvp = staticmethod(tangent_rule)
+    return Custom
+
+
+@pytest.mark.parametrize(
+    "forward, tangent_rule, message",
+    [
+        (lambda ctx, x: (x * 2, x * 3), lambda ctx, t: t * 2, r"expected 2 but got 1"),
+        (lambda ctx, x: x * 2, lambda ctx, t: 3.0, "expected Variable or None"),
+        (lambda ctx, x: x * 2, lambda ctx, t: t.sum(), "different size"),
+        (lambda ctx, x: (x * 2, x.argmax()), lambda ctx, t: (t, t), "not a differentiable"),
+        (lambda ctx, x: x, lambda ctx, t: t * 1, "is not returning a view"),
+        (lambda ctx, x: x[:1], lambda ctx, t: t.clone()[:1], "not returning a view of the given"),
+    ],
+    ids=["count", "type", "shape", "non_differentiable", "as_is", "view"],
+)
+def test_jvp_errors(forward, tangent_rule, message):
+    with fwAD.dual_level():
+        x = fwAD.make_dual(tocha.ones(2), tocha.ones(2))
+        with pytest.raises(RuntimeError, match=message):
+            _returning(forward, tangent_rule).apply(x)
+
+
+def test_jvp_of_views_and_inputs_returned_as_is():
+    for forward, tangent_rule in (
+        (lambda ctx, x: x, lambda ctx, t: t.view_as(t)),
+        (lambda ctx, x: x[1:], lambda ctx, t: t[1:]),
+    ):
+        x = tocha.tensor([1.0, 2.0])
+        (tangent,) = _dual_tangents(
+            _returning(forward, tangent_rule).apply, [x], [tocha.tensor([3.0, 4.0])]
+        )
+        np.testing.assert_allclose(tangent.numpy(), [3.0, 4.0][-tangent.numel() :])
+
+
+class DoubleInPlace(Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        x.mul_(2).add_(y)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def jvp(ctx, x_t, y_t):
+        return x_t.mul_(2).add_(y_t)
+
+
+def test_jvp_of_an_in_place_function():
+    """mark_dirty: the input's tangent is updated in place (zeros when it had none)."""
+    x, y = tocha.tensor([1.0, 2.0]), tocha.tensor([0.5, 0.5])
+    with fwAD.dual_level():
+        dual_x = fwAD.make_dual(x.clone(), tocha.tensor([1.0, 3.0]))
+        out = DoubleInPlace.apply(dual_x, fwAD.make_dual(y, tocha.tensor([1.0, 1.0])))
+        assert out is dual_x
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.numpy(), [3.0, 7.0])
+        plain = x.clone()
+        out = DoubleInPlace.apply(plain, fwAD.make_dual(y, tocha.tensor([1.0, 1.0])))
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "tangent_rule, message",
+    [
+        (lambda ctx, t: t, "not modifying the forward mode gradients inplace"),
+        (lambda ctx, t: t.mul_(2) * 1, "not modifying the forward mode gradients inplace"),
+        (lambda ctx, t: t.mul_(2).view_as(t), "not returning the forward mode gradients as-is"),
+    ],
+    ids=["unmodified", "copy", "view"],
+)
+def test_jvp_of_an_in_place_function_must_update_the_tangent(tangent_rule, message):
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return x.mul_(2)
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(tocha.ones(2), tocha.ones(2))
+        with pytest.raises(RuntimeError, match=message):
+            _returning(forward, tangent_rule).apply(x)
+
+
+def test_once_differentiable_jvp():
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x * x
+
+        @staticmethod
+        @autograd.once_differentiable
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return 2 * x * x_t
+
+    x, t = tocha.tensor([1.0, 2.0]), leaf(2)
+    (tangent,) = _dual_tangents(Square.apply, [x], [t])
+    np.testing.assert_allclose(tangent.numpy(), 2 * x.numpy() * t.detach().numpy())
+    assert not tangent.requires_grad
