@@ -602,7 +602,7 @@ def _vecdot(g, out, x, y, dim):
 
 
 d("linalg_vecdot", "01", _vecdot)
-fwd_multilinear("linalg_vecdot")  # conj(x) y: the conjugate of dx is taken as x's
+fwd_multilinear("linalg_vecdot")  # conj(x) y: vecdot(dx, y) + vecdot(x, dy)
 
 
 # -- fft: linear maps, whose adjoints are the transforms the other way ------------------------
