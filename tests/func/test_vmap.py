@@ -224,3 +224,35 @@ def test_jacobian_columns_by_vmap_over_forward_mode():
     y = F.softmax(x_leaf.exp(), 0)
     for i in range(5):
         _close(columns[i], tocha.autograd.grad(y[i], x_leaf, retain_graph=True)[0])
+
+
+# -- backward through vmap ------------------------------------------------------------------
+def test_backward_through_vmap_reaches_mapped_and_shared_leaves():
+    x = _randn(4, 3).requires_grad_()
+    w = _randn(3, seed=1).requires_grad_()
+    vmap(lambda r: (r * w).sin().sum())(x).sum().backward()
+    x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    (x2 * w2).sin().sum().backward()
+    assert type(x.grad) is tocha.Tensor and type(w.grad) is tocha.Tensor
+    _close(x.grad, x2.grad)
+    _close(w.grad, w2.grad)
+
+
+def test_jacobian_of_a_vmapped_function():
+    from tocha.func import jacrev
+
+    x = _randn(4, 3)
+    jac = jacrev(vmap(lambda r: r.sin() * r.sum()))(x)
+    expected = tocha.autograd.functional.jacobian(lambda a: a.sin() * a.sum(1, keepdim=True), x)
+    _close(jac, expected)
+
+
+def test_hessian_forward_over_reverse_and_reverse_over_reverse_agree():
+    from tocha.func import jacfwd, jacrev
+
+    w = _randn(5)
+
+    def f(v):
+        return (v.exp() * v[0]).sum() + (v.sin() @ v)
+
+    _close(jacfwd(jacrev(f))(w), jacrev(jacrev(f))(w))

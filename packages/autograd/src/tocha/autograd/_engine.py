@@ -11,11 +11,12 @@ import operator
 import weakref
 
 from tocha import Tensor
-from tocha.library import GRAD_MODE, bump_version, kernel_context, wrap
+from tocha.library import GRAD_MODE, LAYERS, bump_version, kernel_context, wrap
 
 from ._graph import AccumulateGrad
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
+from .transforms import LEAF_GRADIENTS
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -128,6 +129,11 @@ def run_backward(
     ready = [n for n in root_nodes if deps.get(n, 0) == 0]
     previous_mode = GRAD_MODE.grad_enabled
     GRAD_MODE.grad_enabled = create_graph
+    # With vmap loaded, a graph may hold batched tensors of levels that have exited (backward
+    # through vmap): the batching layer must see the formulas' ops on them.
+    batching = LAYERS.batching is not None
+    settle = LEAF_GRADIENTS.settle
+    GRAD_MODE.transforms += batching
     try:
         while ready:
             node = ready.pop()
@@ -136,6 +142,8 @@ def run_backward(
                 _release_children(node, deps, ready)
                 continue
             grads = buf.grads if node.pre_hooks is None else _run_pre_hooks(node, buf.grads)
+            if settle is not None:
+                grads = _settled(node, grads, captures, settle)
             if captures is not None and node in captures:
                 for i, k, t in captures[node]:
                     results[i] = grads[k]
@@ -163,7 +171,21 @@ def run_backward(
                     ready.append(edge)
     finally:
         GRAD_MODE.grad_enabled = previous_mode
+        GRAD_MODE.transforms -= batching
     return results
+
+
+def _settled(node, grads, captures, settle) -> list:
+    """The gradients reaching a leaf or a captured input, made to fit it (`settle`)."""
+    if isinstance(node, AccumulateGrad):
+        return [settle(grads[0], node.variable)]
+    if captures is None or node not in captures:
+        return grads
+    grads = list(grads)
+    for _, k, t in captures[node]:
+        if grads[k] is not None:
+            grads[k] = settle(grads[k], t)
+    return grads
 
 
 def _release_children(node, deps: dict, ready: list) -> None:

@@ -12,7 +12,21 @@ from tocha import Tensor
 
 from ._graph import AutogradMeta
 
-__all__ = ["watch"]
+__all__ = ["watch", "LEAF_GRADIENTS"]
+
+
+class _LeafGradients:
+    """``settle(grad, leaf)``, set by a transform: the gradient a leaf (or an input of
+    ``autograd.grad``) receives, once its backward is done, made to fit the leaf (vmap sums
+    the batch of levels that have exited and the leaf is not batched over). None: as is."""
+
+    __slots__ = ("settle",)
+
+    def __init__(self):
+        self.settle = None
+
+
+LEAF_GRADIENTS = _LeafGradients()
 
 
 def watch(t: Tensor) -> Tensor:

@@ -136,9 +136,11 @@ def batch_shape(tensors, levels: tuple) -> tuple:
 
 
 def union_levels(tensors) -> tuple:
-    """The levels any of `tensors` is batched over, outermost first."""
+    """The levels any of `tensors` is batched over, outermost first (a level's id is larger
+    than those of the levels around it, so the order holds after the levels exit, in a
+    backward through vmap)."""
     found = set()
     for t in tensors:
         if type(t) is BatchedTensor:
             found.update(t._levels)
-    return tuple(level for level in VMAP.active if level in found)
+    return tuple(sorted(found))

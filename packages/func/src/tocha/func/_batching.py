@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from tocha import Tensor
-from tocha.library import LAYERS, backend_of, kernel_context
+from tocha.autograd.transforms import LEAF_GRADIENTS
+from tocha.library import LAYERS, backend_of, kernel_context, wrap
 
 from ._batched import VMAP, BatchedTensor, aligned, batch_shape, batched, union_levels
 from ._batching_rules import RULES
@@ -26,8 +27,6 @@ LOOPED: set = set()  # ops that fell back to the loop (each warned about once)
 
 def batching_layer(op, args, out):
     """`op`'s batched result when an argument is batched, else `out` unchanged."""
-    if not VMAP.active:
-        return out
     tensors = [a for a in args if isinstance(a, Tensor)]
     levels = union_levels(tensors)
     if not levels:
@@ -131,7 +130,27 @@ def random_draw() -> None:
         VMAP.unbatched_draws += 1
 
 
+def settle_leaf_gradient(grad, leaf):
+    """A leaf's gradient from a backward through vmap (``grad(vmap(f))``): summed over the
+    batch of the levels that have exited and that the leaf is not batched over (the leaf
+    was shared by every example)."""
+    if type(grad) is not BatchedTensor:
+        return grad
+    keep = set(VMAP.active)
+    if type(leaf) is BatchedTensor:
+        keep.update(leaf._levels)
+    drop = tuple(k for k, level in enumerate(grad._levels) if level not in keep)
+    if not drop:
+        return grad
+    physical = grad._physical.sum(axis=drop)
+    remaining = tuple(level for level in grad._levels if level in keep)
+    if remaining:
+        return batched(physical, remaining, grad._device)
+    return wrap(backend_of(grad._device).asarray(physical), grad._device)
+
+
 def install() -> None:
     LAYERS.batching = batching_layer
     LAYERS.write = write_batched
     LAYERS.draw = random_draw
+    LEAF_GRADIENTS.settle = settle_leaf_gradient

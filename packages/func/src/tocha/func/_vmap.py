@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 
 from tocha import Tensor
-from tocha.autograd import forward_ad
-from tocha.library import GRAD_MODE, backend_of
+from tocha.autograd import Function, forward_ad
+from tocha.library import GRAD_MODE, backend_of, wrap
 
 from . import _batching
 from ._batched import VMAP, BatchedTensor, batched
@@ -116,7 +116,8 @@ def _run(func, name, spec, leaves, dims, size, out_dims, randomness, kwargs):
     GRAD_MODE.transforms += 1
     try:
         inputs = [
-            leaf if dim is None else _enter(leaf, dim, level) for leaf, dim in zip(leaves, dims)
+            leaf if dim is None else _enter(leaf, dim, level, size)
+            for leaf, dim in zip(leaves, dims)
         ]
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
@@ -157,19 +158,29 @@ def _chunked(func, name, spec, leaves, dims, size, out_dims, randomness, kwargs,
     return tree_unflatten(joined, spec)
 
 
-def _enter(t: Tensor, dim: int, level) -> BatchedTensor:
-    """`t` batched over `level` along its dim `dim` (keeping its outer levels)."""
+def _enter(t: Tensor, dim: int, level, size: int) -> BatchedTensor:
+    """`t` batched over `level` along its dim `dim` (keeping its outer levels); recorded
+    for backward when `t` requires grad, its tangent batched too."""
     dim = dim % t.dim()
+    if GRAD_MODE.grad_enabled and t.requires_grad:
+        return _Enter.apply(t, dim, level, size)
     tangent = forward_ad.unpack_dual(t).tangent
-    if type(t) is BatchedTensor:
-        k = len(t._levels)
-        physical = _moved(t._physical, k + dim, k, t._device)
-        out = batched(physical, t._levels + (level,), t._device)
-    else:
-        out = batched(_moved(t._data, dim, 0, t._device), (level,), t._device)
+    out = _batch(t, dim, level)
     if tangent is not None:
-        out = forward_ad.make_dual(out, _enter(tangent, dim, level))
+        out = forward_ad.make_dual(out, _enter(tangent, dim, level, size))
     return out
+
+
+def _batch(t: Tensor, dim: int, level) -> BatchedTensor:
+    """`t`'s dim `dim` as the batch dim of `level`, placed among t's own batch dims by level
+    (an older level's exit may batch a gradient of newer levels in a backward)."""
+    if type(t) is BatchedTensor:
+        own = t._levels
+        position = sum(1 for other in own if other < level)
+        physical = _moved(t._physical, len(own) + dim, position, t._device)
+        levels = own[:position] + (level,) + own[position:]
+        return batched(physical, levels, t._device)
+    return batched(_moved(t._data, dim, 0, t._device), (level,), t._device)
 
 
 def _moved(array, source: int, destination: int, dev):
@@ -180,7 +191,8 @@ def _moved(array, source: int, destination: int, dev):
 
 
 def _leave(t, out_dim, level, size, name):
-    """An output leaving `level`: its batch dim of that level moved to `out_dim`."""
+    """An output leaving `level`: its batch dim of that level moved to `out_dim`; recorded
+    for backward when it requires grad, its tangent unbatched too."""
     if out_dim is None:
         if type(t) is BatchedTensor and level in t._levels:
             raise ValueError(
@@ -192,7 +204,6 @@ def _leave(t, out_dim, level, size, name):
             f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(t)}. Did "
             "you mean to set out_dims= to None for output?"
         )
-    tangent = forward_ad.unpack_dual(t).tangent
     n = t.dim() + 1
     if not -n <= out_dim < n:
         raise IndexError(
@@ -200,6 +211,18 @@ def _leave(t, out_dim, level, size, name):
             f"{out_dim})"
         )
     out_dim %= n
+    if GRAD_MODE.grad_enabled and t.requires_grad:
+        return _Exit.apply(t, out_dim, level, size)
+    tangent = forward_ad.unpack_dual(t).tangent
+    out = _unbatch(t, out_dim, level, size)
+    if tangent is not None:
+        out = forward_ad.make_dual(out, _leave(tangent, out_dim, level, size, name))
+    return out
+
+
+def _unbatch(t: Tensor, out_dim: int, level, size: int) -> Tensor:
+    """`t` without `level`: its batch dim moved to `out_dim` (a tensor not batched over
+    `level` is the same for every example: expanded to `size` there)."""
     if type(t) is BatchedTensor and level in t._levels:
         levels = t._levels
         k = levels.index(level)
@@ -214,14 +237,46 @@ def _leave(t, out_dim, level, size, name):
         shape[len(rest) + out_dim] = size
         physical = xp.broadcast_to(physical, tuple(shape))
     if rest:
-        out = batched(physical, rest, t._device)
-    else:
-        from tocha.library import wrap
+        return batched(physical, rest, t._device)
+    return wrap(physical, t._device)
 
-        out = wrap(physical, t._device)
-    if tangent is not None:
-        out = forward_ad.make_dual(out, _leave(tangent, out_dim, level, size, name))
-    return out
+
+class _Enter(Function):
+    """Entering a vmap level, as a differentiable op (backward: the batch gathered back)."""
+
+    @staticmethod
+    def forward(ctx, t, dim, level, size):
+        ctx.where = (dim, level, size)
+        return _batch(t, dim, level)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim, level, size = ctx.where
+        return _unbatch(grad, dim, level, size), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        dim, level, _size = ctx.where
+        return _batch(tangent, dim, level)
+
+
+class _Exit(Function):
+    """Leaving a vmap level, as a differentiable op (backward: the gradient batched)."""
+
+    @staticmethod
+    def forward(ctx, t, out_dim, level, size):
+        ctx.where = (out_dim, level, size)
+        return _unbatch(t, out_dim, level, size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out_dim, level, _size = ctx.where
+        return _batch(grad, out_dim, level), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        out_dim, level, size = ctx.where
+        return _unbatch(tangent, out_dim, level, size)
 
 
 def _leave_all(name, outputs, out_dims, level, size):
