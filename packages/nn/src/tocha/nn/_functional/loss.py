@@ -2,8 +2,8 @@
 
 ``cross_entropy`` with class indices (log_softmax + nll, weights, ignore_index, label
 smoothing), ``nll_loss``, ``binary_cross_entropy`` and ``ctc_loss`` are one primitive each with
-a hand-written backward and a forward rule (`fwd`, class weights included); the other losses
-are cheap composites of tocha ops.
+a hand-written backward and a forward rule (`fwd`; class weights are constants in both, as
+PyTorch declares them); the other losses are cheap composites of tocha ops.
 
 Every loss takes ``reduction`` ("none", "mean" or "sum"); the legacy ``size_average`` and
 ``reduce`` arguments override it, with PyTorch's deprecation warning.
@@ -309,57 +309,19 @@ def _ce_grad(g, out, x, t, w, reduction, ignore_index, smoothing):
 _ce_grad.accepts_none = True
 
 
-# -- forward rules ----------------------------------------------------------------------------
-def _by_weight(with_weight, out, t, w, tw, reduction, ignore_index, dtype):
-    """The tangent by the class weight of nll_loss, cross_entropy or their backward: each is
-    linear in the weight but for the "mean" reduction, which divides by the targets' total
-    weight D. ``with_weight(weight, reduction)`` evaluates the op with another weight, so the
-    tangent is the op at `tw`, or ``(N(tw) - out * D(tw)) / D`` for "mean" (N the "sum")."""
-    if tw is None:
-        return None
-    if reduction != "mean":
-        return with_weight(tw, reduction)
-    total = _target_weights(t, w, ignore_index, dtype)[0].sum()
-    total_t = _target_weights(t, tw, ignore_index, dtype)[0].sum()
-    return (with_weight(tw, "sum") - out * total_t) / total
-
-
+# -- forward rules: class weights are constants here as backward (PyTorch's declaration) ----
 def _nll_jvp(tangents, out, x, t, w, reduction, ignore_index):
     """nll_loss is linear in the input: the op on its tangent."""
-    by_x = None
-    if tangents[0] is not None:
-        by_x = _with_weight(nll_loss_op, (tangents[0], t), w, reduction, ignore_index)
-    by_w = _by_weight(
-        lambda weight, red: call(nll_loss_op, (x, t, weight), red, ignore_index),
-        out,
-        t,
-        w,
-        tangents[2] if w is not None else None,
-        reduction,
-        ignore_index,
-        x.dtype,
-    )
-    return plus(by_x, by_w)
+    if tangents[0] is None:
+        return None
+    return _with_weight(nll_loss_op, (tangents[0], t), w, reduction, ignore_index)
 
 
 def _nll_backward_jvp(tangents, out, g, t, w, shape, reduction, ignore_index):
     """nll_loss_backward is linear in the gradient: the op on its tangent."""
-    by_g = None
-    if tangents[0] is not None:
-        by_g = _with_weight(
-            nll_loss_backward_op, (tangents[0], t), w, shape, reduction, ignore_index
-        )
-    by_w = _by_weight(
-        lambda weight, red: call(nll_loss_backward_op, (g, t, weight), shape, red, ignore_index),
-        out,
-        t,
-        w,
-        tangents[2] if w is not None else None,
-        reduction,
-        ignore_index,
-        g.dtype,
-    )
-    return plus(by_g, by_w)
+    if tangents[0] is None:
+        return None
+    return _with_weight(nll_loss_backward_op, (tangents[0], t), w, shape, reduction, ignore_index)
 
 
 def _class_rows(x):
@@ -370,31 +332,20 @@ def _class_rows(x):
 
 
 def _ce_jvp(tangents, out, x, t, w, reduction, ignore_index, smoothing):
-    """Cross entropy's tangent by the input: each target's loss depends on its own row only,
-    so it is that row's gradient (the backward at a unit gradient) dotted with the row's
-    tangent. The probabilities, a softmax of the rows, take the softmax's tangent."""
+    """Cross entropy's tangent: each target's loss depends on its own row only, so it is that
+    row's gradient (the backward at a unit gradient) dotted with the row's tangent. The
+    probabilities, a softmax of the rows, take the softmax's tangent."""
     loss, probs = out
     tx = tangents[0]
-    by_x = t_probs = None
-    if tx is not None:
-        unit = tocha.ones_like(loss)
-        rows_grad = _with_weight(
-            cross_entropy_backward_op, (unit, x, t, probs), w, reduction, ignore_index, smoothing
-        )
-        product = rows_grad * tx
-        by_x = product.sum(_class_dim(x)) if reduction == "none" else product.sum()
-        t_probs = call(softmax_backward_op, (_class_rows(tx), probs), 1)
-    by_w = _by_weight(
-        lambda weight, red: call(cross_entropy_op, (x, t, weight), red, ignore_index, smoothing)[0],
-        loss,
-        t,
-        w,
-        tangents[2] if w is not None else None,
-        reduction,
-        ignore_index,
-        x.dtype,
+    if tx is None:
+        return None, None
+    unit = tocha.ones_like(loss)
+    rows_grad = _with_weight(
+        cross_entropy_backward_op, (unit, x, t, probs), w, reduction, ignore_index, smoothing
     )
-    return plus(by_x, by_w), t_probs
+    product = rows_grad * tx
+    t_loss = product.sum(_class_dim(x)) if reduction == "none" else product.sum()
+    return t_loss, call(softmax_backward_op, (_class_rows(tx), probs), 1)
 
 
 def _ce_backward_jvp(tangents, out, g, x, t, probs, w, reduction, ignore_index, smoothing):
@@ -421,19 +372,7 @@ def _ce_backward_jvp(tangents, out, g, x, t, probs, w, reduction, ignore_index, 
         scale = g / wt.sum() if reduction == "mean" else g
         t_p = call(softmax_backward_op, (tangents[1], softmax(x, cd)), cd)
         by_x = (scale * q_sum).unsqueeze(cd) * t_p
-    by_w = _by_weight(
-        lambda weight, red: call(
-            cross_entropy_backward_op, (g, x, t, probs, weight), red, ignore_index, smoothing
-        ),
-        out,
-        t,
-        w,
-        tangents[4] if w is not None else None,
-        reduction,
-        ignore_index,
-        x.dtype,
-    )
-    return plus(by_g, by_x, by_w)
+    return plus(by_g, by_x)
 
 
 d(
@@ -652,24 +591,20 @@ def _bce_grad(g, out, x, t, w, reduction):
 
 
 def _bce_jvp(tangents, out, x, t, w, reduction):
-    """Elementwise: the slopes times the tangents (times the weight), reduced as the loss;
-    linear in the weight: the loss at the weight's tangent."""
+    """Elementwise: the slopes times the tangents (times the weight, a constant as backward),
+    reduced as the loss."""
     by_x, by_t = _bce_slopes(x, t)
-    elementwise = plus(
+    tangent = plus(
         None if tangents[0] is None else by_x * tangents[0],
         None if tangents[1] is None else by_t * tangents[1],
     )
-    if elementwise is not None:
-        if w is not None:
-            elementwise = elementwise * w
-        if reduction == "mean":
-            elementwise = elementwise.mean()
-        elif reduction == "sum":
-            elementwise = elementwise.sum()
-    by_w = None
-    if w is not None and tangents[2] is not None:
-        by_w = call(binary_cross_entropy_op, (x, t, tangents[2]), reduction)
-    return plus(elementwise, by_w)
+    if tangent is None:
+        return None
+    if w is not None:
+        tangent = tangent * w
+    if reduction == "mean":
+        return tangent.mean()
+    return tangent.sum() if reduction == "sum" else tangent
 
 
 binary_cross_entropy_op = defop("binary_cross_entropy", _bce_kernel)
