@@ -1,6 +1,7 @@
-"""Gradients of the shape extras (tocha/_ops/arrangement.py): gradcheck and gradgradcheck in
-float64, and PyTorch's gradients. Their values, errors and views are in
-tests/core/test_arrangement.py, which needs no tocha-autograd."""
+"""Gradients of the shape extras (tocha/_ops/arrangement.py): gradcheck (reverse and forward
+mode) and gradgradcheck in float64, and PyTorch's gradients and forward-mode tangents. Their
+values, errors and views are in tests/core/test_arrangement.py, which needs no
+tocha-autograd."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import tocha
+from tests.autograd.forward import assert_tangents_match
 from tests.core.helpers import assert_tensor
 from tocha import autograd
 
@@ -53,13 +55,13 @@ GRADS = [
 ]
 
 
-def _leaves(lib, shapes, seed):
+def _arrays(shapes, seed):
     rng = np.random.default_rng(seed)
-    out = []
-    for shape in shapes:
-        a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
-        out.append(lib.from_numpy(a).requires_grad_())
-    return out
+    return [rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape) for shape in shapes]
+
+
+def _leaves(lib, shapes, seed):
+    return [lib.from_numpy(a).requires_grad_() for a in _arrays(shapes, seed)]
 
 
 def _sum_outputs(result):
@@ -71,7 +73,7 @@ def _sum_outputs(result):
 @pytest.mark.parametrize("fn, shapes", [g[1:] for g in GRADS], ids=[g[0] for g in GRADS])
 def test_gradcheck(fn, shapes):
     inputs = _leaves(tocha, shapes, 1)
-    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), inputs)
+    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), inputs, check_forward_ad=True)
     assert autograd.gradgradcheck(lambda *xs: fn(tocha, *xs), inputs)
 
 
@@ -97,6 +99,19 @@ def test_gradients_match_torch(fn, shapes, torch):
             assert got is None
         else:
             assert_tensor(got, want, rtol=1e-6, atol=1e-8)
+
+
+# PyTorch has no forward-mode derivative of cdist and pdist.
+TORCH_TANGENTS = [g for g in GRADS if g[0] not in ("cdist", "cdist_p1", "cdist_p3", "pdist")]
+
+
+@pytest.mark.parametrize(
+    "fn, shapes", [g[1:] for g in TORCH_TANGENTS], ids=[g[0] for g in TORCH_TANGENTS]
+)
+def test_tangents_match_torch(fn, shapes, torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert_tangents_match(torch, fn, _arrays(shapes, 2), rtol=1e-6, atol=1e-8)
 
 
 def test_inplace_triangle_is_differentiable(torch):

@@ -1,6 +1,7 @@
-"""Every differentiable primitive has a derivative formula, and every formula names a
-primitive. Every installed tocha distribution is imported first, so that tocha-nn's
-primitives and the formulas it declares beside them are checked too."""
+"""Every differentiable primitive has a derivative formula and a forward-mode rule, and every
+formula and rule names a primitive. Every installed tocha distribution is imported first, so
+that tocha-nn's primitives and the formulas and rules it declares beside them are checked
+too."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import tocha
 from tests.installed import load_installed
 from tocha.autograd._formulas import FORMULAS
+from tocha.autograd._forward import FORWARD_RULES
 from tocha.library import REGISTRY
 
 load_installed()
@@ -27,6 +29,22 @@ def test_every_differentiable_primitive_has_a_formula(name):
 def test_formulas_name_only_existing_primitives():
     unknown = sorted(set(FORMULAS) - set(REGISTRY))
     assert not unknown, f"derivatives of no op: {unknown}"
+
+
+# tocha's own primitives: an op a test or an example declares under its namespace ("ns::op")
+# may go without a forward rule (forward mode then raises, naming it).
+@pytest.mark.parametrize(
+    "name", sorted(n for n, op in REGISTRY.items() if op.differentiable and "::" not in n)
+)
+def test_every_differentiable_primitive_has_a_forward_rule(name):
+    assert name in FORWARD_RULES, f"tocha-autograd has no forward rule for {name}"
+
+
+def test_forward_rules_name_only_differentiable_primitives():
+    unknown = sorted(n for n in FORWARD_RULES if n not in REGISTRY)
+    assert not unknown, f"forward rules of no op: {unknown}"
+    constant = sorted(n for n in FORWARD_RULES if not REGISTRY[n].differentiable)
+    assert not constant, f"forward rules of non-differentiable ops: {constant}"
 
 
 def test_non_differentiable_ops_record_nothing():

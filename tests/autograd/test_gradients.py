@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import tocha
+from tests.autograd.forward import assert_tangents_match
 from tests.core.opdb import OPS
 from tocha import autograd
 from tocha._dispatch import LAYERS, REGISTRY, call
@@ -300,32 +301,6 @@ def _gradients(lib, fn, arrays, seed: int) -> list:
     return [None if g is None else g.detach().numpy(force=True) for g in grads]
 
 
-def _tangents(lib, fn, arrays, seed: int) -> list:
-    """The forward-mode tangents of the float outputs, each input a dual tensor with a fixed
-    random tangent (None for an output without tangent)."""
-    rng = np.random.default_rng(seed + 2)
-    forward_ad = lib.autograd.forward_ad
-    with forward_ad.dual_level():
-        duals = [
-            forward_ad.make_dual(
-                lib.from_numpy(a.copy(order="K")), lib.from_numpy(rng.standard_normal(a.shape))
-            )
-            for a in arrays
-        ]
-        result = fn(lib, *duals)
-        outputs = [result] if not isinstance(result, (tuple, list)) else list(result)
-        tangents = [forward_ad.unpack_dual(o).tangent for o in outputs if o.is_floating_point()]
-        return [None if t is None else t.numpy(force=True) for t in tangents]
-
-
-def _assert_close(got, want, what) -> None:
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert (g is None) == (w is None), f"{what} {i}: tocha {g}, torch {w}"
-        if w is not None:
-            assert g.shape == w.shape, f"{what} {i}: shape {g.shape}, torch {w.shape}"
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"{what} {i}")
-
-
 def _check_against_torch(torch, fn, arrays, seed):
     try:
         want = _gradients(torch, fn, arrays, seed)
@@ -333,11 +308,13 @@ def _check_against_torch(torch, fn, arrays, seed):
         if "not implemented" not in str(exc):
             raise
         pytest.skip(f"torch: {exc}")
-    _assert_close(_gradients(tocha, fn, arrays, seed), want, "gradient of input")
-    want = _tangents(torch, fn, arrays, seed)
-    got = _tangents(tocha, fn, arrays, seed)
-    assert len(got) == len(want)
-    _assert_close(got, want, "tangent of output")
+    got = _gradients(tocha, fn, arrays, seed)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert (g is None) == (w is None), f"input {i}: tocha {g}, torch {w}"
+        if w is not None:
+            assert g.shape == w.shape, f"input {i}: shape {g.shape}, torch {w.shape}"
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"input {i}")
+    assert_tangents_match(torch, fn, arrays, seed)
 
 
 def _check_gradients(fn, arrays) -> None:

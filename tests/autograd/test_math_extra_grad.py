@@ -1,5 +1,6 @@
-"""Gradients of the math extras (tocha/_ops/math_extra.py) and of poisson: gradcheck and
-gradgradcheck in float64, and PyTorch's gradients, of real and complex inputs. Their values
+"""Gradients of the math extras (tocha/_ops/math_extra.py) and of poisson: gradcheck (reverse
+and forward mode) and gradgradcheck in float64, and PyTorch's gradients and forward-mode
+tangents, of real and complex inputs. Their values
 and errors are in tests/core/test_math_extra.py, which needs no tocha-autograd."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import tocha
+from tests.autograd.forward import assert_tangents_match
 from tests.core.helpers import assert_tensor
 from tocha import autograd
 
@@ -45,18 +47,19 @@ GRADS = [
 ]
 
 
-def _leaves(lib, shapes, seed):
+def _arrays(shapes, seed):
     rng = np.random.default_rng(seed)
-    return [
-        lib.from_numpy(rng.uniform(0.5, 2.0, s) * rng.choice([-1, 1], s)).requires_grad_()
-        for s in shapes
-    ]
+    return [rng.uniform(0.5, 2.0, s) * rng.choice([-1, 1], s) for s in shapes]
+
+
+def _leaves(lib, shapes, seed):
+    return [lib.from_numpy(a).requires_grad_() for a in _arrays(shapes, seed)]
 
 
 @pytest.mark.parametrize("fn, shapes", [g[1:] for g in GRADS], ids=[g[0] for g in GRADS])
 def test_gradcheck(fn, shapes):
     inputs = _leaves(tocha, shapes, 1)
-    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), inputs)
+    assert autograd.gradcheck(lambda *xs: fn(tocha, *xs), inputs, check_forward_ad=True)
     assert autograd.gradgradcheck(lambda *xs: fn(tocha, *xs), inputs)
 
 
@@ -78,6 +81,13 @@ def test_gradients_match_torch(fn, shapes, torch):
         results.append([x.grad for x in xs])
     for got, want in zip(*results):
         assert_tensor(got, want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "fn, shapes", [g[1:] for g in TORCH_GRADS], ids=[g[0] for g in TORCH_GRADS]
+)
+def test_tangents_match_torch(fn, shapes, torch):
+    assert_tangents_match(torch, fn, _arrays(shapes, 2), rtol=1e-6, atol=1e-8)
 
 
 # Complex inputs: gradients of real losses, with PyTorch's convention, against PyTorch.
@@ -103,6 +113,41 @@ def test_complex_gradients_match_torch(fn, torch):
         (out * w).sum().backward()
         grads.append(x.grad)
     assert_tensor(grads[0], grads[1])
+
+
+# Complex inputs in forward mode: holomorphic ops take ``t * f'(z)``, the others PyTorch's
+# tangents (abs: ``Re(conj(z) t) / |z|``, angle: ``Im(conj(z) t) / |z|^2``...).
+COMPLEX_TANGENTS = COMPLEX_GRADS + [
+    ("abs", lambda m, z: m.abs(z)),
+    ("sgn", lambda m, z: m.sgn(z)),
+    ("conj", lambda m, z: z.conj() * 1),
+    ("complex_of_parts", lambda m, z: m.complex(z.real, z.imag * 2)),
+    ("reciprocal", lambda m, z: z.reciprocal()),
+    ("exp_sqrt", lambda m, z: z.exp() + z.sqrt()),
+    ("mul_div", lambda m, z: z * z.conj() / (z + 4)),
+    ("pow", lambda m, z: z**2.5),
+    ("prod_cumprod", lambda m, z: z.prod() + z.cumprod(0)),
+    ("norm", lambda m, z: m.linalg.vector_norm(z, 3)),
+    ("var_std", lambda m, z: z.var() + z.std()),
+    ("sum_mean", lambda m, z: z.sum() + z.mean()),
+]
+
+
+@pytest.mark.parametrize(
+    "fn", [g[1] for g in COMPLEX_TANGENTS], ids=[g[0] for g in COMPLEX_TANGENTS]
+)
+def test_complex_tangents_match_torch(fn, torch):
+    rng = np.random.default_rng(5)
+    z = rng.uniform(-3, 3, 3) + 1j * rng.uniform(-3, 3, 3)
+    assert_tangents_match(torch, fn, [z], rtol=1e-7, atol=1e-10)
+
+
+def test_heaviside_has_no_forward_rule(torch):
+    for lib in (tocha, torch):
+        with lib.autograd.forward_ad.dual_level():
+            x = lib.autograd.forward_ad.make_dual(lib.ones(2), lib.ones(2))
+            with pytest.raises(NotImplementedError, match="forward AD with aten::heaviside"):
+                lib.heaviside(x, lib.ones(2))
 
 
 def test_heaviside_has_no_derivative_and_nextafter_passes_it(torch):

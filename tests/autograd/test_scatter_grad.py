@@ -1,7 +1,7 @@
 """Gradients of gather, the scatter family, index_*, take, put, masked_scatter and the
-*_scatter embeddings: gradcheck and gradgradcheck in float64, and PyTorch's gradients. Their
-values and errors are in tests/core/test_scatter.py, which needs no tocha-autograd (its
-samples are used here)."""
+*_scatter embeddings: gradcheck (reverse and forward mode) and gradgradcheck in float64, and
+PyTorch's gradients and forward-mode tangents. Their values and errors are in
+tests/core/test_scatter.py, which needs no tocha-autograd (its samples are used here)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tocha
+from tests.autograd.forward import assert_tangents_match
 from tests.core.helpers import assert_tensor
 from tests.core.test_scatter import IDX0, SRC, B, F
 from tocha.autograd import gradcheck, gradgradcheck
@@ -62,7 +63,7 @@ for _reduce in ("sum", "prod", "mean", "amax", "amin"):
 def test_gradcheck(name):
     fn, arrays = GRADS[name]
     inputs = [_g(a) for a in arrays]
-    assert gradcheck(lambda *xs: fn(tocha, *xs), inputs)
+    assert gradcheck(lambda *xs: fn(tocha, *xs), inputs, check_forward_ad=True)
     assert gradgradcheck(lambda *xs: fn(tocha, *xs), inputs)
 
 
@@ -79,6 +80,13 @@ def test_gradients_against_torch(name, torch):
         grads.append([x.grad for x in inputs])
     for got, want in zip(*grads):
         assert_tensor(got, want)
+
+
+# PyTorch gives scatter_reduce "prod" no tangent (its forward-mode derivative is missing).
+@pytest.mark.parametrize("name", sorted(n for n in GRADS if "_prod_" not in n))
+def test_tangents_against_torch(name, torch):
+    fn, arrays = GRADS[name]
+    assert_tangents_match(torch, fn, [np.array(a, dtype=np.float64) for a in arrays])
 
 
 def test_amax_ties_split_evenly(torch):

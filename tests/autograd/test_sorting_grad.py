@@ -1,6 +1,7 @@
-"""Gradients of sort, msort, topk and kthvalue: gradcheck and gradgradcheck in float64, and
-PyTorch's gradients. Their values and errors are in tests/core/test_sorting.py, which needs no
-tocha-autograd (its sample `G` is used here)."""
+"""Gradients of sort, msort, topk and kthvalue: gradcheck (reverse and forward mode) and
+gradgradcheck in float64, and PyTorch's gradients and forward-mode tangents. Their values and
+errors are in tests/core/test_sorting.py, which needs no tocha-autograd (its sample `G` is used
+here)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import tocha
+from tests.autograd.forward import assert_tangents_match
 from tests.core.helpers import assert_tensor
 from tests.core.test_sorting import G
 from tocha.autograd import gradcheck, gradgradcheck
@@ -28,7 +30,7 @@ GRADS = {
 @pytest.mark.parametrize("name", sorted(GRADS))
 def test_gradcheck(name):
     x = tocha.from_numpy(G.copy()).requires_grad_()
-    assert gradcheck(lambda x: GRADS[name](tocha, x), [x])
+    assert gradcheck(lambda x: GRADS[name](tocha, x), [x], check_forward_ad=True)
     assert gradgradcheck(lambda x: GRADS[name](tocha, x), [x])
 
 
@@ -42,3 +44,8 @@ def test_gradients_against_torch(name, torch):
         (out * weights).sum().backward()
         grads.append(x.grad)
     assert_tensor(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_tangents_against_torch(name, torch):
+    assert_tangents_match(torch, GRADS[name], [G.copy()])

@@ -20,6 +20,17 @@ def _not_implemented(name: str):
     return formula
 
 
+def _no_forward(name: str):
+    """The forward rule of an op PyTorch declares without one."""
+
+    def rule(t, out, *args):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{name} that does not support it."
+        )
+
+    return rule
+
+
 def _log_parts(v):
     """The logs of the positive and negative parts of `v` (the lowest float, not -inf, where
     a part is 0: -inf - -inf would make NaNs downstream)."""
@@ -110,7 +121,7 @@ fwd(
     lambda t, out, x, y: _plus(_times(t[0], (x - out).exp2()), _times(t[1], (y - out).exp2())),
 )
 d("heaviside", "", _not_implemented("heaviside"))
-fwd("heaviside", _not_implemented("heaviside"))
+fwd("heaviside", _no_forward("heaviside"))
 d("nextafter", "", lambda g, out, x, y: (g, zero(g)))  # PyTorch's choice
 fwd("nextafter", lambda t, out, x, y: t[0])
 d("frexp", "o", lambda g, out, x: g[0] / out[1].to(g[0].dtype).exp2())
