@@ -74,11 +74,15 @@ OBJECT_RETURNS = {"__hash__": "int"}
 
 def load_all() -> None:
     """Import tocha and every subpackage its distributions provide, so that every method is
-    attached; ModuleNotFoundError if one of them is not installed."""
-    from tocha._missing import SUBPACKAGES
+    attached and every top-level name bound; ModuleNotFoundError if one of them is not
+    installed."""
+    import tocha
+    from tocha._missing import PROVIDED, SUBPACKAGES
 
     for name in SUBPACKAGES:
         importlib.import_module(f"tocha.{name}")
+    for name in PROVIDED:  # top-level names other distributions provide (tocha.vmap)
+        getattr(tocha, name)
     for name in ("tocha.optim.lr_scheduler", "tocha.optim.swa_utils", "tocha.utils.data"):
         importlib.import_module(name)
 

@@ -23,6 +23,7 @@ import json
 import os
 import random
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -71,6 +72,10 @@ def recording(item):
 
 def _real_torch():
     import torch
+
+    with warnings.catch_warnings():  # its first forward-AD call would warn (torch.jit.script)
+        warnings.simplefilter("ignore")
+        import torch._decomp.decompositions_for_jvp  # noqa: F401
 
     return torch
 

@@ -183,12 +183,18 @@ def rebase(target: Tensor, result: Tensor) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     _keep_original(target, result)
-    if base is None:
-        target._ag = result._ag
+    if base is None or not (_requires(result) or _requires(target) or _requires(base)):
+        target._ag = result._ag  # the history, or only a tangent (forward mode)
         return
     from ._views import rebase_view
 
     rebase_view(target, base, result)
+    if result._ag is not None:
+        target._ag.fw = result._ag.fw
+
+
+def _requires(t: Tensor) -> bool:
+    return t._ag is not None and t._ag.requires_grad
 
 
 def _keep_original(target: Tensor, result: Tensor) -> None:
