@@ -130,6 +130,62 @@ ROWS = [
     row("max_pool2d", lambda x: F.max_pool2d(x, 2), (2, 3, 6, 6)),
     row("avg_pool2d", lambda x: F.avg_pool2d(x, 2), (2, 3, 6, 6)),
     row("layer_norm", lambda x: F.layer_norm(x, (4,)), (3, 4)),
+    row(
+        "layer_norm_affine",
+        lambda x, w, b: F.layer_norm(x, (4,), w, b),
+        (3, 4),
+        (4,),
+        (4,),
+        in_dims=(0, None, None),
+    ),
+    row(
+        "layer_norm_batched_weight", lambda x, w, b: F.layer_norm(x, (4,), w, b), (3, 4), (4,), (4,)
+    ),
+    row(
+        "conv2d_batched_weight",
+        lambda x, w, b: F.conv2d(x, w, b, padding=1),
+        (2, 3, 5, 5),
+        (4, 3, 3, 3),
+        (4,),
+    ),
+    row(
+        "conv2d_weight_only",
+        lambda x, w: F.conv2d(x, w, groups=3),
+        (2, 3, 5, 5),
+        (6, 1, 3, 3),
+        in_dims=(None, 0),
+    ),
+    row("batch_norm_training", lambda x: F.batch_norm(x, None, None, training=True), (4, 3, 2)),
+    row(
+        "batch_norm_affine",
+        lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+        (4, 3),
+        (3,),
+        (3,),
+    ),
+    row(
+        "embedding",
+        lambda i, w: F.embedding(i, w),
+        (2, 3),
+        (5, 4),
+        dtype="embedding",
+        in_dims=(0, None),
+    ),
+    row(
+        "embedding_batched_weight",
+        lambda i, w: F.embedding(i, w),
+        (2, 3),
+        (5, 4),
+        dtype="embedding",
+    ),
+    row(
+        "embedding_weight_only",
+        lambda i, w: F.embedding(i, w),
+        (2, 3),
+        (5, 4),
+        dtype="embedding",
+        in_dims=(None, 0),
+    ),
     # -- rules of their own -----------------------------------------------------------------
     row("median_all", lambda x: x.median() + x.nanmedian(), (3, 4)),
     row("index_add", lambda x, s: x.index_add(1, tocha.tensor([0, 2]), s), (3, 4), (3, 2)),
@@ -265,6 +321,8 @@ def _inputs(r: Row, rng):
             full.insert(dim % (len(shape) + 1), BATCH)
         if r.dtype == "gather" and k == 1:
             values.append(tocha.from_numpy(rng.integers(0, 4, size=full)))
+        elif r.dtype == "embedding" and k == 0:
+            values.append(tocha.from_numpy(rng.integers(0, 5, size=full)))
         elif r.dtype == "target" and k == 1:
             values.append(tocha.from_numpy(rng.integers(0, 5, size=full)))
         else:
@@ -345,10 +403,10 @@ LOOPED_BY_DESIGN = {
         "linear algebra with vector/matrix right-hand sides or several outputs: looped",
     ),
     **dict.fromkeys(
-        "native_batch_norm native_batch_norm_backward native_layer_norm_backward "
+        "native_batch_norm_backward native_layer_norm_backward "
         "scaled_dot_product_attention_backward avg_pool_backward".split(),
-        "per-example statistics or reduced parameter gradients; under a transform the "
-        "norms' and attention's backward run as tocha ops, which have rules",
+        "reduced parameter gradients; under a transform the norms' and attention's "
+        "backward run as tocha ops, which have rules",
     ),
     "rnn_layer": "a recurrence over time per example (looped)",
     "rnn_layer_backward": "a recurrence over time per example (looped)",
@@ -383,9 +441,7 @@ def test_every_primitive_has_a_rule_or_loops_by_design():
     from tocha.func._batching_rules import RULES
 
     missing = sorted(
-        n
-        for n in PRIMITIVES
-        if n not in RULES and n not in NO_TENSOR_INPUT | set(LOOPED_BY_DESIGN)
+        n for n in PRIMITIVES if n not in RULES and n not in NO_TENSOR_INPUT | set(LOOPED_BY_DESIGN)
     )
     assert not missing, f"primitives without a batching rule: {missing}"
 

@@ -288,7 +288,7 @@ def _stack(op, args, out, levels, xp):
 TRAILING = (
     "tril triu constant_pad_nd view_as_real fft_real linalg_det linalg_inv_ex "
     "linalg_cholesky_ex linalg_slogdet linalg_eigh linalg_eigvalsh linalg_svdvals "
-    "linalg_matrix_exp native_layer_norm view_dtype"
+    "linalg_matrix_exp view_dtype"
 ).split()
 
 
@@ -448,9 +448,7 @@ def _einsum(op, args, out, levels, xp):
 
 
 # -- ops whose kernel takes one leading batch dim: the vmap batch folded into it --------------
-FOLDED = (
-    "convolution convolution_transpose max_pool avg_pool adaptive_max_pool im2col col2im"
-).split()
+FOLDED = ("convolution_transpose max_pool avg_pool adaptive_max_pool im2col col2im").split()
 
 
 @rule(*FOLDED)
@@ -474,10 +472,85 @@ def _folded(op, args, out, levels, xp):
 
 @rule("embedding")
 def _embedding(op, args, out, levels, xp):
+    """Rows of the weight; a batched weight (an ensemble's) gives each example its own."""
     weight, indices = args[0], args[1]
-    if type(weight) is BatchedTensor:
-        return NotImplemented
-    return _kernel(op, args)(weight._data, aligned(indices, levels), *_raw(args[2:]))
+    if type(weight) is not BatchedTensor:
+        return _kernel(op, args)(weight._data, aligned(indices, levels), *_raw(args[2:]))
+    shape = batch_shape([weight, indices], levels)
+    k = len(levels)
+    rows = _full(indices, levels, xp, shape)
+    if rows.size and (rows.max() >= weight._data.shape[0] or rows.min() < 0):
+        raise IndexError("index out of range in self")
+    which = [
+        xp.arange(n).reshape((1,) * i + (n,) + (1,) * (k - 1 - i + indices._data.ndim))
+        for i, n in enumerate(shape)
+    ]
+    return _full(weight, levels, xp, shape)[tuple(which) + (rows,)]
+
+
+@rule("convolution")
+def _convolution(op, args, out, levels, xp):
+    """The batch folded into the kernel's batch dim, or, with batched weights (an
+    ensemble's), into its channels as groups."""
+    tensors = _tensors(args)
+    if not any(type(t) is BatchedTensor for t in tensors[1:]):
+        return _folded(op, args, out, levels, xp)
+    x, w = args[0], args[1]
+    has_bias = len(tensors) == 3
+    rest = list(args[len(tensors) :])
+    groups = rest[3]
+    shape = batch_shape(tensors, levels)
+    b = math.prod(shape)
+    k = len(levels)
+    px = _full(x, levels, xp, shape).reshape((b,) + x._data.shape)
+    px = xp.moveaxis(px, 0, 1).reshape((x._data.shape[0], -1) + x._data.shape[2:])
+    pw = _full(w, levels, xp, shape).reshape((-1,) + w._data.shape[1:])
+    call = [px, pw]
+    if has_bias:
+        call.append(_full(args[2], levels, xp, shape).reshape(-1))
+    rest[3] = groups * b
+    result = _kernel(op, args)(*call, *rest)
+    n, o = x._data.shape[0], w._data.shape[0]
+    result = result.reshape((n,) + tuple(shape) + (o,) + result.shape[2:])
+    return xp.moveaxis(result, 0, k)
+
+
+@rule("native_layer_norm")
+def _layer_norm(op, args, out, levels, xp):
+    """Normalized over trailing dims; batched weight or bias (an ensemble's) applied after."""
+    x = args[0]
+    *params, nd, eps, affine = args[1:]
+    if not any(type(p) is BatchedTensor for p in params):
+        return _kernel(op, args)(aligned(x, levels), *_raw(args[1:]))
+    y, mean, rstd = _kernel(op, args)(aligned(x, levels), nd, eps, "")
+    ndim = x._data.ndim
+    if "w" in affine:
+        y = y * _padded(params[0], levels, ndim)
+    if "b" in affine:
+        y = y + _padded(params[-1], levels, ndim)
+    return y, mean, rstd
+
+
+@rule("native_batch_norm")
+def _batch_norm(op, args, out, levels, xp):
+    """Each example's statistics: the batch folded into the channels."""
+    x = args[0]
+    *params, eps, affine = args[1:]
+    tensors = _tensors(args)
+    shape = batch_shape(tensors, levels)
+    b = math.prod(shape)
+    n, c = x._data.shape[:2]
+    px = _full(x, levels, xp, shape).reshape((b,) + x._data.shape)
+    px = xp.moveaxis(px, 0, 1).reshape((n, b * c) + x._data.shape[2:])
+    flat_params = [_full(p, levels, xp, shape).reshape(-1) for p in params]
+    y, mean, invstd = _kernel(op, args)(px, *flat_params, eps, affine)
+    y = xp.moveaxis(y.reshape((n, b, c) + x._data.shape[2:]), 1, 0)
+    batch = tuple(shape)
+    return (
+        y.reshape(batch + x._data.shape),
+        mean.reshape(batch + (c,)),
+        invstd.reshape(batch + (c,)),
+    )
 
 
 # -- randomness ------------------------------------------------------------------------------

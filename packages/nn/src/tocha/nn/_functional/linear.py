@@ -129,8 +129,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 # -- embedding ------------------------------------------------------------------------------
+def check_rows(indices, n: int) -> None:
+    """IndexError unless every index names one of `n` rows."""
+    if indices.size and (indices.max() >= n or indices.min() < 0):
+        raise IndexError("index out of range in self")
+
+
 def _embedding_kernel(xp):
     def kernel(weight, indices, padding_idx, scale_grad_by_freq):
+        check_rows(indices, weight.shape[0])
         return weight[indices]
 
     return kernel
@@ -203,8 +210,6 @@ def embedding(
             if padding_idx < -n:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = n + padding_idx
-    if input.numel() and (input.max().item() >= n or input.min().item() < 0):
-        raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq)
