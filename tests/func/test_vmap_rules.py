@@ -117,6 +117,7 @@ ROWS = [
     row("linear_batched_weight", lambda x, w, b: F.linear(x, w, b), (5, 4), (3, 4), (3,)),
     row("linear_vector_input", lambda x, w: F.linear(x, w), (4,), (3, 4)),
     row("linear_weight_only", lambda x, w: F.linear(x, w), (5, 4), (3, 4), in_dims=(None, 0)),
+    row("einsum_ellipsis", lambda x, y: tocha.einsum("...i,...i->...", x, y), (3, 4), (4,)),
     row("einsum", lambda x, y: tocha.einsum("ij,jk->ik", x, y), (3, 4), (4, 2)),
     row("einsum_half", lambda x, y: tocha.einsum("ij,j->i", x, y), (3, 4), (4,), in_dims=(0, None)),
     # -- folded into the kernel's batch dim ----------------------------------------------

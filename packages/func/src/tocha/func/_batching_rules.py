@@ -429,7 +429,7 @@ def _linear(op, args, out, levels, xp):
 def _einsum(op, args, out, levels, xp):
     """The equation with one new subscript per batch dim, on the batched operands."""
     tensors, equation, dtype = args[:-2], args[-2], args[-1]
-    if "..." in equation or "->" not in equation:
+    if "->" not in equation:
         return NotImplemented
     inputs, output = equation.split("->")
     free = [c for c in string.ascii_letters if c not in equation][: len(levels)]
