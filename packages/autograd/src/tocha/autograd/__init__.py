@@ -14,9 +14,9 @@ from . import (  # noqa: F401
     _formulas_scatter,
     _record,
     forward_ad,
-    transforms,
     functional,
     graph,
+    transforms,
 )
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
