@@ -30,6 +30,13 @@ def test_poisson_gradient_is_zero():
     assert rates.grad.tolist() == [0.0, 0.0, 0.0]
 
 
+def test_poisson_tangent_is_zero():
+    forward_ad = tocha.autograd.forward_ad
+    with forward_ad.dual_level():
+        rates = forward_ad.make_dual(tocha.full((3,), 2.0, dtype=tocha.float64), tocha.ones(3))
+        assert forward_ad.unpack_dual(tocha.poisson(rates)).tangent.tolist() == [0.0, 0.0, 0.0]
+
+
 # -- gradients ---------------------------------------------------------------------------------
 GRADS = [
     ("logaddexp", lambda m, x, y: m.logaddexp(x, y), [(3, 4), (4,)]),
@@ -142,6 +149,12 @@ def test_complex_tangents_match_torch(fn, torch):
     assert_tangents_match(torch, fn, [z], rtol=1e-7, atol=1e-10)
 
 
+def test_nextafter_passes_the_tangent_of_its_first_argument_where_it_moves(torch):
+    arrays = [np.array([1.0, 2.0, -1.0]), np.array([0.0, 3.0, -1.0])]
+    assert_tangents_match(torch, lambda m, x, y: m.nextafter(x, y), arrays)
+    assert_tangents_match(torch, lambda m, x, y: m.nextafter(x.detach(), y), arrays)
+
+
 def test_heaviside_has_no_forward_rule(torch):
     for lib in (tocha, torch):
         with lib.autograd.forward_ad.dual_level():
@@ -156,7 +169,7 @@ def test_heaviside_has_no_derivative_and_nextafter_passes_it(torch):
         x = lib.ones(2, dtype=lib.float64, requires_grad=True)
         with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
             lib.heaviside(x, lib.ones(2, dtype=lib.float64)).sum().backward()
-        y = lib.zeros(2, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.0, 1.0], dtype=lib.float64, requires_grad=True)  # a tie: x == y
         lib.nextafter(x, y).sum().backward()
         grads.append((x.grad, y.grad))
     for got, want in zip(*grads):

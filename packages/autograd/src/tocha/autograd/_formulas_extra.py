@@ -122,8 +122,9 @@ fwd(
 )
 d("heaviside", "", _not_implemented("heaviside"))
 fwd("heaviside", _no_forward("heaviside"))
-d("nextafter", "", lambda g, out, x, y: (g, zero(g)))  # PyTorch's choice
-fwd("nextafter", lambda t, out, x, y: t[0])
+# PyTorch's choice: x's derivative taken as 1 except where x == y (the result is y), y's as 0
+d("nextafter", "01", lambda g, out, x, y: (g * (x != y), zero(g)))
+fwd("nextafter", lambda t, out, x, y: None if t[0] is None else t[0] * (x != y))
 d("frexp", "o", lambda g, out, x: g[0] / out[1].to(g[0].dtype).exp2())
 fwd("frexp", lambda t, out, x: (t[0] / out[1].to(t[0].dtype).exp2(), None))
 d("conj", "", lambda g, out, x: g.conj())
