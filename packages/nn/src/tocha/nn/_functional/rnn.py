@@ -536,7 +536,9 @@ def _layer_backward_jvp(tangents, out, *flat):
     BPTT is linear in the output gradients: the op on their tangents. By the layer's inputs
     it is the gradient of ``<grads, layer tangent>`` (second derivatives are symmetric),
     the layer tangent (`_layer_tangents`) held in a direction fixed to the inputs' tangents
-    and differentiated backward. The workspace, a function of those inputs, adds nothing."""
+    and differentiated backward. The workspace, a function of those inputs, adds nothing.
+    This tangent is not differentiable backward again (no more than the layer's double
+    backward is)."""
     *arrays, mode, batch_sizes, has_bias, num_dir, proj = flat
     params = (mode, batch_sizes, has_bias, num_dir, proj)
     n_grads = 3 if mode == "LSTM" else 2
