@@ -6,6 +6,11 @@ differentiates them again. `args` are the op's arguments as the dispatcher recei
 `saves` names what the formula reads: argument positions ("01") and "o" for the output.
 An argument tensor not saved reaches the formula as a `TensorMeta` (shape, dtype, device).
 Gradients may keep a broadcast shape: the engine sums them back to each input's shape.
+
+Beside each derivative, the op's forward-mode rule (`_forward`): ``fwd_linear`` for ops
+linear in their tensor arguments, ``fwd_multilinear`` for products, ``fwd(name, rule)`` with
+``rule(tangents, out, *args)`` otherwise. Reductions and selections take their weights from
+the derivative (its gradient for a gradient of ones), so that both modes agree.
 """
 
 from __future__ import annotations
@@ -518,16 +523,18 @@ def _aminmax_fwd(t, out, x, dim, keepdim):
     return tuple(_evenly_fwd(t, o, x, dims, keepdim) for o in out)
 
 
-def _var_back(g, x, dims, correction, keepdim):
+def _var_weights(x, dims, correction):
+    """The derivative of the variance by each element: ``2 (x - mean) / dof``."""
     dof = _count(x.shape, dims) - correction
-    centered = x - x.mean(dims, keepdim=True)
-    return _unreduce(g, x.shape, dims, keepdim) * centered * (2.0 / dof if dof else math.inf)
+    return (x - x.mean(dims, keepdim=True)) * (2.0 / dof if dof else math.inf)
+
+
+def _var_back(g, x, dims, correction, keepdim):
+    return _unreduce(g, x.shape, dims, keepdim) * _var_weights(x, dims, correction)
 
 
 def _var_fwd(t, x, dims, correction, keepdim):
-    dof = _count(x.shape, dims) - correction
-    centered = x - x.mean(dims, keepdim=True)
-    return _sum(_real_part(t, centered), dims, keepdim) * (2.0 / dof if dof else math.inf)
+    return _sum(_real_part(t, _var_weights(x, dims, correction)), dims, keepdim)
 
 
 def _std_grad(g, std):
