@@ -9,8 +9,9 @@ Gradients may keep a broadcast shape: the engine sums them back to each input's 
 
 Beside each derivative, the op's forward-mode rule (`_forward`): ``fwd_linear`` for ops
 linear in their tensor arguments, ``fwd_multilinear`` for products, ``fwd(name, rule)`` with
-``rule(tangents, out, *args)`` otherwise. Reductions and selections take their weights from
-the derivative (its gradient for a gradient of ones), so that both modes agree.
+``rule(tangents, out, *args)`` otherwise. The rules of amax/amin, median, prod, norm and
+scatter_reduce take their weights from the derivative (its gradient for a gradient of ones),
+so that both modes agree at ties and zeros.
 """
 
 from __future__ import annotations
