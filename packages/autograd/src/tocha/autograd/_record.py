@@ -6,11 +6,12 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 
 from __future__ import annotations
 
+import tocha
 from tocha import Size, Tensor
 from tocha.library import FROM_NP, GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
-from ._forward import propagate
+from ._forward import LEVEL, propagate, set_tangent, tangent_of
 from ._graph import AutogradMeta, accumulator_of, carrier, new_node
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
@@ -183,6 +184,8 @@ def rebase(target: Tensor, result: Tensor) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     _keep_original(target, result)
+    if base is not None and LEVEL.current is not None:
+        _rebase_tangent(target, base, result, LEVEL.current)
     if base is None or not (_requires(result) or _requires(target) or _requires(base)):
         target._ag = result._ag  # the history, or only a tangent (forward mode)
         return
@@ -191,6 +194,34 @@ def rebase(target: Tensor, result: Tensor) -> None:
     rebase_view(target, base, result)
     if result._ag is not None:
         target._ag.fw = result._ag.fw
+
+
+def _rebase_tangent(target: Tensor, base: Tensor, result: Tensor, level) -> None:
+    """Forward mode: the base of a view written in place takes the result's tangent (zero
+    when it has none) in the view's region."""
+    base_tangent = tangent_of(base, level)
+    result_tangent = tangent_of(result, level)
+    if base_tangent is None and result_tangent is None:
+        return
+    from ._views import positions
+
+    LEVEL.current = None
+    try:
+        index = tocha.from_numpy(positions(target, base).reshape(-1)).to(base.device)
+        flat = (
+            base_tangent.reshape(-1).clone()
+            if base_tangent is not None
+            else tocha.zeros(base.numel(), dtype=result_tangent.dtype, device=base.device)
+        )
+        values = (
+            result_tangent.reshape(-1).to(flat.dtype)
+            if result_tangent is not None
+            else tocha.zeros(index.numel(), dtype=flat.dtype, device=base.device)
+        )
+        flat = flat.index_put((index,), values)
+    finally:
+        LEVEL.current = level
+    set_tangent(base, flat.reshape(base.shape), level)
 
 
 def _requires(t: Tensor) -> bool:

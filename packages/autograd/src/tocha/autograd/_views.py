@@ -17,7 +17,7 @@ from ._graph import AutogradMeta, edges_of, new_node
 from ._record import TensorMeta
 
 
-def _positions(view: Tensor, base: Tensor) -> np.ndarray:
+def positions(view: Tensor, base: Tensor) -> np.ndarray:
     """For every element of `view`, its flat index in (contiguous) `base`."""
     if not base.is_contiguous():
         raise NotImplementedError(
@@ -49,10 +49,10 @@ def _strided_view(g, out, index, base_meta):
 
 def rebase_view(target: Tensor, base: Tensor, result: Tensor) -> None:
     """`target`, a view of `base`, now holds `result`'s values: rewire both histories."""
-    positions = _positions(target, base)
-    index = tocha.from_numpy(positions).to(base.device)
+    region = positions(target, base)
+    index = tocha.from_numpy(region).to(base.device)
     keep_mask = np.ones(base.numel(), dtype=base._data.dtype)
-    keep_mask[positions.reshape(-1)] = 0
+    keep_mask[region.reshape(-1)] = 0
     keep = tocha.from_numpy(keep_mask).to(base.device)
     base_old = base.detach() if base._ag is None else base
     inputs = (base_old, result)
