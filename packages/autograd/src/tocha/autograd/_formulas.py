@@ -201,8 +201,20 @@ d("erfinv", "o", lambda g, out, x: g * SQRT_PI_OVER_TWO * (out * out).exp())
 fwd("erfinv", lambda t, out, x: t[0] * SQRT_PI_OVER_TWO * (out * out).exp())
 d("frac", "", lambda g, out, x: g)
 fwd("frac", lambda t, out, x: t[0])
-for _name in ("floor", "ceil", "trunc", "sign", "sgn"):
+for _name in ("floor", "ceil", "trunc", "sign"):
     d(_name, "", lambda g, out, x: zero(g))
+
+
+def _sgn(g, out, x):
+    """Real inputs: zero. Complex: the part of g orthogonal to sgn(x), over |x| (0 at 0)."""
+    if not x.is_complex():
+        return zero(g)
+    size = x.abs()
+    along = (g * out.conj()).real * out
+    return tocha.where(size == 0, 0, (g - along) / tocha.where(size == 0, 1, size))
+
+
+d("sgn", "0o", _sgn)
 for _name in ("floor", "ceil", "trunc", "sign"):
     fwd(_name, _constant)
 fwd("sgn", _sgn_fwd)
