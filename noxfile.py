@@ -26,6 +26,7 @@ PACKAGES = {
     "optim": ["autograd"],
     "mp": ["tensor-core"],
     "utils": ["tensor-core", "mp"],
+    "distributions": ["autograd"],
     "func": ["autograd", "nn"],
     "distributed": ["tensor-core", "autograd", "nn"],
     "cuda": ["tensor-core"],

@@ -26,6 +26,7 @@ PACKAGES = [
     ("autograd", "tocha-autograd", ("tocha.autograd",), ("tocha-core",)),
     ("nn", "tocha-nn", ("tocha.nn",), ("tocha-autograd",)),
     ("optim", "tocha-optim", ("tocha.optim",), ("tocha-autograd",)),
+    ("distributions", "tocha-distributions", ("tocha.distributions",), ("tocha-autograd",)),
     ("func", "tocha-func", ("tocha.func",), ("tocha-autograd", "tocha-nn")),
     ("mp", "tocha-mp", ("tocha.multiprocessing",), ("tocha-core",)),
     ("utils", "tocha-utils", ("tocha.utils",), ("tocha-core", "tocha-mp")),

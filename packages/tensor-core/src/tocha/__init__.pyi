@@ -14,6 +14,7 @@ from tocha import backends as backends
 from tocha import compat as compat
 from tocha import cuda as cuda
 from tocha import distributed as distributed
+from tocha import distributions as distributions
 from tocha import fft as fft
 from tocha import func as func
 from tocha import library as library
@@ -21,9 +22,12 @@ from tocha import linalg as linalg
 from tocha import multiprocessing as multiprocessing
 from tocha import nn as nn
 from tocha import optim as optim
+from tocha import profiler as profiler
 from tocha import return_types as return_types
 from tocha import serialization as serialization
+from tocha import sparse as sparse
 from tocha import special as special
+from tocha import testing as testing
 from tocha import types as types
 from tocha import utils as utils
 from tocha._device import device as device

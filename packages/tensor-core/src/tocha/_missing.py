@@ -38,6 +38,7 @@ SUBPACKAGES = {
     "nn": "tocha-nn",
     "optim": "tocha-optim",
     "func": "tocha-func",
+    "distributions": "tocha-distributions",
     "multiprocessing": "tocha-mp",
     "utils": "tocha-utils",
     "distributed": "tocha-distributed",
@@ -47,6 +48,9 @@ SUBPACKAGES = {
     "types": "tocha-core",
     "compat": "tocha-core",
     "library": "tocha-core",
+    "testing": "tocha-core",
+    "profiler": "tocha-core",
+    "sparse": "tocha-core",
 }
 # ``tocha.<name>`` functions that a subpackage provides (``tocha.vmap`` is ``tocha.func.vmap``,
 # as ``torch.vmap`` is ``torch.func.vmap``) -> that subpackage, imported on first access.
@@ -61,6 +65,7 @@ FOLDERS = {
     "tocha-nn": "nn",
     "tocha-optim": "optim",
     "tocha-func": "func",
+    "tocha-distributions": "distributions",
     "tocha-mp": "mp",
     "tocha-utils": "utils",
     "tocha-distributed": "distributed",
