@@ -1,8 +1,9 @@
 """Attention against torch: F.scaled_dot_product_attention (values, gradients, masks, causal,
 scale, GQA, dropout), F.multi_head_attention_forward and nn.MultiheadAttention with
 identical weights over every option (masks, need_weights, average_attn_weights, batch_first,
-kdim/vdim, bias_kv, zero_attn, unbatched); float64 gradcheck and gradgradcheck; errors;
-repr, state_dict keys and initialisation."""
+kdim/vdim, bias_kv, zero_attn, unbatched); float64 gradcheck (reverse and forward mode) and
+gradgradcheck (and forward over reverse); forward-mode tangents against
+torch.autograd.forward_ad; errors; repr, state_dict keys and initialisation."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng
@@ -169,8 +171,42 @@ def test_sdpa_gradcheck(options):
         tocha.manual_seed(0)
         return F.scaled_dot_product_attention(*args, **options)
 
-    assert gradcheck(fn, tuple(args))
+    assert gradcheck(fn, tuple(args), check_forward_ad=True)
     assert gradgradcheck(fn, tuple(args))
+    assert check_forward_over_reverse(fn, tuple(args))
+
+
+def _fully_masked_row():
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False
+    return mask
+
+
+# (id, keyword arguments of scaled_dot_product_attention, shapes of q, k, v and a float mask)
+SDPA_FORWARD = [
+    ("plain", {}, [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    ("causal", {"is_causal": True}, [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    ("scale", {"scale": 0.7}, [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    ("float_mask", {}, [(2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)]),
+    ("bool_mask_row", {"attn_mask": _fully_masked_row()}, [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    ("gqa", {"enable_gqa": True}, [(2, 4, 3, 5), (2, 2, 6, 5), (2, 2, 6, 3)]),
+]
+
+
+@pytest.mark.parametrize("name,options,shapes", SDPA_FORWARD, ids=[c[0] for c in SDPA_FORWARD])
+def test_sdpa_forward_ad_matches_torch(torch, name, options, shapes):
+    rng = RNG(5)
+    arrays = [rng.standard_normal(s) for s in shapes]
+
+    def fn(lib, q, k, v, *mask):
+        kwargs = dict(options)
+        if "attn_mask" in kwargs:
+            kwargs["attn_mask"] = lib.from_numpy(kwargs["attn_mask"])
+        if mask:
+            kwargs["attn_mask"] = mask[0]
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    assert_tangents_match(torch, fn, arrays)
 
 
 def test_sdpa_errors(torch):
@@ -432,8 +468,11 @@ def test_mha_gradcheck():
     mha = nn.MultiheadAttention(4, 2, add_bias_kv=True, kdim=3).double()
     q, k, v = _double(3, 2, 4), _double(5, 2, 3, seed=1), _double(5, 2, 4, seed=2)
     mask = tocha.from_numpy(RNG(4).standard_normal((3, 5)))
-    assert gradcheck(lambda q, k, v: mha(q, k, v, attn_mask=mask)[0], (q, k, v))
+    assert gradcheck(lambda q, k, v: mha(q, k, v, attn_mask=mask), (q, k, v), check_forward_ad=True)
     assert gradgradcheck(lambda q, k, v: mha(q, k, v, need_weights=False)[0], (q, k, v))
+    assert check_forward_over_reverse(
+        lambda q, k, v: mha(q, k, v, need_weights=False)[0], (q, k, v)
+    )
 
 
 def test_mha_repr_state_dict_and_init(torch):

@@ -1,6 +1,8 @@
 """Convolutions and sliding blocks against torch.nn: Conv1d/2d/3d, ConvTranspose1d/2d/3d,
 Fold/Unfold with identical weights (outputs, input and parameter gradients, train and eval),
-float64 gradcheck and gradgradcheck of every functional form, errors, reprs, initialisation."""
+float64 gradcheck (reverse and forward mode) and gradgradcheck (and forward over reverse) of
+every functional form, forward-mode tangents against torch.autograd.forward_ad, errors, reprs,
+initialisation."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 LAYERS = [
@@ -158,8 +161,9 @@ def test_conv_gradcheck(name, xs, ws, bias, kwargs):
     def f(*args):
         return fn(*args, **kwargs)
 
-    assert gradcheck(f, inputs)
+    assert gradcheck(f, inputs, check_forward_ad=True)
     assert gradgradcheck(f, inputs)
+    assert check_forward_over_reverse(f, inputs)
 
 
 @pytest.mark.parametrize("name,xs,ws,bias,kwargs", FUNCTIONAL)
@@ -169,6 +173,15 @@ def test_conv_functional_matches_torch(torch, name, xs, ws, bias, kwargs):
     ours = getattr(F, name)(*map(tocha.from_numpy, arrays), **kwargs)
     theirs = getattr(torch.nn.functional, name)(*map(torch.from_numpy, arrays), **kwargs)
     _close(ours, theirs, "float64")
+
+
+@pytest.mark.parametrize("name,xs,ws,bias,kwargs", FUNCTIONAL)
+def test_conv_forward_ad_matches_torch(torch, name, xs, ws, bias, kwargs):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in (xs, ws) + ((bias,) if bias else ())]
+    assert_tangents_match(
+        torch, lambda lib, *t: getattr(lib.nn.functional, name)(*t, **kwargs), arrays
+    )
 
 
 def test_conv_double_backward_matches_torch(torch):
@@ -204,10 +217,16 @@ def test_unfold_fold_match_torch(torch, shape, kwargs):
     back_o = nn.Fold(size, **kwargs)(cols_o)
     back_t = torch.nn.Fold(size, **kwargs)(cols_t)
     _close(back_o, back_t, "float64")
-    assert gradcheck(lambda t: F.unfold(t, **kwargs), (tocha.from_numpy(x).requires_grad_(),))
+    x_grad = tocha.from_numpy(x).requires_grad_()
+    assert gradcheck(lambda t: F.unfold(t, **kwargs), (x_grad,), check_forward_ad=True)
     c = tocha.from_numpy(cols_t.numpy().copy()).requires_grad_()
-    assert gradcheck(lambda t: F.fold(t, size, **kwargs), (c,))
+    assert gradcheck(lambda t: F.fold(t, size, **kwargs), (c,), check_forward_ad=True)
     assert gradgradcheck(lambda t: F.fold(t, size, **kwargs), (c,))
+    assert check_forward_over_reverse(lambda t: F.fold(t, size, **kwargs), (c,))
+    assert_tangents_match(torch, lambda lib, t: lib.nn.functional.unfold(t, **kwargs), [x])
+    assert_tangents_match(
+        torch, lambda lib, t: lib.nn.functional.fold(t, size, **kwargs), [cols_t.numpy().copy()]
+    )
 
 
 # -- errors ---------------------------------------------------------------------------------

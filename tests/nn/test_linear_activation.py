@@ -1,6 +1,7 @@
 """Linear, activation, flatten, embedding and dropout layers and their functional forms,
 against torch.nn with identical weights: outputs, input and parameter gradients (train and
-eval), gradcheck in float64, errors and reprs."""
+eval), gradcheck in float64 (reverse and forward mode, forward over reverse), forward-mode
+tangents against torch.autograd.forward_ad, errors and reprs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 
@@ -364,15 +366,84 @@ GRADCHECKS = {
 def test_gradcheck(name):
     fn, second = GRADCHECKS[name]
     x = _x(3, 3)
-    assert gradcheck(fn, (x,))
+    assert gradcheck(fn, (x,), check_forward_ad=True)
     if second:
         assert gradgradcheck(fn, (x,))
+        assert check_forward_over_reverse(fn, (x,))
 
 
 def test_gradcheck_softmax_backward_double_backward():
     x = _x(2, 4)
-    assert gradgradcheck(lambda t: F.softmax(t, -1) * t, (x,))
-    assert gradgradcheck(lambda t: F.log_softmax(t, -1) * t, (x,))
+    for fn in (lambda t: F.softmax(t, -1) * t, lambda t: F.log_softmax(t, -1) * t):
+        assert gradgradcheck(fn, (x,))
+        assert check_forward_over_reverse(fn, (x,))
+
+
+def test_forward_ad_gradcheck_of_linear_weight_bias_and_embedding_weight():
+    x, w, b = _x(4, 3), _x(5, 3, seed=1), _x(5, seed=2)
+    assert gradcheck(F.linear, (x, w, b), check_forward_ad=True)
+    assert check_forward_over_reverse(F.linear, (x, w, b))
+    idx = tocha.tensor([[0, 2], [2, 1]])
+    for kwargs in ({}, {"padding_idx": 2}, {"scale_grad_by_freq": True}):
+        assert gradcheck(
+            lambda t, kw=kwargs: F.embedding(idx, t, **kw),
+            (_x(3, 3),),
+            check_forward_ad=True,
+            check_backward_ad=not kwargs,
+        )
+
+
+def _f64(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape) * 2
+
+
+def _functional(name, kwargs):
+    def fn(lib, x):
+        kw = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        return getattr(lib.nn.functional, name)(x, **kw)
+
+    return fn
+
+
+# (id, fn(lib, *tensors), arrays): forward-mode tangents against torch.autograd.forward_ad
+FORWARD = [
+    (f"{name}{kwargs}", _functional(name, kwargs), [_f64(4, 6)]) for name, kwargs in FUNCTIONAL
+]
+FORWARD += [
+    ("gelu", lambda L, x: L.nn.functional.gelu(x), [_f64(3, 4)]),
+    ("prelu", lambda L, x, w: L.nn.functional.prelu(x, w), [_f64(2, 3, 2), _f64(3, seed=1)]),
+    (
+        "linear",
+        lambda L, x, w, b: L.nn.functional.linear(x, w, b),
+        [_f64(4, 3), _f64(5, 3, seed=1), _f64(5, seed=2)],
+    ),
+    ("linear_3d", lambda L, x, w: L.nn.functional.linear(x, w), [_f64(2, 4, 3), _f64(5, 3)]),
+    (
+        "bilinear",
+        lambda L, a, b, w, c: L.nn.functional.bilinear(a, b, w, c),
+        [_f64(4, 3), _f64(4, 2, seed=1), _f64(5, 3, 2, seed=2), _f64(5, seed=3)],
+    ),
+    (
+        "embedding",
+        lambda L, w, i: L.nn.functional.embedding(i, w, padding_idx=1),
+        [_f64(5, 3), np.array([[0, 1], [4, 1]])],
+    ),
+    ("dropout_eval", lambda L, x: L.nn.functional.dropout(x, 0.3, training=False), [_f64(3, 4)]),
+    ("alpha_dropout_eval", lambda L, x: L.nn.functional.alpha_dropout(x, 0.3), [_f64(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", FORWARD, ids=[case[0] for case in FORWARD])
+def test_forward_ad_matches_torch(torch, name, fn, arrays):
+    assert_tangents_match(torch, fn, arrays)
+
+
+def test_dropout_forward_ad_uses_the_mask():
+    x = tocha.ones(20, 30, dtype=tocha.float64)
+    with tocha.autograd.forward_ad.dual_level():
+        out = F.dropout(tocha.autograd.forward_ad.make_dual(x, 2 * x), 0.4)
+        primal, tangent = tocha.autograd.forward_ad.unpack_dual(out)
+    np.testing.assert_allclose(tangent.numpy(), 2 * primal.numpy())
 
 
 # -- dropout statistics ------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Normalization layers against torch.nn: LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm,
 BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d with identical weights (outputs, input and parameter
-gradients, running statistics, train and eval), float64 gradcheck and gradgradcheck of every
-functional form, errors and reprs."""
+gradients, running statistics, train and eval), float64 gradcheck (reverse and forward mode)
+and gradgradcheck (and forward over reverse) of every functional form, forward-mode tangents
+against torch.autograd.forward_ad, errors and reprs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 LAYERS = [
@@ -230,8 +232,15 @@ def _functional_cases():
 @pytest.mark.parametrize("case", _functional_cases(), ids=lambda c: c[0])
 def test_norm_gradcheck(case):
     _, fn, inputs = case
-    assert gradcheck(lambda *a: fn(tocha, *a), inputs)
+    assert gradcheck(lambda *a: fn(tocha, *a), inputs, check_forward_ad=True)
     assert gradgradcheck(lambda *a: fn(tocha, *a), inputs)
+    assert check_forward_over_reverse(lambda *a: fn(tocha, *a), inputs)
+
+
+@pytest.mark.parametrize("case", _functional_cases(), ids=lambda c: c[0])
+def test_norm_forward_ad_matches_torch(torch, case):
+    _, fn, inputs = case
+    assert_tangents_match(torch, fn, [t.detach().numpy() for t in inputs])
 
 
 @pytest.mark.parametrize("case", _functional_cases(), ids=lambda c: c[0])

@@ -1,6 +1,8 @@
 """Padding and resampling against torch.nn: F.pad in every mode, the padding layers,
 interpolate/Upsample in every mode, pixel (un)shuffle, channel shuffle, grid_sample and
-affine_grid (values and gradients), float64 gradcheck and gradgradcheck, errors and reprs."""
+affine_grid (values and gradients), float64 gradcheck (reverse and forward mode) and
+gradgradcheck (and forward over reverse), forward-mode tangents against
+torch.autograd.forward_ad, errors and reprs."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 
 import tocha
 import tocha.nn as nn
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 
@@ -69,8 +72,20 @@ def test_pad_matches_torch(torch, shape, pad, mode, value, dtype):
 @pytest.mark.parametrize("shape,pad,mode,value", PADS)
 def test_pad_gradcheck(shape, pad, mode, value):
     x = tocha.from_numpy(np.random.default_rng(0).standard_normal(shape)).requires_grad_()
-    assert gradcheck(lambda t: tocha.nn.functional.pad(t, pad, mode, value), (x,))
+    assert gradcheck(
+        lambda t: tocha.nn.functional.pad(t, pad, mode, value), (x,), check_forward_ad=True
+    )
     assert gradgradcheck(lambda t: tocha.nn.functional.pad(t, pad, mode, value), (x,))
+    assert check_forward_over_reverse(lambda t: tocha.nn.functional.pad(t, pad, mode, value), (x,))
+
+
+@pytest.mark.parametrize("shape,pad,mode,value", PADS)
+def test_pad_forward_ad_matches_torch(torch, shape, pad, mode, value):
+    assert_tangents_match(
+        torch,
+        lambda lib, x: lib.nn.functional.pad(x, pad, mode, value),
+        [np.random.default_rng(0).standard_normal(shape)],
+    )
 
 
 def test_pad_integer_input_casts_value(torch):
@@ -148,8 +163,20 @@ def test_interpolate_matches_torch(torch, shape, kwargs, mode, corners, dtype):
 def test_interpolate_gradcheck(shape, kwargs, mode, corners):
     x = tocha.from_numpy(np.random.default_rng(0).standard_normal(shape)).requires_grad_()
     fn = _interp(shape, kwargs, mode, corners)
-    assert gradcheck(lambda t: fn(tocha, t), (x,))
+    assert gradcheck(lambda t: fn(tocha, t), (x,), check_forward_ad=True)
     assert gradgradcheck(lambda t: fn(tocha, t), (x,))
+    assert check_forward_over_reverse(lambda t: fn(tocha, t), (x,))
+
+
+@pytest.mark.parametrize("shape,kwargs,mode,corners", INTERP_CASES[::3])
+def test_interpolate_forward_ad_matches_torch(torch, shape, kwargs, mode, corners):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_tangents_match(
+            torch,
+            _interp(shape, kwargs, mode, corners),
+            [np.random.default_rng(0).standard_normal(shape)],
+        )
 
 
 UPSAMPLE_LAYERS = [
@@ -196,7 +223,14 @@ SHUFFLES = [
 def test_shuffle_matches_torch(torch, name, shape, factor):
     _compare(torch, lambda lib, x: getattr(lib.nn.functional, name)(x, factor), [shape])
     x = tocha.from_numpy(np.random.default_rng(0).standard_normal(shape)).requires_grad_()
-    assert gradcheck(lambda t: getattr(tocha.nn.functional, name)(t, factor), (x,))
+    assert gradcheck(
+        lambda t: getattr(tocha.nn.functional, name)(t, factor), (x,), check_forward_ad=True
+    )
+    assert_tangents_match(
+        torch,
+        lambda lib, t: getattr(lib.nn.functional, name)(t, factor),
+        [np.random.default_rng(0).standard_normal(shape)],
+    )
 
 
 @pytest.mark.parametrize(
@@ -233,7 +267,7 @@ def test_grid_sample_matches_torch(torch, mode, padding, corners, dims):
     arrays = _compare(torch, fn, shapes, scale=0.8)
     if mode == "bilinear":
         x, g = (tocha.from_numpy(a).requires_grad_() for a in arrays)
-        assert gradcheck(lambda a, b: fn(tocha, a, b), (x, g))
+        assert gradcheck(lambda a, b: fn(tocha, a, b), (x, g), check_forward_ad=True)
 
 
 @pytest.mark.filterwarnings("ignore:Since version 1.3.0")
@@ -244,7 +278,14 @@ def test_affine_grid_matches_torch(torch, size, corners):
     size = (2,) + size[1:]
     _compare(torch, lambda lib, t: lib.nn.functional.affine_grid(t, size, corners), [theta])
     t = tocha.from_numpy(np.random.default_rng(0).standard_normal(theta)).requires_grad_()
-    assert gradcheck(lambda a: tocha.nn.functional.affine_grid(a, size, corners), (t,))
+    assert gradcheck(
+        lambda a: tocha.nn.functional.affine_grid(a, size, corners), (t,), check_forward_ad=True
+    )
+    assert_tangents_match(
+        torch,
+        lambda lib, a: lib.nn.functional.affine_grid(a, size, corners),
+        [np.random.default_rng(0).standard_normal(theta)],
+    )
 
 
 def test_align_corners_default_warns():

@@ -1,7 +1,8 @@
 """Pooling layers against torch.nn: max (with indices), average, adaptive, power-average
 pooling and max unpooling in 1, 2 and 3-D (outputs, indices, input gradients, train and
-eval), float64 gradcheck and gradgradcheck of the functional forms, output-size rules
-(ceil_mode edge cases), errors and reprs."""
+eval), float64 gradcheck (reverse and forward mode) and gradgradcheck (and forward over
+reverse) of the functional forms, forward-mode tangents against torch.autograd.forward_ad,
+output-size rules (ceil_mode edge cases), errors and reprs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
+from tests.nn.forward_ad import assert_tangents_match, check_forward_over_reverse
 from tocha.autograd import gradcheck, gradgradcheck
 
 LAYERS = [
@@ -114,18 +116,38 @@ FUNCTIONAL = [
 _SHAPES = {"1d": (2, 2, 7), "2d": (2, 2, 5, 6), "3d": (1, 2, 4, 3, 5)}
 
 
+def _pool_input(name):
+    x = np.random.default_rng(0).standard_normal(_SHAPES[name[-2:]])
+    return np.abs(x) + 0.5 if name.startswith("lp") else x
+
+
 @pytest.mark.parametrize("name,args,kwargs", FUNCTIONAL)
 def test_pool_gradcheck(name, args, kwargs):
-    x = np.random.default_rng(0).standard_normal(_SHAPES[name[-2:]])
-    if name.startswith("lp"):
-        x = np.abs(x) + 0.5
-    xt = tocha.from_numpy(x).requires_grad_()
+    xt = tocha.from_numpy(_pool_input(name)).requires_grad_()
 
     def f(t):
         return getattr(F, name)(t, *args, **kwargs)
 
-    assert gradcheck(f, (xt,))
+    assert gradcheck(f, (xt,), check_forward_ad=True)
     assert gradgradcheck(f, (xt,))
+    assert check_forward_over_reverse(f, (xt,))
+
+
+@pytest.mark.parametrize("name,args,kwargs", FUNCTIONAL)
+def test_pool_forward_ad_matches_torch(torch, name, args, kwargs):
+    assert_tangents_match(
+        torch,
+        lambda lib, t: getattr(lib.nn.functional, name)(t, *args, **kwargs),
+        [_pool_input(name)],
+    )
+
+
+def test_max_pool_indices_and_unpool_forward_ad_match_torch(torch):
+    def fn(lib, x):
+        out, idx = lib.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return out, lib.nn.functional.max_unpool2d(out, idx, 2, output_size=x.shape)
+
+    assert_tangents_match(torch, fn, [np.random.default_rng(0).standard_normal((2, 3, 6, 7))])
 
 
 def test_max_unpool_matches_torch(torch):

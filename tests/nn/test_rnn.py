@@ -1,7 +1,9 @@
 """Recurrent layers against torch.nn: RNN (tanh, relu), LSTM (proj_size), GRU and the cells with
 identical weights (outputs, final states, input/state/parameter gradients, train and eval,
 batch_first, bidirectional, stacks, unbatched and packed inputs); float64 gradcheck of the fused
-primitives; the packing utilities of nn.utils.rnn; errors, reprs, state dicts."""
+primitives in reverse and forward mode, and forward over reverse; forward-mode tangents of the
+layers and cells against torch.autograd.forward_ad; the packing utilities of nn.utils.rnn;
+errors, reprs, state dicts."""
 
 from __future__ import annotations
 
@@ -10,6 +12,13 @@ import pytest
 
 import tocha
 import tocha.nn as nn
+from tests.nn.forward_ad import (
+    assert_same_tangents,
+    check_forward_over_reverse,
+    directions,
+    module_tangents,
+    parameter_directions,
+)
 from tocha.autograd import gradcheck
 from tocha.nn._functional import rnn as F_rnn
 from tocha.nn.utils import rnn as rnn_utils
@@ -252,7 +261,35 @@ def test_rnn_gradcheck(mode, bidirectional, proj):
             mode, x, sizes, hx, list(rest[len(states) :]), True, 1, 0.0, False, bidirectional, proj
         )
 
-    assert gradcheck(f, (x, *states, *weights))
+    assert gradcheck(f, (x, *states, *weights), check_forward_ad=True)
+
+
+@pytest.mark.parametrize("mode,bidirectional,proj", GRADCHECK_CASES)
+def test_rnn_forward_over_reverse(mode, bidirectional, proj):
+    """Forward mode through BPTT (rnn_layer_backward's forward rule), on a smaller layer."""
+    gen = tocha.Generator().manual_seed(1)
+    sizes = (2, 2, 1)
+    num_dir = 2 if bidirectional else 1
+    gates = F_rnn.GATES[mode] * 2
+    out = 1 if proj else 2
+
+    def rand(*shape):
+        return (tocha.rand(shape, generator=gen, dtype=tocha.float64) - 0.5).requires_grad_()
+
+    weights = []
+    for _ in range(num_dir):
+        weights += [rand(gates, 2), rand(gates, out), rand(gates), rand(gates)]
+        if proj:
+            weights.append(rand(1, 2))
+    states = [rand(num_dir, 2, out)] + ([rand(num_dir, 2, 2)] if mode == "LSTM" else [])
+
+    def f(x, *rest):
+        hx = rest[: len(states)]
+        return F_rnn.rnn(
+            mode, x, sizes, hx, list(rest[len(states) :]), True, 1, 0.0, False, bidirectional, proj
+        )
+
+    assert check_forward_over_reverse(f, (rand(sum(sizes), 2), *states, *weights))
 
 
 @pytest.mark.parametrize("cell", ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"])
@@ -267,9 +304,35 @@ def test_cell_gradcheck(cell):
     weights = (rand(gates, 4), rand(gates, 3), rand(gates), rand(gates))
     fn = getattr(F_rnn, cell)
     if cell == "lstm_cell":
-        assert gradcheck(lambda x, h, c, *w: fn(x, (h, c), *w), (x, h, c, *weights))
+        f, inputs = (lambda x, h, c, *w: fn(x, (h, c), *w)), (x, h, c, *weights)
     else:
-        assert gradcheck(lambda x, h, *w: fn(x, h, *w), (x, h, *weights))
+        f, inputs = (lambda x, h, *w: fn(x, h, *w)), (x, h, *weights)
+    assert gradcheck(f, inputs, check_forward_ad=True)
+    assert check_forward_over_reverse(f, inputs)
+
+
+# (layer, constructor arguments, input shape): inputs and parameters all get tangents
+FORWARD_LAYERS = [
+    ("RNN", (IN, H), {"nonlinearity": "relu", "num_layers": 2}, (T, B, IN)),
+    ("RNN", (IN, H), {"bidirectional": True}, (T, IN)),
+    ("LSTM", (IN, H), {"bidirectional": True, "proj_size": 3}, (T, B, IN)),
+    ("LSTM", (IN, H), {"num_layers": 2, "batch_first": True}, (B, T, IN)),
+    ("GRU", (IN, H), {"bidirectional": True, "batch_first": True}, (B, T, IN)),
+    ("RNNCell", (IN, H), {}, (B, IN)),
+    ("LSTMCell", (IN, H), {"bias": False}, (B, IN)),
+    ("GRUCell", (IN, H), {}, (B, IN)),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", FORWARD_LAYERS)
+def test_layer_forward_ad_matches_torch(torch, name, args, kwargs, shape):
+    ours, theirs = _pair(torch, name, args, kwargs)
+    arrays = [np.random.default_rng(0).standard_normal(shape) * 0.5]
+    dirs, param_dirs = directions(arrays), parameter_directions(ours)
+    assert_same_tangents(
+        module_tangents(tocha, ours, arrays, dirs, param_dirs),
+        module_tangents(torch, theirs, arrays, dirs, param_dirs),
+    )
 
 
 def test_double_backward_raises():
