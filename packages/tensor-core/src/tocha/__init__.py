@@ -9,7 +9,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _missing, _ops, _printing, amp, fft, linalg, special  # noqa: E402, F401
+from . import _missing, _ops, _printing, _storage, amp, fft, linalg, special  # noqa: E402, F401
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
