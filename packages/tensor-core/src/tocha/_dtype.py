@@ -319,11 +319,21 @@ def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
     return from_.rank <= to.rank
 
 
+def _expect_dtype(name: str, value) -> dtype:
+    """`value`, a dtype; PyTorch's TypeError for anything else (a tensor included)."""
+    if not isinstance(value, dtype):
+        raise TypeError(
+            f"{name}(): argument 'type' (position 1) must be torch.dtype, "
+            f"not {type(value).__name__}"
+        )
+    return value
+
+
 class finfo:
     """Machine limits of a floating point dtype, as `torch.finfo`."""
 
     def __init__(self, type: dtype | None = None):  # noqa: A002
-        type = DEFAULTS.float if type is None else type
+        type = DEFAULTS.float if type is None else _expect_dtype("finfo", type)
         if not (type.is_floating_point or type.is_complex):
             raise TypeError(f"finfo() requires a floating point input type, got {type}")
         info = _finfo_np(type.to_real().np)
@@ -355,6 +365,7 @@ class iinfo:
     """Machine limits of an integer dtype, as `torch.iinfo`."""
 
     def __init__(self, type: dtype):  # noqa: A002
+        type = _expect_dtype("iinfo", type)
         if type.rank not in (INTEGRAL, BOOL):
             raise TypeError(f"iinfo() requires an integer input type, got {type}")
         info = np.iinfo(type.np) if type is not bool else np.iinfo(np.uint8)

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     pointwise,
     random,
     reduction,
+    routines,
     scatter,
     shape,
     sorting,
