@@ -14,10 +14,12 @@ float dtype first. ``norm``: "backward" (default: the inverse transforms scale b
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _dtype
-from ._api import PUBLIC
+from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
 from ._tensor import Tensor, _wrap_dim
 
@@ -334,3 +336,203 @@ def fftshift(input: Tensor, dim=None) -> Tensor:
 def ifftshift(input: Tensor, dim=None) -> Tensor:
     """The inverse of `fftshift`."""
     return _rolled(input, dim, True)
+
+
+# -- short-time Fourier transforms (top-level torch.stft / torch.istft) ---------------------
+def _padded_window(window, win_length: int, n_fft: int, like: Tensor) -> Tensor:
+    """`window` (ones when None) of `win_length`, zero-padded on both sides to `n_fft`."""
+    if window is None:
+        window = PUBLIC["ones"](win_length, dtype=like.dtype.to_real(), device=like._device)
+    elif window.dim() != 1 or window.shape[0] != win_length:
+        raise RuntimeError(
+            f"stft: expected a 1D window tensor of size equal to win_length={win_length}, "
+            f"but got window with size {list(window.shape)}"
+        )
+    left = (n_fft - win_length) // 2
+    if left or n_fft - win_length - left:
+        zeros = PUBLIC["zeros"]
+        window = PUBLIC["cat"](
+            [
+                zeros(left, dtype=window.dtype, device=window._device),
+                window,
+                zeros(n_fft - win_length - left, dtype=window.dtype, device=window._device),
+            ]
+        )
+    return window
+
+
+def _pad_signal(x: Tensor, pad: int, mode: str) -> Tensor:
+    """`x` (..., n) padded by `pad` on both sides of its last dim: reflect, constant,
+    replicate or circular."""
+    n = x.shape[-1]
+    if mode == "reflect":
+        if pad >= n:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({pad}, {pad}) at dimension {x.dim() - 1} of "
+                f"input {list(x.shape)}"
+            )
+        left = PUBLIC["flip"](x[..., 1 : pad + 1], (-1,))
+        right = PUBLIC["flip"](x[..., n - pad - 1 : n - 1], (-1,))
+    elif mode == "constant":
+        left = right = PUBLIC["zeros"]((*x.shape[:-1], pad), dtype=x.dtype, device=x._device)
+    elif mode == "replicate":
+        left = x[..., :1].expand(*x.shape[:-1], pad)
+        right = x[..., n - 1 :].expand(*x.shape[:-1], pad)
+    elif mode == "circular":
+        left, right = x[..., n - pad :], x[..., :pad]
+    else:
+        raise NotImplementedError(f"stft: unsupported pad_mode {mode!r}")
+    return PUBLIC["cat"]([left, x, right], -1)
+
+
+def stft(
+    input: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+) -> Tensor:
+    """The short-time Fourier transform of a signal (n) or a batch (b, n): frames of `n_fft`
+    samples `hop_length` apart (default ``n_fft // 4``), each times `window` (ones of
+    `win_length`, default `n_fft`, centred in `n_fft`), transformed. `center` pads the signal
+    by ``n_fft // 2`` on both sides (`pad_mode`). Result (b?, freqs, frames), freqs
+    ``n_fft // 2 + 1`` when `onesided` (the default for a real signal and window).
+    `return_complex` must be given for a real signal; False returns the real view
+    (..., 2)."""
+    x = expect_tensor("stft", input, "input", 1)
+    complex_input = x.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    if return_complex is None:
+        if not complex_input:
+            raise RuntimeError(
+                "stft requires the return_complex parameter be given for real inputs, and "
+                "will further require that return_complex=True in a future PyTorch release."
+            )
+        return_complex = True
+    if x.dim() not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {x.dim()}D tensor")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            f"stft: expected a tensor of floating point or complex values, got {x.dtype}"
+        )
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    batched = x.dim() == 2
+    if not batched:
+        x = x.unsqueeze(0)
+    if center:
+        x = _pad_signal(x, n_fft // 2, pad_mode)
+    length = x.shape[-1]
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    frames = x.unfold(-1, n_fft, hop) * _padded_window(window, win, n_fft, x)
+    one = (not complex_input) if onesided is None else onesided
+    if one and complex_input:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    spectrum = (rfft if one else fft)(frames, norm="ortho" if normalized else None)
+    result = spectrum.transpose(-1, -2)
+    if not batched:
+        result = result.squeeze(0)
+    if return_complex:
+        return result
+    warnings.warn(
+        "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+        "return complex tensors for all inputs, and return_complex=False will raise an error.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return PUBLIC["view_as_real"](result)
+
+
+def istft(
+    input: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Tensor:
+    """The inverse of `stft`: each frame of the complex spectrum (b?, freqs, frames)
+    transformed back, times the window, overlap-added and divided by the summed squared
+    window; `center` trims ``n_fft // 2`` from both ends; `length` trims or zero-pads the
+    signal to that many samples."""
+    z = expect_tensor("istft", input, "input", 1)
+    if not z.dtype.is_complex:
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft "
+            "with return_complex=True."
+        )
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    batched = z.dim() == 3
+    if not batched:
+        z = z.unsqueeze(0)
+    freqs, count = z.shape[-2], z.shape[-1]
+    one = (freqs != n_fft) if onesided is None else onesided
+    if one and freqs != n_fft // 2 + 1:
+        raise RuntimeError(
+            f"istft: expected the frequency dimension (3rd to the last) of the input tensor "
+            f"to match n_fft / 2 + 1 when onesided=True, but got {freqs}"
+        )
+    norm = "ortho" if normalized else None
+    spectra = z.transpose(-1, -2)
+    if return_complex:
+        if one:
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        frames = ifft(spectra, n=n_fft, norm=norm)
+    elif one:
+        frames = irfft(spectra, n=n_fft, norm=norm)
+    else:
+        frames = PUBLIC["real"](ifft(spectra, n=n_fft, norm=norm))
+    w = _padded_window(window, win, n_fft, frames)
+    frames = frames * w
+    total = n_fft + hop * (count - 1)
+    index = (
+        PUBLIC["arange"](count, device=z._device)[:, None] * hop
+        + PUBLIC["arange"](n_fft, device=z._device)
+    ).reshape(-1)
+    signal = PUBLIC["zeros"]((z.shape[0], total), dtype=frames.dtype, device=z._device).index_add(
+        -1, index, frames.reshape(z.shape[0], -1)
+    )
+    envelope = PUBLIC["zeros"](total, dtype=w.dtype, device=z._device).index_add(
+        0, index, (w * w).expand(count, n_fft).reshape(-1)
+    )
+    start = n_fft // 2 if center else 0
+    end = total - n_fft // 2 if center else total
+    if length is not None:
+        end = start + length
+    envelope = envelope[start : min(end, total)]
+    if bool((envelope.abs() < 1e-11).any().item()):
+        raise RuntimeError(
+            "istft: window overlap add min: 0 is less than 1e-11 (the window and hop "
+            "do not satisfy the NOLA condition)"
+        )
+    signal = signal[:, start : min(end, total)] / envelope
+    if end > total:
+        signal = PUBLIC["cat"](
+            [
+                signal,
+                PUBLIC["zeros"](
+                    (signal.shape[0], end - total), dtype=signal.dtype, device=z._device
+                ),
+            ],
+            -1,
+        )
+    return signal if batched else signal.squeeze(0)
+
+
+export(stft, method=True)
+export(istft, method=True)

@@ -16,4 +16,5 @@ from . import (  # noqa: F401
     scatter,
     shape,
     sorting,
+    windows,
 )
