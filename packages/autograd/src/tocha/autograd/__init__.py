@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     forward_ad,
     functional,
     graph,
+    profiler,
     transforms,
 )
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
