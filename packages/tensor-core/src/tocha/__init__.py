@@ -9,7 +9,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _missing, _ops, _printing, _storage, amp, fft, linalg, special  # noqa: E402, F401
+from . import _missing, _ops, _printing, _storage, amp, fft, linalg, sparse, special  # noqa: E402, F401
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
@@ -81,15 +81,16 @@ _missing.install_finder()
 
 
 def _subpackage(name: str, shown: str):
-    """The subpackage ``tocha.<name>``, imported; its distribution's error (naming `shown`)
-    when that is missing."""
+    """The subpackage ``tocha.<name>`` (`name` may be dotted: ``nn.functional``), imported;
+    its distribution's error (naming `shown`) when that is missing."""
     import importlib
 
+    top = f"tocha.{name.partition('.')[0]}"
     try:
         return importlib.import_module(f"tocha.{name}")
     except ModuleNotFoundError as exc:
-        error = _missing.missing_module(f"tocha.{name}", shown=shown)
-        if exc.name != f"tocha.{name}" or error is None:
+        error = _missing.missing_module(top, shown=shown)
+        if exc.name not in (top, f"tocha.{name}") or error is None:
             raise
         raise error from None
 

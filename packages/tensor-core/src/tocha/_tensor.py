@@ -369,6 +369,9 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        sparse_repr = getattr(self._data, "repr_tensor", None)
+        if sparse_repr is not None:
+            return sparse_repr(self)
         from ._printing import tensor_repr
 
         return tensor_repr(self)

@@ -1,13 +1,545 @@
-"""tocha.sparse, as ``torch.sparse``."""
+"""tocha.sparse, as ``torch.sparse``: sparse COO tensors and the products and sums on them.
 
-from typing import TYPE_CHECKING
+A sparse COO tensor is an ordinary `tocha.Tensor` whose backend array is a `COO` (below)
+instead of an ndarray: its indices (int64, ``(sparse_dim, nnz)``) and values (``(nnz,
+*dense_shape)``) are Tensors, so that the ops written here from dense tocha ops on the
+values (products, sums, `to_dense`, `coalesce`) carry autograd through the values. A dense
+op that reaches a COO raises PyTorch's NotImplementedError for the sparse backend; the dense
+ops never look for sparse operands.
+"""
 
-__all__: list = []
+from __future__ import annotations
 
-# Hidden from type checkers, so that they report the names tocha lacks.
-if not TYPE_CHECKING:
+import operator
+from typing import Any
 
-    def __getattr__(name):
-        from tocha.library import missing_attribute
+import numpy as np
 
-        raise missing_attribute(__name__, name)
+import tocha
+
+from .._api import export
+from .._backend import backend_of
+from .._storage import sparse_coo
+from .._tensor import Tensor, wrap
+
+__all__ = ["SparseTensor", "addmm", "mm", "sum"]
+
+
+def _backend_error(name: str, dev) -> NotImplementedError:
+    return NotImplementedError(
+        f"Could not run 'aten::{name}' with arguments from the 'Sparse{dev.type.upper()}' backend."
+    )
+
+
+class COO:
+    """The backend array of a sparse COO tensor: `indices` and `values` Tensors, the full
+    `shape`, and whether the indices are known to be sorted and unique (`coalesced`)."""
+
+    __slots__ = ("indices", "values", "shape", "coalesced")
+    layout = sparse_coo
+    is_sparse = True
+
+    def __init__(self, indices: Tensor, values: Tensor, shape: tuple, coalesced: bool):
+        self.indices, self.values = indices, values
+        self.shape, self.coalesced = tuple(shape), coalesced
+
+    # what the dense Tensor methods read from an array
+    @property
+    def dtype(self):
+        return self.values._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self.values._data.itemsize
+
+    @property
+    def strides(self):
+        raise RuntimeError("Sparse tensors do not have strides")
+
+    @property
+    def sparse_dim(self) -> int:
+        return self.indices._data.shape[0]
+
+    @property
+    def nnz(self) -> int:
+        return self.indices._data.shape[1]
+
+    def copy(self) -> COO:
+        return COO(self.indices.clone(), self.values.detach().clone(), self.shape, self.coalesced)
+
+    def __iadd__(self, other) -> COO:
+        """Accumulate a gradient in place (autograd sums gradients so): the entries of both,
+        uncoalesced, as PyTorch's sum of two sparse gradients. A dense `other` adds every
+        entry (where PyTorch's sum would be dense, autograd keeps this object)."""
+        if not isinstance(other, COO):
+            dense = wrap(other, self.values._device)
+            grid = np.indices(self.shape[: self.sparse_dim]).reshape(self.sparse_dim, -1)
+            other = COO(
+                tocha.tensor(grid, device=dense.device),
+                dense.reshape((-1,) + tuple(self.shape[self.sparse_dim :])),
+                self.shape,
+                True,
+            )
+        self.indices = tocha.cat([self.indices, other.indices], 1)
+        self.values = tocha.cat([self.values, other.values.to(self.values.dtype)], 0)
+        self.coalesced = False
+        return self
+
+    def transpose(self, dims) -> COO:
+        """The dimensions permuted (what ``Tensor.permute``'s kernel calls): sparse
+        dimensions only, as PyTorch."""
+        sd = self.sparse_dim
+        if sorted(dims[sd:]) != list(range(sd, len(self.shape))) or any(d >= sd for d in dims[:sd]):
+            raise RuntimeError(
+                "permute(sparse_coo): transpositions between sparse and dense dimensions are "
+                "not allowed."
+            )
+        order = list(dims[:sd])
+        indices = self.indices[order]
+        return COO(indices, self.values, tuple(self.shape[d] for d in dims), False)
+
+    def dot(self, other):
+        """``self @ other`` with `other` a dense backend array: what ``tocha.mm``'s kernel
+        calls."""
+        if isinstance(other, COO):
+            raise _backend_error("mm", self.values._device)
+        return _mm(self, wrap(other, self.values._device))._data
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("can't convert a sparse tensor to a NumPy array: call to_dense() first")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """dense + sparse (what ``dense.add(sparse)`` runs) gives a dense array; every other
+        NumPy function raises PyTorch's error for an op the sparse backend lacks."""
+        out = kwargs.pop("out", None)
+        if ufunc is np.add and method == "__call__" and not kwargs and len(inputs) == 2:
+            a, b = inputs
+            if isinstance(b, COO) and not isinstance(a, COO):
+                if out is None:
+                    return (wrap(a, b.values._device) + _to_dense(b))._data
+                if out[0] is a:  # dense += sparse (autograd summing gradients)
+                    coo = _coalesce(b)
+                    np.add.at(a, tuple(coo.indices._host()), coo.values.detach()._host())
+                    return a
+            if isinstance(a, COO) and not isinstance(b, COO):
+                raise RuntimeError(
+                    "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+                )
+        dev = next(x for x in inputs if isinstance(x, COO)).values._device
+        raise _backend_error(ufunc.__name__, dev)
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _backend_error(func.__name__, self.values._device)
+
+    def repr_tensor(self, t: Tensor) -> str:
+        """PyTorch's repr of a sparse tensor: indices, values, size, nnz and layout."""
+        pad = " " * len("tensor(indices=")
+        indices = repr(self.indices).replace("\n", "\n" + pad)
+        pad = " " * len("       values=")
+        values = repr(self.values.detach()).replace("\n", "\n" + pad)
+        shape = "(" + ", ".join(map(str, self.shape)) + ("," if len(self.shape) == 1 else "") + ")"
+        extra = ""
+        if self.values.dtype is not tocha.get_default_dtype() and not (
+            self.values.dtype is tocha.int64 or self.values.dtype is tocha.bool
+        ):
+            extra = f", dtype={self.values.dtype}"
+        if t.device.type != "cpu":
+            extra += f", device='{t.device}'"
+        grad = ""
+        if self.values.grad_fn is not None:
+            grad = f", grad_fn=<{self.values.grad_fn.name()}>"
+        return (
+            f"tensor(indices={indices},\n       values={values},\n       size={shape}, "
+            f"nnz={self.nnz}{extra}, layout=tocha.sparse_coo{grad})"
+        )
+
+
+def _sparse(t: Tensor, name: str) -> COO:
+    """The COO of a sparse tensor; PyTorch's error for a dense one."""
+    data = t._data
+    if type(data) is not COO:
+        raise RuntimeError(f"{name} expected sparse coordinate tensor layout but got Strided")
+    return data
+
+
+class SparseTensor(Tensor):
+    """The Python type of sparse COO tensors: a Tensor whose array is a `COO`, with the
+    operators that PyTorch defines on sparse tensors (sum with a sparse tensor, product with
+    a scalar, matrix product with a dense matrix; a dense tensor plus a sparse one is dense).
+    Dense tensors never see this class."""
+
+    __slots__ = ()
+
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """``self + alpha * other`` for a sparse `other` of the same size."""
+        if type(getattr(other, "_data", None)) is not COO:
+            raise RuntimeError(
+                "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+            )
+        b = other._data if alpha == 1 else _scaled(other._data, alpha)
+        return _wrap(_add_sparse(self._data, b))
+
+    __add__ = add
+
+    def __radd__(self, other: Any) -> Tensor:
+        if isinstance(other, Tensor):
+            return other + _to_dense(self._data)
+        return NotImplemented
+
+    def mul(self, other: Any) -> Tensor:
+        """The product with a scalar (a number or a 0-dim tensor): sparse."""
+        if isinstance(other, Tensor) and other.dim() != 0:
+            raise _backend_error("mul", self.device)
+        return _wrap(_scaled(self._data, other))
+
+    __mul__ = __rmul__ = mul
+
+    def div(self, other: Any) -> Tensor:
+        """The quotient by a scalar (a number or a 0-dim tensor): sparse."""
+        if isinstance(other, Tensor) and other.dim() != 0:
+            raise _backend_error("div", self.device)
+        coo = self._data
+        return _wrap(COO(coo.indices, coo.values / other, coo.shape, coo.coalesced))
+
+    __truediv__ = div
+
+    def __neg__(self) -> Tensor:
+        return self.mul(-1)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return mm(self, other)
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        return mm(self, mat2)
+
+    matmul = mm
+
+
+def _scaled(coo: COO, factor: Any) -> COO:
+    return COO(coo.indices, coo.values * factor, coo.shape, coo.coalesced)
+
+
+def _wrap(coo: COO) -> Tensor:
+    t = wrap(coo, coo.values._device)
+    t.__class__ = SparseTensor
+    return t
+
+
+def _make(indices: Tensor, values: Tensor, shape, coalesced: bool) -> Tensor:
+    return _wrap(COO(indices, values, shape, coalesced))
+
+
+# -- construction ----------------------------------------------------------------------------
+def sparse_coo_tensor(
+    indices: Any,
+    values: Any,
+    size: Any = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+    check_invariants: bool | None = None,
+    is_coalesced: bool | None = None,
+) -> Tensor:
+    """A sparse COO tensor with `values` at `indices` (``(sparse_dim, nnz)``), as
+    ``torch.sparse_coo_tensor``. Without `size`, each sparse dimension is one past its
+    largest index and the dense dimensions are the values' trailing ones. Repeated indices
+    are allowed (the tensor is then uncoalesced: their values add up)."""
+    if isinstance(indices, Tensor):
+        if indices.dtype is not tocha.int64:
+            raise RuntimeError("indices must be an int64 tensor")
+        idx = indices if device is None else indices.to(device)
+    else:
+        idx = tocha.tensor(indices, dtype=tocha.int64, device=device)
+    if isinstance(values, Tensor):
+        vals = values.to(device=device or values.device, dtype=dtype or values.dtype)
+    else:
+        vals = tocha.tensor(values, dtype=dtype, device=device)
+    if idx.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+    if vals.dim() == 0:
+        vals = vals.reshape(1)
+    nnz = idx.shape[1]
+    if vals.shape[0] != nnz:
+        raise RuntimeError(
+            "indices and values must have same nnz, but got nnz from indices: "
+            f"{nnz}, nnz from values: {vals.shape[0]}"
+        )
+    sparse_dim = idx.shape[0]
+    host = idx._host()
+    if size is None:
+        top = host.max(axis=1) + 1 if nnz else np.zeros(sparse_dim, np.int64)
+        shape = tuple(int(n) for n in top) + tuple(vals.shape[1:])
+    else:
+        shape = tuple(operator.index(n) for n in size)
+        if len(shape) != sparse_dim + vals.dim() - 1:
+            raise RuntimeError(
+                f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
+                f"({vals.dim() - 1}), but got {len(shape)}"
+            )
+        if tuple(shape[sparse_dim:]) != tuple(vals.shape[1:]):
+            raise RuntimeError(
+                f"values has incorrect size, expected {list((nnz,) + shape[sparse_dim:])}, "
+                f"got {list(vals.shape)}"
+            )
+        if check_invariants and nnz:
+            top = host.max(axis=1)
+            for d in range(sparse_dim):
+                if top[d] >= shape[d]:
+                    raise RuntimeError(
+                        f"size is inconsistent with indices: for dim {d}, size is {shape[d]} "
+                        f"but found index {top[d]}"
+                    )
+    if check_invariants and nnz and host.min() < 0:
+        raise RuntimeError(f"found negative index {host.min()} for dim {host.min(axis=1).argmin()}")
+    if requires_grad:
+        vals = vals.detach().requires_grad_(True)
+    return _make(idx, vals, shape, bool(is_coalesced) or nnz < 2 and is_coalesced is None)
+
+
+def _linear_index(coo: COO) -> np.ndarray:
+    dims = coo.shape[: coo.sparse_dim]
+    host = coo.indices._host()
+    if not host.size:
+        return np.zeros(host.shape[1], np.int64)
+    return np.ravel_multi_index(tuple(host), dims) if dims else np.zeros(host.shape[1], np.int64)
+
+
+def _coalesce(coo: COO) -> COO:
+    if coo.coalesced:
+        return coo
+    key = _linear_index(coo)
+    unique, inverse = np.unique(key, return_inverse=True)
+    dev = coo.values._device
+    dims = coo.shape[: coo.sparse_dim]
+    idx_host = np.stack(np.unravel_index(unique, dims)) if dims else np.zeros((0, unique.size))
+    indices = tocha.tensor(idx_host.astype(np.int64).reshape(len(dims), -1), device=dev)
+    values = coo.values
+    zeros = tocha.zeros(
+        (unique.size,) + tuple(values.shape[1:]), dtype=values.dtype, device=values.device
+    )
+    summed = zeros.index_add(0, tocha.tensor(inverse.reshape(-1), device=dev), values)
+    return COO(indices, summed, coo.shape, True)
+
+
+def _to_dense(coo: COO) -> Tensor:
+    values = coo.values
+    dense = tocha.zeros(coo.shape, dtype=values.dtype, device=values.device)
+    if not coo.nnz:
+        return dense
+    return dense.index_put(tuple(coo.indices.unbind(0)), values, accumulate=True)
+
+
+def _add_sparse(a: COO, b: COO) -> COO:
+    if a.shape != b.shape:
+        raise RuntimeError(
+            f"add: expected 'self' and 'other' to have same size, but self has size "
+            f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
+            "does not currently support broadcasting)"
+        )
+    joined = COO(
+        tocha.cat([a.indices, b.indices], 1), tocha.cat([a.values, b.values], 0), a.shape, False
+    )
+    return _coalesce(joined)
+
+
+def _mm(coo: COO, dense: Tensor) -> Tensor:
+    """A 2-D sparse matrix times a dense one, from dense ops on the values (so that autograd
+    reaches both the values and `dense`)."""
+    if coo.sparse_dim != 2 or coo.values.dim() != 1:
+        raise RuntimeError(
+            f"addmm: matrices expected, got {coo.sparse_dim}D tensor"
+            if len(coo.shape) != 2
+            else "mm: a sparse matrix with dense dimensions is not supported"
+        )
+    if dense.dim() != 2:
+        raise RuntimeError(f"addmm: matrices expected, got {dense.dim()}D tensor")
+    n, k = coo.shape
+    if dense.shape[0] != k:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
+            f"{dense.shape[0]}x{dense.shape[1]})"
+        )
+    if dense.dtype is not coo.values.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_name(coo.values.dtype)} but found {_name(dense.dtype)}"
+        )
+    rows, cols = coo.indices.unbind(0)
+    products = coo.values.unsqueeze(1) * dense.index_select(0, cols)
+    out = tocha.zeros((n, dense.shape[1]), dtype=dense.dtype, device=dense.device)
+    return out.index_add(0, rows, products)
+
+
+def _name(d) -> str:
+    return repr(d).split(".")[-1].capitalize().replace("Float32", "Float").replace("Int64", "Long")
+
+
+# -- public functions ------------------------------------------------------------------------
+def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``mat1 @ mat2`` for a sparse COO `mat1` and a dense `mat2` (dense result), as
+    ``torch.sparse.mm``; gradients reach `mat2` and `mat1`'s values."""
+    coo = mat1._data
+    if type(coo) is not COO:
+        return tocha.mm(mat1, mat2)
+    if type(mat2._data) is COO:
+        raise _backend_error("mm", mat1.device)
+    return _mm(coo, mat2)
+
+
+def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0):
+    """``beta * mat + alpha * (mat1 @ mat2)`` for a sparse COO `mat1`, as
+    ``torch.sparse.addmm``."""
+    product = mm(mat1, mat2)
+    scaled = product if alpha == 1 else product * alpha
+    return scaled + (mat if beta == 1 else mat * beta)
+
+
+def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+    """The sum of a sparse tensor's entries: all of them (a dense 0-dim tensor), or over
+    `dim`, as ``torch.sparse.sum``: sparse while sparse dimensions remain, else dense."""
+    coo = _sparse(input, "sparse.sum")
+    values = coo.values if dtype is None else coo.values.to(dtype)
+    if dim is None:
+        return values.sum()
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    n = len(coo.shape)
+    dims = sorted({d % n if -n <= d < n else _bad_dim(d, n) for d in dims})
+    sd = coo.sparse_dim
+    dense_dims = tuple(d - sd + 1 for d in dims if d >= sd)
+    if dense_dims:
+        values = values.sum(dense_dims)
+    kept = [d for d in range(sd) if d not in dims]
+    if not kept:
+        return values.sum(0)
+    shape = tuple(s for d, s in enumerate(coo.shape) if d not in dims)
+    indices = coo.indices[kept]
+    return _make_coalesced(COO(indices, values, shape, False))
+
+
+def _bad_dim(d: int, n: int):
+    raise IndexError(
+        f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+    )
+
+
+def _make_coalesced(coo: COO) -> Tensor:
+    return _wrap(_coalesce(coo))
+
+
+# -- Tensor methods --------------------------------------------------------------------------
+def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = None) -> Tensor:
+    """This tensor as a coalesced sparse COO tensor over its first `sparse_dim` dimensions
+    (default: all); the entries kept are those whose dense part is not all zero."""
+    if type(self._data) is COO:
+        return self
+    if layout is not None and layout is not sparse_coo:
+        raise RuntimeError(f"to_sparse: layout {layout} is not supported by tocha")
+    sd = self.dim() if sparse_dim is None else operator.index(sparse_dim)
+    if not 0 <= sd <= self.dim():
+        raise RuntimeError(f"sparse_dim argument must be in [0,{self.dim()}] but got {sd}")
+    host = self._host()
+    mask = host != 0 if sd == host.ndim else (host != 0).reshape(host.shape[:sd] + (-1,)).any(-1)
+    where = np.nonzero(mask)
+    indices = tocha.tensor(np.stack(where).reshape(sd, -1).astype(np.int64), device=self.device)
+    values = self[tuple(indices.unbind(0))] if sd else self.unsqueeze(0)
+    return _make(indices, values, tuple(self.shape), True)
+
+
+def to_dense(self: Tensor, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
+    """This tensor as a dense (strided) tensor; itself if it is dense."""
+    coo = self._data
+    if type(coo) is not COO:
+        return self if dtype is None else self.to(dtype)
+    dense = _to_dense(coo)
+    return dense if dtype is None else dense.to(dtype)
+
+
+def coalesce(self: Tensor) -> Tensor:
+    """The sparse tensor with sorted, unique indices (values at repeated indices summed)."""
+    coo = _sparse(self, "coalesce")
+    return self if coo.coalesced else _make_coalesced(coo)
+
+
+def is_coalesced(self: Tensor) -> bool:
+    return _sparse(self, "is_coalesced").coalesced
+
+
+def indices(self: Tensor) -> Tensor:
+    """The indices of a coalesced sparse tensor, ``(sparse_dim, nnz)``."""
+    coo = _sparse(self, "indices")
+    if not coo.coalesced:
+        raise RuntimeError(
+            "Cannot get indices on an uncoalesced tensor, please call .coalesce() first"
+        )
+    return coo.indices
+
+
+def values(self: Tensor) -> Tensor:
+    """The values of a coalesced sparse tensor, ``(nnz, *dense_shape)``."""
+    coo = _sparse(self, "values")
+    if not coo.coalesced:
+        raise RuntimeError(
+            "Cannot get values on an uncoalesced tensor, please call .coalesce() first"
+        )
+    return coo.values
+
+
+def _indices(self: Tensor) -> Tensor:
+    """The indices as stored (coalesced or not)."""
+    return _sparse(self, "_indices").indices
+
+
+def _values(self: Tensor) -> Tensor:
+    """The values as stored (coalesced or not)."""
+    return _sparse(self, "_values").values
+
+
+def _nnz(self: Tensor) -> int:
+    coo = self._data
+    if type(coo) is not COO:
+        raise NotImplementedError(
+            f"Could not run 'aten::_nnz' with arguments from the '{self.device.type.upper()}' "
+            "backend."
+        )
+    return coo.nnz
+
+
+def sparse_dim(self: Tensor) -> int:
+    coo = self._data
+    return coo.sparse_dim if type(coo) is COO else 0
+
+
+def dense_dim(self: Tensor) -> int:
+    coo = self._data
+    return coo.values.dim() - 1 if type(coo) is COO else self.dim()
+
+
+def _is_sparse(self: Tensor) -> bool:
+    return type(self._data) is COO
+
+
+for _fn in (
+    to_sparse,
+    to_dense,
+    coalesce,
+    is_coalesced,
+    indices,
+    values,
+    _indices,
+    _values,
+    _nnz,
+    sparse_dim,
+    dense_dim,
+):
+    export(_fn, method=True, function=False)
+Tensor.is_sparse = property(_is_sparse, doc="Whether the tensor is a sparse COO tensor.")
+export(sparse_coo_tensor)

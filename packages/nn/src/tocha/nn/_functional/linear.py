@@ -136,16 +136,18 @@ def check_rows(indices, n: int) -> None:
 
 
 def _embedding_kernel(xp):
-    def kernel(weight, indices, padding_idx, scale_grad_by_freq):
+    def kernel(weight, indices, padding_idx, scale_grad_by_freq, sparse):
         check_rows(indices, weight.shape[0])
         return weight[indices]
 
     return kernel
 
 
-def _embedding_grad(g, out, weight, indices, padding_idx, scale_grad_by_freq):
+def _embedding_grad(g, out, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     flat = indices.reshape(-1)
     rows = g.reshape(-1, weight.shape[-1])
+    if sparse:
+        return _sparse_embedding_grad(flat, rows, weight, padding_idx, scale_grad_by_freq)
     if padding_idx is not None:
         rows = rows * (flat != padding_idx).unsqueeze(1)
     if scale_grad_by_freq:
@@ -153,6 +155,20 @@ def _embedding_grad(g, out, weight, indices, padding_idx, scale_grad_by_freq):
         rows = rows / counts[flat].unsqueeze(1).to(g.dtype)
     zeros = tocha.zeros(weight.shape, dtype=g.dtype, device=g.device)
     return zeros.index_put((flat,), rows, accumulate=True), None, None, None
+
+
+def _sparse_embedding_grad(flat, rows, weight, padding_idx, scale_grad_by_freq):
+    """The weight's gradient as a sparse COO tensor, as PyTorch's for ``sparse=True``: one
+    entry per index read (uncoalesced), none for `padding_idx`."""
+    if scale_grad_by_freq:
+        raise RuntimeError(
+            "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+        )
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, rows = flat[keep], rows[keep]
+    grad = tocha.sparse_coo_tensor(flat.to(tocha.int64).unsqueeze(0), rows, tuple(weight.shape))
+    return grad, None, None, None, None
 
 
 embedding_op = defop("embedding", _embedding_kernel)
@@ -195,6 +211,7 @@ def embedding(
 
     `padding_idx` rows get no gradient; `max_norm` renormalises (in place) the rows read to
     at most that norm; `scale_grad_by_freq` divides gradients by how often each index occurs.
+    With `sparse`, the weight's gradient is a sparse COO tensor holding the rows read.
 
     Shape:
         input ``(*)`` of int64 or int32, weight ``(num_embeddings, embedding_dim)``; output
@@ -212,7 +229,7 @@ def embedding(
             padding_idx = n + padding_idx
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq)
+    return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq, bool(sparse))
 
 
 def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):

@@ -1,6 +1,7 @@
 """Embedding layers, as ``torch.nn.modules.sparse``: Embedding and EmbeddingBag.
 
-``sparse=True`` is accepted for compatibility; gradients are always dense.
+``Embedding(sparse=True)`` gives its weight sparse COO gradients (for `optim.SparseAdam`
+or `optim.SGD`); EmbeddingBag's gradients are always dense.
 """
 
 from __future__ import annotations
