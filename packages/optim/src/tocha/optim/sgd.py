@@ -83,6 +83,28 @@ class SGD(ElementwiseOptimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
 
+    def _step_group(self, group) -> None:
+        """Parameters with sparse gradients (``nn.Embedding(sparse=True)``) step one at a
+        time on their densified gradients, as PyTorch's SGD allows; weight decay with a
+        sparse gradient raises PyTorch's error."""
+        sparse = [p for p in group["params"] if p.grad is not None and p.grad.is_sparse]
+        if not sparse:
+            return super()._step_group(group)
+        if group["weight_decay"] != 0:
+            raise RuntimeError(
+                "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
+            )
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            if grad.is_sparse:
+                p._ag.grad = grad.to_dense()
+            try:
+                self._single_step(group, p)
+            finally:
+                p._ag.grad = grad
+
     def _tensor_state(self, group):
         return (("momentum_buffer", None),) if group["momentum"] != 0 else ()
 

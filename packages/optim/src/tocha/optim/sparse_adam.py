@@ -1,11 +1,15 @@
-"""SparseAdam: Adam for sparse gradients, which tocha does not have."""
+"""SparseAdam: Adam on the entries that sparse gradients hold (nn.Embedding(sparse=True))."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+import numpy as np
 
 import tocha
 from tocha import Tensor
+from tocha.library import bump_version
 
 from .optimizer import Optimizer, ParamsT
 
@@ -13,12 +17,18 @@ __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """SparseAdam, as ``torch.optim.SparseAdam``: Adam that updates only the entries present
-    in sparse gradients.
+    r"""SparseAdam, as ``torch.optim.SparseAdam``: Adam that updates only the entries present
+    in sparse COO gradients (``nn.Embedding(sparse=True)`` makes them); a dense gradient
+    raises PyTorch's RuntimeError. For the entries :math:`i` of the coalesced gradient
+    :math:`g`:
 
-    tocha has no sparse tensors: every gradient is dense, so `step` raises the RuntimeError
-    PyTorch raises for a dense gradient; use `Adam` instead. The constructor checks its
-    arguments (and refuses complex parameters) as PyTorch does.
+    .. math::
+        m_i \leftarrow \beta_1 m_i + (1 - \beta_1) g_i, \quad
+        v_i \leftarrow \beta_2 v_i + (1 - \beta_2) g_i^2, \quad
+        \theta_i \leftarrow \theta_i - \gamma \frac{\sqrt{1 - \beta_2^t}}{1 - \beta_1^t}
+        \frac{m_i}{\sqrt{v_i} + \epsilon}
+
+    The moments (``exp_avg``, ``exp_avg_sq``) are dense, the step count (``step``) an int.
     """
 
     def __init__(
@@ -52,15 +62,47 @@ class SparseAdam(Optimizer):
             )
 
     def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Evaluate `closure` if given, then raise: tocha's gradients are never sparse."""
+        """Update the parameters from their sparse gradients (evaluating `closure` first if
+        given)."""
         loss = None
         if closure is not None:
             with tocha.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    raise RuntimeError(
-                        "SparseAdam does not support dense gradients, please consider Adam instead"
-                    )
+        with tocha.no_grad(), np.errstate(all="ignore"):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(group, p)
         return loss
+
+    def _update(self, group, p: Tensor) -> None:
+        grad = p.grad
+        if not grad.is_sparse:
+            raise RuntimeError(
+                "SparseAdam does not support dense gradients, please consider Adam instead"
+            )
+        state = self.state[p]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = tocha.zeros_like(p)
+            state["exp_avg_sq"] = tocha.zeros_like(p)
+        state["step"] += 1
+        grad = grad.coalesce()
+        if grad._nnz() == 0:
+            return
+        where = tuple(grad.indices()._host())
+        g = grad.values()._host()
+        if group["maximize"]:
+            g = -g
+        beta1, beta2 = group["betas"]
+        lr = float(group["lr"])
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m_rows = m[where] + (1 - beta1) * (g - m[where])
+        v_rows = v[where] + (1 - beta2) * (g * g - v[where])
+        m[where], v[where] = m_rows, v_rows
+        step = state["step"]
+        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        p._data[where] -= step_size * (m_rows / (np.sqrt(v_rows) + group["eps"]))
+        bump_version(p)
+        bump_version(state["exp_avg"])
+        bump_version(state["exp_avg_sq"])
