@@ -36,7 +36,8 @@ def mpirun():
     def run(script: str, n: int = 2, timeout: float = 120, env=None, launcher=False, args=()):
         path = str(HERE / script)
         if launcher:
-            command = [sys.executable, "-m", "tocha.distributed.run", "--nproc-per-node", str(n)]
+            launch = ["-m", "tocha.distributed.run", "--standalone", "--nproc_per_node", str(n)]
+            command = [sys.executable, *launch]
         else:
             command = [mpiexec, "-n", str(n), sys.executable, "-u"]
         full_env = {**os.environ, "PYTHONPATH": str(HERE), **(env or {})}

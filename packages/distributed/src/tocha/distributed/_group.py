@@ -3,7 +3,10 @@ questions about ranks (`get_rank`, `get_world_size`...).
 
 The processes are MPI's: started by ``mpirun -n N python train.py`` or by the launcher
 ``python -m tocha.distributed.run`` (which calls ``mpiexec``), they learn their rank and the
-world size from MPI. A group is a duplicate of MPI's communicator (``MPI_Comm_dup``, or
+world size from MPI; a process started alone is a world of one. The ``gloo`` backend and the
+``env://``/``tcp://`` init methods are checked against that world (`_rendezvous`).
+
+A group is a duplicate of MPI's communicator (``MPI_Comm_dup``, or
 ``MPI_Comm_split`` for `new_group`), so that tocha's messages never match the user's own.
 """
 
@@ -114,8 +117,8 @@ def is_nccl_available() -> bool:
 
 
 def is_gloo_available() -> bool:
-    """Always False: tocha has no Gloo backend."""
-    return False
+    """Whether the ``gloo`` backend is available: tocha carries it on MPI (mpi4py)."""
+    return is_mpi_available()
 
 
 def is_torchelastic_launched() -> bool:
@@ -163,6 +166,18 @@ def _check_environment(size: int, rank: int, world_size: int, rank_arg: int) -> 
         )
 
 
+def _meets(name: Backend | None, init_method, world_size: int, rank: int, store) -> bool:
+    """Whether the group is set up by a rendezvous, as PyTorch's gloo and nccl are: always for
+    ``gloo``, never for ``mpi``; for no backend or ``nccl``, when the call or the environment
+    gives one (``mpirun`` alone sets none of torchrun's variables)."""
+    if name == Backend.MPI:
+        return False
+    if name == Backend.GLOO:
+        return True
+    given = init_method is not None or store is not None or (world_size, rank) != (-1, -1)
+    return given or "RANK" in os.environ
+
+
 def init_process_group(
     backend: str | None = None,
     init_method: str | None = None,
@@ -177,42 +192,64 @@ def init_process_group(
     """Initialize the default process group: every process of the MPI world.
 
     Args:
-        backend: ``"mpi"`` (the default) or ``"nccl"`` (CUDA tensors through NCCL, bootstrapped
-            over MPI; CPU tensors still go through MPI).
-        init_method: accepted for compatibility (``"env://"``...): MPI tells the ranks.
+        backend: ``"gloo"`` or ``"mpi"`` (CPU tensors; both run on MPI), ``"nccl"`` (CUDA
+            tensors through NCCL, bootstrapped over MPI; CPU tensors still go through MPI) or
+            ``"cpu:gloo,cuda:nccl"``. None is ``"gloo"`` when a rendezvous is given (an
+            `init_method`, a rank and world size, or torchrun's variables), else ``"mpi"``.
+        init_method: ``"env://"`` (the default: ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``
+            and ``WORLD_SIZE`` from the environment), ``"tcp://host:port"`` or
+            ``"file://path"`` (with `rank` and `world_size`). PyTorch's missing-parameter
+            errors are raised; the rank and world size must then be those the launcher gave
+            the process. The ``mpi`` backend ignores it, as PyTorch's does.
         timeout: how long a collective waits for the other ranks before raising
             `DistBackendError` (default 30 minutes).
-        world_size, rank: ignored (with a warning when they differ from MPI's), as PyTorch's
-            MPI backend does.
-        store, group_name, pg_options, device_id: accepted for compatibility.
+        world_size, rank: the expected world size and this process's rank; the ``mpi``
+            backend ignores them (with a warning when they differ from MPI's), as
+            PyTorch's does.
+        store: a store object in place of `init_method` (only its presence is used).
+        group_name, pg_options, device_id: accepted for compatibility.
 
-    Example::
+    A process started alone, without a launcher, is a world of one::
 
         >>> import tocha.distributed as dist
-        >>> dist.init_process_group("mpi")
+        >>> dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500",
+        ...                         rank=0, world_size=1)
         >>> dist.get_rank(), dist.get_world_size()
+        (0, 1)
     """
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    name = Backend(backend or Backend.MPI)
+    chosen = None if backend is None else Backend(backend)
     timeout = default_pg_timeout if timeout is None else timeout
     if not isinstance(timeout, timedelta):
         raise TypeError(f"Expected timeout argument to be of typedatetime.timedelta, got {timeout}")
+    meeting = None
+    if _meets(chosen, init_method, world_size, rank, store):
+        from ._rendezvous import rendezvous
+
+        meeting = rendezvous(init_method, rank, world_size, store)
     from mpi4py import MPI
 
     from ._mpi import ProcessGroupMPI
 
     world = MPI.COMM_WORLD
-    _check_environment(world.Get_size(), world.Get_rank(), world_size, rank)
+    if meeting is None:
+        _check_environment(world.Get_size(), world.Get_rank(), world_size, rank)
+        name = chosen or Backend(Backend.MPI)
+    else:
+        from ._rendezvous import match_world
+
+        match_world(meeting, world.Get_rank(), world.Get_size())
+        name = chosen or Backend(Backend.GLOO)
     mpi = ProcessGroupMPI(world.Dup(), timeout)
     ranks = list(range(mpi.size))
     GroupMember.WORLD = ProcessGroup(name, mpi, ranks, _nccl(name, mpi, device_id))
     _GROUPS.append(GroupMember.WORLD)
 
 
-def _nccl(name: str, mpi, device_id):
-    """The NCCL communicator of a group of the ``nccl`` backend (None for ``mpi``)."""
-    if name != Backend.NCCL:
+def _nccl(name: Backend, mpi, device_id):
+    """The NCCL communicator of a group whose backend uses NCCL (None otherwise)."""
+    if not name.uses_nccl():
         return None
     from ._nccl import ProcessGroupNCCL
 

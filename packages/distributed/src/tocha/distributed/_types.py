@@ -60,8 +60,9 @@ class ReduceOp:
 class Backend(str):
     """A backend's name, lower-cased and checked: ``Backend("MPI") == "mpi"``.
 
-    tocha has ``mpi`` (through mpi4py) and ``nccl`` (through CuPy); ``gloo`` and ``ucc`` are
-    names PyTorch knows that tocha does not build.
+    tocha has ``mpi`` (through mpi4py), ``gloo`` (PyTorch's CPU backend, carried by the same
+    MPI communicators) and ``nccl`` (through CuPy), and the per-device form
+    ``"cpu:gloo,cuda:nccl"``; ``ucc`` is a name PyTorch knows that tocha does not build.
     """
 
     UNDEFINED = "undefined"
@@ -74,9 +75,14 @@ class Backend(str):
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, got {name!r}")
         value = name.lower()
-        if value in (cls.GLOO, cls.UCC):
-            built = {cls.GLOO: "Gloo", cls.UCC: "UCC"}[value]
-            raise RuntimeError(f"Distributed package doesn't have {built} built in")
-        if value not in (cls.MPI, cls.NCCL):
-            raise ValueError(f"Invalid backend: '{name}'")
+        for part in value.split(","):
+            backend = part.split(":", 1)[-1]
+            if backend == cls.UCC:
+                raise RuntimeError("Distributed package doesn't have UCC built in")
+            if backend not in (cls.MPI, cls.GLOO, cls.NCCL) or part.count(":") > 1:
+                raise ValueError(f"Invalid backend: '{name}'")
         return super().__new__(cls, value)
+
+    def uses_nccl(self) -> bool:
+        """Whether CUDA tensors go through NCCL (``"nccl"`` or ``"cpu:gloo,cuda:nccl"``)."""
+        return any(part.split(":", 1)[-1] == self.NCCL for part in self.split(","))

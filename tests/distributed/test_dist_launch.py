@@ -1,0 +1,180 @@
+"""Distributed start as PyTorch programs write it: a world of one with ``tcp://`` in this very
+process (no launcher), the init methods' errors, and a torchrun-style launch of two ranks
+(``python -m tocha.distributed.run --standalone --nproc_per_node 2``) through ``gloo``."""
+
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="tocha.distributed runs on MPI: pip install mpi4py mpich")
+
+import tocha as torch  # noqa: E402
+import tocha.distributed as dist  # noqa: E402
+from tocha.distributed import run  # noqa: E402
+
+WORKER_CHECKS = ["environment", "all_reduce", "broadcast", "ddp_step"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def no_group():
+    """No default group before or after the test, whatever it did."""
+    assert not dist.is_initialized()
+    yield
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_world_of_one_over_tcp_without_a_launcher(no_group, clean_env):
+    port = free_port()
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    assert dist.is_initialized() and dist.get_backend() == "gloo"
+    assert (dist.get_rank(), dist.get_world_size()) == (0, 1)
+    t = torch.arange(3.0)
+    dist.all_reduce(t)
+    dist.broadcast(t, src=0)
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    dist.barrier()
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+
+
+@pytest.mark.parametrize("backend", [None, "gloo", "mpi"], ids=["none", "gloo", "mpi"])
+def test_world_of_one_from_the_environment(no_group, clean_env, backend):
+    clean_env.setenv("MASTER_ADDR", "127.0.0.1")
+    clean_env.setenv("MASTER_PORT", str(free_port()))
+    clean_env.setenv("RANK", "0")
+    clean_env.setenv("WORLD_SIZE", "1")
+    clean_env.setenv("LOCAL_RANK", "0")
+    dist.init_process_group(backend, init_method="env://")
+    assert dist.get_backend() == (backend or "gloo")
+    assert (dist.get_rank(), dist.get_world_size()) == (0, 1)
+    dist.destroy_process_group()
+
+
+ERRORS = [
+    ("env_rank", {"init_method": "env://"}, ValueError, "environment variable RANK expected"),
+    (
+        "env_world",
+        {"init_method": "env://", "rank": 0},
+        ValueError,
+        "environment variable WORLD_SIZE expected",
+    ),
+    (
+        "env_addr",
+        {"init_method": "env://", "rank": 0, "world_size": 1},
+        ValueError,
+        "environment variable MASTER_ADDR expected",
+    ),
+    ("tcp_rank", {"init_method": "tcp://127.0.0.1:29500"}, ValueError, "rank parameter missing"),
+    (
+        "tcp_world",
+        {"init_method": "tcp://127.0.0.1:29500", "rank": 0},
+        ValueError,
+        "world size parameter missing",
+    ),
+    (
+        "tcp_port",
+        {"init_method": "tcp://127.0.0.1", "rank": 0, "world_size": 1},
+        ValueError,
+        "port number missing",
+    ),
+    (
+        "scheme",
+        {"init_method": "foo://x", "rank": 0, "world_size": 1},
+        RuntimeError,
+        "No rendezvous handler for foo://",
+    ),
+    (
+        "store_and_method",
+        {"init_method": "tcp://127.0.0.1:1", "store": object(), "rank": 0, "world_size": 1},
+        AssertionError,
+        "Cannot specify both init_method and store",
+    ),
+    (
+        "larger_world_alone",
+        {"init_method": "tcp://127.0.0.1:1", "rank": 0, "world_size": 2},
+        RuntimeError,
+        "python -m tocha.distributed.run",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS]
+)
+def test_rendezvous_errors_are_pytorchs(no_group, clean_env, kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        dist.init_process_group("gloo", **kwargs)
+    assert not dist.is_initialized()
+
+
+def test_backend_names():
+    assert dist.is_gloo_available()
+    assert dist.Backend("GLOO") == "gloo"
+    assert dist.Backend("cpu:gloo,cuda:nccl").uses_nccl()
+    assert not dist.Backend("gloo").uses_nccl()
+    with pytest.raises(ValueError, match="Invalid backend"):
+        dist.Backend("foo")
+    with pytest.raises(RuntimeError, match="UCC"):
+        dist.Backend("ucc")
+
+
+def test_launcher_takes_torchruns_arguments():
+    args = run.parse_args(
+        "--nnodes 1 --node_rank 0 --nproc_per_node 3 --master_addr 10.0.0.1 "
+        "--master_port 1234 --rdzv_id job --max_restarts 0 --role trainer train.py --lr 1".split()
+    )
+    assert (args.nproc_per_node, args.master_addr, args.master_port) == (3, "10.0.0.1", 1234)
+    assert args.training_script_args == ["--lr", "1"]
+    env = run.worker_env(args)
+    assert env["WORLD_SIZE"] == env["LOCAL_WORLD_SIZE"] == "3"
+    assert (env["TORCHELASTIC_RUN_ID"], env["ROLE_NAME"], env["GROUP_RANK"]) == (
+        "job",
+        "trainer",
+        "0",
+    )
+    command = run.launch_command(args, "mpiexec")
+    last = command[len(command) - command[::-1].index(":") :]
+    assert command.count(":") == 2 and last[:5] == ["-n", "1", "-env", "RANK", "2"]
+    assert last[-3:] == ["train.py", "--lr", "1"]
+    standalone = run.parse_args(["--standalone", "--nproc-per-node", "2", "x.py"])
+    assert standalone.master_addr == "127.0.0.1" and standalone.master_port > 0
+    endpoint = run.parse_args(["--rdzv_endpoint", "host:4321", "--rdzv_backend", "c10d", "x.py"])
+    assert (endpoint.master_addr, endpoint.master_port) == ("host", 4321)
+    for bad in (
+        ["--nnodes", "2", "x.py"],
+        ["--node_rank", "1", "x.py"],
+        ["--nproc_per_node", "gpu", "x.py"],
+    ):
+        with pytest.raises(SystemExit):
+            run.parse_args(bad)
+
+
+@pytest.fixture(scope="module")
+def torchrun_output(mpirun):
+    proc = mpirun("dist_worker_torchrun.py", n=2, launcher=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name", WORKER_CHECKS)
+def test_torchrun_style_launch_of_two_ranks(torchrun_output, name):
+    failures = re.findall(rf"^FAIL {name} .*?(?=^PASS|^FAIL|\Z)", torchrun_output, re.M | re.S)
+    assert not failures, "".join(failures)
+    assert sorted(re.findall(rf"^PASS {name} rank (\d)$", torchrun_output, re.M)) == ["0", "1"]
