@@ -53,8 +53,44 @@ SUBPACKAGES = {
     "sparse": "tocha-core",
 }
 # ``tocha.<name>`` functions that a subpackage provides (``tocha.vmap`` is ``tocha.func.vmap``,
-# as ``torch.vmap`` is ``torch.func.vmap``) -> that subpackage, imported on first access.
-PROVIDED = {"vmap": "func"}
+# as ``torch.vmap`` is ``torch.func.vmap``) -> that subpackage (a dotted path under tocha),
+# imported on first access. The neural-network functions whose top-level signature is
+# nn.functional's come from tocha-nn; those whose signature differs are tocha-core's
+# (tocha._ops.nn_entry), calling tocha-nn when called.
+PROVIDED = {
+    "vmap": "func",
+    **dict.fromkeys(
+        (
+            "adaptive_avg_pool1d",
+            "bilinear",
+            "celu",
+            "celu_",
+            "channel_shuffle",
+            "conv1d",
+            "conv2d",
+            "conv3d",
+            "conv_tbc",
+            "conv_transpose1d",
+            "conv_transpose2d",
+            "conv_transpose3d",
+            "cosine_similarity",
+            "hardshrink",
+            "native_channel_shuffle",
+            "pairwise_distance",
+            "pixel_shuffle",
+            "pixel_unshuffle",
+            "prelu",
+            "rms_norm",
+            "rrelu",
+            "rrelu_",
+            "selu",
+            "selu_",
+            "threshold",
+            "threshold_",
+        ),
+        "nn.functional",
+    ),
+}
 # Device type -> the distribution of its backend plugin (other device types come from plugins
 # tocha does not know of).
 BACKENDS = {"cuda": "tocha-cuda"}

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     legacy,
     math_extra,
     matmul,
+    nn_entry,
     pointwise,
     random,
     reduction,
