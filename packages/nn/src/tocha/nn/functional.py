@@ -5,6 +5,9 @@ The implementations live in ``tocha.nn._functional.<family>``; this module re-ex
 
 from typing import TYPE_CHECKING
 
+# tocha-core's, as torch.pdist is torch.nn.functional.pdist.
+from tocha import pdist  # noqa: F401
+
 from ._functional.activation import *  # noqa: F403
 from ._functional.attention import *  # noqa: F403
 from ._functional.conv import *  # noqa: F403

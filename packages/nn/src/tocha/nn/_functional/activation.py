@@ -46,6 +46,7 @@ __all__ = [
     "selu_",
     "sigmoid",
     "silu",
+    "gumbel_softmax",
     "softmax",
     "softmin",
     "softplus",
@@ -592,3 +593,18 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         )
     a, b = input.split(size // 2, dim)
     return a * b.sigmoid()
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g`` standard Gumbel noise. `hard` returns the one-hot of the largest entry, whose
+    gradient is the soft sample's (straight-through)."""
+    gumbels = -tocha.empty_like(logits).exponential_().log()
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = tocha.zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

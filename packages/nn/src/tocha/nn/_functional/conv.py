@@ -38,6 +38,7 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "conv_tbc",
     "fold",
     "unfold",
 ]
@@ -591,3 +592,18 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         )
     out = call(col2im_op, (cols,), size, ksize, stride, pads, dilation)
     return out.squeeze(0) if unbatched else out
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution of a (time, batch, channels) sequence; `weight` (kernel width,
+    in channels, out channels), `bias` (out channels), `pad` zeros at both ends of time."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError(
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+        )
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)

@@ -23,13 +23,14 @@ from tocha.library import TITLE, call, defop
 
 from ._jvp import plus
 from .activation import log_softmax_op, logsigmoid, softmax, softmax_backward_op
-from .linear import pairwise_distance
+from .linear import linear, pairwise_distance
 
 __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "cosine_embedding_loss",
     "cross_entropy",
+    "linear_cross_entropy",
     "ctc_loss",
     "gaussian_nll_loss",
     "hinge_embedding_loss",
@@ -1389,3 +1390,27 @@ def ctc_loss(
     if reduction == "sum":
         return nll.sum()
     return nll[0] if unbatched else nll
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` (`options`,
+    PyTorch's chunking settings, change nothing here: the logits are computed whole)."""
+    return cross_entropy(
+        linear(input, linear_weight, linear_bias),
+        target,
+        weight,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )

@@ -50,6 +50,10 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
@@ -706,3 +710,138 @@ def max_unpool3d(
 ) -> Tensor:
     """The partial inverse of `max_pool3d`; see `max_unpool1d`."""
     return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size)
+
+
+# -- fractional max pooling ------------------------------------------------------------------
+def _fractional_starts(samples: Tensor, size: int, out: int, kernel: int) -> Tensor:
+    """The window starts along one dim (Graham's pseudo-random sequence) for each (N, C)
+    sample u in [0, 1): ``floor((i + u) * a) - floor(u * a)``, ``a = (size - kernel) /
+    (out - 1)``, the last window ending at the edge. Shape (N, C, out), int64."""
+    last = tocha.full((*samples.shape, 1), size - kernel, dtype=tocha.int64)
+    if out == 1:
+        return last
+    alpha = (size - kernel) / (out - 1)
+    i = tocha.arange(out - 1, dtype=samples.dtype)
+    starts = tocha.floor((i + samples[..., None]) * alpha) - tocha.floor(samples * alpha)[..., None]
+    return tocha.cat([starts.to(tocha.int64), last], -1)
+
+
+def _fractional_max_pool(input, k, kernel_size, output_size, output_ratio, samples, name):
+    if input.dim() not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {k + 1}D or {k + 2}D tensor, but got: {list(input.shape)}"
+        )
+    unbatched = input.dim() == k + 1
+    x = input.unsqueeze(0) if unbatched else input
+    n, c, *sizes = x.shape
+    kernel = (kernel_size,) * k if isinstance(kernel_size, int) else tuple(kernel_size)
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+        ratio = (output_ratio,) * k if isinstance(output_ratio, (int, float)) else output_ratio
+        output_size = tuple(int(size * r) for size, r in zip(sizes, ratio))
+    out = (output_size,) * k if isinstance(output_size, int) else tuple(output_size)
+    for size, o, kk in zip(sizes, out, kernel):
+        if o + kk - 1 > size:
+            raise RuntimeError(
+                f"{name}(): pool size {kk} too large relative to input size {size} for "
+                f"output size {o}"
+            )
+    if samples is None:
+        samples = tocha.rand(n, c, k, dtype=x.dtype, device=x.device)
+    # samples[..., 0] drives the last dim (width), as PyTorch's 2-d kernel; 3-d: (t, h, w).
+    order = list(range(k))[::-1] if k == 2 else list(range(k))
+    flat = None
+    shape = (n, c, *out, *kernel)
+    for axis in range(k):
+        starts = _fractional_starts(samples[..., order[axis]], sizes[axis], out[axis], kernel[axis])
+        window = starts[..., None] + tocha.arange(kernel[axis], device=x.device)
+        view = [n, c] + [1] * (2 * k)
+        view[2 + axis], view[2 + k + axis] = out[axis], kernel[axis]
+        window = window.reshape(view)
+        flat = window if flat is None else flat * sizes[axis] + window
+    flat = flat.expand(shape).reshape(n, c, *out, -1)
+    values = x.reshape(n, c, -1)
+    gathered = values.gather(2, flat.reshape(n, c, -1)).reshape(flat.shape)
+    best, where = gathered.max(-1)
+    indices = flat.gather(-1, where[..., None]).squeeze(-1)
+    if unbatched:
+        best, indices = best.squeeze(0), indices.squeeze(0)
+    return best, indices
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """`fractional_max_pool2d` returning ``(values, indices)``."""
+    return _fractional_max_pool(
+        input,
+        2,
+        kernel_size,
+        output_size,
+        output_ratio,
+        _random_samples,
+        "fractional_max_pool2d",
+    )
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """2-D fractional max pooling (Graham) over ``(N, C, H, W)`` or ``(C, H, W)``: windows of
+    `kernel_size` at pseudo-random starts giving `output_size` (or the input size times
+    `output_ratio`); `_random_samples` (N, C, 2) in [0, 1) fix the starts."""
+    return _values(
+        fractional_max_pool2d_with_indices(
+            input, kernel_size, output_size, output_ratio, True, _random_samples
+        ),
+        return_indices,
+    )
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """`fractional_max_pool3d` returning ``(values, indices)``."""
+    return _fractional_max_pool(
+        input,
+        3,
+        kernel_size,
+        output_size,
+        output_ratio,
+        _random_samples,
+        "fractional_max_pool3d",
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+):
+    """3-D fractional max pooling over ``(N, C, T, H, W)`` or ``(C, T, H, W)``; see
+    `fractional_max_pool2d` (`_random_samples`: (N, C, 3))."""
+    return _values(
+        fractional_max_pool3d_with_indices(
+            input, kernel_size, output_size, output_ratio, True, _random_samples
+        ),
+        return_indices,
+    )

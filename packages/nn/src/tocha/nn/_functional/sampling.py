@@ -24,6 +24,7 @@ from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool
 __all__ = [
     "affine_grid",
     "channel_shuffle",
+    "native_channel_shuffle",
     "grid_sample",
     "interpolate",
     "pixel_shuffle",
@@ -324,6 +325,9 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
         )
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
     return x.reshape(input.shape)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 # -- grid_sample and affine_grid -------------------------------------------------------------
