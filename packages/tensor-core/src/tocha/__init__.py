@@ -69,6 +69,11 @@ from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)
 
+# The array API's constants, as torch's.
+from math import e, inf, nan, pi  # noqa: E402, F401
+
+newaxis = None
+
 # Subpackages: the distribution each comes from (the table is tocha._missing's), imported on
 # first attribute access. Importing one whose distribution is missing, however it is written
 # (`import tocha.nn`, `from tocha.nn import functional`, `tocha.nn`), raises a

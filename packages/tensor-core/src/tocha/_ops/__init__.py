@@ -19,3 +19,6 @@ from . import (  # noqa: F401
     sorting,
     windows,
 )
+from .aliases import add_aliases
+
+add_aliases()  # once every op is exported: ``axis=`` and ``keepdims=`` accepted
