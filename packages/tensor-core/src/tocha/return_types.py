@@ -21,6 +21,7 @@ __all__ = [
     "nanmedian",
     "sort",
     "topk",
+    "triangular_solve",
 ]
 
 
@@ -74,3 +75,4 @@ topk = _return_type("topk", _VALUES_INDICES)
 kthvalue = _return_type("kthvalue", _VALUES_INDICES)
 aminmax = _return_type("aminmax", ("min", "max"))
 histogram = _return_type("histogram", ("hist", "bin_edges"))
+triangular_solve = _return_type("triangular_solve", ("solution", "cloned_coefficient"))

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     arrangement,
+    compat,
     creation,
     fill,
     indexing,
