@@ -545,3 +545,16 @@ def test_total_average_and_self_time_total():
 def test_missing_names_say_so():
     with pytest.raises(AttributeError, match="itt"):
         tocha.profiler.itt  # noqa: B018
+
+
+def test_a_range_left_open_at_stop_ends_with_the_recording():
+    prof = profile()
+    span = record_function("span")
+    prof.start()
+    span.__enter__()
+    tocha.ones(2)
+    prof.stop()
+    span.__exit__(None, None, None)
+    event = next(e for e in prof.events() if e.name == "span")
+    assert event.end_ns >= event.start_ns > 0
+    assert event.cpu_time_total >= event.cpu_children[0].cpu_time_total

@@ -36,6 +36,8 @@ class Interval:
 class _Times:
     """The device-side columns tocha does not measure (its times are host times): zeros."""
 
+    __slots__ = ()
+
     device_time_total = 0.0
     self_device_time_total = 0.0
     cuda_time_total = 0.0
@@ -69,6 +71,21 @@ class FunctionEvent(_Times):
     """One recorded span: an op's kernel (``tocha::add``), a `record_function` range or a
     backward node (``MulBackward0``), on one thread, with the events it encloses."""
 
+    __slots__ = (
+        "id",
+        "name",
+        "thread",
+        "kind",
+        "device",
+        "start_ns",
+        "end_ns",
+        "input_shapes",
+        "stack",
+        "self_cpu_memory_usage",
+        "cpu_parent",
+        "cpu_children",
+        "trace_name",
+    )
     count = 1
 
     def __init__(self, id: int, name: str, thread: int, kind: str, parent=None, device="cpu"):
@@ -224,7 +241,8 @@ class EventList(list):
         with opener(path, "wt") as f:
             f.write(text)
 
-    supported_export_stacks_metrics = staticmethod(lambda: list(_STACK_METRICS))
+    def supported_export_stacks_metrics(self) -> list:
+        return list(_STACK_METRICS)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Write each event's stack, outermost frame first, with its `metric` in whole

@@ -20,9 +20,9 @@ import time
 from contextlib import ContextDecorator
 
 from .._dispatch import REGISTRY, _Kernels
-from ._events import EventList, FunctionEvent
+from ._events import FunctionEvent
 
-__all__ = ["Recorder", "record_function", "add_instrumentation", "is_recording"]
+__all__ = ["Recorder", "record_function", "add_instrumentation"]
 
 _perf_ns = time.perf_counter_ns
 _native_id = threading.get_native_id
@@ -76,9 +76,17 @@ class Recorder:
             _settle()
             if not STATE.recorders:
                 _restore()
+                _close_open_events(self.events)
 
-    def event_list(self) -> EventList:
-        return EventList(self.events, self.profile_memory, self.with_stack)
+
+def _close_open_events(events) -> None:
+    """End the events still open when the last recorder stops (a range entered before and
+    left after `stop`) there, and forget this thread's open ranges."""
+    now = _perf_ns()
+    for event in events:
+        if not event.end_ns:
+            event.end_ns = now
+    _LOCAL.stack = []
 
 
 def _settle() -> None:
@@ -86,11 +94,6 @@ def _settle() -> None:
     STATE.shapes = any(r.record_shapes for r in recorders)
     STATE.memory = any(r.profile_memory for r in recorders)
     STATE.stack = any(r.with_stack for r in recorders)
-
-
-def is_recording() -> bool:
-    """Whether a profiler is recording now."""
-    return bool(STATE.recorders)
 
 
 def open_event(name: str, kind: str, args=None, device: str = "cpu") -> FunctionEvent:
@@ -114,8 +117,9 @@ def open_event(name: str, kind: str, args=None, device: str = "cpu") -> Function
 
 
 def close_event(event: FunctionEvent) -> None:
-    event.end_ns = _perf_ns()
-    stack = _LOCAL.stack
+    if not event.end_ns:
+        event.end_ns = _perf_ns()
+    stack = _LOCAL.__dict__.get("stack", ())
     if stack and stack[-1] is event:
         stack.pop()
     elif event in stack:
@@ -135,7 +139,7 @@ def _user_stack() -> list:
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(folders) and filename != __file__:
+        if not filename.startswith(folders):
             frames.append(f"{filename}({frame.f_lineno}): {frame.f_code.co_name}")
         frame = frame.f_back
     return frames

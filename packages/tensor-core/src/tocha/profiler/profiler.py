@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._events import EventList, FunctionEvent, FunctionEventAvg
-from ._record import Recorder, add_instrumentation, is_recording, record_function
+from ._record import Recorder, add_instrumentation, record_function
 
 __all__ = [
     "profile",
@@ -31,7 +31,6 @@ __all__ = [
     "FunctionEvent",
     "FunctionEventAvg",
     "add_instrumentation",
-    "is_recording",
 ]
 
 
