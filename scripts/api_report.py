@@ -183,6 +183,7 @@ OUT_OF_SCOPE = {
         ],
     },
     "torch.Tensor": {
+        "first-class dimensions (functorch.dim)": ["index"],
         "quantization": [
             "dequantize",
             "int_repr",

@@ -59,6 +59,9 @@ SUBPACKAGES = {
 # (tocha._ops.nn_entry), calling tocha-nn when called.
 PROVIDED = {
     "vmap": "func",
+    "GradScaler": "amp",
+    "ModuleDict": "nn",
+    "ParameterDict": "nn",
     **dict.fromkeys(
         (
             "adaptive_avg_pool1d",

@@ -24,6 +24,7 @@ from .. import _dtype, return_types
 from .._api import PUBLIC, export
 from .._tensor import Tensor
 from ._out import inplace, write_out
+from .routines import as_strided_
 
 __all__: list[str] = []
 
@@ -52,6 +53,7 @@ def _write_out(out: Tensor, result: Tensor) -> Tensor:
 def _copies():
     for name in (
         "alias",
+        "as_strided",
         "detach",
         "diagonal",
         "expand",
@@ -81,6 +83,11 @@ def slice_copy(
     index[dim] = slice(start, end, step)
     result = input[tuple(index)].clone()
     return result if out is None else _write_out(out, result)
+
+
+def index_put_(input: Tensor, indices, values: Tensor, accumulate: builtins.bool = False):
+    """``input[indices] = values`` (or ``+=`` when `accumulate`), in place."""
+    return input.index_put_(indices, values, accumulate)
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0):
@@ -632,6 +639,8 @@ def _publish() -> None:
     ):
         export(fn, method=True)
     export(_F["narrow_copy"], "narrow_copy", method=True)
+    export(index_put_)
+    export(as_strided_)
     for fn in (
         chain_matmul,
         frobenius_norm,
