@@ -1,5 +1,92 @@
-"""tocha.distributions: probability distributions, as ``torch.distributions``."""
+"""tocha.distributions: probability distributions with the API of ``torch.distributions``.
 
+Each distribution has a `batch_shape` (independent parameter sets) and an `event_shape`
+(the shape of one draw); `sample(sample_shape)` returns `sample_shape + batch_shape +
+event_shape`, `log_prob(value)` drops the event dimensions. Distributions with
+`has_rsample` give reparameterized samples through which gradients flow to the parameters.
+Arguments and samples are validated unless `validate_args=False` (or
+`Distribution.set_default_validate_args(False)`); `kl_divergence` looks up a registered
+closed form by the pair of types."""
+
+from . import constraints, transforms
 from ._version import __version__
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F403
+from .transforms import __all__ as _transforms_all
+from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
 
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    "Bernoulli",
+    "Beta",
+    "Binomial",
+    "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ContinuousBernoulli",
+    "Dirichlet",
+    "Distribution",
+    "Exponential",
+    "ExponentialFamily",
+    "Gamma",
+    "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
+    "Independent",
+    "Laplace",
+    "LogNormal",
+    "LowRankMultivariateNormal",
+    "MixtureSameFamily",
+    "Multinomial",
+    "MultivariateNormal",
+    "Normal",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+    "Poisson",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "StudentT",
+    "Uniform",
+    "VonMises",
+    "Weibull",
+    "TransformedDistribution",
+    "biject_to",
+    "kl_divergence",
+    "register_kl",
+    "transform_to",
+    "constraints",
+    "transforms",
+    *_transforms_all,
+]

@@ -9,7 +9,7 @@ from typing import Any
 import tocha
 
 from . import constraints
-from .utils import lazy_property
+from .utils import _EMPTY_SHAPE, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -34,8 +34,8 @@ class Distribution:
 
     def __init__(
         self,
-        batch_shape: tuple[int, ...] = tocha.Size(),
-        event_shape: tuple[int, ...] = tocha.Size(),
+        batch_shape: tuple[int, ...] = _EMPTY_SHAPE,
+        event_shape: tuple[int, ...] = _EMPTY_SHAPE,
         validate_args: bool | None = None,
     ) -> None:
         self._batch_shape = tocha.Size(batch_shape)
@@ -118,12 +118,12 @@ class Distribution:
         """The standard deviation: the square root of the variance."""
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=tocha.Size()) -> tocha.Tensor:
+    def sample(self, sample_shape=_EMPTY_SHAPE) -> tocha.Tensor:
         """A sample of shape `sample_shape + batch_shape + event_shape`, without gradients."""
         with tocha.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=tocha.Size()) -> tocha.Tensor:
+    def rsample(self, sample_shape=_EMPTY_SHAPE) -> tocha.Tensor:
         """A reparameterized sample: gradients flow to the parameters."""
         raise NotImplementedError
 
@@ -163,7 +163,7 @@ class Distribution:
         """exp(entropy)."""
         return tocha.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape=tocha.Size()) -> tocha.Size:
+    def _extended_shape(self, sample_shape=_EMPTY_SHAPE) -> tocha.Size:
         """`sample_shape + batch_shape + event_shape`."""
         if not isinstance(sample_shape, tocha.Size):
             sample_shape = tocha.Size(sample_shape)
@@ -220,8 +220,25 @@ class Distribution:
     def __repr__(self) -> str:
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
         args_string = ", ".join(
-            f"{p}: "
-            f"{self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in param_names
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _expand_params(self, cls, batch_shape, _instance, params, copy=()):
+    """`expand` for a distribution whose parameters (the attribute names `params`, those
+    present) have shape `batch_shape + trailing`: each is expanded to the new batch shape
+    with its trailing dimensions kept; the attributes `copy` are shared as they are."""
+    new = self._get_checked_instance(cls, _instance)
+    batch_shape = tocha.Size(batch_shape)
+    for name in params:
+        if name in self.__dict__:
+            value = self.__dict__[name]
+            trailing = tuple(value.shape[len(self._batch_shape) :])
+            setattr(new, name, value.expand(tuple(batch_shape) + trailing))
+    for name in copy:
+        setattr(new, name, getattr(self, name))
+    Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+    new._validate_args = self._validate_args
+    return new

@@ -19,6 +19,7 @@ __all__ = [
     "vec_to_tril_matrix",
 ]
 
+_EMPTY_SHAPE = tocha.Size()  # the default sample shape
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
 
@@ -28,7 +29,7 @@ def broadcast_all(*values: Any) -> tuple[tocha.Tensor, ...]:
     if not all(isinstance(v, (tocha.Tensor, numbers.Number)) for v in values):
         raise ValueError(
             "Input arguments must all be instances of numbers.Number, "
-            "torch.Tensor or objects implementing __torch_function__."
+            "tocha.Tensor or objects implementing __torch_function__."
         )
     if not all(isinstance(v, tocha.Tensor) for v in values):
         like = next((v for v in values if isinstance(v, tocha.Tensor)), None)
