@@ -558,3 +558,21 @@ def test_a_range_left_open_at_stop_ends_with_the_recording():
     event = next(e for e in prof.events() if e.name == "span")
     assert event.end_ns >= event.start_ns > 0
     assert event.cpu_time_total >= event.cpu_children[0].cpu_time_total
+
+
+def test_with_flops_counts_products_and_arithmetic():
+    a, b = tocha.ones(64, 128), tocha.ones(128, 32)
+    with profile(with_flops=True) as prof:
+        a @ b
+        tocha.mm(a, b)
+        a * a
+        a.t()
+    flops = {e.key: e.flops for e in prof.key_averages()}
+    assert flops["tocha::matmul"] == 2 * 2 * 64 * 32 * 128
+    assert flops["tocha::mul"] == 64 * 128
+    table = prof.key_averages().table()
+    assert table.splitlines()[1].rstrip().endswith("Total KFLOPs")
+    assert "1048.576" in table and "--" in table
+    with profile() as prof:
+        a @ b
+    assert "FLOPs" not in prof.key_averages().table()

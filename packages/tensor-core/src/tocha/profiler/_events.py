@@ -46,7 +46,6 @@ class _Times:
     self_device_memory_usage = 0
     cuda_memory_usage = 0
     self_cuda_memory_usage = 0
-    flops = 0
 
     @property
     def device_time(self) -> float:
@@ -85,6 +84,7 @@ class FunctionEvent(_Times):
         "cpu_parent",
         "cpu_children",
         "trace_name",
+        "flops",
     )
     count = 1
 
@@ -102,6 +102,7 @@ class FunctionEvent(_Times):
         self.cpu_parent = parent
         self.cpu_children: list = []
         self.trace_name = name
+        self.flops = 0
 
     @property
     def key(self) -> str:
@@ -147,6 +148,7 @@ class FunctionEventAvg(_Times):
         self.self_cpu_memory_usage = 0
         self.input_shapes = input_shapes
         self.stack = stack
+        self.flops = 0
 
     @property
     def cpu_time(self) -> float:
@@ -158,6 +160,7 @@ class FunctionEventAvg(_Times):
         self.self_cpu_time_total += other.self_cpu_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.flops += other.flops
         return self
 
     __iadd__ = add
@@ -173,10 +176,10 @@ class FunctionEventAvg(_Times):
 class EventList(list):
     """A list of events (`FunctionEvent`) or of their averages (`FunctionEventAvg`)."""
 
-    def __init__(self, events=(), profile_memory: bool = False, with_stack: bool = False):
+    def __init__(self, events=(), profile_memory: bool = False, with_flops: bool = False):
         super().__init__(events)
         self._profile_memory = profile_memory
-        self._with_stack = with_stack
+        self._with_flops = with_flops
 
     @property
     def self_cpu_time_total(self) -> float:
@@ -200,7 +203,7 @@ class EventList(list):
                     e.stack[:group_by_stack_n] if group_by_stack_n > 0 else None,
                 )
             avg.add(e)
-        return EventList(groups.values(), self._profile_memory, self._with_stack)
+        return EventList(groups.values(), self._profile_memory, self._with_flops)
 
     def total_average(self) -> FunctionEventAvg:
         total = FunctionEventAvg("Total")
@@ -271,6 +274,17 @@ def format_memory(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
+def _flops_unit(rows) -> tuple:
+    """The scale and name of the FLOPs column (none when no row counted any)."""
+    most = max((e.flops for e in rows), default=0)
+    if most <= 0:
+        return 0, ""
+    units = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+    k = min(max(len(str(int(most))) - 1, 0) // 3 - 1, len(units) - 1)
+    k = max(k, 0)
+    return 1000**k, units[k]
+
+
 def _percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "0.00%"
 
@@ -310,6 +324,9 @@ def _table(
     if events._profile_memory:
         columns += [("CPU Mem", 12), ("Self CPU Mem", 12)]
     columns.append(("# of Calls", 12))
+    flops_scale, flops_unit = _flops_unit(rows) if events._with_flops else (0, "")
+    if flops_unit:
+        columns.append((f"Total {flops_unit}", 12))
     if shapes:
         longest = max(len(str(e.input_shapes)) for e in rows)
         columns.append(("Input Shapes", min(longest + 4, max_shapes_column_width)))
@@ -337,6 +354,8 @@ def _table(
         if events._profile_memory:
             cells += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
         cells.append(str(e.count))
+        if flops_unit:
+            cells.append(f"{e.flops / flops_scale:.3f}" if e.flops else "--")
         if shapes:
             cells.append(_clip(str(e.input_shapes or []), columns[len(cells)][1]))
         if stacks:
@@ -372,6 +391,8 @@ def chrome_trace(events, metadata: dict, trace_name: str) -> dict:
             args["Device"] = e.device
         if e.self_cpu_memory_usage:
             args["Bytes"] = e.self_cpu_memory_usage
+        if e.flops:
+            args["flops"] = e.flops
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
         trace.append(

@@ -38,6 +38,7 @@ class _State:
         self.shapes = False
         self.memory = False
         self.stack = False
+        self.flops = False
         self.undo: list = []
         self.instrumentations: list = []
         self.lock = threading.RLock()
@@ -50,10 +51,13 @@ _LOCAL = threading.local()
 class Recorder:
     """One recording: the events made between `start` and `stop`."""
 
-    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
+    def __init__(
+        self, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False
+    ):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self.events: list = []
         self.recording = False
 
@@ -94,6 +98,7 @@ def _settle() -> None:
     STATE.shapes = any(r.record_shapes for r in recorders)
     STATE.memory = any(r.profile_memory for r in recorders)
     STATE.stack = any(r.with_stack for r in recorders)
+    STATE.flops = any(r.with_flops for r in recorders)
 
 
 def open_event(name: str, kind: str, args=None, device: str = "cpu") -> FunctionEvent:
@@ -163,13 +168,29 @@ def _new_bytes(result, args, kwargs) -> int:
     return total
 
 
+# Ops whose floating point operations `with_flops` counts: a product of an (..., k) operand
+# (2 k per result element), or elementwise arithmetic (one per element).
+_PRODUCTS = frozenset({"matmul", "linear"})
+_ELEMENTWISE = frozenset({"add", "sub", "mul", "div"})
+
+
+def _flops(name: str, args, result) -> int:
+    size = getattr(result, "size", None)
+    if type(size) is not int:
+        return 0
+    if name in _PRODUCTS and args and getattr(args[0], "ndim", 0) > 0:
+        return 2 * size * args[0].shape[-1]
+    return size if name in _ELEMENTWISE else 0
+
+
 class _Timed:
     """An op's kernel on one device, timed while a profiler records."""
 
-    __slots__ = ("kernel", "name", "device")
+    __slots__ = ("kernel", "op_name", "name", "device")
 
     def __init__(self, op, device, kernel):
         self.kernel = kernel
+        self.op_name = op.name
         self.name = "tocha::" + op.name
         self.device = str(device)
 
@@ -183,6 +204,8 @@ class _Timed:
             close_event(event)
         if STATE.memory:
             event.self_cpu_memory_usage = _new_bytes(result, args, kwargs)
+        if STATE.flops:
+            event.flops = _flops(self.op_name, args, result)
         return result
 
     def __getattr__(self, name):

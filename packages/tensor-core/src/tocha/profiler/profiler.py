@@ -144,8 +144,9 @@ class profile:
     `schedule` (from `schedule`) decides at each `step` whether to record; a recorded cycle
     ends by calling ``on_trace_ready(prof)``. `record_shapes` keeps the input shapes of each
     op, `profile_memory` the bytes its result allocates, `with_stack` the Python frames that
-    called it. `with_flops`, `with_modules`, `experimental_config` and the others are
-    accepted and change nothing.
+    called it, `with_flops` the floating point operations of matrix products (``matmul``,
+    ``linear``) and elementwise arithmetic. `with_modules`, `experimental_config` and the
+    others are accepted and change nothing.
     """
 
     def __init__(
@@ -262,7 +263,9 @@ class profile:
                 self.profiler.start()
 
     def _prepare(self) -> None:
-        self.profiler = Recorder(self.record_shapes, self.profile_memory, self.with_stack)
+        self.profiler = Recorder(
+            self.record_shapes, self.profile_memory, self.with_stack, self.with_flops
+        )
 
     def _save(self) -> None:
         if self.acc_events:
@@ -279,7 +282,7 @@ class profile:
             events = [*self._saved, *current] if self.acc_events else current
         else:
             events = self._saved
-        return EventList(events, self.profile_memory, self.with_stack)
+        return EventList(events, self.profile_memory, self.with_flops)
 
     def key_averages(
         self,
