@@ -261,17 +261,8 @@ class TypedStorage:
         return self
 
     def copy_(self, source, non_blocking: bool = False) -> TypedStorage:
-        """Copy `source` (a storage of as many elements) into this storage, casting values."""
-        if len(source) != self.size():
-            raise RuntimeError(
-                f"size does not match, self was {self.size()} elements but src was "
-                f"{len(source)} elements"
-            )
-        if isinstance(source, TypedStorage):
-            values = backend_of(self.device).asarray(source.tolist(), self.dtype.np)
-        else:
-            values = backend_of(self.device).asarray(source._host(), _U8)
-        self._array[...] = values
+        """Copy the bytes of `source` (a storage of as many bytes) into this storage."""
+        self._storage.copy_(source, non_blocking)
         return self
 
     def cpu(self) -> TypedStorage:
@@ -422,11 +413,14 @@ def _view_storage(self: Tensor, source, storage_offset, size, stride):
             "devices must match."
         )
     data = source._bytes
-    xp = backend_of(source._device).xp
+    np_dtype = self._data.dtype
     if numel == 0:
-        return data[:0].view(self._data.dtype).reshape(size)
-    window = data[offset * item : needed * item].view(self._data.dtype)
-    return xp.lib.stride_tricks.as_strided(window, size, tuple(s * item for s in stride))
+        return data[:0].view(np_dtype).reshape(size)
+    byte_strides = tuple(s * item for s in stride)
+    if source._device is CPU:  # the view's .base is the storage's array: offsets stay visible
+        return np.ndarray(size, np_dtype, buffer=data, offset=offset * item, strides=byte_strides)
+    window = data[offset * item : needed * item].view(np_dtype)
+    return backend_of(source._device).xp.lib.stride_tricks.as_strided(window, size, byte_strides)
 
 
 def _layout(self: Tensor) -> layout:
