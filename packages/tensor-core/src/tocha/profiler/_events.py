@@ -7,8 +7,6 @@ share no memory with its inputs (a view allocates nothing).
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import threading
 import time
@@ -239,6 +237,9 @@ class EventList(list):
     def export_chrome_trace(self, path: str, metadata: dict | None = None) -> None:
         """Write the events as a Chrome trace (JSON, gzipped when `path` ends in ``.gz``),
         as chrome://tracing and Perfetto load it."""
+        import gzip
+        import json
+
         text = json.dumps(chrome_trace(self, metadata or {}, os.path.basename(path)))
         opener = gzip.open if str(path).endswith(".gz") else open
         with opener(path, "wt") as f:

@@ -8,9 +8,7 @@ names them (``MulBackward0``). Times are host times, measured around each op's k
 from __future__ import annotations
 
 import enum
-import json
 import os
-import socket
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -126,6 +124,8 @@ def tensorboard_trace_handler(
     ``{hostname}_{pid}``."""
 
     def handler(prof) -> None:
+        import socket
+
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         path = os.path.join(dir_name, f"{name}.{time.time_ns()}.pt.trace.json")
@@ -167,7 +167,7 @@ class profile:
         custom_trace_id_callback: Callable[[], str] | None = None,
         post_processing_timeout_s: float | None = None,
     ) -> None:
-        self.activities = set(activities) if activities is not None else supported_activities()
+        self.activities = set(activities) if activities is not None else {ProfilerActivity.CPU}
         if use_cuda:
             warnings.warn(
                 "`use_cuda` is deprecated and will be removed in a future release. Please use "
@@ -308,4 +308,6 @@ class profile:
 
     def add_metadata_json(self, key: str, value: str) -> None:
         """A JSON value written at the top level of the exported trace."""
+        import json
+
         self._metadata[key] = json.loads(value)
