@@ -173,8 +173,8 @@ def _sparse_embedding_grad(flat, rows, weight, padding_idx, scale_grad_by_freq):
 
 embedding_op = defop("embedding", _embedding_kernel)
 d("embedding", "1", _embedding_grad)
-# the rows of the weight's tangent at the indices (padding_idx and scale_grad_by_freq only
-# shape the gradient)
+# the rows of the weight's tangent at the indices (padding_idx, scale_grad_by_freq and sparse
+# only shape the gradient)
 fwd("embedding", lambda t, out, weight, indices, *args: call(embedding_op, (t[0], indices), *args))
 
 
