@@ -576,3 +576,34 @@ def test_with_flops_counts_products_and_arithmetic():
     with profile() as prof:
         a @ b
     assert "FLOPs" not in prof.key_averages().table()
+
+
+def test_instrumentation_runs_while_recording_and_a_failing_one_undoes_all():
+    from tocha.profiler import _record
+    from tocha.profiler.profiler import add_instrumentation
+
+    log = []
+
+    def install():
+        if log == ["fail"]:
+            raise RuntimeError("cannot instrument")
+        log.append("installed")
+        return lambda: log.append("undone")
+
+    before = _caches()
+    try:
+        with profile():
+            add_instrumentation(install)  # added while recording: installed at once
+            assert log == ["installed"]
+        assert log == ["installed", "undone"]
+        log[:] = ["fail"]
+        with pytest.raises(RuntimeError, match="cannot instrument"):
+            with profile():
+                pass
+        assert _caches() == before
+        log.clear()
+        with profile() as prof:
+            tocha.ones(1)
+        assert log == ["installed", "undone"] and _counts(prof) == {"tocha::ones": 1}
+    finally:
+        _record.STATE.instrumentations.remove(install)

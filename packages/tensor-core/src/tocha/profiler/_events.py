@@ -366,7 +366,7 @@ def _table(
     return "\n".join(out)
 
 
-_CATEGORIES = {"op": "cpu_op", "user": "user_annotation", "backward": "cpu_op"}
+_CATEGORIES = {"op": "cpu_op", "user": "user_annotation"}
 
 
 def chrome_trace(events, metadata: dict, trace_name: str) -> dict:

@@ -208,9 +208,6 @@ class _Timed:
             event.flops = _flops(self.op_name, args, result)
         return result
 
-    def __getattr__(self, name):
-        return getattr(self.kernel, name)
-
 
 class _TimedKernels(_Kernels):
     """An op's kernel cache while a profiler records: a miss builds a timed kernel."""
@@ -230,13 +227,15 @@ def _instrument() -> None:
         for dev, kernel in list(kernels.items()):
             kernels[dev] = _Timed(op, dev, kernel)
         kernels.__class__ = _TimedKernels
-    STATE.undo = [install() for install in STATE.instrumentations]
+    try:
+        for install in STATE.instrumentations:
+            STATE.undo.append(install())
+    except BaseException:
+        _restore()
+        raise
 
 
 def _restore() -> None:
-    for undo in reversed(STATE.undo):
-        undo()
-    STATE.undo = []
     for op in list(REGISTRY.values()):
         kernels = op.kernels
         if type(kernels) is not _TimedKernels:
@@ -245,6 +244,9 @@ def _restore() -> None:
         for dev, kernel in list(kernels.items()):
             if type(kernel) is _Timed:
                 kernels[dev] = kernel.kernel
+    undo, STATE.undo = STATE.undo, []
+    for step in reversed(undo):
+        step()
 
 
 def add_instrumentation(install) -> None:
