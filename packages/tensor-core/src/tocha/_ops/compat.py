@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype, return_types
+from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
 from .._tensor import Tensor
 from ._out import inplace, write_out
@@ -34,7 +34,7 @@ _F = PUBLIC
 # -- copies of views -----------------------------------------------------------------------
 def _copy_of(view_name: str, method: bool = False):
     def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
-        view = getattr(input, view_name) if method else _F[view_name]
+        view = getattr(input, view_name) if method else _VIEWS.get(view_name) or _F[view_name]
         result = view(*args, **kwargs) if method else view(input, *args, **kwargs)
         if isinstance(result, (tuple, list)):
             return [r.clone() for r in result]
@@ -44,6 +44,10 @@ def _copy_of(view_name: str, method: bool = False):
     fn.__name__ = fn.__qualname__ = f"{view_name}_copy"
     fn.__doc__ = f"`{view_name}`, copied: the same values in new memory."
     return fn
+
+
+# View ops that are Tensor methods only, or none at all (alias: the tensor itself).
+_VIEWS = {"expand": Tensor.expand, "alias": lambda input: input.view(input.shape)}
 
 
 def _write_out(out: Tensor, result: Tensor) -> Tensor:
@@ -249,7 +253,7 @@ _REMOVED = {
     "torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, "
     "UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should "
     "be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
-    "matrix_rank": "Please use the `torch.linalg.matrix_rank` function instead. The "
+    "matrix_rank": "\nPlease use the `torch.linalg.matrix_rank` function instead. The "
     "parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
 }
 
@@ -257,7 +261,9 @@ _REMOVED = {
 def _removed(name: str):
     def fn(*args, **kwargs):
         raise RuntimeError(
-            f"This function was deprecated since version 1.9 and is now removed. {_REMOVED[name]}"
+            "This function was deprecated since version 1.9 and is now removed."
+            + ("" if _REMOVED[name].startswith("\n") else " ")
+            + _REMOVED[name]
         )
 
     fn.__name__ = fn.__qualname__ = name
@@ -490,14 +496,14 @@ def set_deterministic_debug_mode(debug_mode) -> None:
             "invalid value of debug_mode, expected one of `default`, `warn`, `error`, but "
             f"got {debug_mode}"
         )
-    _F["use_deterministic_algorithms"](mode > 0, warn_only=mode == 1)
+    _runtime.use_deterministic_algorithms(mode > 0, warn_only=mode == 1)
 
 
 def get_deterministic_debug_mode() -> int:
     """The current deterministic debug mode (0, 1 or 2)."""
-    if not _F["are_deterministic_algorithms_enabled"]():
+    if not _runtime.are_deterministic_algorithms_enabled():
         return 0
-    return 1 if _F["is_deterministic_algorithms_warn_only_enabled"]() else 2
+    return 1 if _runtime.is_deterministic_algorithms_warn_only_enabled() else 2
 
 
 def set_flush_denormal(mode: builtins.bool) -> builtins.bool:

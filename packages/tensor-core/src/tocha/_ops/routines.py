@@ -358,7 +358,7 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim, interpolation, out, ski
     if interpolation not in _MODES:
         raise RuntimeError(
             f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
-            f"nearest. Got {interpolation}"
+            f"nearest, but got {interpolation}"
         )
     if input.dtype not in (_dtype.float32, _dtype.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
@@ -373,6 +373,8 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim, interpolation, out, ski
         scalar_q = q.dim() == 0
         qs = q.reshape(-1)
     if qs.numel() and not builtins.bool(((qs >= 0) & (qs <= 1)).all().item()):
+        if not isinstance(q, Tensor):
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if input.numel() == 0 and dim is None:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
