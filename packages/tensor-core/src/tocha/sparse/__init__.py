@@ -11,6 +11,7 @@ ops never look for sparse operands.
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any
 
 import numpy as np
@@ -140,17 +141,15 @@ class COO:
         raise _backend_error(func.__name__, self.values._device)
 
     def repr_tensor(self, t: Tensor) -> str:
-        """PyTorch's repr of a sparse tensor: indices, values, size, nnz and layout."""
-        pad = " " * len("tensor(indices=")
-        indices = repr(self.indices).replace("\n", "\n" + pad)
-        pad = " " * len("       values=")
-        values = repr(self.values.detach()).replace("\n", "\n" + pad)
+        """PyTorch's repr of a sparse tensor: indices and values (printed without their
+        dtypes), size, nnz, the dtype unless it is a default one, and layout."""
+        indices = _inner_repr(self.indices, len("tensor(indices="))
+        values = _inner_repr(self.values.detach(), len("       values="))
         shape = "(" + ", ".join(map(str, self.shape)) + ("," if len(self.shape) == 1 else "") + ")"
         extra = ""
-        if self.values.dtype is not tocha.get_default_dtype() and not (
-            self.values.dtype is tocha.int64 or self.values.dtype is tocha.bool
-        ):
-            extra = f", dtype={self.values.dtype}"
+        d = self.values.dtype
+        if d is not tocha.get_default_dtype() and d is not tocha.int64 and d is not tocha.bool:
+            extra = f", dtype={d}"
         if t.device.type != "cpu":
             extra += f", device='{t.device}'"
         grad = ""
@@ -162,11 +161,19 @@ class COO:
         )
 
 
-def _sparse(t: Tensor, name: str) -> COO:
+def _inner_repr(t: Tensor, indent: int) -> str:
+    """The repr of a sparse tensor's indices or values: no dtype; an empty one's size."""
+    if t.numel() == 0:
+        return f"tensor([], size={tuple(t.shape)})"
+    text = re.sub(r",\s*dtype=tocha\.\w+\)$", ")", repr(t))
+    return text.replace("\n", "\n" + " " * indent)
+
+
+def _sparse(t: Tensor, name: str, kind: str = "sparse coordinate tensor") -> COO:
     """The COO of a sparse tensor; PyTorch's error for a dense one."""
     data = t._data
     if type(data) is not COO:
-        raise RuntimeError(f"{name} expected sparse coordinate tensor layout but got Strided")
+        raise RuntimeError(f"{name} expected {kind} layout but got Strided")
     return data
 
 
@@ -340,16 +347,21 @@ def _to_dense(coo: COO) -> Tensor:
 
 
 def _add_sparse(a: COO, b: COO) -> COO:
+    """The sum of two sparse tensors of one size: the values added when both hold the same
+    indices tensor, the merged entries (coalesced) when both are coalesced, else the entries
+    of both (uncoalesced), as PyTorch."""
     if a.shape != b.shape:
         raise RuntimeError(
             f"add: expected 'self' and 'other' to have same size, but self has size "
             f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
             "does not currently support broadcasting)"
         )
+    if a.indices is b.indices:
+        return COO(a.indices, a.values + b.values, a.shape, a.coalesced)
     joined = COO(
         tocha.cat([a.indices, b.indices], 1), tocha.cat([a.values, b.values], 0), a.shape, False
     )
-    return _coalesce(joined)
+    return _coalesce(joined) if a.coalesced and b.coalesced else joined
 
 
 def _mm(coo: COO, dense: Tensor) -> Tensor:
@@ -485,7 +497,7 @@ def indices(self: Tensor) -> Tensor:
 
 def values(self: Tensor) -> Tensor:
     """The values of a coalesced sparse tensor, ``(nnz, *dense_shape)``."""
-    coo = _sparse(self, "values")
+    coo = _sparse(self, "values", "sparse tensor")
     if not coo.coalesced:
         raise RuntimeError(
             "Cannot get values on an uncoalesced tensor, please call .coalesce() first"
