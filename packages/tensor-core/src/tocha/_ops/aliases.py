@@ -16,9 +16,7 @@ __all__: list[str] = []
 
 # PyTorch's functions written in Python (torch.functional, torch.Tensor's Python methods):
 # they take no `axis` / `keepdims`.
-NO_ALIASES = frozenset(
-    {"norm", "split", "unique", "unique_consecutive", "stft", "istft", "quantile", "nanquantile"}
-)
+NO_ALIASES = frozenset({"norm", "split", "unique", "unique_consecutive", "stft", "istft"})
 
 
 def _with_aliases(fn):
