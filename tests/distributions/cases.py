@@ -24,7 +24,7 @@ ANGLES = np.array([[[0.1, -2.0, 1.5], [3.0, 0.2, -0.7]], [[-3.1, 0.9, 2.2], [0.0
 
 
 def t(lib, array):
-    return lib.tensor(np.asarray(array, dtype=np.float64))
+    return lib.tensor(np.array(array, dtype=np.float64))
 
 
 def _simplex_points():

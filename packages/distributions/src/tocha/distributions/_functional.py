@@ -7,8 +7,8 @@ import tocha
 
 
 def softplus(x: tocha.Tensor) -> tocha.Tensor:
-    """log(1 + exp(x)), without overflow."""
-    return x.clamp(min=0) + tocha.log1p(tocha.exp(-x.abs()))
+    """log(1 + exp(x)), without overflow; its derivative is sigmoid(x) everywhere."""
+    return tocha.logaddexp(x, tocha.zeros_like(x))
 
 
 def logsigmoid(x: tocha.Tensor) -> tocha.Tensor:

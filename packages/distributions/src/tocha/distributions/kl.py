@@ -40,10 +40,9 @@ def register_kl(type_p, type_q):
     """A decorator registering `fn(p, q)` as KL(p || q) for p an instance of `type_p` and q
     of `type_q` (or of subclasses, when no more specific pair is registered).
     Ambiguous lookups warn; register the more specific pair to settle them."""
-    if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
-        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
-        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+    for type_ in (type_p, type_q):
+        if not isinstance(type_, type):
+            raise TypeError("issubclass() arg 1 must be a class")
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun
@@ -218,8 +217,8 @@ def _kl_laplace_laplace(p, q):
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
         raise ValueError(
-            "KL-divergence between two Multivariate Normals with different event shapes "
-            "cannot be computed"
+            "KL-divergence between two Multivariate Normals with"
+            "                          different event shapes cannot be computed"
         )
     p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) - p_tril.diagonal(
