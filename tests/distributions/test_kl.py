@@ -144,7 +144,8 @@ def test_register_kl_dispatches_to_the_most_specific_pair():
         pass
 
     p, q = MyNormal(0.0, 1.0), D.Normal(1.0, 2.0)
-    assert float(D.kl_divergence(p, q)) == pytest.approx(float(D.kl_divergence(D.Normal(0.0, 1.0), q)))
+    inherited = float(D.kl_divergence(D.Normal(0.0, 1.0), q))
+    assert float(D.kl_divergence(p, q)) == pytest.approx(inherited)
 
     @D.register_kl(MyNormal, D.Normal)
     def _kl(p, q):

@@ -28,14 +28,18 @@ def _transform(name, lib):
         "Compose": lambda: T.ComposeTransform(
             [T.AffineTransform(0.5, 2.0), T.SigmoidTransform(), T.AffineTransform(-1.0, 3.0)]
         ),
-        "Compose_inverse": lambda: T.ComposeTransform([T.ExpTransform().inv, T.TanhTransform()]).inv,
+        "Compose_inverse": lambda: (
+            T.ComposeTransform([T.ExpTransform().inv, T.TanhTransform()]).inv
+        ),
         "Identity": lambda: T.identity_transform,
         "Independent": lambda: T.IndependentTransform(T.ExpTransform(), 1),
         "Reshape": lambda: T.ReshapeTransform((3,), (3, 1)),
         "LowerCholesky": lambda: T.LowerCholeskyTransform(),
         "PositiveDefinite": lambda: T.PositiveDefiniteTransform(),
         "CorrCholesky": lambda: T.CorrCholeskyTransform(),
-        "Cat": lambda: T.CatTransform([T.ExpTransform(), T.SigmoidTransform()], dim=-1, lengths=[2, 1]),
+        "Cat": lambda: T.CatTransform(
+            [T.ExpTransform(), T.SigmoidTransform()], dim=-1, lengths=[2, 1]
+        ),
         "Stack": lambda: T.StackTransform([T.ExpTransform(), T.TanhTransform()], dim=0),
     }[name]()
 
@@ -108,14 +112,21 @@ def test_transforms_match_torch(torch, name):
 def test_log_abs_det_jacobian_is_the_jacobians():
     """For elementwise bijections, the log-determinant equals log |dy/dx| by autograd."""
     T = tocha.distributions.transforms
-    for transform in (T.ExpTransform(), T.SigmoidTransform(), T.TanhTransform(),
-                      T.SoftplusTransform(), T.AffineTransform(0.3, -2.0)):
+    for transform in (
+        T.ExpTransform(),
+        T.SigmoidTransform(),
+        T.TanhTransform(),
+        T.SoftplusTransform(),
+        T.AffineTransform(0.3, -2.0),
+    ):
         x = tocha.tensor(X, requires_grad=True)
         y = transform(x)
         (dy,) = tocha.autograd.grad(y.sum(), x)
         np.testing.assert_allclose(
-            transform.log_abs_det_jacobian(x, y).detach().numpy(), np.log(np.abs(dy.numpy())),
-            rtol=1e-6, atol=1e-9,
+            transform.log_abs_det_jacobian(x, y).detach().numpy(),
+            np.log(np.abs(dy.numpy())),
+            rtol=1e-6,
+            atol=1e-9,
         )
 
 
@@ -208,5 +219,5 @@ def test_biject_to_maps_onto_the_constraint():
         y = transform(x)
         assert bool(constraint.check(y).all())
         np.testing.assert_allclose(transform.inv(y).numpy(), x.numpy(), rtol=1e-6, atol=1e-9)
-    assert bool(C.lower_cholesky.check(D.transform_to(C.lower_cholesky)(tocha.randn(3, 3))).all())
-    assert bool(C.positive_definite.check(D.transform_to(C.positive_definite)(tocha.randn(3, 3))).all())
+    for constraint in (C.lower_cholesky, C.positive_definite):
+        assert bool(constraint.check(D.transform_to(constraint)(tocha.randn(3, 3))).all())
