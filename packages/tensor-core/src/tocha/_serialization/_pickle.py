@@ -4,25 +4,26 @@ restricted unpickler that maps those names back to tocha's rebuild functions.
 A checkpoint's ``data.pkl`` names globals such as ``torch._utils._rebuild_tensor_v2``,
 ``torch.FloatStorage``, ``torch.float32``, ``torch.device`` and ``collections.OrderedDict``.
 `Pickler` writes them (tocha never imports torch; the names are written as opcodes), and
-`find_class` resolves them from one table. Under ``weights_only``, `WeightsUnpickler` reads
-the file opcode by opcode (as PyTorch's weights-only unpickler does): nothing outside that
-table, the registered Tensor types and the user's safe globals is ever looked up, only the
-table's constructors and rebuild functions are ever called (``bytes`` and ``bytearray``
-never with a size), only OrderedDicts and the user's types take state (BUILD), and a length
-the file declares is never allocated before its bytes are read.
+`find_class` resolves them from one table. tocha's own classes and functions (a whole
+module's) are written and read under PyTorch's names too (`_names`). Under ``weights_only``,
+`WeightsUnpickler` reads the file opcode by opcode (as PyTorch's weights-only unpickler
+does): nothing outside that table, the registered Tensor types and the user's safe globals
+is ever looked up, only the table's constructors and rebuild functions are ever called
+(``bytes`` and ``bytearray`` never with a size), only OrderedDicts and the user's types take
+state (BUILD), and a length the file declares is never allocated before its bytes are read.
 """
 
 from __future__ import annotations
 
 import collections
-import importlib
 import pickle
 import struct
+import types
 
 from .. import _dtype
 from .._device import device
 from .._tensor import Size, Tensor, wrap
-from . import _registry
+from . import _names, _registry
 from ._storage import StorageRef, StorageTable, TypedStorage, tensor_from_storage
 
 
@@ -47,6 +48,9 @@ SIZE = TorchName("torch", "Size")
 STORAGE_TYPES = {d: TorchName("torch", _dtype.TITLE[d] + "Storage") for d in _dtype.ALL}
 
 
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
+
+
 class _Discard:
     def write(self, data) -> None:
         pass
@@ -69,6 +73,8 @@ class Pickler(pickle._Pickler):
             return self._reduce_tensor(obj)
         if isinstance(obj, (_dtype.dtype, TorchName)):
             return "global"
+        if isinstance(obj, _FUNCTIONS) and _names.torch_name(obj) is not None:
+            return "global"  # by `save_global`, under PyTorch's name
         if type(obj) is device:
             return DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index)
         if type(obj) is Size:
@@ -118,6 +124,8 @@ class Pickler(pickle._Pickler):
             module, name = "torch", obj.name
         elif isinstance(obj, type) and _registry.name_of_type(obj) is not None:
             module, _, name = _registry.name_of_type(obj).rpartition(".")
+        elif _names.torch_name(obj) is not None:
+            module, _, name = _names.torch_name(obj).rpartition(".")
         else:
             super().save_global(obj, name)
             return
@@ -255,9 +263,9 @@ ALLOWED: dict[str, object] = {
 
 def _find_class(module: str, name: str, weights_only: bool):
     """What the global ``module.name`` of a checkpoint is: PyTorch's names from `ALLOWED`,
-    the registered Tensor types, then (``weights_only``) the user's safe globals, by their
-    names or the same names under ``torch.``; else (not ``weights_only``) tocha's object for a
-    ``torch.`` name (a whole module PyTorch saved loads as tocha's), or None to import it."""
+    the registered Tensor types, then (``weights_only``) the user's safe globals, matched by
+    PyTorch's names (`_names`); else (not ``weights_only``) tocha's object for a ``torch.``
+    name (a whole module PyTorch saved loads as tocha's), or None to import it."""
     if module == "__builtin__":
         module = "builtins"
     full = f"{module}.{name}"
@@ -267,27 +275,20 @@ def _find_class(module: str, name: str, weights_only: bool):
     entry = _registry.tensor_type(full)
     if entry is not None:
         return entry[0]
-    tocha_module = _as_tocha(module)
     if weights_only:
         allowed = _registry.safe_globals_by_name()
-        found = allowed.get(full, allowed.get(f"{tocha_module}.{name}"))
-        if found is not None:
-            return found
+        for alias in _names.torch_aliases(full):
+            if alias in allowed:
+                return allowed[alias]
         raise pickle.UnpicklingError(
             f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please "
             f"use `tocha.serialization.add_safe_globals([{full}])` or the "
             f"`tocha.serialization.safe_globals([{full}])` context manager to allowlist this "
             "global if you trust this class/function."
         )
-    if tocha_module != module:
-        return getattr(importlib.import_module(tocha_module), name)
+    if module.split(".")[0] == "torch":
+        return _names.tocha_object(full)
     return None
-
-
-def _as_tocha(module: str) -> str:
-    """tocha's module for a PyTorch module a checkpoint names (``torch.nn.modules.linear`` is
-    ``tocha.nn.modules.linear``), so whole modules saved by PyTorch load as tocha's."""
-    return "tocha" + module[len("torch") :] if module.split(".")[0] == "torch" else module
 
 
 def _persistent_load(pid, load_storage):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._names import torch_name
+
 _safe_globals: list = []
 _tensor_types: dict[str, tuple[type, Callable]] = {}
 _names_of_types: dict[type, str] = {}
@@ -21,7 +23,8 @@ def qualified_name(obj) -> str:
 
 
 def safe_globals_by_name() -> dict[str, object]:
-    """The user's allowed globals, keyed by the name a checkpoint gives them."""
+    """The user's allowed globals, keyed by the names a checkpoint gives them: a tocha class
+    or function by PyTorch's name (as tocha and PyTorch write it) and by its own."""
     found = {}
     for entry in _safe_globals:
         if isinstance(entry, tuple):
@@ -29,6 +32,9 @@ def safe_globals_by_name() -> dict[str, object]:
             found[name] = obj
         else:
             found[qualified_name(entry)] = entry
+            torch = torch_name(entry)
+            if torch is not None:
+                found[torch] = entry
     return found
 
 

@@ -9,15 +9,10 @@ from tocha import Tensor
 from .. import init
 from .._functional.attention import _canonical_mask, _multi_head_attention, _none_or_dtype
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The output projection of MultiheadAttention: a Linear under its own name (PyTorch's
-    quantization tools treat it apart)."""
 
 
 class MultiheadAttention(Module):

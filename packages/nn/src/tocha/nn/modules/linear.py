@@ -75,6 +75,13 @@ class Linear(Module):
         )
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """The output projection of MultiheadAttention: a Linear under its own name (PyTorch's
+    quantization tools treat it apart). It lives here, as in PyTorch, so that checkpoints and
+    ``safe_globals`` lists naming ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``
+    find it."""
+
+
 class Bilinear(Module):
     """``y = x1 @ weight[k] @ x2 + bias_k`` for each output feature k.
 

@@ -132,6 +132,15 @@ class RNNBase(Module):
         """The parameters in PyTorch's flat order (always the current ones)."""
         return [getattr(self, name, None) for name in self._flat_weights_names]
 
+    def __getstate__(self):
+        # PyTorch's RNN modules pickle the list of their weights; torch.load of a whole tocha
+        # RNN needs it there.
+        return {**super().__getstate__(), "_flat_weights": self._flat_weights}
+
+    def __setstate__(self, state) -> None:
+        # here `_flat_weights` is a property, always current: the pickled list is dropped
+        super().__setstate__({k: v for k, v in state.items() if k != "_flat_weights"})
+
     @property
     def all_weights(self) -> list[list[Parameter]]:
         """The parameters, one list per layer and direction."""
