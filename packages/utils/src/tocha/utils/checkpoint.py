@@ -16,7 +16,8 @@ Two implementations, as in PyTorch:
   all. The graph is the function's own, so ``autograd.grad``, keyword arguments and inputs
   that do not require grad work.
 
-tocha-utils does not depend on tocha-autograd: it is imported inside the functions.
+tocha-utils does not depend on tocha-autograd: the functions reach it as ``tocha.autograd``,
+which imports it on first access (or names the distribution to install).
 """
 
 from __future__ import annotations
@@ -107,9 +108,8 @@ class _State:
 def _reentrant_function():
     """The `CheckpointFunction` class, made on first use (it subclasses tocha-autograd's
     `Function`)."""
-    from tocha.autograd import Function, backward
 
-    class CheckpointFunction(Function):
+    class CheckpointFunction(tocha.autograd.Function):
         """The reentrant checkpoint: forward without grad, recompute in backward."""
 
         @staticmethod
@@ -143,7 +143,7 @@ def _reentrant_function():
                     roots.append(output)
                     root_grads.append(grad)
             if roots:
-                backward(roots, root_grads)
+                tocha.autograd.backward(roots, root_grads)
             input_grads = tuple(t.grad if isinstance(t, Tensor) else None for t in detached)
             return (None, None, *input_grads)
 
@@ -168,7 +168,7 @@ def _reentrant(function, preserve_rng_state: bool, args: tuple) -> Any:
 class _Holder:
     """What a node keeps in place of a tensor the checkpointed function saved."""
 
-    __slots__ = ("index", "__weakref__")
+    __slots__ = ("index",)
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -205,8 +205,6 @@ class _Frame:
         return self.recomputed.pop(holder.index)
 
     def _recompute(self) -> None:
-        from tocha.autograd.graph import saved_tensors_hooks
-
         found: list[Tensor] = []
 
         def pack(t: Tensor) -> Tensor:
@@ -218,7 +216,7 @@ class _Frame:
 
         with contextlib.suppress(_StopRecomputation):
             with self.state.restored(), tocha.enable_grad(), self.recompute_context:
-                with saved_tensors_hooks(pack, lambda t: t):
+                with tocha.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
                     self.function(*self.args, **self.kwargs)
         if len(found) < len(self.saved):
             raise CheckpointError(
@@ -249,8 +247,6 @@ class _Frame:
 def _non_reentrant(
     function, preserve_rng_state, context_fn, determinism_check, early_stop, args, kwargs
 ) -> Any:
-    from tocha.autograd.graph import saved_tensors_hooks
-
     if determinism_check not in ("default", "none"):
         raise ValueError(
             f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
@@ -258,7 +254,7 @@ def _non_reentrant(
     forward_context, recompute_context = context_fn()
     state = _State([*args, *kwargs.values()], preserve_rng_state)
     frame = _Frame(function, args, kwargs, state, recompute_context, determinism_check, early_stop)
-    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+    with tocha.autograd.graph.saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         return function(*args, **kwargs)
 
 
