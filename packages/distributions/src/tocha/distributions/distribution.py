@@ -70,7 +70,7 @@ class Distribution:
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {self!r} "
                         f"to satisfy the constraint {constraint!r}, "
-                        f"but found invalid values:\n{value}"
+                        f"but found invalid values:\n{_format(value)}"
                     )
         super().__init__()
 
@@ -205,7 +205,7 @@ class Distribution:
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) "
                 f"of the distribution {self!r}, "
-                f"but found invalid values:\n{value}"
+                f"but found invalid values:\n{_format(value)}"
             )
 
     def _get_checked_instance(self, cls, _instance=None):
@@ -220,10 +220,23 @@ class Distribution:
     def __repr__(self) -> str:
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
         args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            f"{p}: "
+            + (
+                _format(self.__dict__[p])
+                if self.__dict__[p].numel() == 1
+                else str(self.__dict__[p].size())
+            )
             for p in param_names
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _format(value) -> str:
+    """`value` as an f-string shows a tensor in PyTorch: a number when it has no
+    dimensions, else its repr."""
+    if isinstance(value, tocha.Tensor) and value.dim() == 0:
+        return format(value.item())
+    return str(value)
 
 
 def _expand_params(self, cls, batch_shape, _instance, params, copy=()):
