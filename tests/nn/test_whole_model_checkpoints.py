@@ -182,3 +182,42 @@ def test_tocha_reads_what_pytorch_saves_now(torch, tmp_path):
             expected = run(name, theirs[name], torch.from_numpy(xs[name])).detach().numpy()
             got = run(name, back[name], tocha.from_numpy(xs[name])).numpy()
             np.testing.assert_allclose(got, expected, atol=1e-5, err_msg=name)
+
+
+def _trained(torch_like, model, optimizer):
+    """One more Adam step on a fixed batch; the weight after it."""
+    optimizer.zero_grad()
+    model(torch_like.ones(3, 4)).pow(2).sum().backward()
+    optimizer.step()
+    return model.weight.detach().numpy()
+
+
+@pytest.fixture
+def model_and_optimizer():
+    """A whole model and its Adam optimizer after one step, saved together by tocha."""
+    optim = pytest.importorskip("tocha.optim", reason="tocha-optim is not installed")
+    tocha.manual_seed(0)
+    model = nn.Linear(4, 2)
+    optimizer = optim.Adam(model.parameters(), lr=0.1)
+    _trained(tocha, model, optimizer)
+    buffer = io.BytesIO()
+    tocha.save({"model": model, "optimizer": optimizer}, buffer)
+    return model, optimizer, buffer.getvalue()
+
+
+def test_a_whole_optimizer_goes_under_pytorchs_name_and_comes_back(model_and_optimizer):
+    model, optimizer, data = model_and_optimizer
+    assert "torch.optim.adam.Adam" in pickle_globals(data)
+    back = tocha.load(io.BytesIO(data), weights_only=False)
+    assert back["optimizer"].param_groups[0]["params"][0] is back["model"].weight
+    expected = _trained(tocha, model, optimizer)
+    np.testing.assert_array_equal(_trained(tocha, back["model"], back["optimizer"]), expected)
+
+
+def test_pytorch_resumes_tochas_whole_optimizer(torch, tmp_path, model_and_optimizer):
+    model, optimizer, data = model_and_optimizer
+    path = tmp_path / "resume.pt"
+    path.write_bytes(data)
+    back = torch.load(path, weights_only=False)
+    got = _trained(torch, back["model"], back["optimizer"])
+    np.testing.assert_allclose(got, _trained(tocha, model, optimizer), atol=1e-6)
