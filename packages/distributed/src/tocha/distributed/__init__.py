@@ -1,12 +1,13 @@
 """``tocha.distributed``: PyTorch's ``torch.distributed`` on MPI (mpi4py) and NCCL (CuPy).
 
 Start the processes with ``mpirun -n N python train.py`` or
-``python -m tocha.distributed.run --nproc-per-node N train.py``; then::
+``python -m tocha.distributed.run --nproc_per_node N train.py`` (a process started alone is
+a world of one); then::
 
     import tocha as torch
     import tocha.distributed as dist
 
-    dist.init_process_group("mpi")
+    dist.init_process_group("gloo")  # PyTorch's CPU backend name; MPI carries it
     t = torch.ones(3) * dist.get_rank()
     dist.all_reduce(t)
     model = dist.DistributedDataParallel(model)  # also tocha.nn.parallel's
