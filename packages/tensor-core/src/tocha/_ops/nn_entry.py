@@ -160,24 +160,24 @@ def binary_cross_entropy_with_logits(
     target: Tensor,
     weight: Tensor | None = None,
     pos_weight: Tensor | None = None,
-    reduction: int = 1,
+    reduction: int = 0,
 ) -> Tensor:
-    """`nn.functional.binary_cross_entropy_with_logits`, the reduction an int (0 none,
-    1 mean, 2 sum)."""
+    """`nn.functional.binary_cross_entropy_with_logits`, the reduction an int (0 none, the
+    default of every top-level loss, as PyTorch's; 1 mean, 2 sum)."""
     return _functional().binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
     )
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False):
-    """`nn.functional.kl_div`, the reduction an int (1: the mean over elements)."""
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
+    """`nn.functional.kl_div`, the reduction an int (0: none, 1: the mean over elements)."""
     return _functional().kl_div(
         input, target, reduction=_reduction(reduction), log_target=log_target
     )
 
 
 def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
 ) -> Tensor:
     """`nn.functional.margin_ranking_loss`, the reduction an int."""
     return _functional().margin_ranking_loss(
@@ -186,7 +186,7 @@ def margin_ranking_loss(
 
 
 def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
 ) -> Tensor:
     """`nn.functional.cosine_embedding_loss`, the reduction an int."""
     return _functional().cosine_embedding_loss(
@@ -195,7 +195,7 @@ def cosine_embedding_loss(
 
 
 def hinge_embedding_loss(
-    input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1
+    input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0
 ) -> Tensor:
     """`nn.functional.hinge_embedding_loss`, the reduction an int."""
     return _functional().hinge_embedding_loss(
@@ -211,7 +211,7 @@ def triplet_margin_loss(
     p: float = 2,
     eps: float = 1e-06,
     swap: bool = False,
-    reduction: int = 1,
+    reduction: int = 0,
 ) -> Tensor:
     """`nn.functional.triplet_margin_loss`, the reduction an int."""
     return _functional().triplet_margin_loss(
@@ -234,7 +234,7 @@ def ctc_loss(
     input_lengths,
     target_lengths,
     blank: int = 0,
-    reduction: int = 1,
+    reduction: int = 0,
     zero_infinity: bool = False,
 ) -> Tensor:
     """`nn.functional.ctc_loss`, the reduction an int."""
