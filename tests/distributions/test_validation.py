@@ -49,20 +49,14 @@ ERRORS = {
     "log_prob_support": lambda D, lib: D.Exponential(_t(lib, [1.0])).log_prob(_t(lib, [-1.0])),
     "log_prob_not_tensor": lambda D, lib: D.Normal(0.0, 1.0).log_prob(0.5),
     "log_prob_event_shape": lambda D, lib: D.Dirichlet(lib.ones(3)).log_prob(lib.ones(2) / 2),
-    "log_prob_broadcast": lambda D, lib: D.Normal(lib.zeros(3), lib.ones(3)).log_prob(
-        lib.zeros(2)
-    ),
-    "log_prob_categorical": lambda D, lib: D.Categorical(lib.ones(3)).log_prob(
-        lib.tensor([3])
-    ),
+    "log_prob_broadcast": lambda D, lib: D.Normal(lib.zeros(3), lib.ones(3)).log_prob(lib.zeros(2)),
+    "log_prob_categorical": lambda D, lib: D.Categorical(lib.ones(3)).log_prob(lib.tensor([3])),
     "log_prob_bernoulli": lambda D, lib: D.Bernoulli(0.3).log_prob(_t(lib, 0.5)),
     "cdf_support": lambda D, lib: D.Gamma(_t(lib, [1.0]), 1.0).cdf(_t(lib, [-1.0])),
     "mean_not_implemented": lambda D, lib: D.VonMises(0.0, 1.0).entropy(),
     "rsample_not_implemented": lambda D, lib: D.Poisson(_t(lib, [1.0])).rsample(),
     "multinomial_count": lambda D, lib: D.Multinomial(_t(lib, 3), _t(lib, [0.5, 0.5])),
-    "transformed_not_transform": lambda D, lib: D.TransformedDistribution(
-        D.Normal(0.0, 1.0), 3
-    ),
+    "transformed_not_transform": lambda D, lib: D.TransformedDistribution(D.Normal(0.0, 1.0), 3),
     "expand_custom_init": lambda D, lib: D.Normal.expand(D.LogNormal(0.0, 1.0), (2,)),
     "default_validate_args": lambda D, lib: D.Distribution.set_default_validate_args(3),
 }
