@@ -207,16 +207,16 @@ class _Frame:
     def _recompute(self) -> None:
         found: list[Tensor] = []
 
-        def pack(t: Tensor) -> Tensor:
-            # Detached, with the flag some derivative formulas read (tocha-nn's linear).
+        def pack(t: Tensor) -> None:
+            # Detached, with the flag some derivative formulas read (tocha-nn's linear). The
+            # recomputation's own graph keeps nothing: it is dropped without a backward.
             found.append(t.detach().requires_grad_(t.requires_grad))
             if self.early_stop and len(found) == len(self.saved):
                 raise _StopRecomputation
-            return t
 
         with contextlib.suppress(_StopRecomputation):
             with self.state.restored(), tocha.enable_grad(), self.recompute_context:
-                with tocha.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                with tocha.autograd.graph.saved_tensors_hooks(pack, lambda _: None):
                     self.function(*self.args, **self.kwargs)
         if len(found) < len(self.saved):
             raise CheckpointError(
