@@ -1,10 +1,12 @@
 """Run by test_dist_launch.py through ``python -m tocha.distributed.run --standalone
 --nproc_per_node 2``, written as a PyTorch program for torchrun is: ``init_process_group("gloo")``
-with the environment, all_reduce, broadcast, a DDP step. Prints ``PASS``/``FAIL`` lines."""
+with the environment (or, given ``tcp``, with ``tcp://MASTER_ADDR:MASTER_PORT`` and the rank
+and world size as arguments), all_reduce, broadcast, a DDP step. Prints ``PASS``/``FAIL`` lines."""
 
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 
 import tocha as torch
@@ -12,7 +14,12 @@ import tocha.distributed as dist
 from tocha import nn
 from tocha.nn.parallel import DistributedDataParallel as DDP
 
-dist.init_process_group("gloo")
+if sys.argv[1:] == ["tcp"]:  # the address, rank and world size passed as arguments
+    address = f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+    rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dist.init_process_group("gloo", init_method=address, rank=rank, world_size=world_size)
+else:
+    dist.init_process_group("gloo")
 RANK, WORLD = dist.get_rank(), dist.get_world_size()
 
 

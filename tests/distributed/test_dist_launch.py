@@ -166,9 +166,10 @@ def test_launcher_takes_torchruns_arguments():
             run.parse_args(bad)
 
 
-@pytest.fixture(scope="module")
-def torchrun_output(mpirun):
-    proc = mpirun("dist_worker_torchrun.py", n=2, launcher=True, timeout=120)
+@pytest.fixture(scope="module", params=["env", "tcp"])
+def torchrun_output(mpirun, request):
+    """What the two ranks printed, initialized by ``env://`` or by ``tcp://`` with ranks."""
+    proc = mpirun("dist_worker_torchrun.py", n=2, launcher=True, timeout=120, args=[request.param])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
