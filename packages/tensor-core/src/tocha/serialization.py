@@ -46,10 +46,12 @@ def save(
     """Save `obj` to `f`, as `torch.save`.
 
     `obj` is any nesting of dicts, lists, tuples, strings, numbers, dtypes, devices and tensors
-    (or, for loads with ``weights_only=False``, any picklable object). Tensors that share
-    memory (views, tied weights) are stored once and load sharing it; a tensor that views part
-    of a larger one stores only the bytes it covers. A path is written to a temporary file in
-    the same folder, synced and renamed over `f`, so an error or a crash never leaves a
+    (or, for loads with ``weights_only=False``, any picklable object). tocha's classes and
+    functions (a whole model or optimizer) are written under PyTorch's names
+    (``torch.nn.modules.linear.Linear``), so ``torch.load`` rebuilds them as PyTorch's. Tensors
+    that share memory (views, tied weights) are stored once and load sharing it; a tensor that
+    views part of a larger one stores only the bytes it covers. A path is written to a temporary
+    file in the same folder, synced and renamed over `f`, so an error or a crash never leaves a
     damaged file in its place.
 
     Args:
@@ -92,8 +94,10 @@ def load(
             storage (``storage.cpu()``, ``storage.cuda(1)``) or None for the default.
         pickle_module: the standard `pickle` module, implying ``weights_only=False``.
         weights_only: rebuild only tensors, dtypes, devices, plain containers, registered
-            tensor types and the globals allowed with `add_safe_globals`; any other global in
-            the file is an UnpicklingError, never imported. Default True unless
+            tensor types and the globals allowed with `add_safe_globals` (matched by
+            PyTorch's names: ``tocha.nn.MultiheadAttention`` allows the file's
+            ``torch.nn.modules.activation.MultiheadAttention``); any other global in the
+            file is an UnpicklingError, never imported. Default True unless
             `pickle_module` is given. False unpickles arbitrary objects: only for files you
             trust.
         mmap: map the file into memory instead of reading it: CPU tensors read from the
