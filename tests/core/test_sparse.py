@@ -266,3 +266,22 @@ def test_dense_path_does_not_know_sparse():
     s = _sparse(tocha)
     assert isinstance(s, tocha.Tensor) and type(s) is not tocha.Tensor
     assert s.layout is tocha.sparse_coo
+
+
+def test_copies_and_conversions_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        s = _sparse(lib).coalesce()
+        results = [s.detach(), s.clone(), s.to(lib.float64), s.double(), -s, s / 2, s - s * 2]
+        got.append([(_text(r), r.is_sparse, str(r.dtype).split(".")[1]) for r in results])
+    assert got[0] == got[1]
+
+
+def test_pickle_and_deepcopy_keep_sparse():
+    import copy
+    import pickle
+
+    s = _sparse(tocha)
+    for copied in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert copied.is_sparse and type(copied) is type(s) and not copied.is_coalesced()
+        assert _text(copied) == _text(s)

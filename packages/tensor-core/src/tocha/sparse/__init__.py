@@ -196,6 +196,12 @@ class SparseTensor(Tensor):
 
     __add__ = add
 
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """``self - alpha * other`` for a sparse `other` of the same size."""
+        return self.add(other, alpha=-alpha)
+
+    __sub__ = sub
+
     def __radd__(self, other: Any) -> Tensor:
         if isinstance(other, Tensor):
             return other + _to_dense(self._data)
@@ -228,6 +234,37 @@ class SparseTensor(Tensor):
         return mm(self, mat2)
 
     matmul = mm
+
+    def detach(self) -> Tensor:
+        coo = self._data
+        return _make(coo.indices, coo.values.detach(), coo.shape, coo.coalesced)
+
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        coo = self._data
+        return _make(coo.indices.clone(), coo.values.clone(), coo.shape, coo.coalesced)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """The tensor with its values (and indices) on another dtype or device: the arguments
+        of `Tensor.to`."""
+        coo = self._data
+        target = tocha.empty(0, dtype=self.dtype, device=self.device).to(*args, **kwargs)
+        if target.dtype is self.dtype and target.device is self.device:
+            return self
+        values = coo.values.to(device=target.device, dtype=target.dtype)
+        return _make(coo.indices.to(target.device), values, coo.shape, coo.coalesced)
+
+    def double(self) -> Tensor:
+        return self.to(tocha.float64)
+
+    def float(self) -> Tensor:
+        return self.to(tocha.float32)
+
+    def half(self) -> Tensor:
+        return self.to(tocha.float16)
+
+    def __reduce_ex__(self, protocol):
+        coo = self._data
+        return (_make, (coo.indices, coo.values.detach(), coo.shape, coo.coalesced))
 
 
 def _scaled(coo: COO, factor: Any) -> COO:
