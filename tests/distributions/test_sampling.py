@@ -98,6 +98,7 @@ MOMENTS = {
     "RelaxedOneHotCategorical": lambda: D.RelaxedOneHotCategorical(f64(0.5), f64(0.2, 0.3, 0.5)),
     "Bernoulli": lambda: D.Bernoulli(f64(0.15, 0.6)),
     "Binomial": lambda: D.Binomial(f64(10.0, 40.0), f64(0.3, 0.85)),
+    "Binomial_large": lambda: D.Binomial(f64(1000.0, 3e5), f64(0.5, 0.02)),
     "Poisson": lambda: D.Poisson(f64(0.5, 30.0)),
     "Geometric": lambda: D.Geometric(f64(0.25, 0.9)),
     "Multinomial": lambda: D.Multinomial(8, f64(0.2, 0.3, 0.5)),
@@ -130,6 +131,7 @@ def test_sample_moments(name):
 DISCRETE = {
     "Categorical": (lambda: D.Categorical(f64(0.1, 0.2, 0.3, 0.4)), 4),
     "Binomial": (lambda: D.Binomial(f64(12.0), f64(0.35)), 13),
+    "Binomial_split": (lambda: D.Binomial(f64(300.0), f64(0.4)), 301),
     "Poisson": (lambda: D.Poisson(f64(3.5)), 30),
     "Geometric": (lambda: D.Geometric(f64(0.3)), 60),
 }

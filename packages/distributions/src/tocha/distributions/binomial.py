@@ -5,19 +5,20 @@ from __future__ import annotations
 import tocha
 
 from . import constraints
+from ._gamma import sample_standard_gamma
 from .distribution import Distribution, _expand_params
 from .utils import _EMPTY_SHAPE, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
 
 
-def _sample_binomial(count: tocha.Tensor, probs: tocha.Tensor) -> tocha.Tensor:
-    """Binomial(count, probs) variates of the broadcast shape (no gradient), as the number
-    of geometric waiting times between successes that fit in `count` trials. It runs
-    about count * min(p, 1 - p) rounds (the rarer outcome is counted), each one draw per
-    element, so it suits moderate counts."""
-    count = count.to(tocha.float64)
-    p = probs.to(tocha.float64)
+_DIRECT = 64  # counts up to this are drawn by waiting times; larger ones are split first
+
+
+def _waiting_times(count: tocha.Tensor, p: tocha.Tensor) -> tocha.Tensor:
+    """Binomial(count, p) variates as the number of geometric waiting times between
+    successes that fit in `count` trials; the rarer outcome is counted, so it takes about
+    count * min(p, 1 - p) rounds of one uniform draw per element."""
     flip = p > 0.5
     q = tocha.where(flip, 1 - p, p)
     successes = tocha.zeros_like(q)
@@ -26,13 +27,42 @@ def _sample_binomial(count: tocha.Tensor, probs: tocha.Tensor) -> tocha.Tensor:
     log_fail = tocha.log1p(-q.clamp(max=1 - 1e-16))
     while bool(active.any()):
         u = tocha.rand(tuple(q.shape), dtype=tocha.float64, device=q.device).clamp(min=1e-300)
-        # trials until the next success: a geometric waiting time
         wait = (u.log() / log_fail.clamp(max=-1e-300)).floor() + 1
         position = tocha.where(active, position + wait, position)
         hit = active & (position <= count)
         successes = tocha.where(hit, successes + 1, successes)
         active = hit
     return tocha.where(flip, count - successes, successes)
+
+
+def _sample_binomial(count: tocha.Tensor, probs: tocha.Tensor) -> tocha.Tensor:
+    """Exact Binomial(count, probs) variates of the broadcast shape (no gradient).
+
+    Large counts are halved first through the order statistics of uniforms: the i-th
+    smallest of n uniforms, i = (n + 1) // 2, is X ~ Beta(i, n + 1 - i); if X <= p, i
+    successes are certain and the n - i uniforms above X are uniform on (X, 1), so the rest
+    is Binomial(n - i, (p - X) / (1 - X)); otherwise Binomial(i - 1, p / X). After about
+    log2(count / 64) such steps, the waiting-time method finishes."""
+    count = count.to(tocha.float64)
+    p = probs.to(tocha.float64)
+    result = tocha.zeros_like(p)
+    ones = tocha.ones_like(p)
+    tiny = tocha.finfo(tocha.float64).tiny
+    while True:
+        big = count > _DIRECT
+        if not bool(big.any()):
+            break
+        i = tocha.where(big, ((count + 1) / 2).floor(), ones)
+        rest = tocha.where(big, count + 1 - i, ones)
+        first, second = sample_standard_gamma(i), sample_standard_gamma(rest)
+        x = first / (first + second)
+        below = x <= p
+        result = tocha.where(big & below, result + i, result)
+        new_count = tocha.where(below, count - i, i - 1)
+        new_p = tocha.where(below, (p - x) / (1 - x).clamp(min=tiny), p / x.clamp(min=tiny))
+        count = tocha.where(big, new_count, count)
+        p = tocha.where(big, new_p.clamp(0, 1), p)
+    return result + _waiting_times(count, p)
 
 
 class Binomial(Distribution):
