@@ -170,6 +170,7 @@ def test_products_and_sums_match_torch(torch):
                 np.asarray(lib.ones(2, 3) + s).tolist(),
                 np.asarray(lib.ones(2, 3).add(s)).tolist(),
                 _dense(s.t()).tolist(),
+                _text(lib.sparse.mm(s, s.t())),
             ]
         )
     assert got[0] == got[1]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -434,13 +434,13 @@ def _name(d) -> str:
 
 # -- public functions ------------------------------------------------------------------------
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
-    """``mat1 @ mat2`` for a sparse COO `mat1` and a dense `mat2` (dense result), as
-    ``torch.sparse.mm``; gradients reach `mat2` and `mat1`'s values."""
+    """``mat1 @ mat2`` for a sparse COO `mat1`, as ``torch.sparse.mm``: dense for a dense
+    `mat2` (gradients reach `mat2` and `mat1`'s values), sparse for a sparse one."""
     coo = mat1._data
     if type(coo) is not COO:
         return tocha.mm(mat1, mat2)
-    if type(mat2._data) is COO:
-        raise _backend_error("mm", mat1.device)
+    if type(mat2._data) is COO:  # sparse @ sparse: a coalesced sparse product
+        return to_sparse(_mm(coo, _to_dense(mat2._data)))
     return _mm(coo, mat2)
 
 
@@ -592,3 +592,11 @@ for _fn in (
     export(_fn, method=True, function=False)
 Tensor.is_sparse = property(_is_sparse, doc="Whether the tensor is a sparse COO tensor.")
 export(sparse_coo_tensor)
+
+# Hidden from type checkers, so that they report the names tocha lacks.
+if not TYPE_CHECKING:
+
+    def __getattr__(name):
+        from tocha.library import missing_attribute
+
+        raise missing_attribute(__name__, name)
