@@ -289,17 +289,7 @@ def test_gradcheck(case):
                 assert gradgradcheck(mod, tuple(tensors))
 
 
-# gaussian_nll_loss clamps a clone of var in place under no_grad; while a dual level is
-# active, tocha's in-place path then drops the clone's backward history (the gradient by
-# var is lost), which PyTorch keeps.
-IN_PLACE_UNDER_NO_GRAD = pytest.mark.xfail(
-    strict=True, reason="an in-place op under no_grad inside a dual level drops the history"
-)
-FORWARD_OVER_REVERSE = [
-    pytest.param(c, marks=IN_PLACE_UNDER_NO_GRAD) if c[0] == "GaussianNLLLoss" else c
-    for c in CASES
-    if c[3]
-]
+FORWARD_OVER_REVERSE = [c for c in CASES if c[3]]
 
 
 @pytest.mark.parametrize("case", FORWARD_OVER_REVERSE, ids=[c[0] for c in CASES if c[3]])

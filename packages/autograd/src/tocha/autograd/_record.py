@@ -170,6 +170,13 @@ def rebase(target: Tensor, result: Tensor) -> None:
     target's current values for the nodes that saved them."""
     meta = target._ag
     base = target._base
+    if not GRAD_MODE.grad_enabled:  # only a transform sees the op: tangents move, history stays
+        level = LEVEL.current
+        if level is not None:
+            if base is not None:
+                _rebase_tangent(target, base, result, level)
+            set_tangent(target, tangent_of(result, level), level)
+        return
     if meta is not None and meta.requires_grad and meta.grad_fn is None and base is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."

@@ -93,7 +93,7 @@ def _forward_jacobians(func, inputs, targets, n_outputs: int) -> list:
             unit = tocha.zeros_like(t)
             unit.view(-1)[k] = 1
             with forward_ad.dual_level():
-                dual = forward_ad.make_dual(t.detach(), unit)
+                dual = forward_ad.make_dual(t, unit)
                 args = [dual if a is t else a for a in inputs]
                 outputs = _float_outputs(func(*args))
                 for o, out in enumerate(outputs):
@@ -206,7 +206,8 @@ def gradgradcheck(
     masked: bool = False,
 ) -> bool:
     """Check second derivatives: `gradcheck` of the map (inputs, grad_outputs) ->
-    gradients of `func`, computed with ``create_graph=True``."""
+    gradients of `func`, computed with ``create_graph=True``: by reverse mode
+    (`check_rev_over_rev`) and by forward mode through the backward (`check_fwd_over_rev`)."""
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         generator = tocha.Generator().manual_seed(0)
@@ -231,4 +232,6 @@ def gradgradcheck(
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
     )
