@@ -196,6 +196,23 @@ def test_gradients_reach_values_and_the_dense_operand(torch, autograd):
     assert got[0] == got[1]
 
 
+def test_sparse_leaf_gets_a_sparse_gradient(torch, autograd):
+    got = []
+    for lib in (tocha, torch):
+        d = lib.tensor(D)
+        rows = []
+        for indices in (INDICES, [[0, 1, 0, 1], [2, 0, 2, 1]]):
+            s = _sparse(lib, indices, VALUES, (2, 3), requires_grad=True)
+            rows.append((s.requires_grad, s.is_leaf, s.grad))
+            lib.sparse.mm(s, d).sum().backward()
+            rows.append(_text(s.grad))
+            s.grad = None
+            (s.to_dense() * lib.arange(6.0).reshape(2, 3)).sum().backward()
+            rows.append(_text(s.grad))
+        got.append(rows)
+    assert got[0] == got[1]
+
+
 def _embedding_grads(lib, calls, **kwargs):
     w = lib.nn.Parameter(lib.arange(12.0).reshape(4, 3))
     for index, scale in calls:

@@ -196,6 +196,42 @@ class SparseTensor(Tensor):
 
     __add__ = add
 
+    # autograd: a sparse tensor made with requires_grad=True is a leaf through its values
+    @property
+    def requires_grad(self) -> bool:
+        return self._data.values.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._data.values.requires_grad = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._data.values.is_leaf
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._data.values.grad_fn
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient of a leaf, as PyTorch gives it: sparse, coalesced, one value per
+        position (the gradient of each of its values)."""
+        coo = self._data
+        g = coo.values.grad
+        if g is None:
+            return None
+        _, first = np.unique(_linear_index(coo), return_index=True)
+        at = tocha.tensor(first, device=g.device)
+        indices = coo.indices.index_select(1, at)
+        return _wrap(_coalesce(COO(indices, g.index_select(0, at), coo.shape, False)))
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            raise RuntimeError("tocha sets the gradient of a sparse tensor only to None")
+        self._data.values.grad = None
+
     def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
         """``self - alpha * other`` for a sparse `other` of the same size."""
         return self.add(other, alpha=-alpha)
