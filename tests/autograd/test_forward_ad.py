@@ -128,3 +128,15 @@ def test_a_primitive_without_forward_rule_raises_naming_it():
                 call(op, (dual,))
     finally:
         del REGISTRY["test_forward_ad_without_rule"], FORMULAS["test_forward_ad_without_rule"]
+
+
+def test_inplace_under_no_grad_keeps_the_history_and_moves_the_tangent():
+    v = tocha.tensor([-1.0, 2.0, 3.0], dtype=tocha.float64, requires_grad=True)
+    with fwAD.dual_level():
+        c = fwAD.make_dual(v * 1, tocha.ones(3, dtype=tocha.float64)).clone()
+        with tocha.no_grad():
+            c.clamp_(min=0.0)
+            module = tocha.nn.Linear(3, 2)  # its init writes in place under no_grad
+        assert c.grad_fn is not None
+        assert fwAD.unpack_dual(c).tangent.tolist() == [0.0, 1.0, 1.0]
+    assert module.weight.shape == (2, 3)
