@@ -1,5 +1,6 @@
 """tocha.utils: ``tocha.utils.data`` (datasets, samplers, `DataLoader`, as
-``torch.utils.data``), ``tocha.utils.tensorboard`` (`SummaryWriter`) and
+``torch.utils.data``), ``tocha.utils.checkpoint`` (activation checkpointing),
+``tocha.utils.hooks`` (`RemovableHandle`), ``tocha.utils.tensorboard`` (`SummaryWriter`) and
 ``tocha.utils.trainer`` (fit / evaluate / predict with checkpoints, early stopping and a
 metrics history). Each is imported on first access."""
 
@@ -8,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from ._version import __version__
 
-__all__ = ["data", "tensorboard", "trainer"]
+__all__ = ["checkpoint", "data", "hooks", "tensorboard", "trainer"]
 
 if TYPE_CHECKING:
     # Type checkers see the submodules, and no __getattr__: they report the names tocha lacks.
-    from . import data, tensorboard, trainer
+    from . import checkpoint, data, hooks, tensorboard, trainer
 else:
 
     def __getattr__(name):
