@@ -68,3 +68,24 @@ def test_a_function_is_written_and_allowlisted_by_its_pytorch_name():
     with ser.safe_globals([tocha.add]):
         assert tocha.load(io.BytesIO(data))["fn"] is tocha.add
     assert tocha.load(io.BytesIO(data), weights_only=False)["fn"] is tocha.add
+
+
+class Point:
+    """A user's class, pickled under this module's name."""
+
+    def __init__(self, x=0):
+        self.x = x
+
+
+@pytest.mark.parametrize("protocol", [2, 4], ids=["global", "stack_global"])
+def test_unsafe_globals_in_checkpoint(protocol):
+    buffer = io.BytesIO()
+    tocha.save(
+        {"p": Point(3), "fn": tocha.add, "t": tocha.ones(2)}, buffer, pickle_protocol=protocol
+    )
+    data = buffer.getvalue()
+    found = ser.get_unsafe_globals_in_checkpoint(io.BytesIO(data))
+    assert found == [f"{__name__}.Point", "torch.add"]
+    with ser.safe_globals([Point, tocha.add]):
+        assert ser.get_unsafe_globals_in_checkpoint(io.BytesIO(data)) == []
+        assert tocha.load(io.BytesIO(data))["p"].x == 3

@@ -135,6 +135,20 @@ def test_weights_only_names_the_pytorch_class_to_allow(tocha_models):
             tocha.load(io.BytesIO(tocha_models[1]))
 
 
+def test_unsafe_globals_of_pytorchs_checkpoint_are_the_allowlist():
+    found = ser.get_unsafe_globals_in_checkpoint(HERE / "torch_models.pt")
+    assert len(found) == len(set(found)) == len(allowlist(tocha))
+    with ser.safe_globals(allowlist(tocha)):
+        assert ser.get_unsafe_globals_in_checkpoint(HERE / "torch_models.pt") == []
+
+
+def test_unsafe_globals_of_tochas_checkpoint_as_pytorch_lists_them(torch, tmp_path, tocha_models):
+    path = tmp_path / "tocha_models.pt"
+    path.write_bytes(tocha_models[1])
+    theirs = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    assert sorted(ser.get_unsafe_globals_in_checkpoint(path)) == sorted(theirs)
+
+
 @pytest.mark.parametrize("weights_only", [False, True], ids=["unsafe", "weights_only"])
 def test_tocha_reads_pytorchs_whole_models(weights_only):
     recorded = np.load(HERE / "torch_models_io.npz")

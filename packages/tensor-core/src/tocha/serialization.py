@@ -10,6 +10,7 @@ PyTorch's rebuild functions mapped to tocha's, so nothing in the file is importe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 from typing import IO, Any
@@ -29,6 +30,7 @@ __all__ = [
     "add_safe_globals",
     "clear_safe_globals",
     "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint",
     "safe_globals",
     "register_tensor_type",
     "save_file",
@@ -117,6 +119,25 @@ def load(
         pickle_module, weights_only, mmap, dict(pickle_load_args)
     )
     return _checkpoint.load(f, map_location, weights_only, mmap, pickle_load_args)
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The classes and functions a checkpoint names that ``load(f, weights_only=True)`` would
+    refuse now (not allowed by default, registered or allowlisted), as
+    ``"module.name"`` strings: what to pass to `add_safe_globals` if the file is trusted. The
+    pickle is read statically; nothing in it is imported or run. Names are PyTorch's
+    (``torch.nn.modules.linear.Linear``), whichever framework saved the file.
+
+    Example:
+        >>> tocha.serialization.get_unsafe_globals_in_checkpoint("model.pt")
+        ['torch.nn.modules.container.Sequential', 'torch.nn.modules.linear.Linear']
+    """
+    from ._serialization import _archive, _pickle
+
+    with contextlib.ExitStack() as stack:
+        fileobj = stack.enter_context(open(f, "rb")) if _archive.is_path(f) else f
+        reader = _archive.ArchiveReader(fileobj, _archive.name_of(f))
+        return _pickle.unsafe_globals(reader.read("data.pkl"))
 
 
 def _load_safetensors(f, map_location):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import pickle
+import pickletools
 import struct
 import types
 
@@ -289,6 +290,40 @@ def _find_class(module: str, name: str, weights_only: bool):
     if module.split(".")[0] == "torch":
         return _names.tocha_object(full)
     return None
+
+
+def unsafe_globals(manifest: bytes) -> list[str]:
+    """The globals a pickle names (read statically, opcode by opcode, nothing run) that a
+    ``weights_only`` load would refuse now, in the order they first appear. A STACK_GLOBAL's
+    names are the last two strings pushed, directly or from the memo."""
+    found: list[str] = []
+    strings: list[str] = []
+    memo: dict[int, str | None] = {}
+    top: str | None = None  # the string on top of the stack, if the top is one
+    for opcode, arg, _ in pickletools.genops(manifest):
+        kind = opcode.name
+        name = None
+        if kind == "GLOBAL":
+            name = arg.replace(" ", ".")
+        elif kind == "STACK_GLOBAL" and len(strings) >= 2:
+            name = f"{strings[-2]}.{strings[-1]}"
+        if kind in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+            memo[len(memo) if kind == "MEMOIZE" else arg] = top
+            continue
+        top = None
+        if isinstance(arg, str) and "UNICODE" in kind:
+            top = arg
+        elif kind in ("GET", "BINGET", "LONG_BINGET"):
+            top = memo.get(arg)
+        if top is not None:
+            strings.append(top)
+        if name is None or name in found:
+            continue
+        try:
+            _find_class(*name.rsplit(".", 1), weights_only=True)
+        except pickle.UnpicklingError:
+            found.append(name)
+    return found
 
 
 def _persistent_load(pid, load_storage):
