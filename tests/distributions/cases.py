@@ -143,6 +143,36 @@ CASES = {
         lambda lib: lib.distributions.RelaxedOneHotCategorical(t(lib, 0.6), t(lib, SIMPLEX)),
         _simplex_points(),
     ),
+    "Pareto": (lambda lib: lib.distributions.Pareto(t(lib, SCALE), t(lib, SHAPE_A)), POSITIVES + 2),
+    "InverseGamma": (
+        lambda lib: lib.distributions.InverseGamma(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+        POSITIVES,
+    ),
+    "NegativeBinomial": (
+        lambda lib: lib.distributions.NegativeBinomial(t(lib, SHAPE_A), t(lib, PROBS)),
+        COUNTS,
+    ),
+    "NegativeBinomial_logits": (
+        lambda lib: lib.distributions.NegativeBinomial(3.0, logits=t(lib, LOC)),
+        COUNTS,
+    ),
+    "FisherSnedecor": (
+        lambda lib: lib.distributions.FisherSnedecor(t(lib, SHAPE_A * 2), t(lib, SHAPE_B * 4)),
+        POSITIVES,
+    ),
+    "Kumaraswamy": (
+        lambda lib: lib.distributions.Kumaraswamy(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+        UNITS,
+    ),
+    "LogisticNormal": (
+        lambda lib: lib.distributions.LogisticNormal(t(lib, LOC[:, :2]), t(lib, SCALE[:, :2])),
+        _simplex_points(),
+    ),
+    "Normal_scalar": (lambda lib: lib.distributions.Normal(0.5, 2.0), REALS),
+    "Gamma_scalar": (lambda lib: lib.distributions.Gamma(2.0, 1.5), POSITIVES),
+    "Bernoulli_scalar": (lambda lib: lib.distributions.Bernoulli(0.3), BITS),
+    "Uniform_scalar": (lambda lib: lib.distributions.Uniform(-4.0, 4.0), REALS),
+    "Beta_scalar": (lambda lib: lib.distributions.Beta(2.0, 3.0), UNITS),
     "TransformedDistribution": (
         lambda lib: lib.distributions.TransformedDistribution(
             lib.distributions.Normal(t(lib, LOC), t(lib, SCALE)),

@@ -21,20 +21,26 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
@@ -59,21 +65,27 @@ __all__ = [
     "Distribution",
     "Exponential",
     "ExponentialFamily",
+    "FisherSnedecor",
     "Gamma",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
     "LowRankMultivariateNormal",
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Pareto",
     "Poisson",
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",

@@ -8,6 +8,8 @@ from typing import Any
 
 import tocha
 
+from .utils import _format
+
 __all__ = [
     "Constraint",
     "boolean",
@@ -220,8 +222,8 @@ class _IntegerInterval(Constraint):
 
     def __repr__(self):
         return (
-            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-            f"upper_bound={self.upper_bound})"
+            f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)}, "
+            f"upper_bound={_format(self.upper_bound)})"
         )
 
 
@@ -238,7 +240,7 @@ class _IntegerLessThan(Constraint):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return f"{self.__class__.__name__[1:]}(upper_bound={_format(self.upper_bound)})"
 
 
 class _IntegerGreaterThan(Constraint):
@@ -254,7 +256,7 @@ class _IntegerGreaterThan(Constraint):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
 
 
 class _Real(Constraint):
@@ -275,7 +277,7 @@ class _GreaterThan(Constraint):
         return self.lower_bound < value
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
 
 
 class _GreaterThanEq(Constraint):
@@ -289,7 +291,7 @@ class _GreaterThanEq(Constraint):
         return self.lower_bound <= value
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
 
 
 class _LessThan(Constraint):
@@ -303,7 +305,7 @@ class _LessThan(Constraint):
         return value < self.upper_bound
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return f"{self.__class__.__name__[1:]}(upper_bound={_format(self.upper_bound)})"
 
 
 class _Interval(Constraint):
@@ -319,8 +321,8 @@ class _Interval(Constraint):
 
     def __repr__(self):
         return (
-            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-            f"upper_bound={self.upper_bound})"
+            f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)}, "
+            f"upper_bound={_format(self.upper_bound)})"
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import tocha
 
 from . import constraints
-from .utils import _EMPTY_SHAPE, lazy_property
+from .utils import _EMPTY_SHAPE, _format, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -229,14 +229,6 @@ class Distribution:
             for p in param_names
         )
         return self.__class__.__name__ + "(" + args_string + ")"
-
-
-def _format(value) -> str:
-    """`value` as an f-string shows a tensor in PyTorch: a number when it has no
-    dimensions, else its repr."""
-    if isinstance(value, tocha.Tensor) and value.dim() == 0:
-        return format(value.item())
-    return str(value)
 
 
 def _expand_params(self, cls, batch_shape, _instance, params, copy=()):

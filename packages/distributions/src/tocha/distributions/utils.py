@@ -42,6 +42,14 @@ def broadcast_all(*values: Any) -> tuple[tocha.Tensor, ...]:
     return tuple(tocha.broadcast_tensors(*values))
 
 
+def _format(value: Any) -> str:
+    """`value` as PyTorch's f-strings show it: a tensor without dimensions as its number,
+    any other value as its str."""
+    if isinstance(value, tocha.Tensor) and value.dim() == 0:
+        return format(value.item())
+    return str(value)
+
+
 def _standard_normal(shape, dtype, device, generator=None) -> tocha.Tensor:
     return tocha.randn(tuple(shape), dtype=dtype, device=device, generator=generator)
 
