@@ -53,6 +53,10 @@ CONTINUOUS = {
     "VonMises": (lambda: D.VonMises(f64(2.5), f64(1.7)), (-math.pi, math.pi)),
     "VonMises_flat": (lambda: D.VonMises(f64(0.0), f64(0.05)), (-math.pi, math.pi)),
     "RelaxedBernoulli": (lambda: D.RelaxedBernoulli(f64(0.8), f64(0.3)), (1e-9, 1 - 1e-9)),
+    "Pareto": (lambda: D.Pareto(f64(1.5), f64(2.5)), None),
+    "InverseGamma": (lambda: D.InverseGamma(f64(2.5), f64(1.5)), None),
+    "Kumaraswamy": (lambda: D.Kumaraswamy(f64(2.0), f64(3.5)), None),
+    "FisherSnedecor": (lambda: D.FisherSnedecor(f64(5.0), f64(8.0)), (1e-9, 400.0)),
     "MixtureSameFamily": (
         lambda: D.MixtureSameFamily(
             D.Categorical(f64(0.3, 0.7)), D.Normal(f64(-2.0, 1.0), f64(0.5, 1.0))
@@ -102,6 +106,8 @@ MOMENTS = {
     "Poisson": lambda: D.Poisson(f64(0.5, 30.0)),
     "Geometric": lambda: D.Geometric(f64(0.25, 0.9)),
     "Multinomial": lambda: D.Multinomial(8, f64(0.2, 0.3, 0.5)),
+    "NegativeBinomial": lambda: D.NegativeBinomial(f64(3.0, 0.7), f64(0.4, 0.8)),
+    "LogisticNormal": lambda: D.LogisticNormal(f64(0.3, -0.5), f64(0.8, 1.2)),
     "OneHotCategorical": lambda: D.OneHotCategorical(f64(0.2, 0.3, 0.5)),
 }
 
@@ -114,7 +120,7 @@ def test_sample_moments(name):
     assert tuple(samples.shape) == (N,) + tuple(dist.batch_shape) + tuple(dist.event_shape)
     assert bool(dist.support.check(samples).all())
     x = samples.numpy().astype(np.float64)
-    if name == "RelaxedOneHotCategorical":  # no closed form: the support and shape only
+    if name in ("RelaxedOneHotCategorical", "LogisticNormal"):  # no closed-form moments
         return
     mean, variance = dist.mean.numpy(), dist.variance.numpy()
     standard_error = np.sqrt(variance / N)
