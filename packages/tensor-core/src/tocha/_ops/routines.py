@@ -39,8 +39,8 @@ def _tracked(t: Tensor) -> builtins.bool:
 
 def _take_view(self: Tensor, view: Tensor) -> Tensor:
     """Make `self` the view `view` of itself: its array and, when autograd tracks `self`,
-    the view's history (a leaf that requires grad is refused)."""
-    if self._ag is not None and self.requires_grad and self.is_leaf:
+    the view's history (a leaf that requires grad is refused, unless grad mode is off)."""
+    if _tracked(self) and self.requires_grad and self.is_leaf:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
