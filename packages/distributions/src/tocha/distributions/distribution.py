@@ -130,7 +130,7 @@ class Distribution:
     def sample_n(self, n: int) -> tocha.Tensor:
         """`n` samples: `sample((n,))` (deprecated)."""
         warnings.warn(
-            "sample_n will be deprecated. Use .sample((n,)) instead",
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
             UserWarning,
             stacklevel=2,
         )
