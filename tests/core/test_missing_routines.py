@@ -518,6 +518,7 @@ SPECIAL_POSITIVE = np.array([1e-3, 0.1, 0.5, 1.0, 2.5, 7.0, 24.0, 26.0, 80.0, 70
         ("scaled_modified_bessel_k0", SPECIAL_POSITIVE),
         ("scaled_modified_bessel_k1", SPECIAL_POSITIVE),
         ("spherical_bessel_j0", SPECIAL_X),
+        ("airy_ai", np.array([-40.0, -16.5, -8.0, -3.0, -0.1, 0.0, 0.5, 2.0, 7.0, 30.0])),
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -395,7 +395,7 @@ def _bessel_second(order: int, x: Tensor) -> Tensor:
     return PUBLIC["where"](x < 0, math.nan, value)
 
 
-def _bessel_k(order: int, x: Tensor, scaled: bool) -> Tensor:
+def _bessel_k(order: float, x: Tensor, scaled: bool) -> Tensor:
     """K_order(x), x > 0 (times e^x when `scaled`): int_0^inf e^{-x cosh t} cosh(order t) dt;
     inf at 0, nan below."""
     positive = x.clamp(min=1e-300)
@@ -408,6 +408,50 @@ def _bessel_k(order: int, x: Tensor, scaled: bool) -> Tensor:
     )
     value = PUBLIC["where"](x == 0, math.inf, value)
     return PUBLIC["where"](x < 0, math.nan, value)
+
+
+# Coefficients u_k of the Airy functions' asymptotic expansion for large negative x.
+_AIRY_U = (
+    1.0,
+    0.0694444444444444,
+    0.0371334876543210,
+    0.0379930591278006,
+    0.0576491904126697,
+    0.1160990640255154,
+    0.2915914288925744,
+)
+
+
+def _airy_ai(x: Tensor) -> Tensor:
+    """Ai(x): (1/pi) sqrt(x/3) K_{1/3}(zeta) for x > 0, (sqrt(z)/3) (J_{1/3} + J_{-1/3})(zeta)
+    at x = -z in [-16, 0), where J of order nu is (1/pi) int_0^pi cos(nu t - zeta sin t) dt
+    - (sin(nu pi)/pi) int_0^inf e^{-zeta sinh t - nu t} dt; the asymptotic expansion below
+    -16 (zeta = 2/3 |x|^{3/2})."""
+    z = x.abs()
+    zeta = (2.0 / 3.0) * z * z.sqrt()
+    positive = _bessel_k(1 / 3, zeta, False) * (z / 3).sqrt() / math.pi
+    near_zeta = zeta.clamp(min=1e-300, max=43.0)
+    zero = PUBLIC["zeros_like"](near_zeta)
+    total = 0
+    for nu in (1 / 3, -1 / 3):
+        oscillating = _quadrature(
+            lambda t, nu=nu: (nu * t - near_zeta[..., None] * t.sin()).cos(), zero, zero + math.pi
+        )
+        decaying = _quadrature(
+            lambda t, nu=nu: (-near_zeta[..., None] * t.sinh() - nu * t).exp(),
+            zero,
+            (60.0 / near_zeta).asinh() + 1.0,
+        )
+        total = total + (oscillating - math.sin(nu * math.pi) * decaying) / math.pi
+    near = z.sqrt() / 3 * total
+    far_zeta = zeta.clamp(min=43.0)
+    phase = far_zeta + math.pi / 4
+    even = sum((-1) ** k * _AIRY_U[2 * k] * far_zeta ** (-2 * k) for k in range(4))
+    odd = sum((-1) ** k * _AIRY_U[2 * k + 1] * far_zeta ** (-2 * k - 1) for k in range(3))
+    far = (phase.sin() * even - phase.cos() * odd) / (math.sqrt(math.pi) * z.clamp(min=1.0) ** 0.25)
+    negative = PUBLIC["where"](z <= 16.0, near, far)
+    value = PUBLIC["where"](x > 0, positive, negative)
+    return PUBLIC["where"](x == 0, 0.35502805388781723926, value)
 
 
 def _bessel_function(name: str, compute, summary: str):
@@ -458,6 +502,7 @@ modified_bessel_i1 = _bessel_function(
     lambda x: i1(x),
     "The modified Bessel function of the first kind I1",
 )
+airy_ai = _bessel_function("airy_ai", _airy_ai, "The Airy function Ai")
 spherical_bessel_j0 = _bessel_function(
     "spherical_bessel_j0",
     lambda x: PUBLIC["where"](x == 0, 1.0, x.sin() / PUBLIC["where"](x == 0, 1.0, x)),
@@ -520,6 +565,7 @@ def gammaincc(input, other, *, out: Tensor | None = None) -> Tensor:
 export(gammainc, "igamma", method=True)
 export(gammaincc, "igammac", method=True)
 __all__ += [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
     "bessel_y0",

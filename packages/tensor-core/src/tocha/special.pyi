@@ -6,6 +6,7 @@ from tocha._dtype import dtype
 from tocha._tensor import Tensor
 
 __all__ = [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
     "bessel_y0",
@@ -63,6 +64,7 @@ __all__ = [
     "zeta",
 ]
 
+def airy_ai(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def bessel_j0(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def bessel_j1(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def bessel_y0(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
