@@ -72,6 +72,36 @@ def _pair(name, lib):
             D.Independent(D.Normal(t(lib, LOC), t(lib, SCALE)), 1),
             D.Independent(D.Normal(t(lib, -LOC), t(lib, SHAPE_A)), 1),
         ),
+        "Uniform_Normal": lambda: (
+            D.Uniform(t(lib, LOC), t(lib, LOC + SCALE)),
+            D.Normal(t(lib, -LOC), t(lib, SHAPE_A)),
+        ),
+        "Exponential_Normal": lambda: (D.Exponential(t(lib, SCALE)), D.Normal(t(lib, LOC), 1.5)),
+        "Gamma_Normal": lambda: (
+            D.Gamma(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+            D.Normal(t(lib, LOC), t(lib, SCALE)),
+        ),
+        "Beta_Normal": lambda: (
+            D.Beta(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+            D.Normal(t(lib, LOC), t(lib, SCALE)),
+        ),
+        "Laplace_Normal": lambda: (
+            D.Laplace(t(lib, LOC), t(lib, SCALE)),
+            D.Normal(t(lib, -LOC), t(lib, SHAPE_A)),
+        ),
+        "Normal_Laplace": lambda: (
+            D.Normal(t(lib, LOC), t(lib, SCALE)),
+            D.Laplace(t(lib, -LOC), t(lib, SHAPE_A)),
+        ),
+        "Exponential_Gamma": lambda: (
+            D.Exponential(t(lib, SCALE)),
+            D.Gamma(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+        ),
+        "Gamma_Exponential": lambda: (
+            D.Gamma(t(lib, SHAPE_A), t(lib, SHAPE_B)),
+            D.Exponential(t(lib, SCALE)),
+        ),
+        "Bernoulli_Poisson": lambda: (D.Bernoulli(t(lib, PROBS)), D.Poisson(t(lib, SHAPE_A))),
         "ContinuousBernoulli_expfamily": lambda: (
             D.ContinuousBernoulli(t(lib, PROBS)),
             D.ContinuousBernoulli(t(lib, PROBS[::-1])),
@@ -102,6 +132,15 @@ NAMES = [
     "LogNormal",
     "Independent",
     "ContinuousBernoulli_expfamily",
+    "Uniform_Normal",
+    "Exponential_Normal",
+    "Gamma_Normal",
+    "Beta_Normal",
+    "Laplace_Normal",
+    "Normal_Laplace",
+    "Exponential_Gamma",
+    "Gamma_Exponential",
+    "Bernoulli_Poisson",
 ]
 
 
