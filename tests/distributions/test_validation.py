@@ -58,6 +58,19 @@ ERRORS = {
     "multinomial_count": lambda D, lib: D.Multinomial(_t(lib, 3), _t(lib, [0.5, 0.5])),
     "transformed_not_transform": lambda D, lib: D.TransformedDistribution(D.Normal(0.0, 1.0), 3),
     "expand_custom_init": lambda D, lib: D.Normal.expand(D.LogNormal(0.0, 1.0), (2,)),
+    "continuous_bernoulli_probs": lambda D, lib: D.ContinuousBernoulli(
+        _t(lib, [1.5]), validate_args=True
+    ),
+    "negative_binomial_count": lambda D, lib: D.NegativeBinomial(_t(lib, [-1.0]), _t(lib, [0.5])),
+    "pareto_support": lambda D, lib: D.Pareto(_t(lib, [2.0]), _t(lib, [1.0])).log_prob(
+        _t(lib, [1.0])
+    ),
+    "kumaraswamy_support": lambda D, lib: D.Kumaraswamy(_t(lib, [2.0]), 1.0).log_prob(
+        _t(lib, [1.5])
+    ),
+    "logistic_normal_support": lambda D, lib: D.LogisticNormal(lib.zeros(2), 1.0).log_prob(
+        _t(lib, [0.5, 0.6, 0.1])
+    ),
     "default_validate_args": lambda D, lib: D.Distribution.set_default_validate_args(3),
 }
 
