@@ -173,3 +173,24 @@ def test_istft_errors(torch):
     assert "window overlap add min" in str(mine.value) and "window overlap add min" in str(
         theirs.value
     )
+
+
+HERMITIAN = _RNG.standard_normal((3, 4, 5)) + 1j * _RNG.standard_normal((3, 4, 5))
+REAL_GRID = _RNG.standard_normal((3, 4, 6))
+
+
+@pytest.mark.parametrize(
+    "name, data, kwargs",
+    [
+        ("hfftn", HERMITIAN, {}),
+        ("hfft2", HERMITIAN, {"norm": "ortho"}),
+        ("hfftn", HERMITIAN, {"s": (3, 7), "norm": "forward"}),
+        ("ihfftn", REAL_GRID, {}),
+        ("ihfft2", REAL_GRID, {"norm": "forward"}),
+        ("ihfftn", REAL_GRID, {"s": (2, 5), "dim": (0, 2)}),
+    ],
+)
+def test_hermitian_transforms_in_n_dims(torch, name, data, kwargs):
+    got = getattr(tocha.fft, name)(tocha.from_numpy(data.copy()), **kwargs)
+    want = getattr(torch.fft, name)(torch.from_numpy(data.copy()), **kwargs)
+    assert_tensor(got, want, rtol=1e-10, atol=1e-10)

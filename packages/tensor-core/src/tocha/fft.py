@@ -30,11 +30,15 @@ __all__ = [
     "fftn",
     "fftshift",
     "hfft",
+    "hfft2",
+    "hfftn",
     "ifft",
     "ifft2",
     "ifftn",
     "ifftshift",
     "ihfft",
+    "ihfft2",
+    "ihfftn",
     "irfft",
     "irfft2",
     "irfftn",
@@ -276,6 +280,32 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     if n is not None:
         x = _resized(x, dims[0], n)
     return call(R2C, (x,), dims, _scale(norm, False), True, False)
+
+
+def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """The n-dimensional `hfft`: the real forward transform of a Hermitian-symmetric signal
+    given by the first half of its last dim (``s[-1]`` real points, default ``2 (m - 1)``)."""
+    x = _input(input, "hfftn", complex_=True)
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    return _c2r(x, dims, sizes, norm, True)
+
+
+def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`hfftn` over the last two dims."""
+    return hfftn(input, s, dim, norm)
+
+
+def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+    """The inverse of `hfftn`: the half spectrum (last dim) of a real signal."""
+    x = _input(input, "ihfftn", real=True)
+    dims, sizes = _dims_and_sizes(x, s, dim)
+    x = _resize_all(x, dims, sizes)
+    return call(R2C, (x,), dims, _scale(norm, False), True, False)
+
+
+def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+    """`ihfftn` over the last two dims."""
+    return ihfftn(input, s, dim, norm)
 
 
 # -- frequencies and shifts -------------------------------------------------------------------
