@@ -83,3 +83,24 @@ def test_behaviour_matches_torch(torch, name):
         return str(CASES[name](lib, lib.distributions)).replace("torch.", "tocha.")
 
     assert run(tocha) == run(torch)
+
+
+def test_distributions_and_transforms_pickle():
+    import pickle
+
+    D = tocha.distributions
+    dists = [
+        D.Normal(0.0, 1.0),
+        D.LogNormal(tocha.zeros(2), 1.0),
+        D.Gumbel(0.0, 1.0),
+        D.Categorical(logits=tocha.zeros(3)),
+        D.MultivariateNormal(tocha.zeros(2), tocha.eye(2)),
+        D.Beta(2.0, 3.0),
+        D.MixtureSameFamily(D.Categorical(tocha.ones(2)), D.Normal(tocha.zeros(2), 1.0)),
+    ]
+    for dist in dists:
+        copy = pickle.loads(pickle.dumps(dist))
+        value = dist.sample((3,))
+        np.testing.assert_allclose(copy.log_prob(value).numpy(), dist.log_prob(value).numpy())
+    inverse = pickle.loads(pickle.dumps(D.transforms.ExpTransform().inv))
+    assert float(inverse(tocha.tensor(1.0))) == 0.0

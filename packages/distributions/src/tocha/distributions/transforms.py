@@ -152,6 +152,9 @@ class _InverseTransform(Transform):
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
 
+    def __getstate__(self):
+        return self.__dict__.copy()  # the transform it inverts is held strongly: kept
+
     @property
     def domain(self):  # type: ignore[override]
         return self._inv.codomain
