@@ -4,10 +4,12 @@ incomplete gamma function they need.
 A standard Gamma(alpha) sample x is drawn by Marsaglia and Tsang's rejection method. Its
 gradient with respect to alpha is implicit (Figurnov et al., 2018): holding the CDF value
 u = P(alpha, x) fixed, dx/dalpha = -(dP/dalpha) / p(x; alpha), where P is the regularized
-lower incomplete gamma function and p the density. dP/dalpha is found by differentiating,
-P's power series (x < alpha + 1) or its continued
-fraction (otherwise); for alpha above `_LARGE` the Wilson-Hilferty normal approximation of
-the CDF gives it instead. Everything runs in float64."""
+lower incomplete gamma function and p the density. P and dP/dalpha are computed together,
+the derivative carried term by term (forward mode, by hand), through P's power series
+(x < alpha + 1) or the continued fraction of 1 - P (otherwise), until the terms stop
+changing the result; above a concentration of `_LARGE` the Wilson-Hilferty normal
+approximation of the CDF and its derivative stand in. Everything runs in float64, without
+building an autograd graph; `gammainc` wraps it as a differentiable function."""
 
 from __future__ import annotations
 
