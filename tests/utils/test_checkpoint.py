@@ -318,16 +318,7 @@ def _mlp_step(layers, x, mode):
     "mode",
     [
         pytest.param(True, id="reentrant"),
-        pytest.param(
-            False,
-            id="non_reentrant",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="tocha-autograd's nodes keep what they save even under "
-                "saved_tensors_hooks (a saved input in Node.versions, saved outputs in "
-                "Node.out_data), so the non-reentrant checkpoint frees nothing yet",
-            ),
-        ),
+        pytest.param(False, id="non_reentrant"),
     ],
 )
 def test_checkpointing_halves_the_peak_memory_of_a_deep_mlp(mode):

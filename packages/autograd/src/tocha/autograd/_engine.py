@@ -287,7 +287,13 @@ def _outputs(node, create_graph: bool):
     from ._graph import output_tensor
 
     tensors = [
-        output_tensor(node, data, meta.device, k, create_graph)
+        output_tensor(
+            node,
+            data.unpack(data.value) if type(data) is Packed else data,
+            meta.device,
+            k,
+            create_graph,
+        )
         for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta))
     ]
     return tensors[0] if node.n_outputs == 1 else tuple(tensors)

@@ -85,6 +85,14 @@ def record(op, args, out):
     return _record(op, args, out)
 
 
+def _saved_outputs(outputs) -> tuple:
+    """What a node keeps of its outputs: their arrays, or what the saved-tensor hooks make
+    of them."""
+    if HOOKS.stack:
+        return tuple(pack(t) for t in outputs)
+    return tuple(t._data for t in outputs)
+
+
 def _requires_grad(args) -> bool:
     for arg in args:
         if type(arg) in TENSOR_TYPES:
@@ -132,9 +140,11 @@ def _record(op, args, out):
         meta = metas[i] = TensorMeta(arg)
         if saves is None or i in saves:
             vc = _version_counter(arg)
-            versions.append((arg, vc, vc[0]))
-            if HOOKS.stack:
+            if HOOKS.stack:  # the hooks own what is kept: no reference to the tensor itself
+                versions.append((False, vc, vc[0]))
                 saved[i] = pack(arg)
+            else:
+                versions.append((arg, vc, vc[0]))
         else:
             saved[i] = meta
     if not any(edges):
@@ -149,7 +159,7 @@ def _record(op, args, out):
         saved,
         versions,
         tuple(TensorMeta(t) for t in outputs),
-        tuple(t._data for t in outputs) if save_out else None,
+        _saved_outputs(outputs) if save_out else None,
     )
     if entry is not None and not entry.materialize:
         node.materialize = False
@@ -191,14 +201,18 @@ def rebase(target: Tensor, result: Tensor) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     _keep_original(target, result)
-    if base is not None and LEVEL.current is not None:
-        _rebase_tangent(target, base, result, LEVEL.current)
     if base is None or not (_requires(result) or _requires(target) or _requires(base)):
+        if base is not None and LEVEL.current is not None:
+            _rebase_tangent(target, base, result, LEVEL.current)
         target._ag = result._ag  # the history, or only a tangent (forward mode)
         return
     from ._views import rebase_view
 
+    base_fw = base._ag.fw if base._ag is not None else None
     rebase_view(target, base, result)
+    base._ag.fw = base_fw
+    if LEVEL.current is not None:
+        _rebase_tangent(target, base, result, LEVEL.current)
     if result._ag is not None:
         target._ag.fw = result._ag.fw
 

@@ -93,7 +93,7 @@ def _forward_jacobians(func, inputs, targets, n_outputs: int) -> list:
             unit = tocha.zeros_like(t)
             unit.view(-1)[k] = 1
             with forward_ad.dual_level():
-                dual = forward_ad.make_dual(t, unit)
+                dual = forward_ad.make_dual(t.detach().requires_grad_(t.requires_grad), unit)
                 args = [dual if a is t else a for a in inputs]
                 outputs = _float_outputs(func(*args))
                 for o, out in enumerate(outputs):
