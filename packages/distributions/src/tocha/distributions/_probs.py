@@ -6,7 +6,7 @@ from numbers import Number
 
 import tocha
 
-from .utils import broadcast_all
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
 def probs_or_logits(self, probs, logits, is_binary: bool):
@@ -33,3 +33,20 @@ def probs_or_logits(self, probs, logits, is_binary: bool):
 
 def param_shape(param, is_scalar: bool):
     return tocha.Size() if is_scalar else param.size()
+
+
+class BinaryParameters:
+    """`probs` and `logits` of a two-outcome parameter (one given, stored as `_param`), each
+    computed lazily from the other, and `param_shape`."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

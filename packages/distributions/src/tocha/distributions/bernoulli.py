@@ -6,15 +6,15 @@ import tocha
 
 from . import constraints
 from ._functional import softplus
-from ._probs import param_shape, probs_or_logits
+from ._probs import BinaryParameters, param_shape, probs_or_logits
 from .distribution import _expand_params
 from .exp_family import ExponentialFamily
-from .utils import _EMPTY_SHAPE, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _EMPTY_SHAPE
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryParameters, ExponentialFamily):
     """Bernoulli(probs=None, logits=None): 1 with probability `probs` (or sigmoid(logits)),
     else 0. Exactly one of the two is given; batch shape of that one."""
 
@@ -45,18 +45,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SHAPE):
         shape = self._extended_shape(sample_shape)

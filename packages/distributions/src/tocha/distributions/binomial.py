@@ -6,8 +6,9 @@ import tocha
 
 from . import constraints
 from ._gamma import sample_standard_gamma
+from ._probs import BinaryParameters
 from .distribution import Distribution, _expand_params
-from .utils import _EMPTY_SHAPE, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _EMPTY_SHAPE, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -65,7 +66,7 @@ def _sample_binomial(count: tocha.Tensor, probs: tocha.Tensor) -> tocha.Tensor:
     return result + _waiting_times(count, p)
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameters, Distribution):
     """Binomial(total_count=1, probs=None, logits=None): the number of successes in
     `total_count` Bernoulli(probs) trials; batch shape of the broadcast parameters."""
 
@@ -111,18 +112,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SHAPE):
         shape = self._extended_shape(sample_shape)

@@ -6,14 +6,15 @@ import tocha
 
 from . import constraints
 from ._functional import logsigmoid
+from ._probs import BinaryParameters
 from .distribution import Distribution, _expand_params
 from .gamma import Gamma
-from .utils import _EMPTY_SHAPE, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _EMPTY_SHAPE, broadcast_all
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryParameters, Distribution):
     """NegativeBinomial(total_count, probs=None, logits=None): the number of successes
     (each with probability `probs`) before `total_count` failures; batch shape of the
     broadcast parameters. Samples are Poisson draws of Gamma-distributed rates."""
@@ -55,18 +56,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / tocha.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SHAPE):
         with tocha.no_grad():

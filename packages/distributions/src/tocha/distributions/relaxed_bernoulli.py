@@ -8,6 +8,7 @@ import tocha
 
 from . import constraints
 from ._functional import softplus
+from ._probs import BinaryParameters
 from .distribution import Distribution, _expand_params
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -15,15 +16,12 @@ from .utils import (
     _EMPTY_SHAPE,
     broadcast_all,
     clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParameters, Distribution):
     """The logit of a RelaxedBernoulli: (logits + logistic noise) / temperature; batch
     shape of the given parameter broadcast with `temperature`."""
 
@@ -55,18 +53,6 @@ class LogitRelaxedBernoulli(Distribution):
         )
         new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=_EMPTY_SHAPE):
         shape = self._extended_shape(sample_shape)
