@@ -6,32 +6,21 @@ import math
 
 import tocha
 
-from . import constraints
+from ._folded import FoldedAtZero
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
-    """|X| for X ~ Cauchy(0, scale); batch shape of `scale`."""
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+class HalfCauchy(FoldedAtZero):
+    """|X| for X ~ Cauchy(0, scale); batch shape of `scale`. Its mean is infinite."""
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+        super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):
@@ -43,27 +32,5 @@ class HalfCauchy(TransformedDistribution):
         )
 
     @property
-    def mode(self):
-        return tocha.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = tocha.as_tensor(value, dtype=self.base_dist.scale.dtype)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return tocha.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
