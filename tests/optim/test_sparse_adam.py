@@ -111,3 +111,21 @@ def test_sgd_mixes_sparse_and_dense_gradients(torch):
         got.append([np.asarray(a.detach()).tolist(), np.asarray(b.detach()).tolist()])
         assert a.grad.is_sparse
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("Adam", "Adam does not support sparse gradients, please consider SparseAdam instead"),
+        ("AdamW", "Adam does not support sparse gradients, please consider SparseAdam instead"),
+        ("RMSprop", "RMSprop does not support sparse gradients"),
+        ("NAdam", "NAdam does not support sparse gradients"),
+        ("Rprop", "Rprop does not support sparse gradients"),
+    ],
+)
+def test_dense_optimizers_refuse_sparse_gradients_as_torch(name, message):
+    weight = tocha.randn(5, 3, requires_grad=True)
+    tocha.nn.functional.embedding(tocha.tensor([1, 3]), weight, sparse=True).sum().backward()
+    optimizer = getattr(tocha.optim, name)([weight])
+    with pytest.raises(RuntimeError, match=message):
+        optimizer.step()

@@ -82,6 +82,8 @@ class _Buffer:
         elif (
             self.owned[k]
             and not create_graph
+            and type(current) is Tensor
+            and type(grad) is Tensor
             and current._ag is None
             and grad._ag is None
             and current._data.shape == grad._data.shape
@@ -89,8 +91,14 @@ class _Buffer:
         ):
             kernel_context().run(operator.iadd, current._data, grad._data)
         else:
-            self.grads[k] = current + grad
+            self.grads[k] = gradient_sum(current, grad)
             self.owned[k] = True
+
+
+def gradient_sum(a: Tensor, b: Tensor) -> Tensor:
+    """``a + b`` for two gradients of one tensor; a sparse one is added to the other (the
+    sum is dense when either is)."""
+    return b + a if type(b) is Tensor and type(a) is not Tensor else a + b
 
 
 def run_backward(
@@ -349,11 +357,18 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         or grad._device is not current._device
     ):
         meta.grad = current + grad
-    elif current._data.shape == grad._data.shape and current._data.dtype == grad._data.dtype:
+    elif (
+        type(current) is Tensor
+        and type(grad) is Tensor
+        and current._data.shape == grad._data.shape
+        and current._data.dtype == grad._data.dtype
+    ):
         kernel_context().run(operator.iadd, current._data, grad._data)
         bump_version(current)
-    else:
+    elif type(current) is Tensor:
         current += grad
+    else:
+        meta.grad = gradient_sum(current, grad)
     if meta.post_accumulate_hooks:
         for hook in meta.post_accumulate_hooks:
             hook(t)

@@ -83,6 +83,8 @@ class ElementwiseOptimizer(Optimizer):
     """
 
     group_op = None
+    # PyTorch's error for a sparse gradient (SGD steps on them: it overrides _step_group).
+    sparse_error = "{name} does not support sparse gradients"
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if defaults.get("differentiable"):
@@ -120,6 +122,9 @@ class ElementwiseOptimizer(Optimizer):
         with_grad = [p for p in params if p.grad is not None]
         if not with_grad:
             return
+        for p in with_grad:
+            if type(p.grad) is not tocha.Tensor and p.grad.is_sparse:
+                raise RuntimeError(self.sparse_error.format(name=type(self).__name__))
         foreach = group.get("fused") or group.get("foreach")  # None, True or False
         if foreach is None:
             foreach = len(with_grad) >= FOREACH_MIN_PARAMS

@@ -76,6 +76,8 @@ class Adam(ElementwiseOptimizer):
         >>> opt = tocha.optim.Adam(model.parameters(), lr=1e-3)
     """
 
+    sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(
         self,
         params: ParamsT,

@@ -39,12 +39,12 @@ def _linear_kernel(xp):
     return kernel
 
 
-def _linear_grad(g, out, x, w, b=None):
-    """Gradients by x, w and b; none for an input that does not require grad (the input
+def _linear_grad(g, out, x, w, b=None, needs=(True, True, True)):
+    """Gradients by x, w and b; none for an input whose gradient is not wanted (the input
     of a first layer)."""
-    grad_x = g @ w if x.requires_grad else None
+    grad_x = g @ w if needs[0] else None
     grad_w = None
-    if w.requires_grad:
+    if needs[1]:
         if x.dim() == 1:
             grad_w = g.unsqueeze(-1) * x
         elif x.dim() == 2:
@@ -66,6 +66,7 @@ def _linear_jvp(t, out, x, w, b=None):
 
 
 linear_op = defop("linear", _linear_kernel)
+_linear_grad.takes_needs = True
 d("linear", "01", _linear_grad)
 fwd("linear", _linear_jvp)
 
