@@ -273,11 +273,14 @@ def _removed(name: str):
 
 # -- scatter-like, indices -------------------------------------------------------------------
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
-    """A copy of `input` with `src` written into its ``as_strided(size, stride,
-    storage_offset)`` view."""
-    result = input.contiguous().clone()
-    _F["as_strided"](result, size, stride, storage_offset).copy_(src)
-    return result
+    """A copy of `input` (contiguous) with `src` written into the elements its
+    ``as_strided(size, stride, storage_offset)`` view would show."""
+    flat = input.contiguous().reshape(-1)
+    positions = _F["as_strided"](
+        _F["arange"](flat.numel(), device=input._device), size, stride, storage_offset
+    )
+    values = src.expand(positions.shape).reshape(-1).to(flat.dtype)
+    return flat.scatter(0, positions.reshape(-1), values).reshape(input.shape)
 
 
 def index_reduce(
