@@ -54,6 +54,11 @@ CONTINUOUS = {
     "VonMises_flat": (lambda: D.VonMises(f64(0.0), f64(0.05)), (-math.pi, math.pi)),
     "RelaxedBernoulli": (lambda: D.RelaxedBernoulli(f64(0.8), f64(0.3)), (1e-9, 1 - 1e-9)),
     "Pareto": (lambda: D.Pareto(f64(1.5), f64(2.5)), None),
+    "GeneralizedPareto": (lambda: D.GeneralizedPareto(f64(0.5), f64(1.5), f64(0.3)), None),
+    "GeneralizedPareto_bounded": (
+        lambda: D.GeneralizedPareto(f64(0.5), f64(1.5), f64(-0.4)),
+        None,
+    ),
     "InverseGamma": (lambda: D.InverseGamma(f64(2.5), f64(1.5)), None),
     "Kumaraswamy": (lambda: D.Kumaraswamy(f64(2.0), f64(3.5)), None),
     "FisherSnedecor": (lambda: D.FisherSnedecor(f64(5.0), f64(8.0)), (1e-9, 400.0)),
