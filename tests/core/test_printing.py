@@ -217,3 +217,12 @@ def test_device_suffix():
         repr(tocha.zeros(0, dtype=tocha.int32, device="testdev"))
         == "tensor([], device='testdev', dtype=tocha.int32)"
     )
+
+
+def test_format_of_a_0_dim_tensor_is_its_number_as_torch():
+    assert f"{tocha.tensor(4.0)}" == "4.0"
+    assert f"{tocha.tensor(2.5):.2f}" == "2.50"
+    assert f"{tocha.tensor(3)}" == "3"
+    assert f"{tocha.tensor([4.0])}" == "tensor([4.])"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{tocha.tensor([4.0]):.2f}"

@@ -377,9 +377,13 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        """A 0-dim tensor formats as its number (``f"{loss}"`` is ``0.5``, as PyTorch); any
+        other tensor as its repr, with no format spec."""
+        if self.dim() == 0:
             return format(self.item(), spec)
-        return object.__format__(repr(self) if not spec else self, spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     @property
     def T(self) -> Tensor:
