@@ -1485,6 +1485,8 @@ def sum(
     *,
     dtype: Any = ...,
     out: Tensor | None = ...,
+    axis: Any = ...,
+    keepdims: Any = ...,
 ) -> Tensor: ...
 def svd(
     input: Tensor, some: builtins.bool = ..., compute_uv: builtins.bool = ..., *, out: Any = ...

@@ -1122,6 +1122,8 @@ class Tensor:
         *,
         dtype: Any = ...,
         out: Tensor | None = ...,
+        axis: Any = ...,
+        keepdims: Any = ...,
     ) -> Tensor: ...
     def sum_to_size(self, *size: Any) -> Tensor: ...
     def svd(

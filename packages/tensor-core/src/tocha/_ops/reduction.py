@@ -537,12 +537,17 @@ def sum(
     *,
     dtype=None,  # noqa: A001
     out: Tensor | None = None,
+    axis=None,
+    keepdims=None,
 ) -> Tensor:
     """Sum of the elements over `dim` (an int or tuple of ints; every dim when None).
 
     Bool and integer inputs sum to int64; `dtype` casts the input first. Shape: `input`'s
-    without the reduced dims (kept with size 1 when `keepdim`).
+    without the reduced dims (kept with size 1 when `keepdim`). `axis` and `keepdims` are
+    NumPy's names of `dim` and `keepdim` (taken here, not by a wrapper: sum is hot).
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
     if dim is None and dtype is None and out is None and STATE.autocast is None:
         # the hot path: `call_one` inlined
         try:
@@ -594,6 +599,19 @@ def _check_mean_dtype(name: str, data, dtype) -> None:
             f"{name}(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {_dtype.TITLE[dtype]}"
         )
+
+
+def _numpy_names(name: str, dim, keepdim, axis, keepdims):
+    """`dim` and `keepdim` given under NumPy's names `axis` and `keepdims`."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}() got multiple values for argument 'dim'")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError(f"{name}() got multiple values for argument 'keepdim'")
+        keepdim = keepdims
+    return dim, keepdim
 
 
 def mean(
