@@ -256,3 +256,16 @@ def test_hessian_forward_over_reverse_and_reverse_over_reverse_agree():
         return (v.exp() * v[0]).sum() + (v.sin() @ v)
 
     _close(jacfwd(jacrev(f))(w), jacrev(jacrev(f))(w))
+
+
+def test_a_plain_backward_runs_outside_any_transform_once_vmap_is_loaded():
+    """Fused backward kernels (layer_norm's, attention's) are skipped under a transform: a
+    backward with nothing batched must not turn the transforms on."""
+    from tocha.library import GRAD_MODE
+
+    seen = []
+    x = _randn(3, 4).requires_grad_()
+    y = F.layer_norm(x, (4,))
+    y.register_hook(lambda g: seen.append(GRAD_MODE.transforms))
+    y.sum().backward()
+    assert seen == [0]

@@ -137,11 +137,8 @@ def run_backward(
     ready = [n for n in root_nodes if deps.get(n, 0) == 0]
     previous_mode = GRAD_MODE.grad_enabled
     GRAD_MODE.grad_enabled = create_graph
-    # With vmap loaded, a graph may hold batched tensors of levels that have exited (backward
-    # through vmap): the batching layer must see the formulas' ops on them.
     batching = LAYERS.batching is not None
     settle = LEAF_GRADIENTS.settle
-    GRAD_MODE.transforms += batching
     try:
         while ready:
             node = ready.pop()
@@ -165,7 +162,10 @@ def run_backward(
                 continue
             if needed is not None and node not in needed:
                 continue
-            input_grads = _apply(node, grads, retain_graph, create_graph)
+            if batching and _batched(grads):
+                input_grads = _apply_batched(node, grads, retain_graph, create_graph)
+            else:
+                input_grads = _apply(node, grads, retain_graph, create_graph)
             for edge, nr, grad, owned in input_grads:
                 if edge is None:
                     continue
@@ -179,8 +179,25 @@ def run_backward(
                     ready.append(edge)
     finally:
         GRAD_MODE.grad_enabled = previous_mode
-        GRAD_MODE.transforms -= batching
     return results
+
+
+def _batched(grads) -> bool:
+    """Whether a node's gradients are more than plain tensors (vmap's batched ones)."""
+    for g in grads:
+        if g is not None and type(g) is not Tensor:
+            return True
+    return False
+
+
+def _apply_batched(node, grads, retain_graph: bool, create_graph: bool):
+    """`_apply` with the batching layer on: a backward through vmap after its levels exited
+    (``grad(vmap(f))``) runs formulas on batched gradients outside any transform."""
+    GRAD_MODE.transforms += 1
+    try:
+        return _apply(node, grads, retain_graph, create_graph)
+    finally:
+        GRAD_MODE.transforms -= 1
 
 
 def _settled(node, grads, captures, settle) -> list:
