@@ -73,9 +73,13 @@ def recording(item):
 def _real_torch():
     import torch
 
-    with warnings.catch_warnings():  # its first forward-AD call would warn (torch.jit.script)
+    # One-time warnings of torch's first forward-AD call (torch.jit.script) and first sparse
+    # tensor (invariant checks) would be recorded by whichever test comes first: have them now.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import torch._decomp.decompositions_for_jvp  # noqa: F401
+
+        torch.sparse_coo_tensor([[0]], [1.0], (1,))
 
     return torch
 
