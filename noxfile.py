@@ -28,6 +28,8 @@ PACKAGES = {
     "utils": ["tensor-core", "mp"],
     "distributions": ["autograd"],
     "func": ["autograd", "nn"],
+    "fx": ["autograd", "nn"],
+    "onnx": ["fx"],
     "distributed": ["tensor-core", "autograd", "nn"],
     "cuda": ["tensor-core"],
 }
@@ -39,6 +41,8 @@ PRESENT = [name for name in PACKAGES if (ROOT / "packages" / name / "pyproject.t
 NO_DEPS = {"cuda"}
 CUPY = "cupy-cuda12x"
 TEST_DEPS = ["pytest", "hypothesis"]
+# onnxruntime runs the models that tocha-onnx writes (tests/onnx).
+ONNX_TEST_DEPS = ["onnxruntime"]
 ORACLE = "torch==2.13.0"
 # MPI for tests/distributed (also tocha-distributed's dependencies): mpi4py, and MPICH's
 # mpiexec and library as a wheel where PyPI has one.
@@ -115,6 +119,7 @@ def tests(session: nox.Session) -> None:
         "scikit-learn",
         "matplotlib",
         *MPI_DEPS,
+        *ONNX_TEST_DEPS,
         *PLUGINS,
     )
     if os.environ.get("TOCHA_ORACLE") == "1":

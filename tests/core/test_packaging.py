@@ -28,6 +28,8 @@ PACKAGES = [
     ("optim", "tocha-optim", ("tocha.optim",), ("tocha-autograd",)),
     ("distributions", "tocha-distributions", ("tocha.distributions",), ("tocha-autograd",)),
     ("func", "tocha-func", ("tocha.func",), ("tocha-autograd", "tocha-nn")),
+    ("fx", "tocha-fx", ("tocha.fx", "tocha.jit", "tocha.export"), ("tocha-autograd", "tocha-nn")),
+    ("onnx", "tocha-onnx", ("tocha.onnx",), ("tocha-fx",)),
     ("mp", "tocha-mp", ("tocha.multiprocessing",), ("tocha-core",)),
     ("utils", "tocha-utils", ("tocha.utils",), ("tocha-core", "tocha-mp")),
     (

@@ -1,0 +1,1 @@
+"""tocha.fx: filled in by the graph-mode work (issue 21)."""

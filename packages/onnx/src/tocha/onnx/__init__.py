@@ -1,0 +1,1 @@
+"""tocha.onnx: filled in by the graph-mode work (issue 21)."""
