@@ -135,7 +135,9 @@ def tests(session: nox.Session) -> None:
 def tests_package(session: nox.Session, package: str) -> None:
     """One package's tests, on its dependency chain alone (catches undeclared imports)."""
     install_packages(session, chain(package))
-    session.install(*TEST_DEPS, "ml_dtypes", *PLUGINS)
+    session.install(
+        *TEST_DEPS, "ml_dtypes", *PLUGINS, *(ONNX_TEST_DEPS if package == "onnx" else ())
+    )
     folder = test_folder(package)
     if not (ROOT / folder).is_dir():
         session.skip(f"{folder} does not exist yet")
