@@ -1,5 +1,5 @@
-"""SparseAdam and SGD on sparse COO gradients, against PyTorch: the parameters and states
-after several steps, and the errors for dense gradients and weight decay."""
+"""SparseAdam, SGD and Adagrad on sparse COO gradients, against PyTorch: the parameters and
+states after several steps, and the errors for dense gradients and weight decay."""
 
 from __future__ import annotations
 
@@ -50,6 +50,9 @@ CONFIGS = [
     ("SGD", dict(lr=0.1, momentum=0.9)),
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.2, maximize=True)),
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.05, lr_decay=0.1, eps=1e-6, initial_accumulator_value=0.5)),
+    ("Adagrad", dict(lr=0.1, maximize=True, foreach=True)),
 ]
 
 
@@ -75,6 +78,54 @@ def test_sparse_adam_state_matches_torch(torch):
     for key in ("exp_avg", "exp_avg_sq"):
         assert not mine[key].is_sparse
         close(np.asarray(mine[key]), np.asarray(other[key]))
+
+
+def test_adagrad_state_matches_torch(torch):
+    options = dict(lr=0.1, initial_accumulator_value=0.25)
+    _, ours, _ = trajectory(tocha, "Adagrad", options)
+    _, theirs, _ = trajectory(torch, "Adagrad", options)
+    ours, theirs = ours.state_dict(), theirs.state_dict()
+    assert ours["param_groups"] == theirs["param_groups"]
+    mine, other = ours["state"][0], theirs["state"][0]
+    assert list(mine) == list(other)
+    assert float(mine["step"]) == float(other["step"]) == len(STEPS)
+    assert not mine["sum"].is_sparse
+    close(np.asarray(mine["sum"]), np.asarray(other["sum"]))
+
+
+def test_adagrad_mixes_sparse_and_dense_gradients(torch):
+    got = []
+    for lib in (tocha, torch):
+        emb = lib.nn.Embedding(5, 3, sparse=True)
+        lin = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(np.arange(15, dtype=np.float32).reshape(5, 3) / 7))
+            lin.weight.fill_(0.5)
+            lin.bias.fill_(-0.25)
+        params = [*emb.parameters(), *lin.parameters()]
+        opt = lib.optim.Adagrad(params, lr=0.2, foreach=True)
+        for ids in ([1, 1, 3], [0, 4], [3]):
+            opt.zero_grad()
+            lin(emb(lib.tensor(ids))).square().sum().backward()
+            assert emb.weight.grad.is_sparse
+            opt.step()
+        got.append([np.asarray(p.detach()).copy() for p in params])
+    for mine, other in zip(*got):
+        close(mine, other)
+
+
+@pytest.mark.parametrize("options", [dict(weight_decay=0.1), dict(fused=True)])
+def test_adagrad_errors_match_torch(torch, options):
+    got = []
+    for lib in (tocha, torch):
+        w = lib.zeros(2, 3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w.grad = lib.sparse_coo_tensor([[0]], lib.ones(1, 3), (2, 3))
+        with pytest.raises(RuntimeError) as info:
+            lib.optim.Adagrad([w], **options).step()
+        got.append(str(info.value))
+    assert got[0] == got[1]
 
 
 def test_errors_match_torch(torch):

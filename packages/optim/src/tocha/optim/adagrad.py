@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tocha import Tensor
-from tocha.library import CPU, backend_of, wrap
+from tocha.library import CPU, backend_of, bump_version, wrap
 
 from . import _update_rules as F
 from ._elementwise import ElementwiseOptimizer
@@ -34,6 +34,10 @@ class Adagrad(ElementwiseOptimizer):
         fused: taken as ``foreach``.
 
     State per parameter: ``step``, ``sum`` (made at construction, as in PyTorch).
+
+    Sparse COO gradients (``nn.Embedding(sparse=True)``) update ``sum`` and the parameter
+    only at the gradient's coalesced indices; they refuse ``weight_decay`` and ``fused``
+    with PyTorch's errors.
     """
 
     def __init__(
@@ -86,6 +90,45 @@ class Adagrad(ElementwiseOptimizer):
         state["step"] = wrap(np.array(0.0, scalar_dtype()), CPU)
         xp = backend_of(p._device).xp
         state["sum"] = wrap(xp.full_like(p._data, group["initial_accumulator_value"]), p._device)
+
+    def _step_group(self, group) -> None:
+        """Parameters with sparse gradients step one at a time on the gradient's entries;
+        the others as usual (all one at a time when the group has a sparse gradient)."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if not any(p.grad.is_sparse for p in params):
+            return super()._step_group(group)
+        if group.get("fused"):
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        for p in params:
+            if p.grad.is_sparse:
+                self._sparse_step(group, p)
+            else:
+                self._single_step(group, p)
+
+    def _sparse_step(self, group, p: Tensor) -> None:
+        r"""One step on the coalesced entries :math:`(i, g_i)` of a sparse gradient:
+        :math:`s_i \leftarrow s_i + g_i^2`, :math:`\theta_i \leftarrow \theta_i -
+        \gamma_t g_i / (\sqrt{s_i} + \epsilon)`; the step count advances even when
+        the gradient holds no entries."""
+        state = self.state[p]
+        step = state["step"]._data
+        step += 1
+        grad = p.grad.coalesce()
+        if grad._nnz() == 0:
+            return
+        where = tuple(grad.indices()._host())
+        g = grad.values()._host()
+        if group["maximize"]:
+            g = -g
+        clr = to_scalar(group["lr"]) / (1 + (float(step) - 1) * group["lr_decay"])
+        state_sum = state["sum"]._data
+        rows = state_sum[where] + g * g
+        state_sum[where] = rows
+        p._data[where] -= clr * (g / (np.sqrt(rows) + group["eps"]))
+        bump_version(p)
+        bump_version(state["sum"])
 
     def _tensor_state(self, group):
         return (("sum", group["initial_accumulator_value"]),)
