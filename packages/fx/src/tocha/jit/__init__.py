@@ -1,1 +1,68 @@
-"""tocha.jit: filled in by the graph-mode work (issue 21)."""
+"""tocha.jit: TorchScript's API: `script`, `trace`, `save`/`load`, `freeze`.
+
+`script` checks a function's or module's source against TorchScript's subset and runs it
+in a small interpreter of that subset (never ``exec``); `trace` records a module's tensor
+operations through `tocha.export` and keeps them as generated code the same interpreter
+runs. Both give `ScriptFunction`/`RecursiveScriptModule` objects with ``.code`` and
+``.graph``.
+
+File format (`save`/`load`): a zip archive holding
+
+- ``model.json``: ``{"format": "tocha-jit", "version": 1, "root": node, "functions": {...}}``.
+  A *node* is a module: ``{"kind": "script", "original_name", "qualified_name",
+  "training", "parameters": {name: key}, "buffers": {name: key}, "non_persistent": [...],
+  "modules": {name: node}, "attributes": {name: value}, "methods": {name: method}}``, or
+  a built-in ``tocha.nn`` module, ``{"kind": "native", "class": "tocha.nn.Linear",
+  "training", "parameters", "buffers", "non_persistent", "modules", "state": {name:
+  value}}``, or ``{"kind": "function", "name": ...}`` for a saved function. A *method* is
+  ``{"code": source text, "refs": {global name: reference}, "defaults": {...}}``; a
+  reference is ``{"kind": "path", "path": "tocha.nn.functional.relu"}``, ``{"kind":
+  "builtin", "name": "range"}``, ``{"kind": "const", "value": ...}`` or ``{"kind":
+  "function", "name": ...}`` (an entry of ``functions``). Values are JSON, with tuples,
+  lists, dicts, tensors, dtypes and devices tagged (``{"tuple": [...]}``, ``{"tensor":
+  key}``, ...).
+- ``tensors.pt``: every tensor by key, written by `tocha.save`, read with
+  ``weights_only=True``.
+- ``extra/<name>``: the ``_extra_files``.
+
+Loading never imports the model's classes: code is parsed and checked like scripted source,
+names resolve only through the allowlist of `tocha.jit._resolve` (public functions of
+``tocha``, ``tocha.nn.functional``, ``math``...), built-in modules are re-created only from
+classes published in ``tocha.nn``, so a file cannot run arbitrary code.
+"""
+
+from typing import Final
+
+from . import frontend
+from ._decorators import Attribute, annotate, export, ignore, is_scripting, is_tracing, unused
+from ._freeze import freeze, optimize_for_inference
+from ._interp import Error
+from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule
+from ._script import script
+from ._serialize import load, save
+from ._trace import TracerWarning, TracingCheckError, trace, trace_module
+
+__all__ = [
+    "Attribute",
+    "Error",
+    "Final",
+    "RecursiveScriptModule",
+    "ScriptFunction",
+    "ScriptModule",
+    "TracerWarning",
+    "TracingCheckError",
+    "annotate",
+    "export",
+    "freeze",
+    "frontend",
+    "ignore",
+    "is_scripting",
+    "is_tracing",
+    "load",
+    "optimize_for_inference",
+    "save",
+    "script",
+    "trace",
+    "trace_module",
+    "unused",
+]

@@ -1,0 +1,173 @@
+"""TorchScript's types, read from annotations in the source, and the checks made at call time.
+
+A type is a small tuple: ``("Tensor",)``, ``("int",)``, ``("Optional", T)``,
+``("List", T)``, ``("Tuple", T1, T2, ...)``, ``("Dict", K, V)``, ``("Any",)``.
+It is written back as TorchScript writes it (``Optional[Tensor]``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import tocha
+
+Type = tuple
+
+TENSOR: Type = ("Tensor",)
+ANY: Type = ("Any",)
+_SCALARS = {"int", "float", "bool", "str", "Tensor", "Any", "NoneType", "complex", "number"}
+_NAMES = {
+    "Tensor": "Tensor",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "Any": "Any",
+    "complex": "complex",
+    "None": "NoneType",
+    "NoneType": "NoneType",
+    "Number": "number",
+}
+_GENERICS = {
+    "Optional": "Optional",
+    "List": "List",
+    "list": "List",
+    "Tuple": "Tuple",
+    "tuple": "Tuple",
+    "Dict": "Dict",
+    "dict": "Dict",
+    "Final": "Final",
+    "Union": "Union",
+}
+
+
+class TypeAnnotationError(ValueError):
+    """An annotation that does not name a TorchScript type."""
+
+
+def parse(node: ast.expr | None) -> Type | None:
+    """The type an annotation's AST names; None when there is no annotation."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return ("NoneType",)
+        if isinstance(node.value, str):
+            return parse(ast.parse(node.value, mode="eval").body)
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        if name in _NAMES:
+            return (_NAMES[name],)
+        if name in ("List", "list", "Tuple", "tuple", "Dict", "dict"):
+            return (_GENERICS[name], ANY) if name[0] in "Ll" else (_GENERICS[name],)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([parse(node.left), parse(node.right)])
+    if isinstance(node, ast.Subscript):
+        base = node.value
+        name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
+        kind = _GENERICS.get(name or "")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        args = [parse(item) for item in items]
+        if kind == "Final":
+            return args[0]
+        if kind == "Optional" and len(args) == 1:
+            return ("Optional", args[0])
+        if kind == "Union":
+            return _union(args)
+        if kind == "List" and len(args) == 1:
+            return ("List", args[0])
+        if kind == "Tuple":
+            if len(args) == 1 and args[0] == ("Tuple",):
+                return ("Tuple",)
+            return ("Tuple", *args)
+        if kind == "Dict" and len(args) == 2:
+            return ("Dict", args[0], args[1])
+    raise TypeAnnotationError(f"Unknown type annotation: '{ast.unparse(node)}'")
+
+
+def _union(args: list) -> Type:
+    rest = [a for a in args if a != ("NoneType",)]
+    if len(rest) == 1 and len(rest) < len(args):
+        return ("Optional", rest[0])
+    if len(rest) == 1:
+        return rest[0]
+    return ("Union", *args)
+
+
+def show(t: Type) -> str:
+    """TorchScript's spelling of a type: ``Optional[List[int]]``."""
+    if t[0] in _SCALARS:
+        return t[0]
+    if t[0] == "Tuple" and len(t) == 1:
+        return "Tuple[()]"
+    return f"{t[0]}[{', '.join(show(a) for a in t[1:])}]"
+
+
+def type_of(value: Any) -> str:
+    """TorchScript's name for the type of a Python value, for error messages."""
+    if isinstance(value, tocha.Tensor):
+        return "Tensor"
+    if value is None:
+        return "NoneType"
+    if isinstance(value, (bool, int, float, str, complex)):
+        return type(value).__name__
+    if isinstance(value, list):
+        return f"List[{type_of(value[0]) if value else 'Tensor'}]"
+    if isinstance(value, tuple):
+        return f"Tuple[{', '.join(type_of(v) for v in value)}]"
+    if isinstance(value, dict):
+        if not value:
+            return "Dict[str, Tensor]"
+        key, item = next(iter(value.items()))
+        return f"Dict[{type_of(key)}, {type_of(item)}]"
+    return type(value).__name__
+
+
+def matches(t: Type, value: Any) -> bool:
+    """Whether ``value`` can be passed where TorchScript expects ``t``."""
+    kind = t[0]
+    if kind == "Any":
+        return True
+    if kind == "Tensor":
+        return isinstance(value, tocha.Tensor)
+    if kind == "NoneType":
+        return value is None
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int)
+    if kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float, complex))
+    if kind == "complex":
+        return isinstance(value, (int, float, complex))
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "Optional":
+        return value is None or matches(t[1], value)
+    if kind == "Union":
+        return any(matches(a, value) for a in t[1:])
+    if kind == "List":
+        return isinstance(value, (list, tuple)) and all(matches(t[1], v) for v in value)
+    if kind == "Tuple":
+        if not isinstance(value, tuple):
+            return False
+        return len(t) == 1 or (
+            len(value) == len(t) - 1 and all(matches(a, v) for a, v in zip(t[1:], value))
+        )
+    if kind == "Dict":
+        return isinstance(value, dict) and all(
+            matches(t[1], k) and matches(t[2], v) for k, v in value.items()
+        )
+    return False
+
+
+def convert(t: Type, value: Any) -> Any:
+    """``value`` as TorchScript holds it for ``t``: ints become floats where floats are due."""
+    if t[0] == "float" and isinstance(value, int):
+        return float(value)
+    if t[0] == "List" and isinstance(value, tuple):
+        return list(value)
+    return value

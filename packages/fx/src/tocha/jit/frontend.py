@@ -1,0 +1,58 @@
+"""The errors TorchScript's front end raises when source falls outside the scriptable subset.
+
+Each message names the construct and shows where it is, as PyTorch prints it::
+
+    try blocks aren't supported:
+      File "model.py", line 12
+        try:
+        ~~~ <--- HERE
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["FrontendError", "NotSupportedError", "UnsupportedNodeError", "SourceContext"]
+
+
+class SourceContext:
+    """Where a function's source came from: its file, first line and lines of text."""
+
+    def __init__(self, filename: str, first_line: int, lines: list[str]) -> None:
+        self.filename = filename
+        self.first_line = first_line
+        self.lines = lines
+
+    def highlight(self, node: ast.AST | None) -> str:
+        """The ``File ..., line N`` block pointing at ``node``'s first line."""
+        if node is None or not hasattr(node, "lineno"):
+            return f'  File "{self.filename}", line {self.first_line}\n'
+        index = node.lineno - 1
+        text = self.lines[index] if 0 <= index < len(self.lines) else ""
+        start = node.col_offset
+        end = node.end_col_offset if node.end_lineno == node.lineno else len(text)
+        width = max(1, (end or start + 1) - start)
+        line = self.first_line + index
+        return (
+            f'  File "{self.filename}", line {line}\n{text}\n{" " * start}{"~" * width} <--- HERE\n'
+        )
+
+
+class FrontendError(Exception):
+    """A construct the TorchScript compiler cannot handle, with its place in the source."""
+
+    def __init__(self, source: SourceContext | None, node: ast.AST | None, msg: str) -> None:
+        self.msg = msg
+        where = source.highlight(node) if source is not None else ""
+        super().__init__(f"{msg}:\n{where}" if where else msg)
+
+
+class NotSupportedError(FrontendError):
+    """A language feature TorchScript does not support (``*args``, keyword-only defaults...)."""
+
+
+class UnsupportedNodeError(NotSupportedError):
+    """A statement or expression kind outside TorchScript (``try``, ``lambda``, ``global``...)."""
+
+    def __init__(self, source: SourceContext | None, node: ast.AST, what: str) -> None:
+        super().__init__(source, node, f"{what} aren't supported")
