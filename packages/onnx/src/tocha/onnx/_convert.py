@@ -1,0 +1,221 @@
+"""An fx graph (flattened, as tocha.export makes it) written as an ONNX model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import onnx
+import tocha
+from onnx import helper, numpy_helper
+
+from ._builder import Builder, meta_val, onnx_dtype
+from ._emit import lookup
+from ._version import __version__
+from .errors import OnnxExporterError, UnsupportedOperatorError
+
+IR_VERSION = 10
+
+
+def target_name(target: Any) -> str:
+    """How an error names a graph target: a primitive by its registry name, a function by its
+    qualified name."""
+    name = getattr(target, "name", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None) or ""
+    qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
+    if module.startswith("tocha.nn.") or module == "tocha.nn":
+        module = "tocha.nn.functional"
+    elif module.startswith("tocha.") or module.startswith("tocha._"):
+        module = "tocha"
+    return f"{module}.{qualname}" if module and module != "builtins" else qualname
+
+
+class Lifted:
+    """Where each placeholder's value comes from: a state_dict key (initializers) or the user.
+
+    Args:
+        constants: placeholder name -> (state_dict or constant key, tensor).
+        user_inputs: names of the placeholders the caller feeds, in order.
+    """
+
+    def __init__(self, constants: Mapping[str, tuple[str, Any]], user_inputs: Sequence[str]):
+        self.constants = dict(constants)
+        self.user_inputs = list(user_inputs)
+
+
+def _tensor_type(val: Any, dims: Mapping[int, str] | None, static: bool) -> onnx.TypeProto:
+    """An ONNX tensor type from a meta value; `dims` names dynamic axes, and `static` False
+    leaves every unnamed axis unknown."""
+    dims = dims or {}
+    shape = []
+    for k, size in enumerate(val.shape):
+        if k in dims:
+            shape.append(dims[k])
+        elif static and isinstance(size, (int, np.integer)):
+            shape.append(int(size))
+        else:
+            shape.append(None)
+    return helper.make_tensor_type_proto(onnx_dtype(val.dtype), shape)
+
+
+def _flat_outputs(value: Any) -> list:
+    """The tensors a graph returns, nested tuples and lists flattened, Nones dropped."""
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _flat_outputs(item)]
+    return [] if value is None else [value]
+
+
+def _call(b: Builder, node: Any) -> Any:
+    target = node.target
+    if node.op == "call_method":
+        target = getattr(tocha.Tensor, node.target, node.target)
+    emit = lookup(target)
+    if emit is None:
+        raise UnsupportedOperatorError(target_name(target), b.opset, None)
+    try:
+        return emit(b, node, *node.args, **node.kwargs)
+    except NotImplementedError as e:
+        raise OnnxExporterError(
+            f"Exporting '{target_name(target)}' to ONNX is not supported: {e}"
+        ) from None
+    except (TypeError, ValueError, KeyError, IndexError) as e:
+        raise OnnxExporterError(
+            f"Exporting node '{node.name}' ('{target_name(target)}') to ONNX failed: {e}"
+        ) from e
+
+
+def _attribute(module: Any, path: str) -> Any:
+    obj = module
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _array(value: Any) -> np.ndarray:
+    if isinstance(value, tocha.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def to_model(
+    graph: Any,
+    lifted: Lifted,
+    *,
+    root: Any = None,
+    opset: int,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    dynamic_dims: Mapping[str, Mapping[int, str]] | None = None,
+    export_params: bool = True,
+    keep_initializers_as_inputs: bool = False,
+) -> onnx.ModelProto:
+    """Write an fx graph as an ONNX model.
+
+    Args:
+        graph: a ``tocha.fx.Graph`` whose nodes are placeholder, get_attr, call_function,
+            call_method or output, each with ``meta['val']``.
+        lifted: which placeholders are the model's constants and which the user feeds.
+        root: the module that ``get_attr`` nodes read from.
+        opset: the ``ai.onnx`` opset version.
+        input_names, output_names: names of the graph's inputs and outputs, in order
+            (by default the placeholders' names, and ``output_0``...).
+        dynamic_dims: ``{input or output name: {axis: dim name}}``.
+        export_params: write the constants as initializers (otherwise they are inputs).
+        keep_initializers_as_inputs: list the initializers as inputs too.
+
+    Returns:
+        The ModelProto, which passed ``onnx.checker.check_model(full_check=True)``.
+    """
+    b = Builder(opset)
+    dynamic_dims = dict(dynamic_dims or {})
+    static = not dynamic_dims
+    inputs, initializers, weight_inputs = [], [], []
+    user_names = list(input_names or [])
+    nodes = list(graph.nodes)
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    for key, _ in lifted.constants.values():
+        b.reserve(key)
+    for name in [*user_names, *(output_names or [])]:
+        b.reserve(name)
+    for k, name in enumerate(lifted.user_inputs):
+        if k >= len(user_names):
+            user_names.append(b.fresh(name))
+    if len(user_names) > len(lifted.user_inputs):
+        raise ValueError(
+            f"input_names has {len(user_names)} names but the model has "
+            f"{len(lifted.user_inputs)} inputs"
+        )
+    position = {name: k for k, name in enumerate(lifted.user_inputs)}
+
+    def add_constant(node: Any, key: str, value: Any) -> None:
+        array = _array(value)
+        b.values[node] = key
+        if export_params:
+            initializers.append(numpy_helper.from_array(array, key))
+        if keep_initializers_as_inputs or not export_params:
+            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
+            weight_inputs.append(helper.make_tensor_value_info(key, dtype, list(array.shape)))
+
+    for node in placeholders:
+        if node.name in lifted.constants:
+            add_constant(node, *lifted.constants[node.name])
+        elif node.name in position:
+            name = user_names[position[node.name]]
+            val = meta_val(node)
+            b.values[node] = name
+            if val is None or not hasattr(val, "shape"):
+                raise OnnxExporterError(f"input '{node.name}' is not a tensor")
+            kind = _tensor_type(val, dynamic_dims.get(name), True)
+            inputs.append(helper.make_value_info(name, kind))
+        else:
+            raise OnnxExporterError(f"placeholder '{node.name}' is neither an input nor lifted")
+    outputs = []
+    for node in nodes:
+        if node.op == "get_attr":
+            add_constant(node, b.fresh(node.target), _attribute(root, node.target))
+        elif node.op in ("call_function", "call_method"):
+            b.values[node] = _call(b, node)
+        elif node.op == "call_module":
+            raise UnsupportedOperatorError(f"call_module {node.target}", opset, None)
+        elif node.op == "output":
+            outputs = _flat_outputs(node.args[0])
+    names = list(output_names or [])
+    if len(names) > len(outputs):
+        raise ValueError(
+            f"output_names has {len(names)} names but the model has {len(outputs)} outputs"
+        )
+    graph_outputs = []
+    for k, out in enumerate(outputs):
+        name = names[k] if k < len(names) else b.fresh(f"output_{k}")
+        source = b.value(out) if b.is_value(out) else None
+        if not isinstance(source, str):
+            raise OnnxExporterError(f"output {k} is not a tensor the graph computes")
+        b.nodes.append(helper.make_node("Identity", [source], [name], name=f"{name}_identity"))
+        val = meta_val(out)
+        kind = _tensor_type(val, dynamic_dims.get(name), static)
+        graph_outputs.append(helper.make_value_info(name, kind))
+    onnx_graph = helper.make_graph(
+        b.nodes,
+        "main_graph",
+        inputs + weight_inputs,
+        graph_outputs,
+        initializer=initializers + b.initializers,
+    )
+    model = helper.make_model(
+        onnx_graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="tocha",
+        producer_version=__version__,
+        ir_version=IR_VERSION,
+    )
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except onnx.checker.ValidationError as e:
+        raise OnnxExporterError(f"the exported ONNX model is not valid: {e}") from e
+    return model

@@ -1,0 +1,34 @@
+"""The emitter table: for each graph target (a public tocha function, a Tensor method, an
+``operator`` function, or a tocha primitive by its registry name) the function that writes
+it as ONNX nodes.
+
+An emitter is called as ``emit(builder, node, *node.args, **node.kwargs)`` with the call's
+own arguments (graph values stay fx nodes; ``builder.value`` names them) and returns the ONNX
+name of its result, or a tuple of names for a tuple result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import _attention, _nn, _pointwise, _rnn, _shape
+
+FUNCTIONS: dict[Any, Callable] = {
+    **_pointwise.FUNCTIONS,
+    **_shape.FUNCTIONS,
+    **_nn.FUNCTIONS,
+    **_attention.FUNCTIONS,
+}
+PRIMITIVES: dict[str, Callable] = {**_attention.PRIMITIVES, **_rnn.PRIMITIVES}
+
+
+def lookup(target: Any) -> Callable | None:
+    """The emitter of a call_function target, or None when there is none."""
+    try:
+        emit = FUNCTIONS.get(target)
+    except TypeError:
+        emit = None
+    if emit is None:
+        emit = PRIMITIVES.get(getattr(target, "name", None))
+    return emit
