@@ -1,0 +1,173 @@
+"""Interception of tocha's public functions while a program is traced.
+
+tocha has no ``__torch_function__`` protocol, and the eager path must not pay for tracing.
+So, for the duration of a trace only, the public functions of ``tocha``, ``tocha.nn.functional``,
+``tocha.linalg``, ``tocha.fft`` and ``tocha.special`` (and the names in given globals dicts
+that refer to them) are replaced by wrappers: a wrapper calls ``handle(fn, args, kwargs)``
+when any argument, however deeply nested in tuples, lists or dicts, is traced (``is_traced``),
+and the original function otherwise. `Patcher` restores everything on exit.
+
+``tocha.export`` reuses this with its own ``is_traced`` and ``handle``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import sys
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any
+
+import tocha
+
+__all__ = ["Patcher", "contains", "intercept_functions", "public_functions"]
+
+_NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
+_MISSING = object()
+
+# Tensor's binary operators refuse unknown operands with a TypeError; while tracing they
+# answer NotImplemented for a traced one, so that Python asks the traced value's reflected
+# operator (``2 * proxy``, ``tensor + proxy``).
+TENSOR_OPERATORS = tuple(
+    f"__{prefix}{name}__"
+    for name in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+        "and", "or", "xor", "lshift", "rshift",
+    )
+    for prefix in ("", "r")
+) + ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")  # fmt: skip
+
+
+class Patcher:
+    """Context manager that sets attributes or dict entries and puts the old values back
+    (or removes the new entries) on exit, last patched first restored."""
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> Patcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            target, name, old = self._undo.pop()
+            if isinstance(target, dict):
+                if old is _MISSING:
+                    target.pop(name, None)
+                else:
+                    target[name] = old
+            elif old is _MISSING:
+                delattr(target, name)
+            else:
+                setattr(target, name, old)
+
+    def patch(self, target: dict[str, Any] | Any, name: str, value: Any) -> None:
+        """Set ``target[name]`` (a dict) or ``target.name`` (anything else) to `value`."""
+        if isinstance(target, dict):
+            self._undo.append((target, name, target.get(name, _MISSING)))
+            target[name] = value
+        else:
+            self._undo.append((target, name, target.__dict__.get(name, _MISSING)))
+            setattr(target, name, value)
+
+
+def contains(value: Any, is_traced: Callable[[Any], bool]) -> bool:
+    """Whether `value` is traced or holds a traced value in a tuple, list or dict."""
+    if is_traced(value):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(contains(v, is_traced) for v in value)
+    if isinstance(value, dict):
+        return any(contains(v, is_traced) for v in value.values())
+    return False
+
+
+def public_functions() -> list[tuple[ModuleType, str, Callable[..., Any]]]:
+    """``(namespace module, name, function)`` for every public function the tracers
+    intercept."""
+    found = []
+    for namespace in _NAMESPACES:
+        module = sys.modules.get(namespace)
+        if module is None:
+            continue
+        for name, value in list(vars(module).items()):
+            if name.startswith("__") or isinstance(value, (type, ModuleType)):
+                continue
+            if callable(value):
+                found.append((module, name, value))
+    return found
+
+
+def make_wrapper(
+    fn: Callable[..., Any],
+    is_traced: Callable[[Any], bool],
+    handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """`fn`, except that a call with a traced argument returns ``handle(fn, args, kwargs)``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if contains(args, is_traced) or contains(kwargs, is_traced):
+            return handle(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    wrapper.__fx_original__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def intercept_functions(
+    patcher: Patcher,
+    is_traced: Callable[[Any], bool],
+    handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
+    globals_dicts: Iterable[dict[str, Any]] = (),
+    extra_functions: Iterable[Callable[..., Any]] = (),
+) -> None:
+    """Install the wrappers: in the public namespaces, in each of `globals_dicts` (names
+    bound to a public function or to one of `extra_functions`), and make Tensor's operators
+    step aside for traced operands. `patcher` undoes it all."""
+    wrappers: dict[int, Callable[..., Any]] = {}
+
+    def wrapper_for(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = getattr(fn, "__fx_original__", fn)
+        w = wrappers.get(id(fn))
+        if w is None:
+            w = wrappers[id(fn)] = make_wrapper(fn, is_traced, handle)
+        return w
+
+    for module, name, fn in public_functions():
+        patcher.patch(vars(module), name, wrapper_for(fn))
+    extras = {id(f) for f in extra_functions}
+    for g in globals_dicts:
+        for name, value in list(g.items()):
+            original = getattr(value, "__fx_original__", value)
+            if id(original) in wrappers or id(original) in extras:
+                patcher.patch(g, name, wrapper_for(original))
+    for name in TENSOR_OPERATORS:
+        patcher.patch(tocha.Tensor, name, _step_aside(getattr(tocha.Tensor, name), is_traced))
+
+
+def wrap_global(
+    patcher: Patcher,
+    globals_dict: dict[str, Any],
+    name: str,
+    is_traced: Callable[[Any], bool],
+    handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
+) -> None:
+    """Wrap the function `name` of a module's globals (or the builtin of that name, which
+    the module then sees through its globals) so that traced calls go to `handle`."""
+    fn = globals_dict.get(name, _MISSING)
+    if fn is _MISSING:
+        fn = getattr(builtins, name)
+    fn = getattr(fn, "__fx_original__", fn)
+    patcher.patch(globals_dict, name, make_wrapper(fn, is_traced, handle))
+
+
+def _step_aside(method: Callable[..., Any], is_traced: Callable[[Any], bool]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def operator_method(self: Any, other: Any) -> Any:
+        if is_traced(other):
+            return NotImplemented
+        return method(self, other)
+
+    return operator_method

@@ -1,0 +1,211 @@
+"""`Proxy`: the stand-in value a traced program computes with; each operation on it records
+a node in the tracer's graph instead of computing."""
+
+from __future__ import annotations
+
+import dis
+import inspect
+import operator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .node import Node
+
+if TYPE_CHECKING:
+    from ._symbolic_trace import Tracer
+
+__all__ = ["Attribute", "ParameterProxy", "Proxy", "TraceError"]
+
+
+class TraceError(ValueError):
+    """A traced program used a symbolic value where a concrete one is required (control
+    flow, iteration)."""
+
+
+class _LenError(TraceError, RuntimeError):
+    """``len`` of a Proxy: a RuntimeError, as torch.fx raises, and a TraceError."""
+
+
+class Proxy:
+    """Wraps `node`: operators, method calls and attribute reads on a Proxy add nodes to
+    ``tracer``'s graph and return new Proxies. Control flow on a Proxy (``if``, ``bool``,
+    iteration) raises `TraceError`."""
+
+    def __init__(self, node: Node, tracer: Tracer | None = None) -> None:
+        if tracer is None:
+            from ._symbolic_trace import Tracer
+
+            tracer = Tracer()
+        self.tracer = tracer
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.node.name})"
+
+    def __getattr__(self, k: str) -> Attribute:
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        return Attribute(self, k)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__ = d
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Proxy:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
+        return self.tracer.create_proxy("call_method", "__call__", (self, *args), kwargs)
+
+    def __iter__(self) -> Iterator[Proxy]:
+        count = _unpack_count(inspect.currentframe())
+        if count is not None:
+            return (self[i] for i in range(count))
+        return self.tracer.iter(self)
+
+    def __bool__(self) -> bool:
+        return self.tracer.to_bool(self)
+
+    def __len__(self) -> int:
+        raise _LenError(
+            "'len' is not supported in symbolic tracing by default. If you want this call "
+            "to be recorded, please call torch.fx.wrap('len') at module scope"
+        )
+
+    def keys(self) -> Any:
+        return self.tracer.keys(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __index__(self) -> int:
+        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+
+
+def _unpack_count(frame: Any) -> int | None:
+    """When ``a, b = proxy`` is being run by the caller of the caller of `frame`, the number
+    of names unpacked into."""
+    caller = frame.f_back.f_back if frame is not None and frame.f_back is not None else None
+    if caller is None:
+        return None
+    instructions = list(dis.get_instructions(caller.f_code))
+    for i, inst in enumerate(instructions):
+        if inst.offset == caller.f_lasti and i + 1 < len(instructions):
+            following = instructions[i + 1]
+            if following.opname == "UNPACK_SEQUENCE":
+                return int(following.argval)
+            return None
+    return None
+
+
+class Attribute(Proxy):
+    """``proxy.name``: becomes a ``call_method`` node when called, or a ``getattr``
+    ``call_function`` node when used as a value."""
+
+    def __init__(self, root: Proxy, attr: str) -> None:
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node: Node | None = None
+
+    @property
+    def node(self) -> Node:  # type: ignore[override]
+        if self._node is None:
+            self._node = self.tracer.create_proxy(
+                "call_function", getattr, (self.root, self.attr), {}
+            ).node
+        return self._node
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Proxy:
+        return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+
+
+class ParameterProxy(Proxy):
+    """A get_attr Proxy for a parameter whose ``shape``, ``size()``, ``dim()``, ``ndim``,
+    ``numel()`` and ``nelement()`` are the parameter's concrete values
+    (``Tracer.param_shapes_constant``)."""
+
+    def __init__(self, tracer: Tracer, node: Node, name: str, param: Any) -> None:
+        super().__init__(node, tracer)
+        self.param = param
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ParameterProxy({self.name})"
+
+    @property
+    def shape(self) -> Any:
+        return self.param.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.param.size() if dim is None else self.param.size(dim)
+
+    def dim(self) -> int:
+        return self.param.dim()
+
+    @property
+    def ndim(self) -> int:
+        return self.param.ndim
+
+    def numel(self) -> int:
+        return self.param.numel()
+
+    def nelement(self) -> int:
+        return self.param.nelement()
+
+
+_BINARY_MAGIC = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "floordiv": operator.floordiv,
+    "truediv": operator.truediv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "matmul": operator.matmul,
+}
+_COMPARISONS = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "gt": operator.gt,
+    "le": operator.le,
+    "ge": operator.ge,
+}
+_UNARY_MAGIC = {
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "invert": operator.invert,
+    "abs": operator.abs,
+}
+
+
+def _install_magic_methods() -> None:
+    def forward(fn: Any) -> Any:
+        def method(self: Proxy, *rest: Any) -> Proxy:
+            return self.tracer.create_proxy("call_function", fn, (self, *rest), {})
+
+        return method
+
+    def reflected(fn: Any) -> Any:
+        def method(self: Proxy, other: Any) -> Proxy:
+            return self.tracer.create_proxy("call_function", fn, (other, self), {})
+
+        return method
+
+    for name, fn in {**_BINARY_MAGIC, **_COMPARISONS, **_UNARY_MAGIC}.items():
+        setattr(Proxy, f"__{name}__", forward(fn))
+    for name, fn in _BINARY_MAGIC.items():
+        setattr(Proxy, f"__r{name}__", reflected(fn))
+    Proxy.__getitem__ = forward(operator.getitem)  # type: ignore[attr-defined]
+    Proxy.__hash__ = lambda self: id(self)  # type: ignore[method-assign]
+
+
+_install_magic_methods()
