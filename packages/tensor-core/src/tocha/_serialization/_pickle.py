@@ -2,7 +2,9 @@
 restricted unpickler that maps those names back to tocha's rebuild functions.
 
 A checkpoint's ``data.pkl`` names globals such as ``torch._utils._rebuild_tensor_v2``,
-``torch.FloatStorage``, ``torch.float32``, ``torch.device`` and ``collections.OrderedDict``.
+``torch.FloatStorage``, ``torch.float32``, ``torch.device`` and ``collections.OrderedDict``;
+a sparse COO tensor is ``torch._utils._rebuild_sparse_tensor`` of its layout (named by
+``torch.serialization._get_layout``) and of its indices, values, size and coalesced flag.
 `Pickler` writes them (tocha never imports torch; the names are written as opcodes), and
 `find_class` resolves them from one table. tocha's own classes and functions (a whole
 module's) are written and read under PyTorch's names too (`_names`). Under ``weights_only``,
@@ -23,6 +25,7 @@ import types
 
 from .. import _dtype
 from .._device import device
+from .._storage import layout, sparse_coo, strided
 from .._tensor import Size, Tensor, wrap
 from . import _names, _registry
 from ._storage import StorageRef, StorageTable, TypedStorage, tensor_from_storage
@@ -44,6 +47,8 @@ REBUILD_TENSOR = TorchName("torch._utils", "_rebuild_tensor_v2")
 REBUILD_PARAMETER = TorchName("torch._utils", "_rebuild_parameter")
 REBUILD_PARAMETER_STATE = TorchName("torch._utils", "_rebuild_parameter_with_state")
 REBUILD_FROM_TYPE = TorchName("torch._tensor", "_rebuild_from_type_v2")
+REBUILD_SPARSE = TorchName("torch._utils", "_rebuild_sparse_tensor")
+GET_LAYOUT = TorchName("torch.serialization", "_get_layout")
 DEVICE = TorchName("torch", "device")
 SIZE = TorchName("torch", "Size")
 STORAGE_TYPES = {d: TorchName("torch", _dtype.TITLE[d] + "Storage") for d in _dtype.ALL}
@@ -80,9 +85,16 @@ class Pickler(pickle._Pickler):
             return DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index)
         if type(obj) is Size:
             return SIZE, (tuple(obj),)
+        if type(obj) is layout:
+            return GET_LAYOUT, (f"torch.{obj.name}",)
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor):
+        coo = t._data
+        if getattr(coo, "is_sparse", False):
+            # PyTorch's record keeps no requires_grad: its values are saved detached
+            indices, values = self._table.plain(coo.indices), self._table.plain(coo.values)
+            return REBUILD_SPARSE, (coo.layout, (indices, values, Size(coo.shape), coo.coalesced))
         cls = type(t)
         if cls is not Tensor:
             plain = self._table.plain(t)
@@ -229,6 +241,45 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _set_state(t, state)
 
 
+_LAYOUTS = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
+
+
+def _get_layout(name):
+    found = _LAYOUTS.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise pickle.UnpicklingError(
+            f"unsupported layout {name!r}: tocha has torch.strided and torch.sparse_coo only"
+        )
+    return found
+
+
+def _rebuild_sparse_tensor(kind, data):
+    """A sparse COO tensor from its layout and ``(indices, values, size[, is_coalesced])``,
+    checked as ``check_invariants=True`` checks (indices within the size, a true coalesced
+    flag), since a malformed record would otherwise give wrong answers later."""
+    if kind is not sparse_coo:
+        raise pickle.UnpicklingError(
+            f"tocha loads sparse tensors of layout torch.sparse_coo only, not {kind!r}"
+        )
+    if not (isinstance(data, tuple) and len(data) in (3, 4)):
+        raise pickle.UnpicklingError(
+            "_rebuild_sparse_tensor expects (indices, values, size[, is_coalesced])"
+        )
+    indices, values, size = data[:3]
+    coalesced = data[3] if len(data) == 4 else None
+    if not (
+        type(indices) is Tensor
+        and type(values) is Tensor
+        and isinstance(size, tuple)
+        and all(type(n) is int for n in size)
+        and (coalesced is None or type(coalesced) is bool)
+    ):
+        raise pickle.UnpicklingError(f"invalid sparse tensor record {data!r}")
+    from ..sparse import sparse_coo_tensor
+
+    return sparse_coo_tensor(indices, values, size, check_invariants=True, is_coalesced=coalesced)
+
+
 def _encode(obj, encoding="utf-8"):
     if encoding not in ("latin1", "latin-1"):
         raise pickle.UnpicklingError(f"_codecs.encode with encoding {encoding!r} is not allowed")
@@ -257,6 +308,8 @@ ALLOWED: dict[str, object] = {
     "torch._utils._rebuild_parameter": _rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+    "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+    "torch.serialization._get_layout": _get_layout,
     **{f"torch.{d.name}": d for d in _dtype.ALL},
     **{f"{n.module}.{n.name}": StorageType(d) for d, n in STORAGE_TYPES.items()},
 }
@@ -375,6 +428,8 @@ _CALLABLE = frozenset(
         Size,
         *_REBUILD_FUNCTIONS,
         _rebuild_from_type_v2,
+        _rebuild_sparse_tensor,
+        _get_layout,
     }
 )
 _CHUNK = 1 << 20

@@ -381,9 +381,16 @@ def sparse_coo_tensor(
                     )
     if check_invariants and nnz and host.min() < 0:
         raise RuntimeError(f"found negative index {host.min()} for dim {host.min(axis=1).argmin()}")
+    coalesced = bool(is_coalesced) or nnz < 2 and is_coalesced is None
+    if check_invariants and is_coalesced and nnz > 1:
+        key = _linear_index(COO(idx, vals, shape, False))
+        if (key[1:] <= key[:-1]).any():
+            raise RuntimeError(
+                "cannot set is_coalesced to true if indices correspond to uncoalesced COO tensor"
+            )
     if requires_grad:
         vals = vals.detach().requires_grad_(True)
-    return _make(idx, vals, shape, bool(is_coalesced) or nnz < 2 and is_coalesced is None)
+    return _make(idx, vals, shape, coalesced)
 
 
 def _linear_index(coo: COO) -> np.ndarray:
