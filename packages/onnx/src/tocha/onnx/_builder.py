@@ -149,10 +149,16 @@ def rank(node: Any) -> int:
     return len(meta_shape(node))
 
 
+def is_static(size: Any) -> bool:
+    """Whether a size from ``meta['val']`` is a concrete int (a symbolic size of a dynamic
+    dimension is an int subclass that carries its expression)."""
+    return type(size) is int or isinstance(size, np.integer)
+
+
 def static_dim(node: Any, dim: int) -> int:
     """Dimension `dim` of an fx node's value, which must be a concrete int."""
     size = meta_shape(node)[dim]
-    if not isinstance(size, (int, np.integer)):
+    if not is_static(size):
         raise ValueError(
             f"dimension {dim} of {getattr(node, 'name', node)!r} must be static for ONNX export"
         )

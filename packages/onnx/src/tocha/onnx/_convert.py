@@ -11,7 +11,7 @@ import onnx
 import tocha
 from onnx import helper, numpy_helper
 
-from ._builder import Builder, meta_val, onnx_dtype
+from ._builder import Builder, is_static, meta_val, onnx_dtype
 from ._emit import lookup
 from ._version import __version__
 from .errors import OnnxExporterError, UnsupportedOperatorError
@@ -49,18 +49,21 @@ class Lifted:
         self.user_inputs = list(user_inputs)
 
 
-def _tensor_type(val: Any, dims: Mapping[int, str] | None, static: bool) -> onnx.TypeProto:
-    """An ONNX tensor type from a meta value; `dims` names dynamic axes, and `static` False
-    leaves every unnamed axis unknown."""
+def _tensor_type(val: Any, dims: Mapping[int, str] | None, names: dict[str, str]) -> onnx.TypeProto:
+    """An ONNX tensor type from a meta value: `dims` names dynamic axes; a symbolic size
+    is named by `names` (from its expression) or by its expression. Symbolic sizes that
+    `dims` names are added to `names`."""
     dims = dims or {}
-    shape = []
+    shape: list[int | str] = []
     for k, size in enumerate(val.shape):
         if k in dims:
             shape.append(dims[k])
-        elif static and isinstance(size, (int, np.integer)):
+            if not is_static(size):
+                names.setdefault(str(size), dims[k])
+        elif is_static(size):
             shape.append(int(size))
         else:
-            shape.append(None)
+            shape.append(names.get(str(size), str(size)))
     return helper.make_tensor_type_proto(onnx_dtype(val.dtype), shape)
 
 
@@ -134,8 +137,8 @@ def to_model(
     """
     b = Builder(opset)
     dynamic_dims = dict(dynamic_dims or {})
-    static = not dynamic_dims
     inputs, initializers, weight_inputs = [], [], []
+    sym_names: dict[str, str] = {}
     user_names = list(input_names or [])
     nodes = list(graph.nodes)
     placeholders = [n for n in nodes if n.op == "placeholder"]
@@ -171,7 +174,7 @@ def to_model(
             b.values[node] = name
             if val is None or not hasattr(val, "shape"):
                 raise OnnxExporterError(f"input '{node.name}' is not a tensor")
-            kind = _tensor_type(val, dynamic_dims.get(name), True)
+            kind = _tensor_type(val, dynamic_dims.get(name), sym_names)
             inputs.append(helper.make_value_info(name, kind))
         else:
             raise OnnxExporterError(f"placeholder '{node.name}' is neither an input nor lifted")
@@ -198,7 +201,7 @@ def to_model(
             raise OnnxExporterError(f"output {k} is not a tensor the graph computes")
         b.nodes.append(helper.make_node("Identity", [source], [name], name=f"{name}_identity"))
         val = meta_val(out)
-        kind = _tensor_type(val, dynamic_dims.get(name), static)
+        kind = _tensor_type(val, dynamic_dims.get(name), sym_names)
         graph_outputs.append(helper.make_value_info(name, kind))
     onnx_graph = helper.make_graph(
         b.nodes,

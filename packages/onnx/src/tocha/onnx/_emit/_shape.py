@@ -11,7 +11,7 @@ import numpy as np
 import tocha
 from onnx import numpy_helper
 
-from .._builder import Builder, meta_dtype, meta_shape, rank, static_dim
+from .._builder import Builder, is_static, meta_dtype, meta_shape, rank, static_dim
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -91,11 +91,11 @@ def _unsqueeze(b: Builder, node, input, dim):
 def _squeeze(b: Builder, node, input, dim=None):
     shape = meta_shape(input)
     if dim is None:
-        dims = [d for d, s in enumerate(shape) if isinstance(s, int) and s == 1]
+        dims = [d for d, s in enumerate(shape) if is_static(s) and s == 1]
     else:
         wanted = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = [_dim(d, len(shape)) for d in wanted]
-        dims = [d for d in dims if isinstance(shape[d], int) and shape[d] == 1]
+        dims = [d for d in dims if is_static(shape[d]) and shape[d] == 1]
     return _axes(b, "Squeeze", b.value(input), dims) if dims else b.value(input)
 
 
