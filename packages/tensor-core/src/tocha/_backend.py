@@ -229,7 +229,7 @@ def get_backend(device_type: str) -> Backend:
         _discover()
         entry = _entries.get(device_type)
     if entry is None:
-        raise RuntimeError(_no_backend_message(device_type))
+        raise RuntimeError(no_backend_message(device_type))
     if entry.backend is None and entry.error is None:
         _load(entry)
     if entry.error is not None:
@@ -241,7 +241,7 @@ def get_backend(device_type: str) -> Backend:
     return entry.backend
 
 
-def _no_backend_message(device_type: str) -> str:
+def no_backend_message(device_type: str) -> str:
     """Why there is no backend for `device_type`: the distribution to install when tocha knows
     it (``cuda``: tocha-cuda), else how a backend registers."""
     from ._missing import BACKENDS, not_installed
@@ -254,6 +254,12 @@ def _no_backend_message(device_type: str) -> str:
     if distribution is not None:
         return f"{message}: it comes from {not_installed(distribution)}"
     return f"{message}; a backend registers under the '{ENTRY_POINT_GROUP}' entry-point group"
+
+
+def has_entry(device_type: str) -> bool:
+    """Whether a backend is declared for `device_type` (loaded or not)."""
+    _discover()
+    return device_type in _entries
 
 
 def backend_of(dev: device) -> Backend:

@@ -52,6 +52,8 @@ class device:
             raise RuntimeError(f"Device index must not be negative, got {index}")
         canonical = _INTERNED.get((name, index))
         if canonical is None:
+            if name not in TORCH_DEVICE_TYPES:
+                _check_device_type(name)
             canonical = object.__new__(cls)
             object.__setattr__(canonical, "type", name)
             object.__setattr__(canonical, "index", index)
@@ -73,6 +75,26 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+
+# The device types PyTorch knows, in the order its error message lists them; any other type
+# must come from a backend plugin.
+TORCH_DEVICE_TYPES = (
+    "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu "
+    "mtia privateuseone"
+).split()
+
+
+def _check_device_type(name: str) -> None:
+    """RuntimeError, with PyTorch's message, for a type that neither PyTorch nor an
+    installed backend plugin knows."""
+    from ._backend import has_entry, no_backend_message
+
+    if not has_entry(name):
+        raise RuntimeError(
+            f"Expected one of {', '.join(TORCH_DEVICE_TYPES)} device type at start of device "
+            f"string: {name} ({no_backend_message(name)})"
+        )
 
 
 CPU = device("cpu")

@@ -344,9 +344,10 @@ def diag_embed(v: Tensor) -> Tensor:
     return v.unsqueeze(-1) * _eye_like(v, v.shape[-1])
 
 
-def diagonal(A: Tensor) -> Tensor:
-    """The diagonals of the matrices of `A` (square)."""
-    return (A * _eye_like(A)).sum(-1)
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """`tocha.diagonal` with the matrices in the last two dims by default: the `offset`-th
+    diagonal of each matrix, as the last dim of the result."""
+    return A.diagonal(offset, dim1, dim2)
 
 
 def _mH(A: Tensor) -> Tensor:
@@ -453,11 +454,22 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 
 def pinv(
-    A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out: Tensor | None = None
+    A: Tensor,
+    rcond=None,
+    hermitian: bool = False,
+    *,
+    atol=None,
+    rtol=None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values below ``max(atol, rtol * largest)``
-    count as zero (default rtol: eps * max(m, n) when neither is given)."""
+    count as zero (default rtol: eps * max(m, n) when neither is given; `rcond`, the older
+    positional form, is `rtol`)."""
     _check("linalg.pinv", A, square=hermitian)
+    if rcond is not None:
+        if rtol is not None:
+            raise TypeError("linalg.pinv(): rcond and rtol cannot both be given")
+        rtol = rcond
     atol = atol.item() if isinstance(atol, Tensor) else atol
     rtol = rtol.item() if isinstance(rtol, Tensor) else rtol
     return _finish(call(OPS["linalg_pinv"], (A,), atol, rtol, hermitian), out)
@@ -908,7 +920,13 @@ def norm(
 
 
 def matrix_rank(
-    A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol=None, out: Tensor | None = None
+    A: Tensor,
+    tol=None,
+    hermitian: bool = False,
+    *,
+    atol=None,
+    rtol=None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (int64); default rtol
     eps * max(m, n) when neither tolerance is given."""

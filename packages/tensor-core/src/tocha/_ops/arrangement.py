@@ -81,8 +81,13 @@ def _float(t: Tensor) -> Tensor:
 
 
 # -- flips, rolls, rotations -----------------------------------------------------------------
-def flip(input: Tensor, *dims) -> Tensor:
-    """A copy of `input` with the order of elements reversed along `dims`."""
+def flip(input: Tensor, *dim_args, dims=None) -> Tensor:
+    """A copy of `input` with the order of elements reversed along `dims` (given as
+    ``dims=``, as one sequence or, on the Tensor method, one by one)."""
+    if dims is None:
+        dims = dim_args
+    elif dim_args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
     dims = _dims(int_tuple(dims, "flip", "dims"), input._data.ndim)
     if not input._data.ndim:
         return input.clone()

@@ -21,8 +21,16 @@ from .._tensor import Tensor, wrap
 from ._out import write_out
 
 
-def parse_size(size, fn_name: str = "zeros") -> tuple:
-    """A shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(tocha.Size(...))``."""
+def parse_size(size, fn_name: str = "zeros", keyword=None) -> tuple:
+    """A shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(tocha.Size(...))`` or the
+    keyword form ``f(size=(2, 3))`` (`keyword`)."""
+    if keyword is not None:
+        if size:
+            raise TypeError(
+                f"{fn_name}() received an invalid combination of arguments: the size was given "
+                "both positionally and as size="
+            )
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     shape = []
@@ -69,7 +77,8 @@ FILLED_OPS = {name: defop(name, factory, differentiable=False) for name, factory
 
 def _filled_function(op):
     def fn(
-        *size,
+        *sizes,
+        size=None,
         out: Tensor | None = None,
         dtype: _dtype.dtype | None = None,
         layout=None,
@@ -78,7 +87,7 @@ def _filled_function(op):
         pin_memory: builtins.bool = False,
         memory_format=None,
     ) -> Tensor:
-        shape = parse_size(size, op.name)
+        shape = parse_size(sizes, op.name, size)
         dev = _device_of(device)
         d = dtype or _dtype.DEFAULTS.float
         return _finish(wrap(op.kernels[dev](shape, d.np), dev), requires_grad, out)
@@ -213,11 +222,14 @@ def arange(
         dtype = _dtype.DEFAULTS.float if is_float else _dtype.int64
     _refuse("arange", dtype, allow_complex=False)
     dev = _device_of(device)
-    n = max(0, math.ceil((end - start) / step))
-    if not (dtype.is_floating_point or dtype.is_complex):
-        start, step = int(start), int(step)
-        if step == 0 and dtype is _dtype.int64:
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+    if dtype is _dtype.int64:  # PyTorch truncates int64's bounds before counting
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
             raise ValueError("step must be nonzero")
+    n = max(0, math.ceil((end - start) / step))
+    if integral:  # and the other integer dtypes' start and step after
+        start, step = int(start), int(step)
         data = arange_op.kernels[dev](0, n, 1, np.int64) * step + start
         data = data.astype(dtype.np, copy=False)
     else:
@@ -288,12 +300,13 @@ def _cast_host(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
 
 
 def _cast(values: np.ndarray, d: _dtype.dtype) -> np.ndarray:
+    if d is _dtype.bool:
+        return values != 0
     if values.dtype.kind == "c" and not d.is_complex:
         values = values.real
     if d.rank < _dtype.FLOATING and values.dtype.kind in "fc":
         values = np.trunc(values)
-        if d is not _dtype.bool:  # out-of-range values wrap around, as in PyTorch
-            values = values.astype(np.int64)
+        values = values.astype(np.int64)  # out-of-range values wrap around, as in PyTorch
     return values.astype(d.np, copy=False)
 
 
@@ -418,6 +431,8 @@ def tensor(
     tensor). Python ints give int64, floats the default float dtype, bools bool."""
     array = _host_array(data, dtype)
     if dtype is not None:
+        if array.dtype.kind == "c" and dtype.rank < _dtype.COMPLEX and dtype is not _dtype.bool:
+            _refuse_complex_numbers(data, dtype)
         if dtype.rank == _dtype.INTEGRAL and array.dtype.kind in "fiu" and array.size:
             _check_range(array, dtype)
         array = _cast_host(array, dtype)
@@ -425,6 +440,15 @@ def tensor(
     if dev is not CPU:
         array = backend_of(dev).from_host(array, dev)
     return _finish(wrap(array, dev), requires_grad)
+
+
+def _refuse_complex_numbers(data, d: _dtype.dtype) -> None:
+    """PyTorch's TypeError for Python complex numbers given a real dtype (arrays and tensors
+    are cast instead)."""
+    if _from_python(data):
+        if d.is_floating_point:
+            raise TypeError("must be real number, not complex")
+        raise TypeError("'complex' object cannot be interpreted as an integer")
 
 
 def _check_range(array: np.ndarray, d: _dtype.dtype) -> None:

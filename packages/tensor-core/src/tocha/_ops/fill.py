@@ -25,7 +25,9 @@ def _values(self: Tensor, src: Tensor):
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to self's shape, cast to self's dtype, from any device) into
-    self's memory; differentiable with respect to `src`."""
+    self's memory; differentiable with respect to `src`. A Python number fills self."""
+    if isinstance(src, (int, float, complex)):
+        return self.fill_(src)
     expect_tensor("copy_", src, "src")
     _check_broadcast(src._data.shape, self._data.shape)
     return inplace(self, (src,), _cast_to, _copy_direct, self, src)

@@ -109,9 +109,9 @@ def cat(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
-def concatenate(tensors, axis: int = 0, *, out: Tensor | None = None) -> Tensor:
-    """Alias of `cat` with NumPy's argument name."""
-    return cat(tensors, axis, out=out)
+def concatenate(tensors, axis: int = 0, *, dim: int | None = None, out: Tensor | None = None):
+    """Alias of `cat` with NumPy's argument name (`dim` is accepted too)."""
+    return cat(tensors, axis if dim is None else dim, out=out)
 
 
 def stack(tensors, dim: int = 0, *, out: Tensor | None = None) -> Tensor:

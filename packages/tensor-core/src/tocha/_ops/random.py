@@ -371,7 +371,8 @@ def _int_arg(value, fn_name: str, arg: str) -> int:
 
 # -- factories ------------------------------------------------------------------------------
 def rand(
-    *size,
+    *sizes,
+    size=None,
     generator: Generator | None = None,
     out: Tensor | None = None,
     dtype: _dtype.dtype | None = None,
@@ -384,7 +385,7 @@ def rand(
 
     A complex dtype draws the real and imaginary parts independently.
     """
-    shape = parse_size(size, "rand")
+    shape = parse_size(sizes, "rand", size)
     dev = _device_of(device)
     d = _float_dtype(dtype or _dtype.DEFAULTS.float, "check_uniform_bounds")
     data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
@@ -392,7 +393,8 @@ def rand(
 
 
 def randn(
-    *size,
+    *sizes,
+    size=None,
     generator: Generator | None = None,
     out: Tensor | None = None,
     dtype: _dtype.dtype | None = None,
@@ -405,7 +407,7 @@ def randn(
 
     A complex dtype draws a complex normal of variance 1 (each part of variance 1/2).
     """
-    shape = parse_size(size, "randn")
+    shape = parse_size(sizes, "randn", size)
     dev = _device_of(device)
     d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu")
     data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
@@ -704,9 +706,20 @@ def _fill(self: Tensor, op, *args) -> Tensor:
 
 
 def uniform_(
-    self: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None
+    self: Tensor,
+    from_: float = 0,
+    to: float = 1,
+    *,
+    generator: Generator | None = None,
+    **bounds,
 ) -> Tensor:
-    """Fill `self` with values drawn uniformly from [from_, to)."""
+    """Fill `self` with values drawn uniformly from [from_, to) (PyTorch's keyword for the
+    lower bound, ``from``, is accepted: ``uniform_(**{"from": 0})``)."""
+    if bounds:
+        unknown = set(bounds) - {"from"}
+        if unknown:
+            raise TypeError(f"uniform_() got an unexpected keyword argument '{unknown.pop()}'")
+        from_ = bounds["from"]
     d = _float_dtype(self.dtype, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(
