@@ -1,0 +1,230 @@
+"""`export`: trace a module on example inputs into an `ExportedProgram`."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any
+
+import numpy as np
+
+import tocha
+from tocha.fx.graph_module import GraphModule
+
+from ._dims import DynamicDim, read_dynamic_shapes
+from ._errors import UserError, with_footer
+from ._intercept import recording
+from ._layout import flatten, input_checks
+from ._symint import SymInt
+from ._tracer import Tracer
+from .exported_program import ExportedProgram
+from .graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    SymIntArgument,
+    TensorArgument,
+)
+
+__all__ = ["export"]
+
+
+def export(
+    mod: tocha.nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    dynamic_shapes: dict[str, Any] | tuple[Any, ...] | list[Any] | None = None,
+    strict: bool = False,
+    preserve_module_call_signature: tuple[str, ...] = (),
+) -> ExportedProgram:
+    """Trace ``mod(*args, **kwargs)`` once on these example inputs into an `ExportedProgram`.
+
+    The graph is flat: placeholders for the parameters (``p_<path>``), buffers
+    (``b_<path>``), constant tensors (``c_<path>``) then the tensor inputs (by argument name),
+    ``call_function`` nodes calling tocha's public functions (or ``tocha.export.ops``
+    primitives), one output. `dynamic_shapes` marks dimensions dynamic (`Dim`, ``Dim.AUTO``,
+    ``Dim.DYNAMIC``; ``Dim.STATIC``, None or an int keep them static), as a dict keyed by
+    argument name or a tuple matching the inputs; shapes computed from dynamic sizes follow
+    them when the program runs. Python control flow on tensor values raises
+    GuardOnDataDependentSymNode. The module's state is left as it was. `strict` and
+    `preserve_module_call_signature` are accepted for PyTorch's signature.
+    """
+    if not isinstance(mod, tocha.nn.Module):
+        raise ValueError(
+            f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}."
+        )
+    if not isinstance(args, tuple):
+        raise UserError(
+            with_footer(
+                f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}"
+            )
+        )
+    kwargs = {} if kwargs is None else kwargs
+    if not isinstance(kwargs, dict):
+        raise UserError(
+            with_footer(f"Expecting `kwargs` to be a dict of example inputs, got {type(kwargs)}")
+        )
+    names, values = _bind(mod, args, kwargs)
+    dynamic = read_dynamic_shapes(names, values, dynamic_shapes)
+    return _trace(mod, args, kwargs, names, values, dynamic)
+
+
+def _bind(mod: tocha.nn.Module, args: tuple, kwargs: dict) -> tuple[list[str], list[Any]]:
+    """The inputs by the names of forward's parameters."""
+    signature = inspect.signature(mod.forward)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise UserError(with_footer(f"Inputs do not match forward's signature: {exc}")) from exc
+    names: list[str] = []
+    values: list[Any] = []
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            for i, v in enumerate(value):
+                names.append(f"{name}_{i}")
+                values.append(v)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            names.extend(value)
+            values.extend(value.values())
+        else:
+            names.append(name)
+            values.append(value)
+    return names, values
+
+
+def _state(mod: tocha.nn.Module) -> tuple[dict, dict, dict, set]:
+    params = dict(mod.named_parameters())
+    buffers = dict(mod.named_buffers())
+    non_persistent = set()
+    constants: dict[str, tocha.Tensor] = {}
+    for prefix, sub in mod.named_modules():
+        for name in getattr(sub, "_non_persistent_buffers_set", ()):
+            non_persistent.add(f"{prefix}.{name}" if prefix else name)
+        for name, value in vars(sub).items():
+            if isinstance(value, tocha.Tensor) and not name.startswith("_"):
+                constants.setdefault(f"{prefix}.{name}" if prefix else name, value)
+    return params, buffers, constants, non_persistent
+
+
+def _code_globals(mod: tocha.nn.Module) -> list[dict]:
+    found = []
+    for sub in mod.modules():
+        for cls in type(sub).__mro__:
+            module = sys.modules.get(cls.__module__)
+            if module is not None and cls is not object:
+                found.append(vars(module))
+    return found
+
+
+def _shadow_input(value: tocha.Tensor, dims: dict[int, DynamicDim]) -> tocha.Tensor | None:
+    """A copy of `value` whose dynamic dimensions take their shadow sizes."""
+    data = value.detach().numpy()
+    for d, dim in dims.items():
+        data = np.take(data, np.arange(dim.shadow) % dim.example, axis=d)
+    return tocha.from_numpy(np.ascontiguousarray(data))
+
+
+def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
+    params, buffers, constants, non_persistent = _state(mod)
+    tracer = Tracer()
+    symbols = {id(d): d for leaf in dynamic for d in leaf.values()}
+    tracer.symbols = list(symbols.values())
+    tracer.dynamic = any(d.shadow != d.example for d in tracer.symbols)
+    saved = {k: v.detach().clone() for k, v in {**params, **buffers}.items()}
+    input_specs: list[InputSpec] = []
+
+    def shadow_of(t: tocha.Tensor) -> Any:
+        return t.detach().clone() if tracer.dynamic else None
+
+    for target, t in params.items():
+        tracer.placeholder("p_" + target.replace(".", "_"), t, shadow_of(t))
+        input_specs.append(
+            InputSpec(InputKind.PARAMETER, TensorArgument("p_" + target.replace(".", "_")), target)
+        )
+    for target, t in buffers.items():
+        tracer.placeholder("b_" + target.replace(".", "_"), t, shadow_of(t))
+        input_specs.append(
+            InputSpec(
+                InputKind.BUFFER,
+                TensorArgument("b_" + target.replace(".", "_")),
+                target,
+                target not in non_persistent,
+            )
+        )
+    tracer.state_end = tracer.graph.find_nodes(op="placeholder")[-1] if input_specs else None
+    tracer.named_constants = {id(t): name for name, t in constants.items()}
+    flat = flatten(names, values)
+    user_nodes = []
+    tensor_leaves = [(p, v) for p, v, is_tensor in flat[0] if is_tensor]
+    for (path, value), dims in zip(tensor_leaves, _pad(dynamic)):
+        ph_name = path
+        shadow = _shadow_input(value, dims) if tracer.dynamic else None
+        user_nodes.append(tracer.placeholder(ph_name, value, shadow))
+    try:
+        with recording(tracer, _code_globals(mod)):
+            out = mod(*args, **kwargs)
+            out_leaves, output_layout = _output_leaves(out)
+            output_args = [tracer.to_args(v) for v in out_leaves]
+    finally:
+        with tocha.no_grad():
+            for target, t in {**params, **buffers}.items():
+                t.copy_(saved[target])
+    graph = tracer.graph
+    lifted_specs = [
+        InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target)
+        for target, _, node in tracer.lifted
+    ]
+    user_specs = [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name), None) for n in user_nodes]
+    output_specs = []
+    for value, arg in zip(out_leaves, output_args):
+        if isinstance(value, tocha.Tensor):
+            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(arg.name), None))
+        elif isinstance(value, SymInt):
+            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, SymIntArgument(arg.name), None))
+        else:
+            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None))
+    graph.output(tuple(output_args))
+    signature = ExportGraphSignature(input_specs + lifted_specs + user_specs, output_specs)
+    state_dict = {k: v for k, v in params.items()}
+    state_dict.update({k: v for k, v in buffers.items() if k not in non_persistent})
+    constants_out = {k: v for k, v in buffers.items() if k in non_persistent}
+    constants_out.update({target: value for target, value, _ in tracer.lifted})
+    ranges = {d.symbol: d.range for d in tracer.symbols if d.shadow != d.example}
+    return ExportedProgram(
+        GraphModule(tocha.nn.Module(), graph),
+        signature,
+        state_dict,
+        constants_out,
+        ranges,
+        (args, kwargs),
+        _input_layout(names, values),
+        output_layout,
+        input_checks(flat, dynamic),
+    )
+
+
+def _pad(dynamic: list) -> Any:
+    yield from dynamic
+    while True:
+        yield {}
+
+
+def _input_layout(names: list[str], values: list[Any]) -> list[tuple[str, Any]]:
+    from ._layout import template
+
+    counter = iter(range(1 << 30))
+    return [(name, template(value, counter)) for name, value in zip(names, values)]
+
+
+def _output_leaves(out: Any) -> tuple[list[Any], Any]:
+    from ._layout import template
+
+    leaves: list[Any] = []
+    counter = iter(range(1 << 30))
+    layout = template(out, counter, leaves, all_leaves=True)
+    return leaves, layout

@@ -1,0 +1,331 @@
+"""Interception: while a `Tracer` records, and only then, tocha's public functions (or, at the
+primitive level, every primitive's kernels) are replaced by wrappers that record.
+
+Nothing is patched outside a recording, so untraced code runs exactly as before. At the public
+level the wrappers replace the functions in the namespaces' dicts (``tocha``,
+``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft``, ``tocha.special``), the Tensor
+class's methods, operators and ``shape``, and the same functions where the traced modules'
+code imported them by name. Kernels are wrapped in each op's kernel cache, as the profiler
+does, so a primitive run outside any public function (an LSTM's ``rnn_layer``) is recorded
+too. Everything is put back when the recording ends, also when the traced code raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import tocha
+from tocha.library import REGISTRY
+
+from ._tracer import Tracer
+
+__all__ = ["recording"]
+
+_NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
+
+# Functions that are not ops: never recorded.
+_NOT_OPS = frozenset(
+    {
+        "set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
+        "manual_seed", "seed", "initial_seed", "save", "load", "is_tensor", "is_storage",
+        "is_grad_enabled", "is_inference_mode_enabled", "compile", "vmap", "set_printoptions",
+        "use_deterministic_algorithms", "set_num_threads", "get_num_threads", "get_rng_state",
+        "set_rng_state", "is_floating_point", "is_complex", "is_nonzero", "numel",
+        "typename", "promote_types", "result_type", "can_cast", "broadcast_shapes",
+    }
+)
+
+# Tensor methods left alone: object protocol, metadata and autograd plumbing.
+_SKIP_METHODS = frozenset(
+    {
+        "__repr__", "__format__", "__hash__", "__reduce_ex__", "__array__", "__dlpack__",
+        "__dlpack_device__", "__len__", "__iter__", "__contains__", "__reversed__",
+        "__deepcopy__", "__setstate__", "__getstate__", "__array_wrap__", "__copy__",
+        "register_hook", "backward", "data_ptr", "element_size", "is_contiguous", "stride",
+        "storage_offset", "untyped_storage", "storage", "dim", "ndimension", "nelement",
+        "get_device", "is_floating_point", "is_complex", "is_signed", "retain_grad",
+        "register_post_accumulate_grad_hook", "size", "numel", "type", "is_set_to",
+        "is_shared", "is_pinned", "share_memory_", "dim_order", "__torch_function__",
+    }
+)
+
+# Reading a tensor's values into Python: control flow on data.
+_DATA_DEPENDENT = frozenset(
+    {"__bool__", "__int__", "__float__", "__complex__", "__index__", "item", "tolist", "numpy"}
+)
+
+# Operators recorded as tocha's function of the same meaning, the tensor first (the reflected
+# forms listed are commutative: ``2 * x`` is ``mul(x, 2)``).
+_OPERATORS: dict[str, str] = {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+    "__rmul__": "mul", "__truediv__": "div", "__floordiv__": "floor_divide",
+    "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul",
+    "__and__": "bitwise_and", "__rand__": "bitwise_and", "__or__": "bitwise_or",
+    "__ror__": "bitwise_or", "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor",
+    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+    "__ge__": "ge", "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
+}
+_INPLACE_OPERATORS = {
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
+    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+}
+
+# Methods taking sizes as varargs (``x.reshape(2, 3)``) whose function takes one sequence.
+_VARARGS = frozenset({"reshape", "permute", "tile", "flip"})
+
+
+def _public_functions() -> dict[int, Any]:
+    """Every public op function, by id."""
+    found: dict[int, Any] = {}
+    for name in _NAMESPACES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        for attr, value in vars(module).items():
+            if (
+                isinstance(value, types.FunctionType)
+                and not attr.startswith("_")
+                and attr not in _NOT_OPS
+                and (value.__module__ or "").startswith("tocha")
+            ):
+                found.setdefault(id(value), value)
+    return found
+
+
+def _function_wrapper(tracer: Tracer, fn: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if tracer.depth:
+            return fn(*args, **kwargs)
+        return tracer.record_call(fn, fn, args, kwargs)
+
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _method_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
+    target = _method_target(name, fn)
+    pack = name in _VARARGS and target is not fn
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if tracer.depth:
+            return fn(self, *args, **kwargs)
+        if name in _DATA_DEPENDENT and tracer.traced(self):
+            raise tracer.data_dependent(f"{name}()")
+        if pack and args and all(isinstance(a, int) for a in args):
+            return tracer.record_call(
+                target, lambda s, sizes, **k: fn(s, *sizes, **k), (self, tuple(args)), kwargs
+            )
+        return tracer.record_call(target, fn, (self, *args), kwargs)
+
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _method_target(name: str, fn: Any) -> Any:
+    if name == "__getitem__":
+        return operator.getitem
+    if name in _OPERATORS:
+        public = getattr(tocha, _OPERATORS[name], None)
+        return public if isinstance(public, types.FunctionType) else fn
+    if name in _INPLACE_OPERATORS:
+        return tocha.Tensor.__dict__.get(_INPLACE_OPERATORS[name], fn)
+    public = vars(tocha).get(name)
+    if isinstance(public, types.FunctionType) and not name.startswith("_"):
+        return public
+    return fn
+
+
+def _size_method(tracer: Tracer, fn: Any) -> Any:
+    def size(self: Any, dim: Any = None) -> Any:
+        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+            return fn(self, dim)
+        if dim is None:
+            return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
+        fn(self, dim)
+        return tracer.size(self, dim)
+
+    return size
+
+
+def _numel_method(tracer: Tracer, fn: Any) -> Any:
+    def numel(self: Any) -> Any:
+        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+            return fn(self)
+        total: Any = 1
+        for d in range(self.ndim):
+            total = total * tracer.size(self, d)
+        return total
+
+    return numel
+
+
+def _shape_property(tracer: Tracer, prop: property) -> property:
+    getter = prop.fget
+
+    def shape(self: Any) -> Any:
+        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+            return getter(self)
+        return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
+
+    return property(shape)
+
+
+def _setitem_wrapper(tracer: Tracer, fn: Any) -> Any:
+    def setitem(self: Any, key: Any, value: Any) -> None:
+        if tracer.depth:
+            return fn(self, key, value)
+        args = tracer.to_args((self, key, value))
+        tracer.depth += 1
+        try:
+            fn(self, key, value)
+            if tracer.dynamic:
+                fn(*tracer.to_shadow((self, key, value)))
+        finally:
+            tracer.depth -= 1
+        node = tracer.graph.call_function(operator.setitem, args)
+        node.meta["val"] = None
+        return None
+
+    return setitem
+
+
+class _Patches:
+    """Replacements made in dicts, undone in reverse order."""
+
+    def __init__(self) -> None:
+        self.undo: list[tuple[Any, str, Any]] = []
+
+    def set_item(self, mapping: dict, key: str, value: Any) -> None:
+        self.undo.append((mapping, key, mapping[key]))
+        mapping[key] = value
+
+    def set_attr(self, owner: Any, key: str, value: Any) -> None:
+        self.undo.append((owner, key, owner.__dict__[key]))
+        setattr(owner, key, value)
+
+    def restore(self) -> None:
+        for owner, key, value in reversed(self.undo):
+            if isinstance(owner, dict):
+                owner[key] = value
+            else:
+                setattr(owner, key, value)
+        self.undo.clear()
+
+
+def _patch_public(tracer: Tracer, patches: _Patches, code_globals: list[dict]) -> None:
+    originals = _public_functions()
+    wrappers = {key: _function_wrapper(tracer, fn) for key, fn in originals.items()}
+    for name in _NAMESPACES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        namespace = vars(module)
+        for attr, value in list(namespace.items()):
+            if id(value) in wrappers and not attr.startswith("_"):
+                patches.set_item(namespace, attr, wrappers[id(value)])
+    seen: set[int] = set()
+    for mapping in code_globals:
+        if id(mapping) in seen:
+            continue
+        seen.add(id(mapping))
+        for attr, value in list(mapping.items()):
+            if id(value) in wrappers:
+                patches.set_item(mapping, attr, wrappers[id(value)])
+    cls = tocha.Tensor
+    for name, value in list(vars(cls).items()):
+        if name == "size":
+            patches.set_attr(cls, name, _size_method(tracer, value))
+        elif name == "numel":
+            patches.set_attr(cls, name, _numel_method(tracer, value))
+        elif name == "shape":
+            patches.set_attr(cls, name, _shape_property(tracer, value))
+        elif name == "__setitem__":
+            patches.set_attr(cls, name, _setitem_wrapper(tracer, value))
+        elif isinstance(value, types.FunctionType) and name not in _SKIP_METHODS:
+            patches.set_attr(cls, name, _method_wrapper(tracer, name, value))
+
+
+class _Captured:
+    """One op's kernel on one device, recorded while a tracer records."""
+
+    __slots__ = ("kernel", "op", "tracer")
+
+    def __init__(self, kernel: Any, op: Any, tracer: Tracer) -> None:
+        self.kernel = kernel
+        self.op = op
+        self.tracer = tracer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tracer = self.tracer
+        if tracer.depth or tracer.kernel_depth:
+            return self.kernel(*args, **kwargs)
+        return tracer.record_kernel(self.op, self.kernel, args, kwargs)
+
+
+_CAPTURING_CLASSES: dict[type, type] = {}
+
+
+def _capturing_class(base: type) -> type:
+    cls = _CAPTURING_CLASSES.get(base)
+    if cls is None:
+
+        def __missing__(self: Any, dev: Any) -> Any:
+            kernel = base.__missing__(self, dev)
+            captured = self[dev] = _Captured(kernel, self.op, _ACTIVE_TRACER[-1])
+            return captured
+
+        cls = type(base.__name__, (base,), {"__slots__": (), "__missing__": __missing__})
+        _CAPTURING_CLASSES[base] = cls
+    return cls
+
+
+_ACTIVE_TRACER: list[Tracer] = []
+
+
+def _patch_kernels(tracer: Tracer) -> Any:
+    swapped = []
+    for op in list(REGISTRY.values()):
+        kernels = op.kernels
+        base = type(kernels)
+        if base in _CAPTURING_CLASSES.values():
+            continue
+        for dev, kernel in list(kernels.items()):
+            kernels[dev] = _Captured(kernel, op, tracer)
+        kernels.__class__ = _capturing_class(base)
+        swapped.append((kernels, base))
+
+    def restore() -> None:
+        for kernels, base in swapped:
+            kernels.__class__ = base
+            for dev, kernel in list(kernels.items()):
+                if type(kernel) is _Captured:
+                    kernels[dev] = kernel.kernel
+
+    return restore
+
+
+@contextlib.contextmanager
+def recording(tracer: Tracer, code_globals: list[dict]) -> Iterator[Tracer]:
+    """Record with `tracer` inside the block: public functions (unless the tracer records
+    primitives) and kernels are wrapped, then put back."""
+    patches = _Patches()
+    _ACTIVE_TRACER.append(tracer)
+    restore_kernels = None
+    try:
+        if not tracer.primitive:
+            _patch_public(tracer, patches, code_globals)
+        restore_kernels = _patch_kernels(tracer)
+        with tocha.no_grad():
+            yield tracer
+    finally:
+        if restore_kernels is not None:
+            restore_kernels()
+        patches.restore()
+        _ACTIVE_TRACER.pop()

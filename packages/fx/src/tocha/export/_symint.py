@@ -1,0 +1,97 @@
+"""`SymInt`: the size of a dynamic dimension while tracing.
+
+It is an int (the example's size, so code computing with it runs as in eager) that also
+carries its size in the second, differently sized run (`shadow`) and the graph node that
+computes it. Arithmetic on it records ``operator`` nodes, so that shapes computed from it
+(``x.view(x.size(0), -1)``) follow the input's size when the graph runs.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+__all__ = ["SymInt"]
+
+
+class SymInt(int):
+    """An int that records how it was computed; see the module docstring."""
+
+    shadow: int
+    node: Any
+    tracer: Any
+    expr: str
+
+    def __new__(cls, value: int, shadow: int, node: Any, tracer: Any, expr: str) -> SymInt:
+        self = super().__new__(cls, value)
+        self.shadow = shadow
+        self.node = node
+        self.tracer = tracer
+        self.expr = expr
+        return self
+
+    def __repr__(self) -> str:
+        return self.expr
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return int.__hash__(self)
+
+    def __index__(self) -> int:
+        return int(self)
+
+    def _binary(self, fn: Any, other: Any, reflected: bool, symbol: str) -> Any:
+        if not isinstance(other, int) or isinstance(other, bool):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        value = fn(int(a), int(b))
+        shadow = fn(_shadow(a), _shadow(b))
+        return SymInt(value, shadow, self.tracer.sym_node(fn, (a, b), value), self.tracer,
+                      f"{_expr(a)}{symbol}{_expr(b)}")
+
+    def __add__(self, other: Any) -> Any:
+        return self._binary(operator.add, other, False, " + ")
+
+    def __radd__(self, other: Any) -> Any:
+        return self._binary(operator.add, other, True, " + ")
+
+    def __sub__(self, other: Any) -> Any:
+        return self._binary(operator.sub, other, False, " - ")
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._binary(operator.sub, other, True, " - ")
+
+    def __mul__(self, other: Any) -> Any:
+        return self._binary(operator.mul, other, False, "*")
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._binary(operator.mul, other, True, "*")
+
+    def __floordiv__(self, other: Any) -> Any:
+        return self._binary(operator.floordiv, other, False, "//")
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return self._binary(operator.floordiv, other, True, "//")
+
+    def __mod__(self, other: Any) -> Any:
+        return self._binary(operator.mod, other, False, " % ")
+
+    def __rmod__(self, other: Any) -> Any:
+        return self._binary(operator.mod, other, True, " % ")
+
+    def __neg__(self) -> Any:
+        return self._binary(operator.mul, -1, False, "*")
+
+    def __reduce__(self) -> Any:
+        return (int, (int(self),))
+
+
+def _shadow(value: Any) -> int:
+    return value.shadow if isinstance(value, SymInt) else int(value)
+
+
+def _expr(value: Any) -> str:
+    if isinstance(value, SymInt):
+        return value.expr if value.expr.isidentifier() else f"({value.expr})"
+    return str(value)

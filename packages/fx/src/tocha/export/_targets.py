@@ -1,0 +1,83 @@
+"""Names of call targets, and their resolution against an allowlist.
+
+A target is named ``tocha.<fn>``, ``tocha.nn.functional.<fn>`` (or ``tocha.linalg``,
+``tocha.fft``, ``tocha.special``), ``tocha.Tensor.<method>``, ``tocha.export.ops.<primitive>``,
+``operator.<fn>`` or ``builtins.getattr``. `resolve` accepts only those: a saved program can
+name nothing else (``os.system`` is refused).
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import operator
+import types
+from typing import Any
+
+import tocha
+
+from . import ops
+
+__all__ = ["resolve", "target_name"]
+
+_NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
+_OPERATORS = frozenset(
+    {
+        "getitem", "setitem", "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow",
+        "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "abs",
+    }
+)
+_REFUSED = frozenset({"save", "load", "compile", "set_default_dtype", "manual_seed"})
+
+
+def _method_names() -> dict[int, str]:
+    return {
+        id(v): k for k, v in vars(tocha.Tensor).items() if isinstance(v, types.FunctionType)
+    }
+
+
+def target_name(target: Any) -> str:
+    """The dotted name `resolve` maps back to `target`."""
+    if isinstance(target, ops.Primitive):
+        return f"tocha.export.ops.{target.name}"
+    short = getattr(target, "__name__", None)
+    if target is builtins.getattr:
+        return "builtins.getattr"
+    if short is not None and getattr(operator, short, None) is target:
+        return f"operator.{short}"
+    method = _method_names().get(id(target))
+    if method is not None and vars(tocha.Tensor)[method] is target:
+        return f"tocha.Tensor.{method}"
+    for namespace in _NAMESPACES:
+        module = importlib.import_module(namespace)
+        if short is not None and vars(module).get(short) is target:
+            return f"{namespace}.{short}"
+    raise ValueError(f"{target!r} is not a public tocha function, primitive or operator")
+
+
+def resolve(name: str) -> Any:
+    """The target named `name`; ValueError for anything outside the allowlist."""
+    head, _, short = name.rpartition(".")
+    if head == "builtins" and short == "getattr":
+        return builtins.getattr
+    if head == "operator" and short in _OPERATORS:
+        return getattr(operator, short)
+    if head == "tocha.export.ops":
+        try:
+            return ops.get(short)
+        except AttributeError:
+            pass
+    elif head == "tocha.Tensor":
+        value = vars(tocha.Tensor).get(short)
+        if isinstance(value, types.FunctionType):
+            return value
+    elif head in _NAMESPACES and not short.startswith("_") and short not in _REFUSED:
+        value = vars(importlib.import_module(head)).get(short)
+        if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith(
+            "tocha."
+        ):
+            return value
+    raise ValueError(
+        f"refusing to load target {name!r}: only tocha's public functions, Tensor methods, "
+        "tocha.export.ops primitives, operator functions and builtins.getattr may be named"
+    )

@@ -1,0 +1,426 @@
+"""The tracer: runs a program once on real example values while recording a flat graph.
+
+Tensors are known by their arrays: ``values`` maps ``id(tensor._data)`` to the node that
+computed it (an in-place op keeps the array, and the array takes the node of the op that
+wrote it last). Calls are recorded by the wrappers `_intercept` installs, at nesting depth 0
+only: what a recorded call runs inside is not recorded. At the public level those wrappers
+are tocha's public functions; at the primitive level (`run_decompositions`) they are the
+kernels of every primitive, and in-place kernel writes (``out=``) become the out-of-place
+primitive whose result the written array takes (functionalisation).
+
+With dynamic dimensions, every recorded call also runs on *shadow* values: the inputs with
+each dynamic dimension one larger (or smaller). A dimension of a result whose shadow size
+differs depends on the dynamic sizes; a size query on it returns a `SymInt`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+import sys
+from typing import Any
+
+import numpy as np
+
+import tocha
+from tocha.fx.graph import Graph
+from tocha.fx.node import Node
+
+from . import ops
+from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
+from ._symint import SymInt
+
+__all__ = ["Tracer", "TensorMeta"]
+
+_ndarray = np.ndarray
+
+
+class TensorMeta(tuple):
+    """``node.meta['tensor_meta']``: shape (dynamic sizes as `SymInt`-like names), dtype,
+    requires_grad, stride."""
+
+    __slots__ = ()
+    _fields = ("shape", "dtype", "requires_grad", "stride")
+
+    def __new__(cls, shape: Any, dtype: Any, requires_grad: bool, stride: tuple) -> TensorMeta:
+        return tuple.__new__(cls, (shape, dtype, requires_grad, stride))
+
+    shape = property(operator.itemgetter(0))
+    dtype = property(operator.itemgetter(1))
+    requires_grad = property(operator.itemgetter(2))
+    stride = property(operator.itemgetter(3))
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorMetadata(shape={self.shape}, dtype={self.dtype}, "
+            f"requires_grad={self.requires_grad}, stride={self.stride})"
+        )
+
+
+class Tracer:
+    """One recording; see the module docstring. `primitive`: record kernels instead of public
+    functions."""
+
+    def __init__(self, primitive: bool = False) -> None:
+        self.graph = Graph()
+        self.primitive = primitive
+        self.values: dict[int, tuple[Node, Any]] = {}
+        self.pending: dict[int, tuple[Node, int, Any]] = {}
+        self.shadows: dict[int, Any] = {}
+        self.symbols: list[Any] = []
+        self.dynamic = False
+        self.depth = 0
+        self.kernel_depth = 0
+        self.state_end: Node | None = None
+        self.lifted: list[tuple[str, tocha.Tensor, Node]] = []
+        self.named_constants: dict[int, str] = {}
+        self.size_nodes: dict[tuple[Node, int], SymInt] = {}
+        self.keep: list[Any] = []
+
+    # -- placeholders ----------------------------------------------------------------------
+
+    def placeholder(self, name: str, value: tocha.Tensor, shadow: Any = None) -> Node:
+        node = self.graph.placeholder(name)
+        self.bind(value, node, shadow)
+        return node
+
+    def bind(self, value: tocha.Tensor, node: Node, shadow: Any = None) -> None:
+        """`value`'s array is now computed by `node`."""
+        arr = value._data
+        self.values[id(arr)] = (node, arr)
+        self.pending.pop(id(arr), None)
+        if shadow is not None:
+            self.shadows[id(arr)] = shadow
+        node.meta["val"] = value
+        node.meta["tensor_meta"] = self.tensor_meta(value, shadow)
+
+    def tensor_meta(self, value: tocha.Tensor, shadow: Any) -> TensorMeta:
+        return TensorMeta(
+            tocha.Size(self.sizes(value, shadow)),
+            value.dtype,
+            value.requires_grad,
+            tuple(value.stride()),
+        )
+
+    def sizes(self, value: tocha.Tensor, shadow: Any) -> list:
+        """`value`'s sizes, those depending on a dynamic dimension as names (``s0``)."""
+        shape = list(value.shape)
+        if shadow is None or not isinstance(shadow, tocha.Tensor):
+            return shape
+        return [
+            v if s == v else _SizeName(v, self.expression(v, s))
+            for v, s in zip(shape, shadow.shape)
+        ]
+
+    def expression(self, value: int, shadow: int) -> str:
+        """The best name for a size that is `value` in the example and `shadow` in the second
+        run: a symbol, a multiple of one, or one plus a constant."""
+        for dim in self.symbols:
+            if (dim.example, dim.shadow) == (value, shadow):
+                return str(dim.symbol)
+        for dim in self.symbols:
+            step = dim.shadow - dim.example
+            if step and (shadow - value) % step == 0:
+                scale = (shadow - value) // step
+                offset = value - scale * dim.example
+                if scale > 0 and offset == 0:
+                    return f"{scale}*{dim.symbol}"
+                if scale == 1:
+                    return f"{dim.symbol} + {offset}" if offset > 0 else f"{dim.symbol} - {-offset}"
+        return f"u{value}"
+
+    # -- reading values --------------------------------------------------------------------
+
+    def node_of(self, value: tocha.Tensor) -> Node:
+        """The node computing `value`; a tensor from outside the trace becomes a lifted
+        constant input."""
+        arr = value._data
+        entry = self.values.get(id(arr))
+        if entry is not None and entry[1] is arr:
+            return entry[0]
+        pending = self.pending.pop(id(arr), None)
+        if pending is not None and pending[2] is arr:
+            parent, index, _ = pending
+            node = self.graph.call_function(operator.getitem, (parent, index))
+            shadow = self.shadows.get(id(arr))
+            self.bind(value, node, shadow)
+            return node
+        return self.lift(value)
+
+    def lift(self, value: tocha.Tensor) -> Node:
+        name = self.named_constants.get(id(value))
+        target = name if name is not None else f"lifted_tensor_{len(self.lifted)}"
+        where = (
+            self.graph.inserting_before(None)
+            if self.state_end is None
+            else self.graph.inserting_after(self.state_end)
+        )
+        with where:
+            node = self.graph.placeholder("c_" + target.replace(".", "_"))
+        self.state_end = node
+        self.lifted.append((target, value, node))
+        self.keep.append(value)
+        self.bind(value, node, value if self.dynamic else None)
+        return node
+
+    def traced(self, value: Any) -> bool:
+        if not isinstance(value, tocha.Tensor):
+            return False
+        arr = value._data
+        return id(arr) in self.values or id(arr) in self.pending
+
+    def to_args(self, value: Any) -> Any:
+        """`value` with Tensors and SymInts replaced by their nodes."""
+        if isinstance(value, tocha.Tensor):
+            return self.node_of(value)
+        if isinstance(value, SymInt):
+            return value.node
+        if isinstance(value, tuple):
+            mapped = tuple(self.to_args(v) for v in value)
+            return type(value)(*mapped) if hasattr(value, "_fields") else mapped
+        if isinstance(value, list):
+            return [self.to_args(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.to_args(v) for k, v in value.items()}
+        if isinstance(value, slice):
+            return slice(self.to_args(value.start), self.to_args(value.stop),
+                         self.to_args(value.step))
+        return value
+
+    def to_shadow(self, value: Any) -> Any:
+        """`value` as the shadow run sees it."""
+        if isinstance(value, tocha.Tensor):
+            self.node_of(value)
+            return self.shadows.get(id(value._data), value)
+        if isinstance(value, SymInt):
+            return value.shadow
+        if isinstance(value, tuple):
+            mapped = tuple(self.to_shadow(v) for v in value)
+            return type(value)(*mapped) if hasattr(value, "_fields") else mapped
+        if isinstance(value, list):
+            return [self.to_shadow(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.to_shadow(v) for k, v in value.items()}
+        if isinstance(value, slice):
+            return slice(self.to_shadow(value.start), self.to_shadow(value.stop),
+                         self.to_shadow(value.step))
+        return value
+
+    # -- recording public calls ------------------------------------------------------------
+
+    def record_call(self, target: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Run ``fn(*args, **kwargs)`` and record it as a call of `target` when it gives a
+        Tensor."""
+        self.depth += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+        if not _holds_tensor(out):
+            return out
+        node_args = self.to_args(args)
+        node_kwargs = self.to_args(kwargs)
+        shadow = None
+        if self.dynamic:
+            shadow_args = self.to_shadow(args)
+            shadow_kwargs = self.to_shadow(kwargs)
+            self.depth += 1
+            try:
+                shadow = fn(*shadow_args, **shadow_kwargs)
+            except Exception as exc:
+                raise self.specialised(target, exc) from exc
+            finally:
+                self.depth -= 1
+        node = self.graph.call_function(target, node_args, node_kwargs)
+        self.set_result(node, out, shadow)
+        return out
+
+    def specialised(self, target: Any, exc: Exception) -> UserError:
+        names = [d.name or str(d.symbol) for d in self.symbols]
+        label = ", ".join(names)
+        lines = [
+            f"Constraints violated ({label})! For more information, run with "
+            'TORCH_LOGS="+dynamic".'
+        ]
+        for dim in self.symbols:
+            lines.append(
+                f"  - You marked {dim.name or dim.symbol} as dynamic but your code specialized "
+                f"it to be a constant ({dim.example}). If you're using mark_dynamic, either "
+                "remove it or use maybe_mark_dynamic. If you're using Dim.DYNAMIC, replace it "
+                "with either Dim.STATIC or Dim.AUTO."
+            )
+        lines.append("Suggested fixes:")
+        lines.extend(f"  {d.name or d.symbol} = {d.example}" for d in self.symbols)
+        lines.append(f"(the call of {_label(target)} failed at another size: {exc})")
+        return UserError(with_footer("\n".join(lines)))
+
+    def set_result(self, node: Node, out: Any, shadow: Any) -> None:
+        if isinstance(out, tocha.Tensor):
+            self.keep.append(out)
+            self.bind(out, node, shadow if isinstance(shadow, tocha.Tensor) else None)
+            return
+        node.meta["val"] = out
+        if isinstance(out, (tuple, list)):
+            metas = []
+            for i, item in enumerate(out):
+                if isinstance(item, tocha.Tensor):
+                    arr = item._data
+                    self.keep.append(item)
+                    self.values.pop(id(arr), None)
+                    self.pending[id(arr)] = (node, i, arr)
+                    s = shadow[i] if isinstance(shadow, (tuple, list)) else None
+                    if isinstance(s, tocha.Tensor):
+                        self.shadows[id(arr)] = s
+                    metas.append(self.tensor_meta(item, s))
+                else:
+                    metas.append(None)
+            node.meta["tensor_meta"] = tuple(metas)
+
+    # -- sizes -----------------------------------------------------------------------------
+
+    def size(self, value: tocha.Tensor, dim: int) -> int:
+        """Size `dim` of `value`: a SymInt when it depends on a dynamic dimension."""
+        size = value.shape[dim]
+        shadow = self.shadows.get(id(value._data)) if self.traced(value) else None
+        if shadow is None or shadow.shape[dim] == size:
+            return size
+        node = self.node_of(value)
+        dim %= value.ndim
+        known = self.size_nodes.get((node, dim))
+        if known is None:
+            size_node = self.graph.call_function(
+                tocha.Tensor.size, (node, dim), name="sym_size_int"
+            )
+            expr = self.expression(size, shadow.shape[dim])
+            known = SymInt(size, shadow.shape[dim], size_node, self, expr)
+            size_node.meta["val"] = known
+            self.size_nodes[(node, dim)] = known
+        return known
+
+    def sym_node(self, fn: Any, args: tuple, value: int) -> Node:
+        node = self.graph.call_function(fn, self.to_args(args))
+        node.meta["val"] = value
+        return node
+
+    # -- data-dependent control flow -------------------------------------------------------
+
+    def data_dependent(self, what: str) -> GuardOnDataDependentSymNode:
+        frame = _user_frame()
+        where = ""
+        if frame is not None:
+            info = inspect.getframeinfo(frame)
+            code = info.code_context[0].strip() if info.code_context else ""
+            where = (
+                f"\n\nThe following call raised this error:\n  File \"{info.filename}\", "
+                f"line {info.lineno}, in {info.function}\n    {code}"
+            )
+        return GuardOnDataDependentSymNode(
+            with_footer(
+                f"Could not guard on data-dependent expression {what} of a traced tensor: "
+                "the program's control flow depends on the values of a tensor, which an "
+                "exported graph cannot capture. Use tensor operations (torch.where, "
+                "torch.cond) instead of Python control flow on tensor values." + where
+            )
+        )
+
+    # -- recording primitives --------------------------------------------------------------
+
+    def record_kernel(self, op: Any, kernel: Any, args: tuple, kwargs: dict) -> Any:
+        """Run a primitive's kernel and record it as a call of ``ops.<name>``; a write into
+        ``out=`` is recorded as the out-of-place call, whose node the written array takes."""
+        rest = {k: v for k, v in kwargs.items() if k != "out"}
+        out_array = kwargs.get("out")
+        node_args = self.array_args(args)
+        shadow = None
+        self.kernel_depth += 1
+        try:
+            if self.dynamic:
+                try:
+                    shadow = kernel(*self.shadow_arrays(args), **rest)
+                except Exception as exc:
+                    raise self.specialised(ops.get(op.name), exc) from exc
+            raw = kernel(*args, **kwargs)
+        finally:
+            self.kernel_depth -= 1
+        node = self.graph.call_function(ops.get(op.name), node_args, rest)
+        result = out_array if out_array is not None else raw
+        wrap, cpu = tocha.library.wrap, tocha.library.CPU
+        if type(result) is tuple:
+            result = tuple(_as_ndarray(r) for r in result)
+            shadows = None if shadow is None else tuple(wrap(_as_ndarray(s), cpu) for s in shadow)
+            self.set_result(node, tuple(wrap(r, cpu) for r in result), shadows)
+            return raw if out_array is not None else result
+        if isinstance(result, (_ndarray, np.generic)):
+            result = _as_ndarray(result)
+            value = wrap(result, cpu)
+            self.keep.append(value)
+            self.bind(value, node, None if shadow is None else wrap(_as_ndarray(shadow), cpu))
+        return raw if out_array is not None else result
+
+    def array_args(self, value: Any) -> Any:
+        if isinstance(value, _ndarray):
+            entry = self.values.get(id(value))
+            if entry is not None and entry[1] is value:
+                return entry[0]
+            pending = self.pending.get(id(value))
+            if pending is not None and pending[2] is value:
+                return self.node_of(tocha.library.wrap(value, tocha.library.CPU))
+            return self.lift(tocha.library.wrap(value, tocha.library.CPU))
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, tuple):
+            return tuple(self.array_args(v) for v in value)
+        if isinstance(value, list):
+            return [self.array_args(v) for v in value]
+        return value
+
+    def shadow_arrays(self, value: Any) -> Any:
+        if isinstance(value, _ndarray):
+            shadow = self.shadows.get(id(value))
+            return value if shadow is None else shadow._data
+        if isinstance(value, tuple):
+            return tuple(self.shadow_arrays(v) for v in value)
+        if isinstance(value, list):
+            return [self.shadow_arrays(v) for v in value]
+        return value
+
+
+class _SizeName(int):
+    """A size printed by name (``s0``) in tensor_meta."""
+
+    name: str
+
+    def __new__(cls, value: int, name: str) -> _SizeName:
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def _as_ndarray(value: Any) -> Any:
+    return value if type(value) is _ndarray else np.asarray(value)
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, tocha.Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(isinstance(v, tocha.Tensor) for v in value)
+    return False
+
+
+def _label(target: Any) -> str:
+    return getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
+
+
+def _user_frame() -> Any:
+    """The innermost frame outside tocha's packages."""
+    folders = tuple(p + "/" for p in tocha.__path__)
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(folders):
+        frame = frame.f_back
+    return frame
