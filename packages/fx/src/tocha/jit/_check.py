@@ -68,18 +68,31 @@ def _check_node(node: ast.AST, source: SourceContext) -> None:
         raise UnsupportedNodeError(source, node, what)
     if isinstance(node, (ast.For, ast.While)) and node.orelse:
         raise UnsupportedNodeError(source, node, "else branches of loops")
-    if isinstance(node, ast.With):
-        _check_with(node, source)
     if isinstance(node, ast.Attribute) and node.attr.startswith("__"):
-        raise NotSupportedError(
-            source, node, f"attribute '{node.attr}' is not supported: names with '__' are private"
+        raise RuntimeError(
+            f"\nobject has no attribute or method '{node.attr}'.:\n" + source.highlight(node)
         )
+    if isinstance(node, (ast.ListComp, ast.DictComp)):
+        if len(node.generators) != 1:
+            raise NotSupportedError(source, node, "Only a single generator is currently supported")
+        if node.generators[0].ifs:
+            raise NotSupportedError(source, node, "Comprehension ifs are not supported yet")
     if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
         raise UnsupportedNodeError(source, node, "keyword argument unpacking (**)")
     if not isinstance(node, (*_STATEMENTS, *_EXPRESSIONS)):
         raise UnsupportedNodeError(source, node, type(node).__name__)
     for child in ast.iter_child_nodes(node):
         _check_node(child, source)
+
+
+def check_with_statements(fn: ast.FunctionDef, source: SourceContext) -> None:
+    """Refuse a ``with`` statement other than ``with tocha.no_grad()``/``enable_grad()``.
+
+    Run after names are resolved, so that ``with open(...)`` reports ``open`` first.
+    """
+    for node in ast.walk(fn):
+        if isinstance(node, ast.With):
+            _check_with(node, source)
 
 
 def _check_with(node: ast.With, source: SourceContext) -> None:

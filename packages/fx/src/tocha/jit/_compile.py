@@ -21,7 +21,7 @@ from typing import Any
 import tocha
 
 from . import _types
-from ._check import check_function
+from ._check import check_function, check_with_statements
 from ._resolve import BUILTINS, ResolutionError, from_path, module_allowed, path_of
 from .frontend import FrontendError, SourceContext
 
@@ -77,13 +77,17 @@ class CompiledFunction:
         self.code = normalised_code(tree, method)
 
     def declaration(self) -> str:
-        """``f(Tensor x, int n) -> Tensor``, as TorchScript prints a schema."""
-        args = ", ".join(f"{_types.show(t)} {name}" for name, t, _ in self.params)
+        """``f(Tensor x, int n=2) -> Tensor``, as TorchScript prints a schema."""
+        args = ", ".join(
+            f"{_types.schema(t)} {name}"
+            + (f"={_types.schema_default(self.defaults[name])}" if name in self.defaults else "")
+            for name, t, _ in self.params
+        )
         if self.method:
             args = f"__torch__.{self.qualname.rsplit('.', 1)[0]} self" + (
                 ", " + args if args else ""
             )
-        returns = _types.show(self.returns) if self.returns else "Tensor"
+        returns = _types.schema(self.returns) if self.returns else "Tensor"
         return f"{self.name}({args}) -> {returns}"
 
 
@@ -169,6 +173,7 @@ def compile_python(
         else:
             raise FrontendError(context, node, f"undefined value {name}")
         values[name], refs[name] = _resolve_value(name, value, node, tree, context, script_function)
+    check_with_statements(tree, context)
     return CompiledFunction(
         tree,
         context,
@@ -273,6 +278,7 @@ def compile_saved(
                 continue
             raise ResolutionError(f"saved code of '{qualname}' uses an unknown name '{name}'")
         values[name] = _from_ref(ref, functions)
+    check_with_statements(tree, context)
     return CompiledFunction(
         tree, context, method=method, qualname=qualname, defaults=defaults, globals_=values,
         refs=refs,

@@ -305,26 +305,19 @@ class _Frame:
 
     def comprehension(self, node: ast.ListComp | ast.DictComp) -> Any:
         saved = dict(self.local)
+        generator = node.generators[0]
         out: Any = [] if isinstance(node, ast.ListComp) else {}
         try:
-            self._generate(node, node.generators, out)
+            for item in self.eval(generator.iter):
+                self.assign(generator.target, item)
+                if isinstance(out, list):
+                    out.append(self.eval(node.elt))
+                else:
+                    out[self.eval(node.key)] = self.eval(node.value)
         finally:
             self.local.clear()
             self.local.update(saved)
         return out
-
-    def _generate(self, node: Any, generators: list[ast.comprehension], out: Any) -> None:
-        first, rest = generators[0], generators[1:]
-        for item in self.eval(first.iter):
-            self.assign(first.target, item)
-            if not all(self.eval(test) for test in first.ifs):
-                continue
-            if rest:
-                self._generate(node, rest, out)
-            elif isinstance(out, list):
-                out.append(self.eval(node.elt))
-            else:
-                out[self.eval(node.key)] = self.eval(node.value)
 
     def call(self, node: ast.Call) -> Any:
         func = self.eval(node.func)

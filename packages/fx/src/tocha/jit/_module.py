@@ -278,7 +278,7 @@ class RecursiveScriptModule(ScriptModule):
 def wrap_native(module: nn.Module) -> RecursiveScriptModule:
     """A scripted module running a built-in ``tocha.nn`` module, sharing its state."""
     wrapper = RecursiveScriptModule(type(module).__name__, f"tocha.nn.{type(module).__name__}")
-    wrapper._native = module
+    wrapper.__dict__["_native"] = module
     wrapper._parameters = module._parameters
     wrapper._buffers = module._buffers
     wrapper._modules = module._modules

@@ -104,6 +104,31 @@ def show(t: Type) -> str:
     return f"{t[0]}[{', '.join(show(a) for a in t[1:])}]"
 
 
+def schema(t: Type) -> str:
+    """A type as a schema writes it: ``Tensor?``, ``int[]``, ``(int, Tensor)``."""
+    kind = t[0]
+    if kind == "Optional":
+        return schema(t[1]) + "?"
+    if kind == "List":
+        return schema(t[1]) + "[]"
+    if kind == "Tuple":
+        return f"({', '.join(schema(a) for a in t[1:])})"
+    if kind == "Dict":
+        return f"Dict({schema(t[1])}, {schema(t[2])})"
+    return show(t)
+
+
+def schema_default(value: Any) -> str:
+    """A default value as a schema writes it: ``None``, ``2.``, ``[1, 2]``."""
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.0f}."
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (list, tuple)):
+        return f"[{', '.join(schema_default(v) for v in value)}]"
+    return repr(value)
+
+
 def type_of(value: Any) -> str:
     """TorchScript's name for the type of a Python value, for error messages."""
     if isinstance(value, tocha.Tensor):
