@@ -1,8 +1,9 @@
 """Peak memory of training, tocha beside PyTorch, within 1.3x of PyTorch's.
 
-CPU (issue "tocha-nn"): each loop runs in a fresh interpreter; the figure is the growth of
-the peak resident set (``ru_maxrss``) from just before the first step to the end of the loop,
-so the libraries' own import footprints do not count.
+CPU (issue "tocha-nn"; the GPT block of benchmarks/cases_gpt.py, issue 27): each loop runs
+in a fresh interpreter; the figure is the growth of the peak resident set (``ru_maxrss``) from
+just before the first step to the end of the loop, so the libraries' own import footprints do
+not count.
 
 GPU (issue "tocha-cuda"): the training steps of benchmarks/cases_cuda.py, each in a fresh
 interpreter: after a warm-up step, ``cuda.reset_peak_memory_stats()``, one step, then
@@ -26,7 +27,7 @@ WIDTH = 44
 LOOP = r"""
 import resource, sys
 import numpy as np
-lib_name, model_name = sys.argv[1], sys.argv[2]
+lib_name, model_name, here = sys.argv[1], sys.argv[2], sys.argv[3]
 if lib_name == "torch":
     import torch as lib
     lib.set_num_threads(1)
@@ -39,6 +40,12 @@ if model_name == "mlp":
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                           nn.Linear(128, 10))
     x = lib.from_numpy(rng.standard_normal((64, 784), dtype=np.float32))
+elif model_name == "gpt":
+    sys.path.insert(0, here)
+    import cases_gpt
+    gpt = cases_gpt.build(lib)
+    model = gpt["layers"]
+    x = lib.from_numpy(cases_gpt.tokens()[0])
 else:
     model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(16 * 16 * 16, 10))
@@ -46,9 +53,12 @@ else:
 y = lib.from_numpy(rng.integers(0, 10, x.shape[0]))
 opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-for _ in range(30):
+for _ in range(3 if model_name == "gpt" else 30):
     opt.zero_grad()
-    F.cross_entropy(model(x), y).backward()
+    if model_name == "gpt":
+        cases_gpt.block(lib, gpt, x).square().mean().backward()
+    else:
+        F.cross_entropy(model(x), y).backward()
     opt.step()
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print((after - before) / 1024)
@@ -75,9 +85,10 @@ print(lib.cuda.max_memory_allocated() / 2**20)
 
 
 def peak_growth_mb(lib: str, model: str) -> float | None:
-    """The peak-RSS growth (MB) of 30 training steps of `model` in a fresh `lib` process."""
+    """The peak-RSS growth (MB) of 30 training steps of `model` (3 of the GPT block) in a fresh
+    `lib` process."""
     run = subprocess.run(
-        [sys.executable, "-c", LOOP, lib, model],
+        [sys.executable, "-c", LOOP, lib, model, str(HERE)],
         capture_output=True,
         text=True,
         env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
@@ -124,6 +135,7 @@ def cpu_section() -> None:
     for model, label in (
         ("mlp", "MLP 784-256-128-10, batch 64, SGD"),
         ("conv", "Conv2d 3->16 3x3 + pool + linear, batch 32"),
+        ("gpt", "ng-video GPT block d 384, 16 x 256, SGD"),
     ):
         ours, theirs = peak_growth_mb("tocha", model), peak_growth_mb("torch", model)
         print_row(label, ours, theirs, "torch not installed?")
