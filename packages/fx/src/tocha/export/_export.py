@@ -111,14 +111,17 @@ def _state(mod: tocha.nn.Module) -> tuple[dict, dict, dict, set]:
     return params, buffers, constants, non_persistent
 
 
-def _code_globals(mod: tocha.nn.Module) -> list[dict]:
-    found = []
+def _code(mod: tocha.nn.Module) -> tuple[list[dict], list[type]]:
+    """The globals of the modules defining `mod`'s classes, and those classes."""
+    found: list[dict] = []
+    classes: list[type] = []
     for sub in mod.modules():
         for cls in type(sub).__mro__:
             module = sys.modules.get(cls.__module__)
-            if module is not None and cls is not object:
+            if module is not None and cls is not object and cls not in classes:
                 found.append(vars(module))
-    return found
+                classes.append(cls)
+    return found, classes
 
 
 def _shadow_input(value: tocha.Tensor, dims: dict[int, DynamicDim]) -> tocha.Tensor | None:
@@ -166,7 +169,7 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         shadow = _shadow_input(value, dims) if tracer.dynamic else None
         user_nodes.append(tracer.placeholder(ph_name, value, shadow))
     try:
-        with recording(tracer, _code_globals(mod)):
+        with recording(tracer, *_code(mod)):
             out = mod(*args, **kwargs)
             out_leaves, output_layout = _output_leaves(out)
             output_args = [tracer.to_args(v) for v in out_leaves]

@@ -219,8 +219,22 @@ class _Patches:
         self.undo.clear()
 
 
-def _patch_public(tracer: Tracer, patches: _Patches, code_globals: list[dict]) -> None:
+def _patch_public(
+    tracer: Tracer, patches: _Patches, code_globals: list[dict], classes: list[type]
+) -> None:
     originals = _public_functions()
+    cls = tocha.Tensor
+    for name, value in list(vars(cls).items()):
+        if name == "size":
+            patches.set_attr(cls, name, _size_method(tracer, value))
+        elif name == "numel":
+            patches.set_attr(cls, name, _numel_method(tracer, value))
+        elif name == "shape":
+            patches.set_attr(cls, name, _shape_property(tracer, value))
+        elif name == "__setitem__":
+            patches.set_attr(cls, name, _setitem_wrapper(tracer, value))
+        elif isinstance(value, types.FunctionType) and name not in _SKIP_METHODS:
+            patches.set_attr(cls, name, _method_wrapper(tracer, name, value))
     wrappers = {key: _function_wrapper(tracer, fn) for key, fn in originals.items()}
     for name in _NAMESPACES:
         module = sys.modules.get(name)
@@ -238,18 +252,10 @@ def _patch_public(tracer: Tracer, patches: _Patches, code_globals: list[dict]) -
         for attr, value in list(mapping.items()):
             if id(value) in wrappers:
                 patches.set_item(mapping, attr, wrappers[id(value)])
-    cls = tocha.Tensor
-    for name, value in list(vars(cls).items()):
-        if name == "size":
-            patches.set_attr(cls, name, _size_method(tracer, value))
-        elif name == "numel":
-            patches.set_attr(cls, name, _numel_method(tracer, value))
-        elif name == "shape":
-            patches.set_attr(cls, name, _shape_property(tracer, value))
-        elif name == "__setitem__":
-            patches.set_attr(cls, name, _setitem_wrapper(tracer, value))
-        elif isinstance(value, types.FunctionType) and name not in _SKIP_METHODS:
-            patches.set_attr(cls, name, _method_wrapper(tracer, name, value))
+    for owner in classes:
+        for attr, value in list(vars(owner).items()):
+            if isinstance(value, staticmethod) and id(value.__func__) in wrappers:
+                patches.set_attr(owner, attr, staticmethod(wrappers[id(value.__func__)]))
 
 
 class _Captured:
@@ -312,15 +318,19 @@ def _patch_kernels(tracer: Tracer) -> Any:
 
 
 @contextlib.contextmanager
-def recording(tracer: Tracer, code_globals: list[dict]) -> Iterator[Tracer]:
+def recording(
+    tracer: Tracer, code_globals: list[dict], classes: list[type]
+) -> Iterator[Tracer]:
     """Record with `tracer` inside the block: public functions (unless the tracer records
-    primitives) and kernels are wrapped, then put back."""
+    primitives) and kernels are wrapped, then put back. `code_globals` and `classes`: the
+    traced code's module globals and classes, whose references to public functions (by
+    name, or as static methods) are wrapped too."""
     patches = _Patches()
     _ACTIVE_TRACER.append(tracer)
     restore_kernels = None
     try:
         if not tracer.primitive:
-            _patch_public(tracer, patches, code_globals)
+            _patch_public(tracer, patches, code_globals, classes)
         restore_kernels = _patch_kernels(tracer)
         with tocha.no_grad():
             yield tracer

@@ -1,3 +1,292 @@
-"""placeholder"""
-def save(ep, f): raise NotImplementedError
-def load(f): raise NotImplementedError
+"""`save` and `load` of an `ExportedProgram`.
+
+The file is a zip archive (stored, not compressed) holding:
+
+``program.json``
+    ``{"format": "tocha.export", "version": 1, "nodes": [...], "input_specs": [...],
+    "output_specs": [...], "range_constraints": [[symbol, lower, upper or null], ...],
+    "input_layout": [[name, layout], ...], "output_layout": layout,
+    "input_checks": [[label, sizes, ranges], ...]}``. Each node is ``{"name", "op"
+    ("placeholder", "call_function" or "output"), "target" (a dotted name, see below),
+    "args", "kwargs", "meta": {"dtype", "shape"}}``. Arguments are JSON values, with
+    ``{"node": name}`` for a node, ``{"tuple": [...]}``, ``{"list": [...]}``,
+    ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop, step]}``,
+    ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``. Layouts are
+    described in `tocha.export._layout`; specs are ``{"kind", "arg": {"tensor"|"symint":
+    name} or {"const": value}, "target", "persistent"}``.
+``tensors.pt``
+    ``{"state_dict": {...}, "constants": {...}}`` written by `tocha.save`.
+``extra/<name>``
+    the caller's extra files.
+
+Loading runs no code from the file: the JSON is data, the tensors are read with
+``tocha.load(weights_only=True)``, and each call target is resolved by its dotted name
+against an allowlist (tocha's public functions and Tensor methods, ``tocha.export.ops``
+primitives, ``operator`` functions, ``builtins.getattr``); any other name (``os.system``)
+raises ValueError.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from typing import IO, Any
+
+import tocha
+from tocha.fx.graph import Graph
+from tocha.fx.graph_module import GraphModule
+
+from ._dims import Symbol, ValueRanges, int_oo
+from ._targets import resolve, target_name
+from ._tracer import TensorMeta, _SizeName
+from .exported_program import ExportedProgram
+from .graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    SymIntArgument,
+    TensorArgument,
+)
+
+__all__ = ["load", "save"]
+
+_FORMAT = "tocha.export"
+_VERSION = 1
+
+
+def save(
+    ep: ExportedProgram,
+    f: str | os.PathLike[str] | IO[bytes],
+    *,
+    extra_files: dict[str, Any] | None = None,
+    opset_version: dict[str, int] | None = None,
+    pickle_protocol: int = 2,
+) -> None:
+    """Write `ep` to `f` (a path or a binary file) in the format of this module's docstring.
+    `opset_version` and `pickle_protocol` are accepted for PyTorch's signature."""
+    if not isinstance(ep, ExportedProgram):
+        raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', got '{type(ep).__name__}' instead.")
+    program = {
+        "format": _FORMAT,
+        "version": _VERSION,
+        "nodes": [_node(n) for n in ep.graph.nodes],
+        "input_specs": [_spec(s) for s in ep.graph_signature.input_specs],
+        "output_specs": [_spec(s) for s in ep.graph_signature.output_specs],
+        "range_constraints": [
+            [str(k), v.lower, v.upper if isinstance(v.upper, int) else None]
+            for k, v in ep.range_constraints.items()
+        ],
+        "input_layout": [[name, layout] for name, layout in ep.call_spec[0]],
+        "output_layout": ep.call_spec[1],
+        "input_checks": ep._input_checks,
+    }
+    tensors = io.BytesIO()
+    tocha.save({"state_dict": dict(ep.state_dict), "constants": dict(ep.constants)}, tensors)
+    target = f if not isinstance(f, (str, os.PathLike)) else open(f, "wb")
+    try:
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("program.json", json.dumps(program))
+            archive.writestr("tensors.pt", tensors.getvalue())
+            for name, content in (extra_files or {}).items():
+                archive.writestr(f"extra/{name}", content)
+    finally:
+        if target is not f:
+            target.close()
+
+
+def load(
+    f: str | os.PathLike[str] | IO[bytes],
+    *,
+    extra_files: dict[str, Any] | None = None,
+    expected_opset_version: dict[str, int] | None = None,
+) -> ExportedProgram:
+    """Read an `ExportedProgram` written by `save`; `extra_files`' keys are filled with the
+    saved extra files. Refuses (ValueError) a file that names a call target outside the
+    allowlist or is not in this format."""
+    source = f if not isinstance(f, (str, os.PathLike)) else open(f, "rb")
+    try:
+        with zipfile.ZipFile(source) as archive:
+            program = json.loads(archive.read("program.json"))
+            tensors = tocha.load(io.BytesIO(archive.read("tensors.pt")), weights_only=True)
+            for name in list(extra_files or {}):
+                extra_files[name] = archive.read(f"extra/{name}").decode()  # type: ignore[index]
+    finally:
+        if source is not f:
+            source.close()
+    if not isinstance(program, dict) or program.get("format") != _FORMAT:
+        raise ValueError("not a tocha.export file")
+    if program.get("version") != _VERSION:
+        raise ValueError(f"unsupported tocha.export file version {program.get('version')!r}")
+    graph = Graph()
+    nodes: dict[str, Any] = {}
+    for record in program["nodes"]:
+        _load_node(graph, record, nodes)
+    signature = ExportGraphSignature(
+        [_load_input_spec(s) for s in program["input_specs"]],
+        [_load_output_spec(s) for s in program["output_specs"]],
+    )
+    ranges = {
+        Symbol(name): ValueRanges(lower, int_oo if upper is None else upper)
+        for name, lower, upper in program["range_constraints"]
+    }
+    return ExportedProgram(
+        GraphModule(tocha.nn.Module(), graph),
+        signature,
+        dict(tensors["state_dict"]),
+        dict(tensors["constants"]),
+        ranges,
+        ((), {}),
+        [(name, layout) for name, layout in program["input_layout"]],
+        program["output_layout"],
+        program["input_checks"],
+    )
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def _node(node: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": node.name, "op": node.op}
+    if node.op == "call_function":
+        record["target"] = target_name(node.target)
+    elif node.op != "placeholder" and node.op != "output":
+        raise ValueError(f"cannot save a node of kind {node.op}")
+    record["args"] = _encode(node.args)
+    record["kwargs"] = _encode(node.kwargs)
+    meta = node.meta.get("tensor_meta")
+    if isinstance(meta, TensorMeta):
+        record["meta"] = {
+            "dtype": str(meta.dtype).removeprefix("tocha."),
+            "shape": [repr(d) if isinstance(d, _SizeName) else int(d) for d in meta.shape],
+        }
+    elif isinstance(node.meta.get("val"), int):
+        record["meta"] = {"int": int(node.meta["val"]), "expr": repr(node.meta["val"])}
+    return record
+
+
+def _encode(value: Any) -> Any:
+    if hasattr(value, "op") and hasattr(value, "graph"):
+        return {"node": value.name}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return {"list": [_encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[k, _encode(v)] for k, v in value.items()]}
+    if isinstance(value, slice):
+        return {"slice": [_encode(value.start), _encode(value.stop), _encode(value.step)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(value, tocha.dtype):
+        return {"dtype": str(value).removeprefix("tocha.")}
+    if isinstance(value, tocha.device):
+        return {"device": str(value)}
+    raise ValueError(f"cannot save an argument of type {type(value).__name__}: {value!r}")
+
+
+def _spec(spec: Any) -> dict[str, Any]:
+    arg = spec.arg
+    if isinstance(arg, TensorArgument):
+        encoded: dict[str, Any] = {"tensor": arg.name}
+    elif isinstance(arg, SymIntArgument):
+        encoded = {"symint": arg.name}
+    else:
+        encoded = {"const": _encode(arg.value)}
+    record = {"kind": spec.kind.name, "arg": encoded, "target": spec.target}
+    if isinstance(spec, InputSpec):
+        record["persistent"] = spec.persistent
+    return record
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> None:
+    op = record["op"]
+    name = record["name"]
+    args = _decode(record.get("args", []), nodes)
+    kwargs = _decode(record.get("kwargs", {}), nodes)
+    if op == "placeholder":
+        node = graph.placeholder(name)
+    elif op == "call_function":
+        node = graph.create_node(
+            "call_function", resolve(str(record["target"])), tuple(args), dict(kwargs), name=name
+        )
+    elif op == "output":
+        node = graph.output(args[0])
+    else:
+        raise ValueError(f"refusing to load a node of kind {op!r}")
+    meta = record.get("meta")
+    if isinstance(meta, dict) and "dtype" in meta:
+        dtype = _dtype(meta["dtype"])
+        shape = [
+            d if isinstance(d, int) else _SizeName(0, str(d)) for d in meta["shape"]
+        ]
+        example = tocha.zeros([int(d) for d in shape], dtype=dtype)
+        node.meta["val"] = example
+        node.meta["tensor_meta"] = TensorMeta(tocha.Size(shape), dtype, False,
+                                              tuple(example.stride()))
+    elif isinstance(meta, dict) and "int" in meta:
+        node.meta["val"] = _SizeName(int(meta["int"]), str(meta["expr"]))
+    nodes[name] = node
+
+
+def _decode(value: Any, nodes: dict[str, Any]) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, nodes) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "node" in value:
+        return nodes[value["node"]]
+    if "tuple" in value:
+        return tuple(_decode(v, nodes) for v in value["tuple"])
+    if "list" in value:
+        return [_decode(v, nodes) for v in value["list"]]
+    if "dict" in value:
+        return {k: _decode(v, nodes) for k, v in value["dict"]}
+    if "slice" in value:
+        return slice(*(_decode(v, nodes) for v in value["slice"]))
+    if "ellipsis" in value:
+        return Ellipsis
+    if "dtype" in value:
+        return _dtype(value["dtype"])
+    if "device" in value:
+        return tocha.device(str(value["device"]))
+    return {k: _decode(v, nodes) for k, v in value.items()}
+
+
+def _dtype(name: str) -> Any:
+    dtype = getattr(tocha, str(name), None)
+    if not isinstance(dtype, tocha.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return dtype
+
+
+def _load_arg(arg: dict[str, Any]) -> Any:
+    if "tensor" in arg:
+        return TensorArgument(str(arg["tensor"]))
+    if "symint" in arg:
+        return SymIntArgument(str(arg["symint"]))
+    return ConstantArgument("", _decode(arg.get("const"), {}))
+
+
+def _load_input_spec(record: dict[str, Any]) -> InputSpec:
+    return InputSpec(
+        InputKind[record["kind"]], _load_arg(record["arg"]), record["target"],
+        record.get("persistent"),
+    )
+
+
+def _load_output_spec(record: dict[str, Any]) -> OutputSpec:
+    return OutputSpec(OutputKind[record["kind"]], _load_arg(record["arg"]), record["target"])

@@ -45,13 +45,15 @@ def target_name(target: Any) -> str:
         return "builtins.getattr"
     if short is not None and getattr(operator, short, None) is target:
         return f"operator.{short}"
-    method = _method_names().get(id(target))
-    if method is not None and vars(tocha.Tensor)[method] is target:
-        return f"tocha.Tensor.{method}"
     for namespace in _NAMESPACES:
         module = importlib.import_module(namespace)
         if short is not None and vars(module).get(short) is target:
             return f"{namespace}.{short}"
+    if short is not None and vars(tocha.Tensor).get(short) is target:
+        return f"tocha.Tensor.{short}"
+    method = _method_names().get(id(target))
+    if method is not None and vars(tocha.Tensor)[method] is target:
+        return f"tocha.Tensor.{method}"
     raise ValueError(f"{target!r} is not a public tocha function, primitive or operator")
 
 

@@ -33,6 +33,7 @@ from ._symint import SymInt
 __all__ = ["Tracer", "TensorMeta"]
 
 _ndarray = np.ndarray
+_SIZE = tocha.Tensor.size
 
 
 class TensorMeta(tuple):
@@ -104,12 +105,12 @@ class Tracer:
 
     def sizes(self, value: tocha.Tensor, shadow: Any) -> list:
         """`value`'s sizes, those depending on a dynamic dimension as names (``s0``)."""
-        shape = list(value.shape)
+        shape = list(value._data.shape)
         if shadow is None or not isinstance(shadow, tocha.Tensor):
             return shape
         return [
             v if s == v else _SizeName(v, self.expression(v, s))
-            for v, s in zip(shape, shadow.shape)
+            for v, s in zip(shape, shadow._data.shape)
         ]
 
     def expression(self, value: int, shadow: int) -> str:
@@ -280,19 +281,19 @@ class Tracer:
 
     def size(self, value: tocha.Tensor, dim: int) -> int:
         """Size `dim` of `value`: a SymInt when it depends on a dynamic dimension."""
-        size = value.shape[dim]
+        size = value._data.shape[dim]
         shadow = self.shadows.get(id(value._data)) if self.traced(value) else None
-        if shadow is None or shadow.shape[dim] == size:
+        if shadow is None or shadow._data.shape[dim] == size:
             return size
         node = self.node_of(value)
         dim %= value.ndim
         known = self.size_nodes.get((node, dim))
         if known is None:
-            size_node = self.graph.call_function(
-                tocha.Tensor.size, (node, dim), name="sym_size_int"
+            size_node = self.graph.create_node(
+                "call_function", _SIZE, (node, dim), name="sym_size_int"
             )
-            expr = self.expression(size, shadow.shape[dim])
-            known = SymInt(size, shadow.shape[dim], size_node, self, expr)
+            expr = self.expression(size, shadow._data.shape[dim])
+            known = SymInt(size, shadow._data.shape[dim], size_node, self, expr)
             size_node.meta["val"] = known
             self.size_nodes[(node, dim)] = known
         return known
