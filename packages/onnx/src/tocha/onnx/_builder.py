@@ -137,7 +137,12 @@ def meta_dtype(node: Any) -> tocha.dtype | None:
 
 
 def meta_shape(node: Any) -> tuple:
-    """The shape of an fx node's tensor value (ints, or symbolic sizes)."""
+    """The shape of an fx node's tensor value: ints, and for dynamic dimensions the
+    symbolic sizes of ``meta['tensor_meta']`` (int subclasses named by an expression)."""
+    meta = getattr(node, "meta", None) or {}
+    tensor_meta = meta.get("tensor_meta")
+    if hasattr(tensor_meta, "shape"):
+        return tuple(tensor_meta.shape)
     val = meta_val(node)
     if val is None or not hasattr(val, "shape"):
         raise ValueError(f"node {getattr(node, 'name', node)!r} carries no tensor meta['val']")

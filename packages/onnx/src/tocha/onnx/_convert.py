@@ -11,7 +11,7 @@ import onnx
 import tocha
 from onnx import helper, numpy_helper
 
-from ._builder import Builder, is_static, meta_val, onnx_dtype
+from ._builder import Builder, is_static, meta_dtype, meta_shape, meta_val, onnx_dtype
 from ._emit import lookup
 from ._version import __version__
 from .errors import OnnxExporterError, UnsupportedOperatorError
@@ -42,20 +42,30 @@ class Lifted:
     Args:
         constants: placeholder name -> (state_dict or constant key, tensor).
         user_inputs: names of the placeholders the caller feeds, in order.
+        outputs: names of the nodes the caller gets back (None: every output; buffer
+            mutations of a training-mode program are not outputs of the ONNX graph).
     """
 
-    def __init__(self, constants: Mapping[str, tuple[str, Any]], user_inputs: Sequence[str]):
+    def __init__(
+        self,
+        constants: Mapping[str, tuple[str, Any]],
+        user_inputs: Sequence[str],
+        outputs: Sequence[str] | None = None,
+    ) -> None:
         self.constants = dict(constants)
         self.user_inputs = list(user_inputs)
+        self.outputs = None if outputs is None else set(outputs)
 
 
-def _tensor_type(val: Any, dims: Mapping[int, str] | None, names: dict[str, str]) -> onnx.TypeProto:
-    """An ONNX tensor type from a meta value: `dims` names dynamic axes; a symbolic size
+def _tensor_type(
+    node: Any, dims: Mapping[int, str] | None, names: dict[str, str]
+) -> onnx.TypeProto:
+    """The ONNX tensor type of a node's value: `dims` names dynamic axes; a symbolic size
     is named by `names` (from its expression) or by its expression. Symbolic sizes that
     `dims` names are added to `names`."""
     dims = dims or {}
     shape: list[int | str] = []
-    for k, size in enumerate(val.shape):
+    for k, size in enumerate(meta_shape(node)):
         if k in dims:
             shape.append(dims[k])
             if not is_static(size):
@@ -64,7 +74,7 @@ def _tensor_type(val: Any, dims: Mapping[int, str] | None, names: dict[str, str]
             shape.append(int(size))
         else:
             shape.append(names.get(str(size), str(size)))
-    return helper.make_tensor_type_proto(onnx_dtype(val.dtype), shape)
+    return helper.make_tensor_type_proto(onnx_dtype(meta_dtype(node)), shape)
 
 
 def _flat_outputs(value: Any) -> list:
@@ -167,14 +177,15 @@ def to_model(
 
     for node in placeholders:
         if node.name in lifted.constants:
-            add_constant(node, *lifted.constants[node.name])
+            if node.users:
+                add_constant(node, *lifted.constants[node.name])
         elif node.name in position:
             name = user_names[position[node.name]]
             val = meta_val(node)
             b.values[node] = name
             if val is None or not hasattr(val, "shape"):
                 raise OnnxExporterError(f"input '{node.name}' is not a tensor")
-            kind = _tensor_type(val, dynamic_dims.get(name), sym_names)
+            kind = _tensor_type(node, dynamic_dims.get(name), sym_names)
             inputs.append(helper.make_value_info(name, kind))
         else:
             raise OnnxExporterError(f"placeholder '{node.name}' is neither an input nor lifted")
@@ -188,6 +199,8 @@ def to_model(
             raise UnsupportedOperatorError(f"call_module {node.target}", opset, None)
         elif node.op == "output":
             outputs = _flat_outputs(node.args[0])
+            if lifted.outputs is not None:
+                outputs = [out for out in outputs if getattr(out, "name", None) in lifted.outputs]
     names = list(output_names or [])
     if len(names) > len(outputs):
         raise ValueError(
@@ -200,8 +213,7 @@ def to_model(
         if not isinstance(source, str):
             raise OnnxExporterError(f"output {k} is not a tensor the graph computes")
         b.nodes.append(helper.make_node("Identity", [source], [name], name=f"{name}_identity"))
-        val = meta_val(out)
-        kind = _tensor_type(val, dynamic_dims.get(name), sym_names)
+        kind = _tensor_type(out, dynamic_dims.get(name), sym_names)
         graph_outputs.append(helper.make_value_info(name, kind))
     onnx_graph = helper.make_graph(
         b.nodes,

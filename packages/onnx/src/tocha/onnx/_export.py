@@ -51,7 +51,9 @@ def _lifted(program: Any) -> Lifted:
         lifted[placeholder] = (key, state[key] if key in state else constants[key])
     for placeholder, key in getattr(sig, "inputs_to_lifted_tensor_constants", {}).items():
         lifted[placeholder] = (key, constants[key])
-    return Lifted(lifted, [name for name in sig.user_inputs if name not in lifted])
+    user_inputs = [name for name in sig.user_inputs if name not in lifted]
+    outputs = [name for name in sig.user_outputs if isinstance(name, str)]
+    return Lifted(lifted, user_inputs, outputs)
 
 
 def _argument_names(model: Any, count: int) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _attention, _nn, _pointwise, _rnn, _shape
+from . import _attention, _nn, _pointwise, _primitives, _rnn, _shape
 
 FUNCTIONS: dict[Any, Callable] = {
     **_pointwise.FUNCTIONS,
@@ -20,15 +20,24 @@ FUNCTIONS: dict[Any, Callable] = {
     **_nn.FUNCTIONS,
     **_attention.FUNCTIONS,
 }
-PRIMITIVES: dict[str, Callable] = {**_attention.PRIMITIVES, **_rnn.PRIMITIVES}
+PRIMITIVES: dict[str, Callable] = {
+    **_attention.PRIMITIVES,
+    **_primitives.PRIMITIVES,
+    **_rnn.PRIMITIVES,
+}
 
 
 def lookup(target: Any) -> Callable | None:
-    """The emitter of a call_function target, or None when there is none."""
-    try:
-        emit = FUNCTIONS.get(target)
-    except TypeError:
-        emit = None
-    if emit is None:
-        emit = PRIMITIVES.get(getattr(target, "name", None))
-    return emit
+    """The emitter of a call_function target (or of the function it wraps, for a decorated
+    one), or None when there is none."""
+    while target is not None:
+        try:
+            emit = FUNCTIONS.get(target)
+        except TypeError:
+            emit = None
+        if emit is None:
+            emit = PRIMITIVES.get(getattr(target, "name", None))
+        if emit is not None:
+            return emit
+        target = getattr(target, "__wrapped__", None)
+    return None

@@ -11,7 +11,7 @@ import numpy as np
 import tocha
 from onnx import numpy_helper
 
-from .._builder import Builder, is_static, meta_dtype, meta_shape, rank, static_dim
+from .._builder import Builder, is_static, meta_dtype, meta_shape, meta_val, rank, static_dim
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -212,6 +212,11 @@ def _full_like(b: Builder, node, input, fill_value, **kwargs):
     return _fill(b, node, b.op("Shape", [b.value(input)]), fill_value)
 
 
+def _constant(b: Builder, node, data, *args, **kwargs):
+    """``from_numpy``, ``tensor``, ``as_tensor``: the example value, as a constant."""
+    return b.const(meta_val(node).detach().cpu().numpy())
+
+
 def _reduce(op_type: str):
     def emit(b: Builder, node, input, dim=None, keepdim=False, *, dtype=None, out=None, **kw):
         x = b.operand(input, meta_dtype(node))
@@ -332,6 +337,8 @@ def _table() -> dict:
         put(name, _filled(value))
         put(f"{name}_like", _filled_like(value))
     put("full", _full)
+    for name in ("from_numpy", "tensor", "as_tensor"):
+        put(name, _constant)
     put("full_like", _full_like)
     put("mean", _reduce("ReduceMean"))
     put("sum", _reduce("ReduceSum"))
