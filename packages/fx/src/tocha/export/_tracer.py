@@ -369,6 +369,8 @@ class Tracer:
             return self.lift(tocha.library.wrap(value, tocha.library.CPU))
         if isinstance(value, np.generic):
             return value.item()
+        if isinstance(value, np.dtype):
+            return tocha.library.FROM_NP[value]
         if isinstance(value, tuple):
             return tuple(self.array_args(v) for v in value)
         if isinstance(value, list):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 import tocha
-from tocha.library import REGISTRY, call, kernel_context, wrap
+from tocha.library import CPU, REGISTRY, call, kernel_context, wrap
 
 __all__ = ["Primitive", "get"]
 
@@ -38,17 +38,17 @@ class Primitive:
 
     def __call__(self, *args: Any) -> Any:
         """Run the primitive: Tensors (also inside lists and tuples) are given to the kernel
-        as their arrays; returns a Tensor or a tuple of them."""
+        as their arrays and dtypes as NumPy's; returns a Tensor or a tuple of them."""
         op = REGISTRY[self.name]
         lead = 0
         while lead < len(args) and isinstance(args[lead], tocha.Tensor):
             lead += 1
         rest = args[lead:]
-        if lead and not _holds_tensor(rest):
+        if lead and not _holds_tensor(rest) and not _holds_dtype(rest):
             return call(op, args[:lead], *rest)
         device = _first_device(args)
         if device is None:
-            raise RuntimeError(f"primitive {self.name} was given no Tensor")
+            device = CPU
         arrays = [_to_array(a) for a in args]
         result = kernel_context().run(op.kernels[device], *arrays)
         if type(result) is tuple:
@@ -61,6 +61,14 @@ def _holds_tensor(value: Any) -> bool:
         return True
     if isinstance(value, (tuple, list)):
         return any(_holds_tensor(v) for v in value)
+    return False
+
+
+def _holds_dtype(value: Any) -> bool:
+    if isinstance(value, tocha.dtype):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_dtype(v) for v in value)
     return False
 
 
@@ -78,6 +86,8 @@ def _first_device(value: Any) -> Any:
 def _to_array(value: Any) -> Any:
     if isinstance(value, tocha.Tensor):
         return value._data
+    if isinstance(value, tocha.dtype):
+        return value.np
     if isinstance(value, (tuple, list)):
         return type(value)(_to_array(v) for v in value)
     return value

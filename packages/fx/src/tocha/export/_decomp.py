@@ -1,0 +1,109 @@
+"""`ExportedProgram.run_decompositions`: the program traced again at the primitive level.
+
+The program's flat graph runs once on its example values (a copy of its state) while every
+kernel the dispatcher runs is recorded as a ``tocha.export.ops`` node. Writes into a
+buffer or an input become out-of-place primitives; the last value of each written buffer
+(input) is a BUFFER_MUTATION (USER_INPUT_MUTATION) output, before the user outputs, as in
+PyTorch. The decomposed graph is specialised to the example's sizes: its dynamic dimensions
+become static.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tocha
+from tocha.fx.graph_module import GraphModule
+
+from ._intercept import recording
+from ._tracer import Tracer
+from .exported_program import ExportedProgram
+from .graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+
+__all__ = ["decompose"]
+
+
+def decompose(ep: ExportedProgram) -> ExportedProgram:
+    tracer = Tracer(primitive=True)
+    signature = ep.graph_signature
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    inputs: list[Any] = []
+    input_nodes = []
+    for node, spec in zip(placeholders, signature.input_specs):
+        if spec.kind is InputKind.USER_INPUT:
+            value = node.meta["val"].detach().clone()
+        else:
+            value = ep.state_dict.get(spec.target)
+            if value is None:
+                value = ep.constants[spec.target]
+            value = value.detach().clone()
+        inputs.append(value)
+        input_nodes.append(tracer.placeholder(node.name, value))
+        if spec.kind is not InputKind.USER_INPUT:
+            tracer.state_end = input_nodes[-1]
+    with recording(tracer, [], []):
+        out = ep.graph_module(*inputs)
+        flat = out if isinstance(out, (tuple, list)) else (out,)
+        mutations: list[OutputSpec] = []
+        mutated: list[Any] = []
+        for value, node, spec in zip(inputs, input_nodes, signature.input_specs):
+            current = tracer.node_of(value)
+            if current is node:
+                continue
+            if spec.kind is InputKind.BUFFER:
+                mutations.append(
+                    OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(current.name), spec.target)
+                )
+            elif spec.kind is InputKind.USER_INPUT:
+                mutations.append(
+                    OutputSpec(
+                        OutputKind.USER_INPUT_MUTATION, TensorArgument(current.name), node.name
+                    )
+                )
+            else:
+                continue
+            mutated.append(current)
+        user_args = [tracer.to_args(v) for v in flat]
+    user_specs = []
+    for value, arg, spec in zip(flat, user_args, signature.output_specs):
+        if isinstance(value, tocha.Tensor):
+            user_specs.append(OutputSpec(spec.kind, TensorArgument(arg.name), spec.target))
+        else:
+            user_specs.append(OutputSpec(spec.kind, ConstantArgument("", value), spec.target))
+    tracer.graph.output(tuple(mutated + user_args))
+    lifted = [
+        InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target)
+        for target, _, node in tracer.lifted
+    ]
+    state_specs = [s for s in signature.input_specs if s.kind is not InputKind.USER_INPUT]
+    user_inputs = [s for s in signature.input_specs if s.kind is InputKind.USER_INPUT]
+    constants = dict(ep.constants)
+    constants.update({target: value for target, value, _ in tracer.lifted})
+    checks = [[label, [s for s in _example_sizes(ep, i)], {}]
+              for i, (label, _, _) in enumerate(ep._input_checks)]
+    return ExportedProgram(
+        GraphModule(tocha.nn.Module(), tracer.graph),
+        ExportGraphSignature(state_specs + lifted + user_inputs, mutations + user_specs),
+        dict(ep.state_dict),
+        constants,
+        {},
+        ep.example_inputs,
+        list(ep.call_spec[0]),
+        ep.call_spec[1],
+        checks,
+    )
+
+
+def _example_sizes(ep: ExportedProgram, index: int) -> list[int]:
+    users = [n for n, s in zip(ep.graph.find_nodes(op="placeholder"),
+                               ep.graph_signature.input_specs)
+             if s.kind is InputKind.USER_INPUT]
+    return list(users[index].meta["val"].shape)
