@@ -1,0 +1,319 @@
+"""tocha.export: export's graphs and signatures (against torch.export's), module(), dynamic
+shapes, data-dependent control flow, run_decompositions and save/load."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import tocha
+import tocha.nn as nn
+from tocha.export import Dim, export
+
+_RNG = np.random.default_rng(0)
+
+
+def _randn(*shape):
+    return tocha.tensor(_RNG.standard_normal(shape).astype(np.float32))
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a.detach()), np.asarray(b.detach()), atol=tol, rtol=tol)
+
+
+def _copy_weights(mine, theirs):
+    for name, value in theirs.state_dict().items():
+        mine.state_dict()[name].detach().copy_(tocha.tensor(np.asarray(value.detach())))
+
+
+def test_mlp_signature_against_torch(torch):
+    x = _RNG.standard_normal((2, 3)).astype(np.float32)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU())
+    ep_t = torch.export.export(theirs, (torch.tensor(x),))
+    mine = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+    _copy_weights(mine, theirs)
+    ep = export(mine, (tocha.tensor(x),))
+    expected = [(s.kind.name, s.target) for s in ep_t.graph_signature.input_specs]
+    assert [(s.kind.name, s.target) for s in ep.graph_signature.input_specs] == expected
+    assert [s.kind.name for s in ep.graph_signature.output_specs] == [
+        s.kind.name for s in ep_t.graph_signature.output_specs
+    ]
+    assert list(ep.state_dict) == list(ep_t.state_dict.keys())
+    expected_out = np.asarray(ep_t.module()(torch.tensor(x)).detach())
+    np.testing.assert_allclose(np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out,
+                               atol=1e-6)
+
+
+def test_cnn_eval_against_torch(torch):
+    def build(lib):
+        return lib.nn.Sequential(
+            lib.nn.Conv2d(1, 2, 3), lib.nn.BatchNorm2d(2), lib.nn.ReLU(), lib.nn.Flatten(),
+            lib.nn.Linear(32, 3),
+        )
+
+    x = _RNG.standard_normal((2, 1, 6, 6)).astype(np.float32)
+    theirs = build(torch).eval()
+    ep_t = torch.export.export(theirs, (torch.tensor(x),))
+    mine = build(tocha).eval()
+    _copy_weights(mine, theirs)
+    ep = export(mine, (tocha.tensor(x),))
+    expected = [(s.kind.name, s.target) for s in ep_t.graph_signature.input_specs]
+    assert [(s.kind.name, s.target) for s in ep.graph_signature.input_specs] == expected
+    expected_out = np.asarray(ep_t.module()(torch.tensor(x)).detach())
+    np.testing.assert_allclose(np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out,
+                               atol=1e-5)
+    targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
+    assert tocha.nn.functional.conv2d in targets and tocha.nn.functional.linear in targets
+
+
+class _WithState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.bn = nn.BatchNorm1d(4)
+        self.register_buffer("scale", tocha.full((4,), 2.0))
+        self.offset = tocha.tensor([1.0, 2.0, 3.0, 4.0])
+
+    def forward(self, x, *, shift=None):
+        z = self.bn(self.fc(x)) * self.scale + self.offset
+        if shift is not None:
+            z = z + shift
+        return z.view(z.size(0), -1).relu(), {"double": x * 2}
+
+
+def test_state_constants_kwargs_and_nested_outputs():
+    m = _WithState().eval()
+    x, shift = _randn(5, 3), _randn(4)
+    ep = export(m, (x,), {"shift": shift})
+    specs = [(s.kind.name, s.target, s.arg.name) for s in ep.graph_signature.input_specs]
+    assert specs == [
+        ("PARAMETER", "fc.weight", "p_fc_weight"),
+        ("PARAMETER", "fc.bias", "p_fc_bias"),
+        ("PARAMETER", "bn.weight", "p_bn_weight"),
+        ("PARAMETER", "bn.bias", "p_bn_bias"),
+        ("BUFFER", "scale", "b_scale"),
+        ("BUFFER", "bn.running_mean", "b_bn_running_mean"),
+        ("BUFFER", "bn.running_var", "b_bn_running_var"),
+        ("BUFFER", "bn.num_batches_tracked", "b_bn_num_batches_tracked"),
+        ("CONSTANT_TENSOR", "offset", "c_offset"),
+        ("USER_INPUT", None, "x"),
+        ("USER_INPUT", None, "shift"),
+    ]
+    assert list(ep.constants) == ["offset"]
+    assert ep.graph_signature.parameters == ("fc.weight", "fc.bias", "bn.weight", "bn.bias")
+    assert ep.graph_signature.inputs_to_buffers["b_scale"] == "scale"
+    assert {n.op for n in ep.graph.nodes} == {"placeholder", "call_function", "output"}
+    for node in ep.graph.nodes:
+        if node.op == "call_function":
+            assert "val" in node.meta
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    for k, v in m.state_dict().items():
+        assert tocha.equal(v, before[k])
+    gm = ep.module()
+    got, expected = gm(x, shift=shift), m(x, shift=shift)
+    _close(got[0], expected[0])
+    _close(got[1]["double"], expected[1]["double"])
+    with pytest.raises(RuntimeError, match="use `exported_program.module\\(\\)`"):
+        ep(x)
+    text = str(ep)
+    assert text.startswith("ExportedProgram:\n    class GraphModule(torch.nn.Module):")
+    assert 'x: "f32[5, 3]"' in text and "Graph signature:" in text
+    assert "Range constraints: {}" in text
+
+
+def test_train_mode_batch_norm_updates_buffers_like_eager():
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    x = _randn(6, 3)
+    ep = export(m, (x,))
+    assert m[1].num_batches_tracked.item() == 0
+    gm = ep.module()
+    twin = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    twin.load_state_dict(m.state_dict())
+    _close(gm(x), twin(x))
+    _close(gm.get_buffer("1.running_mean"), twin[1].running_mean)
+    _close(gm.get_buffer("1.running_var"), twin[1].running_var)
+    assert gm.get_buffer("1.num_batches_tracked").item() == 1
+    m.eval()
+    eval_ep = export(m, (x,)).run_decompositions()
+    kinds = [s.kind.name for s in eval_ep.graph_signature.output_specs]
+    assert kinds == ["USER_OUTPUT"]
+    m.train()
+    decomposed = export(m, (x,)).run_decompositions()
+    kinds = [(s.kind.name, s.target) for s in decomposed.graph_signature.output_specs]
+    assert kinds == [
+        ("BUFFER_MUTATION", "1.running_mean"),
+        ("BUFFER_MUTATION", "1.running_var"),
+        ("BUFFER_MUTATION", "1.num_batches_tracked"),
+        ("USER_OUTPUT", None),
+    ]
+
+
+def test_lstm_records_its_primitive_and_matches_eager():
+    lstm = nn.LSTM(3, 5, num_layers=2, batch_first=True)
+    x = _randn(2, 4, 3)
+    ep = export(lstm, (x,))
+    prims = [n.target for n in ep.graph.nodes if isinstance(n.target, tocha.export.ops.Primitive)]
+    assert prims and all(p.name == "rnn_layer" for p in prims)
+    got, (h, c) = ep.module()(x)
+    expected, (h2, c2) = lstm(x)
+    _close(got, expected)
+    _close(h, h2)
+    _close(c, c2)
+
+
+def test_transformer_encoder_layer():
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    layer.eval()
+    x = _randn(2, 5, 8)
+    ep = export(layer, (x,))
+    _close(ep.module()(x), layer(x), 1e-5)
+    decomposed = ep.run_decompositions()
+    _close(decomposed.module()(x), layer(x), 1e-5)
+
+
+def test_dynamic_batch_dim_and_guards():
+    m = _WithState().eval()
+    x = _randn(5, 3)
+    ep = export(m, (x,), dynamic_shapes={"x": {0: Dim("batch", max=100)}})
+    assert [repr(k) for k in ep.range_constraints] == ["s0"]
+    assert repr(next(iter(ep.range_constraints.values()))) == "VR[0, 100]"
+    assert 'x: "f32[s0, 3]"' in str(ep)
+    gm = ep.module().eval()
+    for n in (2, 7, 31):
+        y = _randn(n, 3)
+        got, expected = gm(y), m(y)
+        _close(got[0], expected[0])
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[1\] == 3"):
+        gm(_randn(5, 4))
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] <= 100"):
+        gm(_randn(101, 3))
+
+
+def test_static_export_rejects_other_batch_sizes():
+    ep = export(nn.Linear(3, 2), (_randn(4, 3),))
+    with pytest.raises(AssertionError, match=r"Guard failed: input.size\(\)\[0\] == 4"):
+        ep.module()(_randn(5, 3))
+
+
+def test_dynamic_shapes_errors():
+    lin = nn.Linear(3, 4)
+    x = _randn(5, 3)
+    with pytest.raises(tocha.export.UserError, match="top-level keys must be the arg names"):
+        export(lin, (x,), dynamic_shapes={"x": {0: Dim("b")}})
+    with pytest.raises(tocha.export.UserError, match="has 1 elements, but `dynamic_shapes` has 2"):
+        export(lin, (x,), dynamic_shapes=({0: Dim("b")}, {}))
+    with pytest.raises(tocha.export.ConstraintViolationError, match=r"5 not in range \[10"):
+        export(lin, (x,), dynamic_shapes=({0: Dim("b", min=10)},))
+    with pytest.raises(tocha.export.UserError, match="specialized it to be a constant"):
+        export(lin, (x,), dynamic_shapes=({1: Dim("b")},))
+    with pytest.raises(AssertionError, match="inconsistent min=5, max=3"):
+        Dim("a", min=5, max=3)
+    assert repr(Dim("batch", min=2, max=10)) == "Dim('batch', min=2, max=10)"
+    auto = export(lin, (x,), dynamic_shapes=({0: Dim.AUTO},))
+    assert repr(list(auto.range_constraints.values())) == "[VR[2, int_oo]]"
+
+
+class _DataDependent(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+
+def test_data_dependent_control_flow_raises():
+    with pytest.raises(tocha.export.GuardOnDataDependentSymNode, match="data-dependent"):
+        export(_DataDependent(), (_randn(3),))
+
+
+def test_run_decompositions_only_primitives():
+    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+                      nn.Linear(32, 3)).eval()
+    x = _randn(2, 1, 6, 6)
+    decomposed = export(m, (x,)).run_decompositions()
+    import operator
+
+    for node in decomposed.graph.nodes:
+        if node.op == "call_function":
+            assert isinstance(node.target, tocha.export.ops.Primitive) or (
+                node.target is operator.getitem
+            )
+    _close(decomposed.module()(x), m(x))
+
+
+_CHILD = """
+import sys, numpy as np, tocha
+import tocha.export
+ep = tocha.export.load(sys.argv[1])
+x = tocha.tensor(np.load(sys.argv[2]))
+out = ep.module()(x)
+np.save(sys.argv[3], np.asarray(out[0].detach() if isinstance(out, tuple) else out.detach()))
+assert "_Net" not in sys.modules and "test_export_program" not in str(list(sys.modules))
+"""
+
+
+class _Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3)
+        self.fc = nn.Linear(32, 3)
+
+    def forward(self, x):
+        return self.fc(self.conv(x).relu().flatten(1))
+
+
+def test_save_load_round_trip_in_fresh_process(tmp_path):
+    m = _Net()
+    x = _randn(2, 1, 6, 6)
+    ep = export(m, (x,), dynamic_shapes=({0: Dim("batch")},))
+    path = tmp_path / "net.pt2"
+    tocha.export.save(ep, path)
+    y = _randn(3, 1, 6, 6)
+    np.save(tmp_path / "x.npy", np.asarray(y))
+    subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), str(tmp_path / "x.npy"),
+         str(tmp_path / "out.npy")],
+        check=True, cwd=tmp_path,
+    )
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), np.asarray(m(y).detach()),
+                               atol=1e-6)
+    loaded = tocha.export.load(path)
+    assert [(s.kind.name, s.target) for s in loaded.graph_signature.input_specs] == [
+        (s.kind.name, s.target) for s in ep.graph_signature.input_specs
+    ]
+    assert str(loaded.range_constraints) == str(ep.range_constraints)
+
+
+def test_load_refuses_targets_outside_the_allowlist():
+    ep = export(nn.Linear(3, 2), (_randn(2, 3),))
+    buffer = io.BytesIO()
+    tocha.export.save(ep, buffer)
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+        program = json.loads(archive.read("program.json"))
+        tensors = archive.read("tensors.pt")
+    for node in program["nodes"]:
+        if node["op"] == "call_function":
+            node["target"] = "os.system"
+            node["args"] = ["echo pwned"]
+    hostile = io.BytesIO()
+    with zipfile.ZipFile(hostile, "w") as archive:
+        archive.writestr("program.json", json.dumps(program))
+        archive.writestr("tensors.pt", tensors)
+    hostile.seek(0)
+    with pytest.raises(ValueError, match="refusing to load target 'os.system'"):
+        tocha.export.load(hostile)
+
+
+def test_tracing_leaves_tocha_unpatched():
+    before = (tocha.add, tocha.Tensor.__add__, tocha.Tensor.shape, tocha.nn.functional.linear)
+    export(nn.Linear(3, 2), (_randn(2, 3),), dynamic_shapes=({0: Dim.AUTO},))
+    after = (tocha.add, tocha.Tensor.__add__, tocha.Tensor.shape, tocha.nn.functional.linear)
+    assert before == after
+    with pytest.raises(tocha.export.GuardOnDataDependentSymNode):
+        export(_DataDependent(), (_randn(3),))
+    assert tocha.Tensor.__bool__ is not None and bool(tocha.tensor(1.0))
