@@ -145,14 +145,33 @@ def _cholesky_kernel(xp, a, upper):
     return (_k.mh(low) if upper else low), info
 
 
+def _svd(xp, a, full_matrices: bool = False):
+    """``xp.linalg.svd`` that gives NaN factors for matrices holding inf or NaN, where
+    LAPACK's divide-and-conquer driver may never return."""
+    finite = xp.isfinite(a).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return xp.linalg.svd(a, full_matrices=full_matrices)
+    u, s, vh = xp.linalg.svd(xp.where(finite[..., None, None], a, 0), full_matrices=full_matrices)
+    bad = ~finite
+    u[bad], s[bad], vh[bad] = xp.nan, xp.nan, xp.nan
+    return u, s, vh
+
+
 def _eig_kernel(xp, a):
+    if not bool(xp.isfinite(a).all()):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     w, v = xp.linalg.eig(a)
     complex_dtype = np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64
     return w.astype(complex_dtype), v.astype(complex_dtype)
 
 
 def _eigvals_kernel(xp, a):
-    return _eig_kernel(xp, a)[0]
+    finite = xp.isfinite(a).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return _eig_kernel(xp, a)[0]
+    w = _eig_kernel(xp, xp.where(finite[..., None, None], a, 0))[0]
+    w[~finite] = complex(np.nan, np.nan)
+    return w
 
 
 def _pinv_kernel(xp, a, atol, rtol, hermitian):
@@ -162,7 +181,7 @@ def _pinv_kernel(xp, a, atol, rtol, hermitian):
         vh = _k.mh(u)
         size = xp.abs(s)
     else:
-        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        u, s, vh = _svd(xp, a)
         size = s
     if atol is None and rtol is None:
         rtol = np.finfo(a.dtype).eps * max(m, n)
@@ -175,7 +194,7 @@ def _pinv_kernel(xp, a, atol, rtol, hermitian):
 
 def _lstsq_kernel(xp, a, b, rcond, driver):
     m, n = a.shape[-2:]
-    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    u, s, vh = _svd(xp, a)
     if rcond is None:
         rcond = np.finfo(a.dtype).eps * max(m, n)
     largest = s[..., :1]
@@ -239,7 +258,7 @@ _OPS = {
     "linalg_eigvalsh": (lambda xp, a, uplo: xp.linalg.eigvalsh(a, UPLO=uplo), True),
     "linalg_eig": (_eig_kernel, True),
     "linalg_eigvals": (_eigvals_kernel, True),
-    "linalg_svd": (lambda xp, a, full: tuple(xp.linalg.svd(a, full_matrices=full)), True),
+    "linalg_svd": (lambda xp, a, full: tuple(_svd(xp, a, full)), True),
     "linalg_svdvals": (lambda xp, a: xp.linalg.svd(a, compute_uv=False), True),
     "linalg_pinv": (_pinv_kernel, True),
     "linalg_lstsq": (_lstsq_kernel, True),
