@@ -6,7 +6,7 @@
 ``passes`` package hold ready-made transforms.
 """
 
-from . import immutable_collections  # noqa: F401
+from . import immutable_collections, passes, subgraph_rewriter  # noqa: F401
 from ._symbolic_trace import PH, Tracer, is_fx_tracing, symbolic_trace, wrap
 from ._version import __version__  # noqa: F401
 from .graph import Graph
@@ -14,6 +14,7 @@ from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, has_side_effect, map_aggregate, map_arg
 from .proxy import Proxy, TraceError
+from .subgraph_rewriter import replace_pattern
 
 __all__ = [
     "PH",
@@ -29,6 +30,8 @@ __all__ = [
     "is_fx_tracing",
     "map_aggregate",
     "map_arg",
+    "replace_pattern",
+    "subgraph_rewriter",
     "symbolic_trace",
     "wrap",
 ]

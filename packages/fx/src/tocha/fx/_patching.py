@@ -26,17 +26,33 @@ __all__ = ["Patcher", "contains", "intercept_functions", "public_functions"]
 _NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
 _MISSING = object()
 
-# Tensor's binary operators refuse unknown operands with a TypeError; while tracing they
-# answer NotImplemented for a traced one, so that Python asks the traced value's reflected
-# operator (``2 * proxy``, ``tensor + proxy``).
-TENSOR_OPERATORS = tuple(
-    f"__{prefix}{name}__"
-    for name in (
-        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-        "and", "or", "xor", "lshift", "rshift",
-    )
-    for prefix in ("", "r")
-) + ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")  # fmt: skip
+# Tensor's binary operators refuse unknown operands with a TypeError. While tracing, a
+# traced right operand makes ``tensor <op> traced`` a call of the named Tensor method (as
+# torch.fx records it); the reflected operators answer NotImplemented.
+TENSOR_OPERATORS: dict[str, str | None] = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__floordiv__": "floor_divide",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__and__": "bitwise_and",
+    "__or__": "bitwise_or",
+    "__xor__": "bitwise_xor",
+    "__lshift__": "bitwise_left_shift",
+    "__rshift__": "bitwise_right_shift",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+}
+TENSOR_OPERATORS.update(
+    {f"__r{name[2:]}": None for name in list(TENSOR_OPERATORS)[:13]}  # the reflected ones
+)
 
 
 class Patcher:
@@ -122,10 +138,13 @@ def intercept_functions(
     handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
     globals_dicts: Iterable[dict[str, Any]] = (),
     extra_functions: Iterable[Callable[..., Any]] = (),
+    handle_method: Callable[[str, tuple[Any, ...]], Any] | None = None,
 ) -> None:
     """Install the wrappers: in the public namespaces, in each of `globals_dicts` (names
-    bound to a public function or to one of `extra_functions`), and make Tensor's operators
-    step aside for traced operands. `patcher` undoes it all."""
+    bound to a public function or to one of `extra_functions`), and on Tensor's binary
+    operators, which call ``handle_method(method_name, (tensor, traced))`` for a traced
+    right operand (or answer NotImplemented without `handle_method`). `patcher` undoes it
+    all."""
     wrappers: dict[int, Callable[..., Any]] = {}
 
     def wrapper_for(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -143,8 +162,13 @@ def intercept_functions(
             original = getattr(value, "__fx_original__", value)
             if id(original) in wrappers or id(original) in extras:
                 patcher.patch(g, name, wrapper_for(original))
-    for name in TENSOR_OPERATORS:
-        patcher.patch(tocha.Tensor, name, _step_aside(getattr(tocha.Tensor, name), is_traced))
+    for dunder, method_name in TENSOR_OPERATORS.items():
+        if hasattr(tocha.Tensor, dunder):
+            original = getattr(tocha.Tensor, dunder)
+            as_method = method_name if handle_method is not None else None
+            patcher.patch(
+                tocha.Tensor, dunder, _operator(original, as_method, is_traced, handle_method)
+            )
 
 
 def wrap_global(
@@ -163,11 +187,18 @@ def wrap_global(
     patcher.patch(globals_dict, name, make_wrapper(fn, is_traced, handle))
 
 
-def _step_aside(method: Callable[..., Any], is_traced: Callable[[Any], bool]) -> Callable[..., Any]:
+def _operator(
+    method: Callable[..., Any],
+    method_name: str | None,
+    is_traced: Callable[[Any], bool],
+    handle_method: Callable[[str, tuple[Any, ...]], Any] | None,
+) -> Callable[..., Any]:
     @functools.wraps(method)
     def operator_method(self: Any, other: Any) -> Any:
         if is_traced(other):
-            return NotImplemented
+            if method_name is None or handle_method is None:
+                return NotImplemented
+            return handle_method(method_name, (self, other))
         return method(self, other)
 
     return operator_method

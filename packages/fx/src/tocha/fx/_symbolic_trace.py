@@ -326,6 +326,7 @@ class Tracer:
                     _record_call,
                     _unique_dicts(globals_dicts),
                     self._autowrap_functions,
+                    _record_method,
                 )
                 for g, name in _wrapped:
                     _patching.wrap_global(patcher, g, name, _is_proxy, _record_call)
@@ -335,7 +336,7 @@ class Tracer:
                     "output",
                     (self.create_arg(result),),
                     {},
-                    type_expr=getattr(fn, "__annotations__", {}).get("return"),
+                    type_expr=_annotation(getattr(fn, "__annotations__", {}).get("return")),
                 )
         finally:
             _tracing_depth -= 1
@@ -368,11 +369,11 @@ class Tracer:
                 star = "*" if p.kind is inspect.Parameter.VAR_POSITIONAL else "**"
                 args.append(self.create_proxy("placeholder", f"{star}{p.name}", (), {}))
                 continue
-            if p.name in concrete_args and concrete_args[p.name] is not PH:
-                args.append(self._concrete_placeholder(p.name, concrete_args[p.name]))
-                continue
             default = () if p.default is inspect.Parameter.empty else (p.default,)
-            type_expr = None if p.annotation is inspect.Parameter.empty else p.annotation
+            if p.name in concrete_args and concrete_args[p.name] is not PH:
+                args.append(self._concrete_placeholder(p.name, concrete_args[p.name], default))
+                continue
+            type_expr = _annotation(p.annotation)
             args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=type_expr))
         if has_var:
             if not isinstance(fn, FunctionType):
@@ -385,10 +386,13 @@ class Tracer:
             fn = FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
         return fn, args
 
-    def _concrete_placeholder(self, name: str, value: Any) -> Any:
+    def _concrete_placeholder(self, name: str, value: Any, default: tuple[Any, ...]) -> Any:
+        """A placeholder renamed so that the name stays free, then the graph's check that
+        later calls pass `value`; returns `value`, which the trace uses."""
         self.graph._namespace.create_name(name)
-        default = (None,) if value is None else ()
-        ph = self.create_proxy("placeholder", name, default, {})
+        renamed = self.graph._namespace.create_name(name)
+        self.graph._namespace.release(renamed)
+        ph = self.create_proxy("placeholder", renamed, default, {})
         message = f"{name} has been specialized to have value {value} but got another value"
         if value is None:
             self.create_proxy("call_function", _assert_is_none, (ph, message), {})
@@ -396,6 +400,14 @@ class Tracer:
             eq = self.create_proxy("call_function", operator.eq, (ph, value), {})
             self.create_proxy("call_function", _assert, (eq, message), {})
         return value
+
+
+def _annotation(annotation: Any) -> Any:
+    """A parameter's or result's annotation as a node type: None when absent or a string
+    (postponed annotations are not evaluated)."""
+    if annotation is inspect.Parameter.empty or isinstance(annotation, str):
+        return None
+    return annotation
 
 
 def _is_proxy(value: Any) -> bool:
@@ -421,6 +433,12 @@ def _record_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         proxy = _find_proxy(kwargs)
     assert proxy is not None
     return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+
+
+def _record_method(name: str, args: tuple[Any, ...]) -> Proxy:
+    proxy = _find_proxy(args)
+    assert proxy is not None
+    return proxy.tracer.create_proxy("call_method", name, args, {})
 
 
 def _unique_dicts(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -85,17 +85,17 @@ class Proxy:
 
 
 def _unpack_count(frame: Any) -> int | None:
-    """When ``a, b = proxy`` is being run by the caller of the caller of `frame`, the number
-    of names unpacked into."""
-    caller = frame.f_back.f_back if frame is not None and frame.f_back is not None else None
+    """When the code calling ``__iter__`` (whose frame is `frame`) is unpacking
+    (``a, b = proxy``), the number of names unpacked into."""
+    caller = frame.f_back if frame is not None else None
     if caller is None:
         return None
     instructions = list(dis.get_instructions(caller.f_code))
     for i, inst in enumerate(instructions):
-        if inst.offset == caller.f_lasti and i + 1 < len(instructions):
-            following = instructions[i + 1]
-            if following.opname == "UNPACK_SEQUENCE":
-                return int(following.argval)
+        if inst.offset == caller.f_lasti:
+            for candidate in instructions[i : i + 2]:
+                if candidate.opname == "UNPACK_SEQUENCE":
+                    return int(candidate.argval)
             return None
     return None
 
