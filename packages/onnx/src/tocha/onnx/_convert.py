@@ -137,7 +137,7 @@ def to_model(
         root: the module that ``get_attr`` nodes read from.
         opset: the ``ai.onnx`` opset version.
         input_names, output_names: names of the graph's inputs and outputs, in order
-            (by default the placeholders' names, and ``output_0``...).
+            (by default the names of the placeholders and of the nodes returned).
         dynamic_dims: ``{input or output name: {axis: dim name}}``.
         export_params: write the constants as initializers (otherwise they are inputs).
         keep_initializers_as_inputs: list the initializers as inputs too.
@@ -208,7 +208,7 @@ def to_model(
         )
     graph_outputs = []
     for k, out in enumerate(outputs):
-        name = names[k] if k < len(names) else b.fresh(f"output_{k}")
+        name = names[k] if k < len(names) else b.fresh(getattr(out, "name", f"output_{k}"))
         source = b.value(out) if b.is_value(out) else None
         if not isinstance(source, str):
             raise OnnxExporterError(f"output {k} is not a tensor the graph computes")
