@@ -131,6 +131,18 @@ def test_custom_op(tmp_path):
     assert "within its limit: True" in out and "has a gradient: True" in out
 
 
+@needs("onnxruntime")
+def test_graph_mode(tmp_path):
+    out = succeed(tmp_path, "graph_mode.py", "--steps", "5")
+    assert "folded module vs trained module" in out
+    assert "onnxruntime (batch 10) vs tocha: max difference" in out
+
+
+def test_graph_mode_without_onnxruntime_says_so(tmp_path):
+    out = succeed(tmp_path, "graph_mode.py", "--steps", "5", hide=("onnxruntime",))
+    assert "onnxruntime is not installed" in out
+
+
 FINETUNE = ["finetune.py", *"--checkpoint pre.pt --steps 3 --pretrain-steps 3 --samples 16".split()]
 
 
