@@ -9,7 +9,7 @@ checked against the trained one, exported with ``tocha.onnx.export`` (a dynamic 
 and run with onnxruntime at another batch size; the script prints the largest difference and
 exits nonzero when any check fails.
 
-    python examples/graph_mode.py --steps 200
+    python examples/graph_mode.py --steps 60
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def make_data(n: int, seed: int) -> tuple[tocha.Tensor, tocha.Tensor]:
 
 def train(model: nn.Module, steps: int) -> float:
     """A few Adam steps on the blobs; the last loss."""
-    x, y = make_data(512, seed=0)
+    x, y = make_data(256, seed=0)
     optimizer = tocha.optim.Adam(model.parameters(), lr=1e-2)
     loss = tocha.zeros(())
     for _ in range(steps):
@@ -117,7 +117,7 @@ def max_difference(a: Any, b: Any) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200, help="training steps")
+    parser.add_argument("--steps", type=int, default=60, help="training steps")
     args = parser.parse_args()
 
     tocha.manual_seed(0)
