@@ -214,8 +214,8 @@ def _resolve_value(
     from ._decorators import ignored
     from ._module import ScriptFunction
 
-    if name in BUILTINS and value is BUILTINS[name]:
-        return value, {"kind": "builtin", "name": name}
+    if name in BUILTINS and value in (BUILTINS[name], getattr(builtins, name, None)):
+        return BUILTINS[name], {"kind": "builtin", "name": name}
     if _is_constant(value):
         return value, {"kind": "const", "value": value}
     if getattr(value, "__module__", None) == "typing" and typing_name(value) is not None:

@@ -28,6 +28,7 @@ MODULES = (
     "tocha.fft",
     "tocha.special",
     "tocha.jit",
+    "tocha.export.ops",
     "math",
 )
 JIT_NAMES = frozenset({"is_scripting", "is_tracing", "annotate", "Final"})
@@ -71,10 +72,11 @@ BUILTINS: dict[str, Any] = {
     for f in (
         range, len, int, float, bool, str, min, max, abs, isinstance, enumerate, zip,
         print, list, tuple, dict, sum, round, any, all, sorted, reversed, divmod, pow,
-        chr, ord, complex, *EXCEPTIONS,
+        chr, ord, complex, slice, *EXCEPTIONS,
     )
 }  # fmt: skip
 BUILTINS["None"] = None
+BUILTINS["getattr"] = lambda obj, name: get_attribute(obj, name)
 _PLAIN = (bool, int, float, complex, str, list, tuple, dict, type(None))
 
 

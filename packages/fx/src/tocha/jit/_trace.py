@@ -1,12 +1,38 @@
-"""`trace`: record a function's or module's tensor operations as code."""
+"""`trace`: record a function's or module's tensor operations as scripted code.
+
+Tracing exports the module (`tocha.export.export`, non-strict) on the example inputs and
+writes the flat graph as the text of ``forward`` (`_tracecode`), which the interpreter runs
+and `save` stores like a scripted method: traced and scripted models share one format.
+"""
 
 from __future__ import annotations
 
+import ast
+import copy
+import warnings
 from typing import Any
+
+import numpy as np
+
+import tocha
+import tocha.export as export
+import tocha.nn as nn
+
+from . import _decorators, _types
+from ._compile import compile_saved
+from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule
+from ._script import trusted
+from ._tracecode import GLOBAL_REFS, forward_source
+
+_NONDETERMINISTIC = frozenset(
+    {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
+     "bernoulli", "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d",
+     "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu", "uniform_", "normal_"}
+)  # fmt: skip
 
 
 class TracerWarning(Warning):
-    """A trace may not generalise: a tensor became a Python value, or outputs differ."""
+    """A trace may not generalise: outputs differ from Python's, or it holds random nodes."""
 
 
 class TracingCheckError(Exception):
@@ -15,16 +41,257 @@ class TracingCheckError(Exception):
     def __init__(
         self, graph_diff_error: str, tensor_compare_error: str, extra_msg: str = ""
     ) -> None:
-        self.message = "Tracing failed sanity checks!\n" + extra_msg + graph_diff_error
-        self.message += tensor_compare_error
+        self.message = "Tracing failed sanity checks!\n" + extra_msg
+        self.message += graph_diff_error + tensor_compare_error
         super().__init__(self.message)
 
 
-def trace(func: Any, example_inputs: Any = None, **kwargs: Any) -> Any:
-    """Not yet available."""
-    raise NotImplementedError("tocha.jit.trace")
+class _FunctionModule(nn.Module):
+    """A module whose forward is a plain function, so that it can be exported."""
+
+    def __init__(self, fn: Any) -> None:
+        super().__init__()
+        self.__dict__["forward"] = fn
 
 
-def trace_module(mod: Any, inputs: dict, **kwargs: Any) -> Any:
-    """Not yet available."""
-    raise NotImplementedError("tocha.jit.trace_module")
+def trace(
+    func: Any,
+    example_inputs: Any = None,
+    optimize: Any = None,
+    check_trace: bool = True,
+    check_inputs: list[Any] | None = None,
+    check_tolerance: float = 1e-5,
+    strict: bool = True,
+    _force_outplace: bool = False,
+    _module_class: Any = None,
+    _compilation_unit: Any = None,
+    example_kwarg_inputs: dict | None = None,
+    _store_inputs: bool = True,
+) -> Any:
+    """Run ``func`` on ``example_inputs`` and record its tensor operations as code.
+
+    Python control flow and Python values are fixed at their traced values; the result
+    runs the recorded operations on new inputs of the same kind. ``check_trace`` traces
+    again on ``check_inputs`` (default: the example) and raises `TracingCheckError` when the
+    recorded operations differ, and warns `TracerWarning` when the traced outputs differ
+    from the Python function's (random operations) beyond ``check_tolerance``.
+
+    Args:
+        func: an ``nn.Module`` (its ``forward`` is traced) or a Python function.
+        example_inputs: a Tensor or a tuple of them (possibly nested in tuples, lists, dicts).
+        check_trace: whether to run the checks above.
+        check_inputs: a list of input tuples to check with.
+        check_tolerance: the relative and absolute tolerance of the output check.
+        strict: refuse lists and dicts among the outputs (their structure is fixed).
+
+    Returns:
+        A `RecursiveScriptModule` for a module (sharing its parameters and buffers), a
+        `ScriptFunction` for a function; both have ``.code`` and ``.graph``.
+
+    Example::
+
+        >>> traced = tocha.jit.trace(tocha.nn.Linear(3, 2), tocha.randn(4, 3))
+        >>> traced(tocha.randn(5, 3)).shape
+        tocha.Size([5, 2])
+    """
+    if isinstance(func, (ScriptModule, ScriptFunction)):
+        warnings.warn(
+            "The input to trace is already a ScriptModule, tracing it is a no-op. Returning the "
+            "object as is.",
+            stacklevel=2,
+        )
+        return func
+    if example_kwarg_inputs is not None:
+        raise NotImplementedError("tocha.jit.trace: example_kwarg_inputs is not supported")
+    inputs = _as_tuple(example_inputs)
+    module = func if isinstance(func, nn.Module) else _FunctionModule(func)
+    ep = _export(module, inputs)
+    if strict:
+        _check_strict_outputs(ep.call_spec[1])
+    if isinstance(func, nn.Module):
+        traced: Any = _traced_module(func, ep)
+    else:
+        name = getattr(func, "__name__", "fn")
+        source, _ = forward_source(ep, name=name, method=False)
+        qualname = (
+            f"{getattr(func, '__module__', '__main__')}.{getattr(func, '__qualname__', name)}"
+        )
+        traced = ScriptFunction(
+            compile_saved(source, qualname, False, GLOBAL_REFS, {}, {}), qualname
+        )
+    if check_trace:
+        _check(func, traced, ep, check_inputs or [inputs], check_tolerance)
+    return traced
+
+
+def trace_module(
+    mod: nn.Module,
+    inputs: dict[str, Any],
+    optimize: Any = None,
+    check_trace: bool = True,
+    check_inputs: list[dict[str, Any]] | None = None,
+    check_tolerance: float = 1e-5,
+    strict: bool = True,
+    **kwargs: Any,
+) -> RecursiveScriptModule:
+    """Trace methods of ``mod``: ``inputs`` maps a method name to its example inputs.
+
+    Only ``forward`` is supported: ``trace_module(m, {"forward": x})`` is ``trace(m, x)``.
+    """
+    if not isinstance(mod, nn.Module):
+        raise AttributeError("expected torch.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    if set(inputs) != {"forward"}:
+        raise NotImplementedError("tocha.jit.trace_module traces 'forward' only")
+    checks = [c["forward"] for c in check_inputs] if check_inputs else None
+    return trace(mod, inputs["forward"], None, check_trace, checks, check_tolerance, strict)
+
+
+def _as_tuple(example_inputs: Any) -> tuple:
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    if not _traceable(inputs):
+        raise RuntimeError(
+            f"Type '{_types.type_of(inputs)}' cannot be traced. Only Tensors and (possibly "
+            "nested) Lists, Dicts, and Tuples of Tensors can be traced"
+        )
+    return inputs
+
+
+def _traceable(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_traceable(item) for item in value)
+    if isinstance(value, dict):
+        return all(_traceable(item) for item in value.values())
+    return isinstance(value, tocha.Tensor)
+
+
+def _export(module: nn.Module, inputs: tuple) -> Any:
+    _decorators._TRACING[0] += 1
+    try:
+        return export.export(module, inputs, strict=False)
+    finally:
+        _decorators._TRACING[0] -= 1
+
+
+def _check_strict_outputs(layout: Any) -> None:
+    if "list" in layout or "dict" in layout:
+        kind = "list" if "list" in layout else "dict"
+        raise RuntimeError(
+            f"Encountering a {kind} at the output of the tracer might cause the trace to be "
+            "incorrect, this is only valid if the container structure does not change based "
+            "on the module's inputs. Consider using a constant container instead (e.g. for "
+            "`list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you "
+            "absolutely need this and know the side effects, pass strict=False to trace() to "
+            "allow this behavior."
+        )
+    for key in ("tuple",):
+        for item in layout.get(key, ()):
+            _check_strict_outputs(item)
+
+
+def _traced_module(module: nn.Module, ep: Any) -> RecursiveScriptModule:
+    root = _tree(module, top=True)
+    for target, value in ep.constants.items():
+        owner, _, name = target.rpartition(".")
+        holder = root.get_submodule(owner) if owner else root
+        if name not in holder._buffers and name not in holder._parameters:
+            holder.__dict__[name] = value
+            holder._script_attrs.add(name)
+    source, _ = forward_source(ep)
+    qualname = f"{root.qualified_name}.forward"
+    root._methods["forward"] = compile_saved(source, qualname, True, GLOBAL_REFS, {}, {})
+    return root
+
+
+def _tree(module: nn.Module, top: bool = False) -> nn.Module:
+    """The module tree that a traced module's code reads its state from, sharing tensors;
+    containers stay containers so that ``traced.layers[0]`` works as on the original."""
+    cls = type(module)
+    containers = (nn.ModuleList, nn.ModuleDict, nn.Sequential)
+    if not top and isinstance(module, containers) and trusted(cls):
+        container = cls()
+        for name, child in module._modules.items():
+            container.add_module(name, None if child is None else _tree(child))
+        container.train(module.training)
+        return container
+    node = RecursiveScriptModule(cls.__name__, f"{cls.__module__}.{cls.__qualname__}")
+    node.training = module.training
+    node._parameters.update(module._parameters)
+    node._buffers.update(module._buffers)
+    node._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
+    for name, child in module._modules.items():
+        node._modules[name] = None if child is None else _tree(child)
+    return node
+
+
+def _calls(ep: Any) -> list[str]:
+    return [
+        f"{getattr(n.target, '__module__', '')}.{getattr(n.target, '__name__', n.target)}"
+        for n in ep.graph.nodes
+        if n.op == "call_function"
+    ]
+
+
+def _check(func: Any, traced: Any, ep: Any, check_inputs: list[Any], tolerance: float) -> None:
+    random = [
+        ast.unparse(s)
+        for s in ast.parse(traced.code).body[0].body
+        if any(f".{name}(" in ast.unparse(s) for name in _NONDETERMINISTIC)
+    ]
+    if random:
+        warnings.warn(
+            TracerWarning(
+                "Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+                "Nodes:\n\t" + "\n\t".join(random) + "\nThis may cause errors in trace checking. "
+                "To disable trace checking, pass check_trace=False to torch.jit.trace()"
+            ),
+            stacklevel=3,
+        )
+    expected_calls = _calls(ep)
+    module = func if isinstance(func, nn.Module) else _FunctionModule(func)
+    for inputs in check_inputs:
+        inputs = _as_tuple(inputs)
+        try:
+            again = _export(module, copy.deepcopy(inputs))
+        except export.GuardOnDataDependentSymNode as error:
+            raise TracingCheckError(
+                "", "", f"ERROR: Tracing on check inputs failed:\n{error}\n"
+            ) from None
+        if _calls(again) != expected_calls:
+            raise TracingCheckError(
+                "ERROR: Graphs differed across invocations!\n"
+                f"\tFirst trace calls:\n\t\t{expected_calls}\n"
+                f"\tSecond trace calls:\n\t\t{_calls(again)}\n",
+                "",
+            )
+        with tocha.no_grad():
+            got = traced(*copy.deepcopy(inputs))
+            want = func(*copy.deepcopy(inputs))
+        _compare_outputs(got, want, tolerance)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+def _compare_outputs(got: Any, want: Any, tolerance: float) -> None:
+    for index, (a, b) in enumerate(zip(_leaves(got), _leaves(want)), start=1):
+        if not isinstance(a, tocha.Tensor) or not isinstance(b, tocha.Tensor):
+            continue
+        try:
+            np.testing.assert_allclose(
+                a.detach().numpy(), b.detach().numpy(), rtol=tolerance, atol=tolerance
+            )
+        except AssertionError as error:
+            warnings.warn(
+                TracerWarning(
+                    f"Output nr {index}. of the traced function does not match the "
+                    f"corresponding output of the Python function. Detailed error:\n{error}"
+                ),
+                stacklevel=4,
+            )
