@@ -47,81 +47,111 @@ def _constant(t: tocha.Tensor | None) -> tocha.Tensor | None:
 
 
 def _freeze(module: nn.Module, keep: set[str]) -> nn.Module:
+    """The frozen copy of ``module``'s tree; methods are inlined once the tree is built."""
+    frozen = _copy(module, keep)
+    for node in frozen.modules():
+        if isinstance(node, ScriptModule):
+            for name, method in node._methods.items():
+                if isinstance(method, CompiledFunction):
+                    node._methods[name] = _inline(method, node)
+    return frozen
+
+
+def _copy(module: nn.Module, keep: set[str]) -> nn.Module:
     if isinstance(module, ScriptModule) and module._native is not None:
-        return _freeze(module._native, keep)
-    if not isinstance(module, ScriptModule):
-        copied = type(module).__new__(type(module))
-        copied.__dict__.update(module.__dict__)
-        copied.__dict__["_parameters"] = {}
-        copied.__dict__["_buffers"] = {
-            **{n: _constant(p) for n, p in module._parameters.items()},
-            **{n: _constant(b) for n, b in module._buffers.items()},
-        }
-        copied.__dict__["_modules"] = {
-            n: None if c is None else _freeze(c, {"forward"}) for n, c in module._modules.items()
-        }
-        return copied
-    frozen = RecursiveScriptModule(module.original_name, module.qualified_name)
-    frozen.training = False
+        return _copy(module._native, keep)
     constants = {
         **{n: _constant(p) for n, p in module._parameters.items()},
         **{n: _constant(b) for n, b in module._buffers.items()},
     }
+    children = {n: None if c is None else _copy(c, {"forward"}) for n, c in module._modules.items()}
+    if not isinstance(module, ScriptModule):
+        copied = type(module).__new__(type(module))
+        copied.__dict__.update(module.__dict__)
+        copied.__dict__.update(_parameters={}, _buffers=constants, _modules=children)
+        return copied
+    frozen = RecursiveScriptModule(module.original_name, module.qualified_name)
+    frozen.training = False
     for name, value in constants.items():
         frozen.__dict__[name] = value
         frozen._script_attrs.add(name)
     for name in module._script_attrs:
         frozen.__dict__[name] = module.__dict__[name]
         frozen._script_attrs.add(name)
-    for name, child in module._modules.items():
-        frozen._modules[name] = None if child is None else _freeze(child, set(keep) | {"forward"})
-    for name, method in module._methods.items():
-        if name in keep or not isinstance(method, CompiledFunction):
-            frozen._methods[name] = (
-                _inline(method, constants) if isinstance(method, CompiledFunction) else method
-            )
-    for name, method in module._methods.items():
-        if name not in frozen._methods and _called(frozen, name):
-            frozen._methods[name] = _inline(method, constants)
+    frozen._modules.update(children)
+    pending = [n for n in module._methods if n in keep]
+    while pending:
+        name = pending.pop()
+        if name in frozen._methods:
+            continue
+        frozen._methods[name] = method = module._methods[name]
+        code = method.code if isinstance(method, CompiledFunction) else ""
+        pending.extend(n for n in module._methods if f".{n}(" in code)
     return frozen
 
 
-def _called(frozen: RecursiveScriptModule, name: str) -> bool:
-    return any(
-        isinstance(m, CompiledFunction) and f"self.{name}(" in m.code
-        for m in frozen._methods.values()
-    )
-
-
 class _Inliner(ast.NodeTransformer):
-    def __init__(self, self_name: str, constants: dict[str, Any]) -> None:
+    """Replaces reads of frozen state (``self.weight``, ``self.fc.bias``,
+    ``getattr(self.layers, '0').weight``) by names bound to the constant tensors."""
+
+    def __init__(self, self_name: str, root: nn.Module) -> None:
         self.self_name = self_name
-        self.constants = constants
-        self.names: dict[str, str] = {}
+        self.root = root
+        self.constants: dict[str, tocha.Tensor] = {}
+        self.ids: dict[int, str] = {}
+
+    def member(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Name):
+            return self.root if node.id == self.self_name else None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            base, name = self.member(node.value), node.attr
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) == 2
+            and not node.keywords
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            base, name = self.member(node.args[0]), node.args[1].value
+        else:
+            return None
+        if not isinstance(base, nn.Module):
+            return None
+        if name in base._modules:
+            return base._modules[name]
+        if name in base._buffers:
+            return base._buffers[name]
+        if isinstance(base, ScriptModule) and name in base._script_attrs:
+            value = base.__dict__[name]
+            return value if isinstance(value, tocha.Tensor) else None
+        return None
+
+    def replace(self, node: ast.AST) -> ast.AST | None:
+        value = self.member(node)
+        if not isinstance(value, tocha.Tensor):
+            return None
+        name = self.ids.setdefault(id(value), f"CONSTANTS_c{len(self.ids)}")
+        self.constants[name] = value
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802
-        if (
-            isinstance(node.value, ast.Name)
-            and node.value.id == self.self_name
-            and isinstance(node.ctx, ast.Load)
-            and node.attr in self.constants
-            and self.constants[node.attr] is not None
-        ):
-            name = self.names.setdefault(node.attr, f"CONSTANTS_c{len(self.names)}")
-            return ast.copy_location(ast.Name(name, ast.Load()), node)
-        return self.generic_visit(node)
+        return self.replace(node) or self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802
+        return self.replace(node) or self.generic_visit(node)
 
 
-def _inline(method: CompiledFunction, constants: dict[str, Any]) -> CompiledFunction:
+def _inline(method: CompiledFunction, owner: nn.Module) -> CompiledFunction:
     tree = copy.deepcopy(method.tree)
     self_name = tree.args.args[0].arg if tree.args.args else "self"
-    inliner = _Inliner(self_name, constants)
-    tree = inliner.visit(tree)
+    inliner = _Inliner(self_name, owner)
+    tree.body = [inliner.visit(statement) for statement in tree.body]
     ast.fix_missing_locations(tree)
     globals_ = dict(method.globals)
     refs = dict(method.refs)
-    for attr, name in inliner.names.items():
-        globals_[name] = constants[attr]
+    for name, value in inliner.constants.items():
+        globals_[name] = value
         refs[name] = {"kind": "tensor"}
     inlined = CompiledFunction(
         tree, method.source, method=method.method, qualname=method.qualname,
