@@ -178,3 +178,138 @@ def test_loaded_views_share_a_storage():
     assert x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
     assert (x.storage_offset(), y.storage_offset()) == (0, 1)
     np.testing.assert_array_equal(y.numpy(), [2, 3, 4, 5])
+
+
+# -- resize_ and the other storage methods ----------------------------------------------------
+def test_resize_keeps_the_first_bytes_like_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = lib.UntypedStorage([1, 2, 3, 4, 5])
+            row = [s.resizable(), s.resize_(8) is s, s.nbytes(), s[0:5].tolist()]
+            s.resize_(2)
+            row += [s.nbytes(), s.tolist(), s.resize_(2).tolist()]
+            s.resize_(0)
+            row.append(s.nbytes())
+            typed = lib.TypedStorage([1.5, -2.0, 3.0], dtype=lib.float32)
+            row += [typed.resizable(), typed.resize_(5), typed.size(), typed.nbytes()]
+            row.append([typed[i] for i in range(3)])
+            typed.resize_(1)
+            row.append(typed.tolist())
+            for bad in (2.5, "a"):
+                row.append(_error(s.resize_, bad))
+                row.append(_error(typed.resize_, bad))
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def test_resize_replaces_a_storage_once_its_tensors_are_gone():
+    a = tocha.arange(4.0)
+    s = a.untyped_storage()
+    assert not s.resizable()
+    with pytest.raises(RuntimeError, match="NumPy buffer cannot move under its views"):
+        s.resize_(32)
+    assert s.nbytes() == 16 and a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    other = a.untyped_storage()
+    del a
+    assert not s.resizable()  # `other` views the memory too
+    del other
+    assert s.resizable() and s.resize_(24).nbytes() == 24
+    np.testing.assert_array_equal(s._host()[:16].view(np.float32), [0.0, 1.0, 2.0, 3.0])
+    b = tocha.empty(0).set_(s, 0, (2,), (1,))
+    assert not s.resizable() and b.untyped_storage().data_ptr() == s.data_ptr()
+    whole = tocha.UntypedStorage(4)
+    piece = whole[1:3]
+    assert not piece.resizable() and not whole.resizable()
+    del whole
+    assert piece.resizable()
+    with pytest.raises(RuntimeError, match="Trying to resize storage to a negative size -1"):
+        tocha.UntypedStorage(2).resize_(-1)
+
+
+def test_storage_conversions_like_torch(torch):
+    got = []
+    names = ["bool", "byte", "char", "short", "int", "long", "half", "bfloat16", "float"]
+    names += ["double", "complex_float", "complex_double"]
+    for lib in (tocha, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            untyped = lib.UntypedStorage([1, 2, 255, 0])
+            typed = lib.TypedStorage([1.5, -2.0, 3.0, 0.0], dtype=lib.float32)
+            row = []
+            for storage in (untyped, typed):
+                for name in names:
+                    if name == "bfloat16" and lib is tocha and tocha.bfloat16 not in _dtypes():
+                        continue
+                    converted = getattr(storage, name)()
+                    row.append(
+                        (
+                            isinstance(converted, lib.TypedStorage),
+                            str(converted.dtype).split(".")[1],
+                            converted.tolist(),
+                            converted.data_ptr() != storage.data_ptr(),
+                        )
+                    )
+            row += [untyped.type().split(".", 1)[1], typed.type().split(".", 1)[1]]
+            row += [typed.pickle_storage_type(), untyped.get_device(), typed.get_device()]
+            row += [untyped.is_sparse, untyped.is_sparse_csr, typed.is_sparse]
+            row += [untyped.is_pinned(), typed.is_pinned()]
+            row += [isinstance(untyped.new(), lib.UntypedStorage), untyped.new().nbytes()]
+            copy = typed.clone()
+            row += [isinstance(copy, lib.TypedStorage), copy.tolist()]
+            row.append(copy.data_ptr() != typed.data_ptr())
+            moved = typed.to(device="cpu")
+            row += [moved is typed, moved.tolist(), moved.data_ptr() != typed.data_ptr()]
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def _dtypes() -> list:
+    try:
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        return []
+    return [tocha.bfloat16]
+
+
+FROM_BUFFER = [
+    ("untyped-bytes", "UntypedStorage", (b"\x01\x02\x03\x04",), {"dtype": "uint8"}),
+    ("untyped-no-dtype", "UntypedStorage", (b"\x01\x02\x03\x04",), {}),
+    ("untyped-int16", "UntypedStorage", (b"\x01\x02\x03\x04", "little"), {"dtype": "int16"}),
+    ("typed-little", "TypedStorage", (b"\x01\x02\x03\x04", "little"), {"dtype": "int16"}),
+    ("typed-big", "TypedStorage", (b"\x01\x02\x03\x04", "big"), {"dtype": "int16"}),
+    ("typed-float", "TypedStorage", (np.float32([1.5, 2.0]).tobytes(), "native"), {}),
+    ("count-offset", "TypedStorage", (b"\x01\x02\x03\x04\x05", "little", 2, 1), {"dtype": "int16"}),
+    ("odd-size", "UntypedStorage", (b"\x01\x02\x03", "little"), {"dtype": "int16"}),
+]
+
+
+@pytest.mark.parametrize("case", FROM_BUFFER, ids=[c[0] for c in FROM_BUFFER])
+def test_from_buffer_like_torch(torch, case):
+    _, cls, args, kwargs = case
+    got = []
+    for lib in (tocha, torch):
+        options = {k: getattr(lib, v) for k, v in kwargs.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                s = getattr(lib, cls).from_buffer(*args, **options)
+            except Exception as exc:  # noqa: BLE001 - the error itself is compared
+                got.append((type(exc).__name__, str(exc)))
+                continue
+            kind = isinstance(s, lib.TypedStorage), isinstance(s, lib.UntypedStorage)
+            got.append((kind, s.tolist(), str(getattr(s, "dtype", "")).split(".")[-1]))
+    assert got[0] == got[1]
+
+
+def test_byteswap_like_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        row = []
+        for d in ("int16", "int32", "float64"):
+            s = lib.UntypedStorage(list(range(1, 9)))
+            row += [s.byteswap(getattr(lib, d)), s.tolist()]
+        row.append(_error(lib.UntypedStorage([1, 2, 3]).byteswap, lib.int16))
+        got.append(row)
+    assert got[0] == got[1]

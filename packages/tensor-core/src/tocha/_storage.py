@@ -12,9 +12,13 @@ PyTorch, so storages are compared by `data_ptr`, not identity.
 
 from __future__ import annotations
 
+import builtins
+import functools
+import numbers
 import operator
+import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,6 +64,22 @@ def _root(array, array_type: type):
     return root
 
 
+def _references(data, array_type: type) -> tuple[bool, int, int]:
+    """Whether `data` owns its memory, and how many references `data` and its memory's
+    owner have (counted the same way for every storage, to compare with `_sole_counts`)."""
+    root = _root(data, array_type)
+    return data is root, sys.getrefcount(data), sys.getrefcount(root)
+
+
+@functools.cache
+def _sole_counts(owns: bool) -> tuple[bool, int, int]:
+    """`_references` of a storage's bytes that nothing else holds: an array that owns its
+    memory, or a view of an array that only the view holds."""
+    if owns:
+        return UntypedStorage._over(np.zeros(1, _U8), CPU)._references()
+    return UntypedStorage._over(np.zeros(1, np.float32).view(_U8), CPU)._references()
+
+
 def _bytes_of(array, dev):
     """The memory `array` views, as a flat uint8 backend array (a view, not a copy)."""
     root = _root(array, backend_of(dev).array_type)
@@ -68,12 +88,122 @@ def _bytes_of(array, dev):
     return root.reshape(-1).view(_U8)
 
 
-class UntypedStorage:
+_BYTE_ORDERS = {"native": "=", "little": "<", "big": ">"}
+
+
+def _from_buffer(buffer, byte_order, count: int, offset: int, d) -> tuple:
+    """The values of dtype `d` in a Python buffer, in native order: ``(array, d)``."""
+    raw = memoryview(buffer).cast("B")
+    item = d.itemsize
+    if byte_order is None and item > 1:
+        raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+    order = _BYTE_ORDERS.get(byte_order or "native")
+    if order is None:
+        raise ValueError(f"byte_order must be 'native', 'little' or 'big', but got {byte_order!r}")
+    if not 0 <= offset <= len(raw):
+        raise ValueError(
+            f"offset must be non-negative and no greater than buffer length "
+            f"({len(raw)}), but got {offset}"
+        )
+    available = len(raw) - offset
+    if count < 0:
+        if available % item:
+            raise ValueError(
+                f"buffer size ({available}) must be a multiple of element size ({item})"
+            )
+        count = available // item
+    if count * item > available:
+        raise ValueError(
+            f"buffer has only {available} bytes after offset {offset}, but specified a size of "
+            f"{count} elements of {item} bytes"
+        )
+    array = np.frombuffer(raw, d.np.newbyteorder(order) if item > 1 else d.np, count, offset)
+    return array.astype(d.np), d
+
+
+def _converted(array, dev, d) -> TypedStorage:
+    """A new storage of dtype `d` holding the values of `array` (on device `dev`)."""
+    xp = backend_of(dev).xp
+    return TypedStorage._over(
+        UntypedStorage._over(xp.asarray(array).astype(d.np).view(_U8).reshape(-1), dev), d
+    )
+
+
+class _Conversions:
+    """The dtype conversions of both storage classes (``float()``, ``long()``...): a new
+    TypedStorage of the values (of each byte, for an UntypedStorage) in that dtype."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        device: Any
+
+        def to(self, *, device: Any = None) -> Any: ...
+
+    def _values(self):
+        raise NotImplementedError
+
+    def _to_dtype(self, d) -> TypedStorage:
+        return _converted(self._values(), self.device, d)
+
+    def bool(self) -> TypedStorage:
+        return self._to_dtype(_dtype.bool)
+
+    def byte(self) -> TypedStorage:
+        return self._to_dtype(_dtype.uint8)
+
+    def char(self) -> TypedStorage:
+        return self._to_dtype(_dtype.int8)
+
+    def short(self) -> TypedStorage:
+        return self._to_dtype(_dtype.int16)
+
+    def int(self) -> TypedStorage:
+        return self._to_dtype(_dtype.int32)
+
+    def long(self) -> TypedStorage:
+        return self._to_dtype(_dtype.int64)
+
+    def half(self) -> TypedStorage:
+        return self._to_dtype(_dtype.float16)
+
+    def bfloat16(self) -> TypedStorage:
+        return self._to_dtype(_dtype.bfloat16)
+
+    def float(self) -> TypedStorage:
+        return self._to_dtype(_dtype.float32)
+
+    def double(self) -> TypedStorage:
+        return self._to_dtype(_dtype.float64)
+
+    def complex_float(self) -> TypedStorage:
+        return self._to_dtype(_dtype.complex64)
+
+    def complex_double(self) -> TypedStorage:
+        return self._to_dtype(_dtype.complex128)
+
+    def get_device(self):
+        """The device's index: None on the CPU (as PyTorch's storages answer)."""
+        return self.device.index
+
+    def is_pinned(self, device: Any = "cuda") -> builtins.bool:
+        """Whether the memory is page-locked: never in tocha."""
+        return False
+
+    def cuda(self, device: Any = None, non_blocking: builtins.bool = False) -> Any:
+        """A copy on a CUDA device (this storage if it is there already)."""
+        if device is None or isinstance(device, numbers.Integral):
+            device = "cuda" if device is None else f"cuda:{device}"
+        return self.to(device=device)
+
+
+class UntypedStorage(_Conversions):
     """Bytes on a device, as ``torch.UntypedStorage``: ``UntypedStorage(n)`` (zeroed),
     ``UntypedStorage([bytes...])``, or ``tensor.untyped_storage()``, which views the tensor's
     memory (writes through it are seen by the tensor)."""
 
     __slots__ = ("_bytes", "_device")
+    is_sparse = False
+    is_sparse_csr = False
 
     def __init__(self, *args: Any, device: Any = None) -> None:
         dev = CPU if device is None else resolve_device(device)
@@ -112,6 +242,82 @@ class UntypedStorage:
 
     def element_size(self) -> int:
         return 1
+
+    def _values(self):
+        return self._bytes
+
+    @classmethod
+    def from_buffer(
+        cls,
+        buffer: Any,
+        byte_order: str | None = None,
+        count: int = -1,
+        offset: int = 0,
+        *,
+        dtype: Any = None,
+    ) -> UntypedStorage:
+        """The bytes of a Python buffer (``bytes``, ``bytearray``...): `count` values of
+        `dtype` (all by default) from byte `offset`, read in `byte_order` (``"native"``,
+        ``"little"`` or ``"big"``) and stored in native order."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        array, _ = _from_buffer(buffer, byte_order, count, offset, dtype)
+        return cls._over(array.view(_U8).reshape(-1), CPU)
+
+    def byteswap(self, dtype: Any) -> None:
+        """Reverse the bytes of each `dtype` element in place."""
+        item = dtype.itemsize
+        if self.nbytes() % item:
+            raise RuntimeError(f"the length of data is not a multiple of {item}")
+        if item > 1:
+            self._bytes[...] = self._bytes.reshape(-1, item)[:, ::-1].reshape(-1)
+
+    def new(self) -> UntypedStorage:
+        """An empty storage on the same device."""
+        return UntypedStorage(0, device=self._device)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> str:
+        """The storage's type name (tocha has no legacy storage classes to convert to: use
+        ``float()``, ``long()``... instead)."""
+        if dtype is not None:
+            raise TypeError(
+                "tocha has no legacy storage classes to convert to: use float(), double(), "
+                "long()... or to(device=...)"
+            )
+        return "tocha.storage.UntypedStorage"
+
+    def _references(self) -> tuple[bool, int, int]:
+        return _references(self._bytes, backend_of(self._device).array_type)
+
+    def resizable(self) -> bool:
+        """Whether `resize_` can replace this storage's memory: nothing else (a tensor, a
+        view, another storage) holds it, since a NumPy buffer cannot move under its views."""
+        found = self._references()
+        return found == _sole_counts(found[0])
+
+    def resize_(self, size: int) -> UntypedStorage:
+        """Resize to `size` bytes in place: the first bytes are kept, new bytes are
+        uninitialised (zeros here). RuntimeError when tensors or other storages view this
+        memory (PyTorch moves them to the new memory; NumPy cannot)."""
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+            raise RuntimeError(f"resize_ expects an int, but got {type(size).__name__}")
+        size = int(size)
+        if size < 0:
+            raise RuntimeError(f"Trying to resize storage to a negative size {size}")
+        if size == self.nbytes():
+            return self
+        if not self.resizable():
+            raise RuntimeError(
+                "tocha cannot resize a storage whose memory tensors or other storages view: a "
+                "NumPy buffer cannot move under its views (PyTorch moves them). Resize a "
+                "storage nothing else views (UntypedStorage(n), or one whose tensors are gone)."
+            )
+        old = self._bytes
+        new = backend_of(self._device).xp.zeros(size, _U8)
+        keep = min(size, old.size)
+        new[:keep] = old[:keep]
+        self._bytes = new
+        return self
 
     def data_ptr(self) -> int:
         return backend_of(self._device).data_ptr(self._bytes)
@@ -178,12 +384,13 @@ class UntypedStorage:
         )
 
 
-class TypedStorage:
+class TypedStorage(_Conversions):
     """A storage read as one dtype, as ``torch.TypedStorage`` (deprecated in PyTorch, which
     warns once when `Tensor.storage()` makes one): ``TypedStorage(n, dtype=...)``,
     ``TypedStorage([values...], dtype=...)`` or ``tensor.storage()``."""
 
     __slots__ = ("_storage", "dtype")
+    is_sparse = False
 
     def __init__(self, *args: Any, dtype: Any = None, device: Any = None) -> None:
         _warn_typed_storage_removal()
@@ -233,6 +440,60 @@ class TypedStorage:
 
     def element_size(self) -> int:
         return self.dtype.itemsize
+
+    def _values(self):
+        return self._array
+
+    @classmethod
+    def from_buffer(
+        cls,
+        buffer: Any,
+        byte_order: str | None = None,
+        count: int = -1,
+        offset: int = 0,
+        *,
+        dtype: Any = None,
+    ) -> TypedStorage:
+        """The values of a Python buffer (``bytes``, ``bytearray``...): `count` values of
+        `dtype` (the default dtype by default; all by default) from byte `offset`, read in
+        `byte_order` (``"native"``, ``"little"`` or ``"big"``)."""
+        _warn_typed_storage_removal()
+        d = _dtype.get_default_dtype() if dtype is None else dtype
+        array, d = _from_buffer(buffer, byte_order, count, offset, d)
+        return cls._over(UntypedStorage._over(array.view(_U8).reshape(-1), CPU), d)
+
+    def resizable(self) -> bool:
+        """Whether `resize_` can replace this storage's memory (see UntypedStorage's)."""
+        return self._storage.resizable()
+
+    def resize_(self, size: int) -> None:
+        """Resize to `size` elements in place (see UntypedStorage's `resize_`)."""
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+            raise RuntimeError(f"resize_ expects an int, but got {type(size).__name__}")
+        self._storage.resize_(int(size) * self.dtype.itemsize)
+
+    def clone(self) -> TypedStorage:
+        """A copy of the storage."""
+        return TypedStorage._over(self._storage.clone(), self.dtype)
+
+    def to(self, *, device: Any = None, non_blocking: bool = False) -> TypedStorage:
+        """This storage's memory on `device` (a copy when it is elsewhere)."""
+        dev = self.device if device is None else resolve_device(device)
+        return TypedStorage._over(self._storage.to(dev), self.dtype)
+
+    def pickle_storage_type(self) -> str:
+        """The legacy storage class name that checkpoints write (``"FloatStorage"``...)."""
+        return _dtype.TITLE[self.dtype] + "Storage"
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> str:
+        """The storage's legacy type name (``"tocha.FloatStorage"``...); tocha has no legacy
+        storage classes to convert to: use ``float()``, ``long()``... instead."""
+        if dtype is not None:
+            raise TypeError(
+                "tocha has no legacy storage classes to convert to: use float(), double(), "
+                "long()... or to(device=...)"
+            )
+        return "tocha." + self.pickle_storage_type()
 
     def data_ptr(self) -> int:
         return self._storage.data_ptr()
