@@ -46,14 +46,18 @@ def test_mlp_signature_against_torch(torch):
     ]
     assert list(ep.state_dict) == list(ep_t.state_dict.keys())
     expected_out = np.asarray(ep_t.module()(torch.tensor(x)).detach())
-    np.testing.assert_allclose(np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out, atol=1e-6
+    )
 
 
 def test_cnn_eval_against_torch(torch):
     def build(lib):
         return lib.nn.Sequential(
-            lib.nn.Conv2d(1, 2, 3), lib.nn.BatchNorm2d(2), lib.nn.ReLU(), lib.nn.Flatten(),
+            lib.nn.Conv2d(1, 2, 3),
+            lib.nn.BatchNorm2d(2),
+            lib.nn.ReLU(),
+            lib.nn.Flatten(),
             lib.nn.Linear(32, 3),
         )
 
@@ -66,8 +70,9 @@ def test_cnn_eval_against_torch(torch):
     expected = [(s.kind.name, s.target) for s in ep_t.graph_signature.input_specs]
     assert [(s.kind.name, s.target) for s in ep.graph_signature.input_specs] == expected
     expected_out = np.asarray(ep_t.module()(torch.tensor(x)).detach())
-    np.testing.assert_allclose(np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out, atol=1e-5
+    )
     targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
     assert tocha.nn.functional.conv2d in targets and tocha.nn.functional.linear in targets
 
@@ -232,8 +237,9 @@ def test_data_dependent_control_flow_raises():
 
 
 def test_run_decompositions_only_primitives():
-    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
-                      nn.Linear(32, 3)).eval()
+    m = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3)
+    ).eval()
     x = _randn(2, 1, 6, 6)
     decomposed = export(m, (x,)).run_decompositions()
     import operator
@@ -276,12 +282,18 @@ def test_save_load_round_trip_in_fresh_process(tmp_path):
     y = _randn(3, 1, 6, 6)
     np.save(tmp_path / "x.npy", np.asarray(y))
     subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), str(tmp_path / "x.npy"),
-         str(tmp_path / "out.npy")],
-        check=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(path),
+            str(tmp_path / "x.npy"),
+            str(tmp_path / "out.npy"),
+        ],
+        check=True,
+        cwd=tmp_path,
     )
-    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), np.asarray(m(y).detach()),
-                               atol=1e-6)
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), np.asarray(m(y).detach()), atol=1e-6)
     loaded = tocha.export.load(path)
     assert [(s.kind.name, s.target) for s in loaded.graph_signature.input_specs] == [
         (s.kind.name, s.target) for s in ep.graph_signature.input_specs

@@ -60,7 +60,9 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
                 continue
             if spec.kind is InputKind.BUFFER:
                 mutations.append(
-                    OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(current.name), spec.target)
+                    OutputSpec(
+                        OutputKind.BUFFER_MUTATION, TensorArgument(current.name), spec.target
+                    )
                 )
             elif spec.kind is InputKind.USER_INPUT:
                 mutations.append(
@@ -87,8 +89,10 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     user_inputs = [s for s in signature.input_specs if s.kind is InputKind.USER_INPUT]
     constants = dict(ep.constants)
     constants.update({target: value for target, value, _ in tracer.lifted})
-    checks = [[label, [s for s in _example_sizes(ep, i)], {}]
-              for i, (label, _, _) in enumerate(ep._input_checks)]
+    checks = [
+        [label, [s for s in _example_sizes(ep, i)], {}]
+        for i, (label, _, _) in enumerate(ep._input_checks)
+    ]
     return ExportedProgram(
         GraphModule(tocha.nn.Module(), tracer.graph),
         ExportGraphSignature(state_specs + lifted + user_inputs, mutations + user_specs),
@@ -103,7 +107,9 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
 
 
 def _example_sizes(ep: ExportedProgram, index: int) -> list[int]:
-    users = [n for n, s in zip(ep.graph.find_nodes(op="placeholder"),
-                               ep.graph_signature.input_specs)
-             if s.kind is InputKind.USER_INPUT]
+    users = [
+        n
+        for n, s in zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs)
+        if s.kind is InputKind.USER_INPUT
+    ]
     return list(users[index].meta["val"].shape)

@@ -183,8 +183,10 @@ def read_dynamic_shapes(
     symbols = _Symbols()
     leaves: list[dict[int, DynamicDim]] = []
     for index, (name, value, spec) in enumerate(zip(names, values, specs)):
-        where = f"dynamic_shapes[{index}]" if not isinstance(dynamic_shapes, dict) else (
-            f"dynamic_shapes[{name!r}]"
+        where = (
+            f"dynamic_shapes[{index}]"
+            if not isinstance(dynamic_shapes, dict)
+            else (f"dynamic_shapes[{name!r}]")
         )
         _read(value, spec, name, where, symbols, leaves)
     return leaves
@@ -195,19 +197,23 @@ def _read(value: Any, spec: Any, path: str, where: str, symbols: _Symbols, leave
         leaves.append(_read_tensor(value, spec, path, where, symbols))
         return
     if isinstance(value, (tuple, list)):
-        if spec is not None and (
-            not isinstance(spec, (tuple, list)) or len(spec) != len(value)
-        ):
+        if spec is not None and (not isinstance(spec, (tuple, list)) or len(spec) != len(value)):
             raise UserError(
                 with_footer(
                     f"Detected mismatch between the structure of `inputs` and `dynamic_shapes`: "
-                    f"`inputs{path[len(path):]}` has {len(value)} elements, but `{where}` is "
+                    f"`inputs{path[len(path) :]}` has {len(value)} elements, but `{where}` is "
                     f"{spec!r}" + _DOCS
                 )
             )
         for i, v in enumerate(value):
-            _read(v, None if spec is None else spec[i], f"{path}[{i}]", f"{where}[{i}]",
-                  symbols, leaves)
+            _read(
+                v,
+                None if spec is None else spec[i],
+                f"{path}[{i}]",
+                f"{where}[{i}]",
+                symbols,
+                leaves,
+            )
         return
     if isinstance(value, dict):
         for k, v in value.items():

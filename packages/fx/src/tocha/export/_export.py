@@ -54,9 +54,7 @@ def export(
     `preserve_module_call_signature` are accepted for PyTorch's signature.
     """
     if not isinstance(mod, tocha.nn.Module):
-        raise ValueError(
-            f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}."
-        )
+        raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
     if not isinstance(args, tuple):
         raise UserError(
             with_footer(
@@ -190,7 +188,9 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         elif isinstance(value, SymInt):
             output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, SymIntArgument(arg.name), None))
         else:
-            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None))
+            output_specs.append(
+                OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None)
+            )
     graph.output(tuple(output_args))
     signature = ExportGraphSignature(input_specs + lifted_specs + user_specs, output_specs)
     state_dict = {k: v for k, v in params.items()}

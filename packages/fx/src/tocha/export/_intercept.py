@@ -31,26 +31,85 @@ _NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "toc
 # Functions that are not ops: never recorded.
 _NOT_OPS = frozenset(
     {
-        "set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
-        "manual_seed", "seed", "initial_seed", "save", "load", "is_tensor", "is_storage",
-        "is_grad_enabled", "is_inference_mode_enabled", "compile", "vmap", "set_printoptions",
-        "use_deterministic_algorithms", "set_num_threads", "get_num_threads", "get_rng_state",
-        "set_rng_state", "is_floating_point", "is_complex", "is_nonzero", "numel",
-        "typename", "promote_types", "result_type", "can_cast", "broadcast_shapes",
+        "set_default_dtype",
+        "get_default_dtype",
+        "set_default_device",
+        "get_default_device",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "save",
+        "load",
+        "is_tensor",
+        "is_storage",
+        "is_grad_enabled",
+        "is_inference_mode_enabled",
+        "compile",
+        "vmap",
+        "set_printoptions",
+        "use_deterministic_algorithms",
+        "set_num_threads",
+        "get_num_threads",
+        "get_rng_state",
+        "set_rng_state",
+        "is_floating_point",
+        "is_complex",
+        "is_nonzero",
+        "numel",
+        "typename",
+        "promote_types",
+        "result_type",
+        "can_cast",
+        "broadcast_shapes",
     }
 )
 
 # Tensor methods left alone: object protocol, metadata and autograd plumbing.
 _SKIP_METHODS = frozenset(
     {
-        "__repr__", "__format__", "__hash__", "__reduce_ex__", "__array__", "__dlpack__",
-        "__dlpack_device__", "__len__", "__iter__", "__contains__", "__reversed__",
-        "__deepcopy__", "__setstate__", "__getstate__", "__array_wrap__", "__copy__",
-        "register_hook", "backward", "data_ptr", "element_size", "is_contiguous", "stride",
-        "storage_offset", "untyped_storage", "storage", "dim", "ndimension", "nelement",
-        "get_device", "is_floating_point", "is_complex", "is_signed", "retain_grad",
-        "register_post_accumulate_grad_hook", "size", "numel", "type", "is_set_to",
-        "is_shared", "is_pinned", "share_memory_", "dim_order", "__torch_function__",
+        "__repr__",
+        "__format__",
+        "__hash__",
+        "__reduce_ex__",
+        "__array__",
+        "__dlpack__",
+        "__dlpack_device__",
+        "__len__",
+        "__iter__",
+        "__contains__",
+        "__reversed__",
+        "__deepcopy__",
+        "__setstate__",
+        "__getstate__",
+        "__array_wrap__",
+        "__copy__",
+        "register_hook",
+        "backward",
+        "data_ptr",
+        "element_size",
+        "is_contiguous",
+        "stride",
+        "storage_offset",
+        "untyped_storage",
+        "storage",
+        "dim",
+        "ndimension",
+        "nelement",
+        "get_device",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "retain_grad",
+        "register_post_accumulate_grad_hook",
+        "size",
+        "numel",
+        "type",
+        "is_set_to",
+        "is_shared",
+        "is_pinned",
+        "share_memory_",
+        "dim_order",
+        "__torch_function__",
     }
 )
 
@@ -62,19 +121,45 @@ _DATA_DEPENDENT = frozenset(
 # Operators recorded as tocha's function of the same meaning, the tensor first (the reflected
 # forms listed are commutative: ``2 * x`` is ``mul(x, 2)``).
 _OPERATORS: dict[str, str] = {
-    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
-    "__rmul__": "mul", "__truediv__": "div", "__floordiv__": "floor_divide",
-    "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul",
-    "__and__": "bitwise_and", "__rand__": "bitwise_and", "__or__": "bitwise_or",
-    "__ror__": "bitwise_or", "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor",
-    "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
-    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
-    "__ge__": "ge", "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
+    "__add__": "add",
+    "__radd__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__rmul__": "mul",
+    "__truediv__": "div",
+    "__floordiv__": "floor_divide",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__and__": "bitwise_and",
+    "__rand__": "bitwise_and",
+    "__or__": "bitwise_or",
+    "__ror__": "bitwise_or",
+    "__xor__": "bitwise_xor",
+    "__rxor__": "bitwise_xor",
+    "__lshift__": "bitwise_left_shift",
+    "__rshift__": "bitwise_right_shift",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__neg__": "neg",
+    "__abs__": "abs",
+    "__invert__": "bitwise_not",
 }
 _INPLACE_OPERATORS = {
-    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
-    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+    "__iand__": "bitwise_and_",
+    "__ior__": "bitwise_or_",
+    "__ixor__": "bitwise_xor_",
 }
 
 # Methods taking sizes as varargs (``x.reshape(2, 3)``) whose function takes one sequence.
@@ -318,9 +403,7 @@ def _patch_kernels(tracer: Tracer) -> Any:
 
 
 @contextlib.contextmanager
-def recording(
-    tracer: Tracer, code_globals: list[dict], classes: list[type]
-) -> Iterator[Tracer]:
+def recording(tracer: Tracer, code_globals: list[dict], classes: list[type]) -> Iterator[Tracer]:
     """Record with `tracer` inside the block: public functions (unless the tracer records
     primitives) and kernels are wrapped, then put back. `code_globals` and `classes`: the
     traced code's module globals and classes, whose references to public functions (by

@@ -35,8 +35,9 @@ def flatten(names: list[str], values: list[Any]) -> list[tuple[str, Any, bool]]:
     return [(p, v, t) for p, v, t, _ in leaves], [label for *_, label in leaves]
 
 
-def template(value: Any, counter: Iterator[int], leaves: list | None = None,
-             all_leaves: bool = False) -> Any:
+def template(
+    value: Any, counter: Iterator[int], leaves: list | None = None, all_leaves: bool = False
+) -> Any:
     """`value`'s layout; its leaves (tensors, or every non-container when `all_leaves`) are
     numbered from `counter` and appended to `leaves`."""
     if isinstance(value, tuple):

@@ -39,8 +39,9 @@ from tocha.fx.graph import Graph
 from tocha.fx.graph_module import GraphModule
 
 from ._dims import Symbol, ValueRanges, int_oo
+from ._symint import SizeName
 from ._targets import resolve, target_name
-from ._tracer import TensorMeta, _SizeName
+from ._tracer import TensorMeta, named_placeholder
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -70,7 +71,10 @@ def save(
     """Write `ep` to `f` (a path or a binary file) in the format of this module's docstring.
     `opset_version` and `pickle_protocol` are accepted for PyTorch's signature."""
     if not isinstance(ep, ExportedProgram):
-        raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', got '{type(ep).__name__}' instead.")
+        raise TypeError(
+            "The 'ep' parameter must be an instance of 'ExportedProgram', got "
+            f"'{type(ep).__name__}' instead."
+        )
     program = {
         "format": _FORMAT,
         "version": _VERSION,
@@ -162,7 +166,7 @@ def _node(node: Any) -> dict[str, Any]:
     if isinstance(meta, TensorMeta):
         record["meta"] = {
             "dtype": str(meta.dtype).removeprefix("tocha."),
-            "shape": [repr(d) if isinstance(d, _SizeName) else int(d) for d in meta.shape],
+            "shape": [repr(d) if isinstance(d, SizeName) else int(d) for d in meta.shape],
         }
     elif isinstance(node.meta.get("val"), int):
         record["meta"] = {"int": int(node.meta["val"]), "expr": repr(node.meta["val"])}
@@ -218,7 +222,7 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
     args = _decode(record.get("args", []), nodes)
     kwargs = _decode(record.get("kwargs", {}), nodes)
     if op == "placeholder":
-        node = graph.placeholder(name)
+        node = named_placeholder(graph, name)
     elif op == "call_function":
         node = graph.create_node(
             "call_function", resolve(str(record["target"])), tuple(args), dict(kwargs), name=name
@@ -230,15 +234,14 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
     meta = record.get("meta")
     if isinstance(meta, dict) and "dtype" in meta:
         dtype = _dtype(meta["dtype"])
-        shape = [
-            d if isinstance(d, int) else _SizeName(0, str(d)) for d in meta["shape"]
-        ]
+        shape = [d if isinstance(d, int) else SizeName(0, str(d)) for d in meta["shape"]]
         example = tocha.zeros([int(d) for d in shape], dtype=dtype)
         node.meta["val"] = example
-        node.meta["tensor_meta"] = TensorMeta(tocha.Size(shape), dtype, False,
-                                              tuple(example.stride()))
+        node.meta["tensor_meta"] = TensorMeta(
+            tocha.Size(shape), dtype, False, tuple(example.stride())
+        )
     elif isinstance(meta, dict) and "int" in meta:
-        node.meta["val"] = _SizeName(int(meta["int"]), str(meta["expr"]))
+        node.meta["val"] = SizeName(int(meta["int"]), str(meta["expr"]))
     nodes[name] = node
 
 
@@ -283,7 +286,9 @@ def _load_arg(arg: dict[str, Any]) -> Any:
 
 def _load_input_spec(record: dict[str, Any]) -> InputSpec:
     return InputSpec(
-        InputKind[record["kind"]], _load_arg(record["arg"]), record["target"],
+        InputKind[record["kind"]],
+        _load_arg(record["arg"]),
+        record["target"],
         record.get("persistent"),
     )
 

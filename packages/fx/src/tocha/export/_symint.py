@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-__all__ = ["SymInt"]
+__all__ = ["SizeName", "SymInt"]
 
 
 class SymInt(int):
@@ -47,8 +47,13 @@ class SymInt(int):
         a, b = (other, self) if reflected else (self, other)
         value = fn(int(a), int(b))
         shadow = fn(_shadow(a), _shadow(b))
-        return SymInt(value, shadow, self.tracer.sym_node(fn, (a, b), value), self.tracer,
-                      f"{_expr(a)}{symbol}{_expr(b)}")
+        return SymInt(
+            value,
+            shadow,
+            self.tracer.sym_node(fn, (a, b), value),
+            self.tracer,
+            f"{_expr(a)}{symbol}{_expr(b)}",
+        )
 
     def __add__(self, other: Any) -> Any:
         return self._binary(operator.add, other, False, " + ")
@@ -95,3 +100,20 @@ def _expr(value: Any) -> str:
     if isinstance(value, SymInt):
         return value.expr if value.expr.isidentifier() else f"({value.expr})"
     return str(value)
+
+
+class SizeName(int):
+    """A size printed by its expression (``s0``, ``2*s0``): in ``tensor_meta`` shapes and as
+    the ``val`` of size nodes."""
+
+    name: str
+
+    def __new__(cls, value: int, name: str) -> SizeName:
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__

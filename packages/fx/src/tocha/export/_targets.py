@@ -23,17 +23,33 @@ __all__ = ["resolve", "target_name"]
 _NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
 _OPERATORS = frozenset(
     {
-        "getitem", "setitem", "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow",
-        "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "abs",
+        "getitem",
+        "setitem",
+        "add",
+        "sub",
+        "mul",
+        "floordiv",
+        "truediv",
+        "mod",
+        "neg",
+        "pow",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "and_",
+        "or_",
+        "not_",
+        "abs",
     }
 )
 _REFUSED = frozenset({"save", "load", "compile", "set_default_dtype", "manual_seed"})
 
 
 def _method_names() -> dict[int, str]:
-    return {
-        id(v): k for k, v in vars(tocha.Tensor).items() if isinstance(v, types.FunctionType)
-    }
+    return {id(v): k for k, v in vars(tocha.Tensor).items() if isinstance(v, types.FunctionType)}
 
 
 def target_name(target: Any) -> str:
@@ -75,9 +91,7 @@ def resolve(name: str) -> Any:
             return value
     elif head in _NAMESPACES and not short.startswith("_") and short not in _REFUSED:
         value = vars(importlib.import_module(head)).get(short)
-        if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith(
-            "tocha."
-        ):
+        if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith("tocha."):
             return value
     raise ValueError(
         f"refusing to load target {name!r}: only tocha's public functions, Tensor methods, "

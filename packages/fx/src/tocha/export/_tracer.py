@@ -28,9 +28,9 @@ from tocha.fx.node import Node
 
 from . import ops
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
-from ._symint import SymInt
+from ._symint import SizeName, SymInt
 
-__all__ = ["Tracer", "TensorMeta"]
+__all__ = ["TensorMeta", "Tracer", "named_placeholder"]
 
 _ndarray = np.ndarray
 _SIZE = tocha.Tensor.size
@@ -81,7 +81,7 @@ class Tracer:
     # -- placeholders ----------------------------------------------------------------------
 
     def placeholder(self, name: str, value: tocha.Tensor, shadow: Any = None) -> Node:
-        node = self.graph.placeholder(name)
+        node = named_placeholder(self.graph, name)
         self.bind(value, node, shadow)
         return node
 
@@ -109,7 +109,7 @@ class Tracer:
         if shadow is None or not isinstance(shadow, tocha.Tensor):
             return shape
         return [
-            v if s == v else _SizeName(v, self.expression(v, s))
+            v if s == v else SizeName(v, self.expression(v, s))
             for v, s in zip(shape, shadow._data.shape)
         ]
 
@@ -184,8 +184,9 @@ class Tracer:
         if isinstance(value, dict):
             return {k: self.to_args(v) for k, v in value.items()}
         if isinstance(value, slice):
-            return slice(self.to_args(value.start), self.to_args(value.stop),
-                         self.to_args(value.step))
+            return slice(
+                self.to_args(value.start), self.to_args(value.stop), self.to_args(value.step)
+            )
         return value
 
     def to_shadow(self, value: Any) -> Any:
@@ -203,8 +204,9 @@ class Tracer:
         if isinstance(value, dict):
             return {k: self.to_shadow(v) for k, v in value.items()}
         if isinstance(value, slice):
-            return slice(self.to_shadow(value.start), self.to_shadow(value.stop),
-                         self.to_shadow(value.step))
+            return slice(
+                self.to_shadow(value.start), self.to_shadow(value.stop), self.to_shadow(value.step)
+            )
         return value
 
     # -- recording public calls ------------------------------------------------------------
@@ -240,8 +242,7 @@ class Tracer:
         names = [d.name or str(d.symbol) for d in self.symbols]
         label = ", ".join(names)
         lines = [
-            f"Constraints violated ({label})! For more information, run with "
-            'TORCH_LOGS="+dynamic".'
+            f'Constraints violated ({label})! For more information, run with TORCH_LOGS="+dynamic".'
         ]
         for dim in self.symbols:
             lines.append(
@@ -294,14 +295,12 @@ class Tracer:
             )
             expr = self.expression(size, shadow._data.shape[dim])
             known = SymInt(size, shadow._data.shape[dim], size_node, self, expr)
-            size_node.meta["val"] = known
+            size_node.meta["val"] = SizeName(size, expr)
             self.size_nodes[(node, dim)] = known
         return known
 
     def sym_node(self, fn: Any, args: tuple, value: int) -> Node:
-        node = self.graph.call_function(fn, self.to_args(args))
-        node.meta["val"] = value
-        return node
+        return self.graph.call_function(fn, self.to_args(args))
 
     # -- data-dependent control flow -------------------------------------------------------
 
@@ -312,7 +311,7 @@ class Tracer:
             info = inspect.getframeinfo(frame)
             code = info.code_context[0].strip() if info.code_context else ""
             where = (
-                f"\n\nThe following call raised this error:\n  File \"{info.filename}\", "
+                f'\n\nThe following call raised this error:\n  File "{info.filename}", '
                 f"line {info.lineno}, in {info.function}\n    {code}"
             )
         return GuardOnDataDependentSymNode(
@@ -388,20 +387,13 @@ class Tracer:
         return value
 
 
-class _SizeName(int):
-    """A size printed by name (``s0``) in tensor_meta."""
-
-    name: str
-
-    def __new__(cls, value: int, name: str) -> _SizeName:
-        self = super().__new__(cls, value)
-        self.name = name
-        return self
-
-    def __repr__(self) -> str:
-        return self.name
-
-    __str__ = __repr__
+def named_placeholder(graph: Graph, name: str) -> Node:
+    """A placeholder called `name` even where that shadows a builtin (``input``), as in
+    PyTorch's exported graphs."""
+    node = graph.placeholder(name)
+    if node.name != name and not any(n.name == name for n in graph.nodes):
+        node.name = name
+    return node
 
 
 def _as_ndarray(value: Any) -> Any:

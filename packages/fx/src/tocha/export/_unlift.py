@@ -60,15 +60,21 @@ def _leaves(value: Any, layout: Any, out: list) -> None:
         out.append(value)
     elif "tuple" in layout or "list" in layout:
         for i, sub in enumerate(layout.get("tuple", layout.get("list"))):
-            _leaves(value[i] if isinstance(value, (tuple, list)) and i < len(value) else None,
-                    sub, out)
+            _leaves(
+                value[i] if isinstance(value, (tuple, list)) and i < len(value) else None, sub, out
+            )
     elif "dict" in layout:
         for k, sub in layout["dict"]:
             _leaves(value.get(k) if isinstance(value, dict) else None, sub, out)
 
 
-def _register(root: tocha.nn.Module, target: str, value: tocha.Tensor, kind: InputKind,
-              persistent: bool | None) -> None:
+def _register(
+    root: tocha.nn.Module,
+    target: str,
+    value: tocha.Tensor,
+    kind: InputKind,
+    persistent: bool | None,
+) -> None:
     *path, field = target.split(".")
     module = root
     for part in path:
@@ -128,8 +134,11 @@ def unlift(ep: Any) -> GraphModule:
         elif node.op == "output":
             outputs = tuple(env[a] if hasattr(a, "op") else a for a in node.args[0])
     user_outputs = []
-    state_nodes = {spec.target: env[n] for n, spec in zip(placeholders, signature.input_specs)
-                   if spec.kind is not InputKind.USER_INPUT}
+    state_nodes = {
+        spec.target: env[n]
+        for n, spec in zip(placeholders, signature.input_specs)
+        if spec.kind is not InputKind.USER_INPUT
+    }
     input_nodes = {n.name: env[n] for n in placeholders}
     for value, spec in zip(outputs, signature.output_specs):
         if spec.kind is OutputKind.BUFFER_MUTATION:
@@ -140,6 +149,5 @@ def unlift(ep: Any) -> GraphModule:
             user_outputs.append(value)
     graph.output(rebuild(ep.call_spec[1], user_outputs))
     module = GraphModule(root, graph)
-    module.register_forward_pre_hook(InputGuard(names, layouts, ep._input_checks),
-                                     with_kwargs=True)
+    module.register_forward_pre_hook(InputGuard(names, layouts, ep._input_checks), with_kwargs=True)
     return module

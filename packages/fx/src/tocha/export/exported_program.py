@@ -16,9 +16,18 @@ from .graph_signature import ExportGraphSignature, InputKind, OutputKind
 __all__ = ["ExportedProgram"]
 
 _DTYPE_ABBREVIATIONS = {
-    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
-    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
-    "bool": "b8", "complex64": "c64", "complex128": "c128",
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "b8",
+    "complex64": "c64",
+    "complex128": "c128",
 }
 
 

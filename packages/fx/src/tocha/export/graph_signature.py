@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "ConstantArgument",
@@ -42,7 +42,7 @@ class ConstantArgument:
     value: Any
 
 
-ArgumentSpec = Union[TensorArgument, SymIntArgument, ConstantArgument]
+ArgumentSpec = TensorArgument | SymIntArgument | ConstantArgument
 
 
 class InputKind(enum.Enum):
