@@ -303,3 +303,17 @@ def test_node_format_and_is_impure():
     assert g.output_node().format_node() == "return relu"
     assert x.is_impure() and not add.is_impure()
     assert repr(add) == "add"
+
+
+def test_erasing_while_iterating():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    for _ in range(3):
+        g.call_function(tocha.relu, (x,))
+    g.output(x)
+    for node in g.nodes:
+        if node.op == "call_function":
+            g.erase_node(node)
+    assert [n.op for n in g.nodes] == ["placeholder", "output"]
+    assert len(g.nodes) == 2
+    assert [n.name for n in reversed(g.nodes)] == ["output", "x"]

@@ -411,3 +411,73 @@ def test_builtin_cnn_against_torch(torch):
     mine = tocha.fx.symbolic_trace(build(tocha))
     assert [(n.op, str(n.target), n.name, len(n.users)) for n in mine.graph.nodes] == expected
     assert str(mine.graph) == str(gm.graph)
+
+
+def doubled(x):
+    return x * 2
+
+
+tocha.fx.wrap(doubled)
+
+
+def test_wrap_a_function_object():
+    def f(x):
+        return doubled(tocha.relu(x))
+
+    gm = tocha.fx.symbolic_trace(f)
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [tocha.relu, doubled]
+    x = tocha.randn(4)
+    np.testing.assert_allclose(gm(x).numpy(), (tocha.relu(x) * 2).numpy())
+    assert doubled(tocha.ones(1)).item() == 2.0  # eager calls are untouched
+
+
+def test_keyword_only_and_var_keyword_parameters_like_torch():
+    def f(x, *, k=2):
+        return x * k
+
+    gm = tocha.fx.symbolic_trace(f)
+    assert "def forward(self, x, k = 2):" in gm.code
+    np.testing.assert_allclose(gm(tocha.ones(2)).numpy(), [2.0, 2.0])
+
+    def g(x, *args, **kw):
+        return x + args[0] + kw["a"]
+
+    gm = tocha.fx.symbolic_trace(g)
+    assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == ["x", "_args", "_kw"]
+    assert "def forward(self, x, *args, **kw):" in gm.code
+    one = tocha.ones(1)
+    np.testing.assert_allclose(gm(one, one, a=one).numpy(), [3.0])
+
+
+def test_setitem_is_recorded_and_kept():
+    def f(x):
+        y = x.clone()
+        y[0] = 5.0
+        return y
+
+    gm = tocha.fx.symbolic_trace(f)
+    setitem = next(n for n in gm.graph.nodes if n.target is operator.setitem)
+    assert setitem.is_impure()
+    gm.graph.eliminate_dead_code()
+    assert setitem in list(gm.graph.nodes)
+    gm.recompile()
+    np.testing.assert_allclose(gm(tocha.zeros(2)).numpy(), [5.0, 0.0])
+
+
+def test_retracing_a_graph_module():
+    gm = tocha.fx.symbolic_trace(Nested())
+    again = tocha.fx.symbolic_trace(gm)
+    assert [n.target for n in again.graph.nodes] == [n.target for n in gm.graph.nodes]
+    x = tocha.randn(2, 3)
+    np.testing.assert_allclose(again(x).detach().numpy(), gm(x).detach().numpy())
+
+
+def test_to_folder(tmp_path, monkeypatch):
+    module = MLP()
+    gm = tocha.fx.symbolic_trace(module)
+    gm.to_folder(tmp_path / "mlp_pkg", "FxMLP")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from mlp_pkg import FxMLP
+
+    x = tocha.randn(2, 3, 4)
+    np.testing.assert_allclose(FxMLP()(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)

@@ -53,9 +53,10 @@ def _find_qualified_name(obj: Any) -> str:
 
 
 def snake_case(name: str) -> str:
-    """``ReLU`` -> ``re_lu`` is not what people read; torch.fx lowercases camel case word by
-    word (``MyModule`` -> ``my_module``), which this mirrors."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    """Lower case with an underscore where a capital follows a lower-case letter, as
+    torch.fx names nodes: ``MyModule`` -> ``my_module``, ``ReLU`` -> ``re_lu``,
+    ``Conv2d`` -> ``conv2d``."""
+    return re.sub(r"(?<=[a-z])([A-Z])", r"_\1", name).lower()
 
 
 def sanitize(candidate: str) -> str:

@@ -24,6 +24,11 @@ __all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
 _BASE_TYPES = (str, int, float, bool, complex, tocha.dtype, tocha.device, tocha.memory_format,
                tocha.layout, type(None), type(Ellipsis))  # fmt: skip
 _VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_NOT_POSITIONAL = {
+    inspect.Parameter.KEYWORD_ONLY,
+    inspect.Parameter.VAR_POSITIONAL,
+    inspect.Parameter.VAR_KEYWORD,
+}
 
 # (module globals, function name) pairs registered by `wrap`.
 _wrapped: list[tuple[dict[str, Any], str]] = []
@@ -346,26 +351,29 @@ class Tracer:
     def _create_args_for_root(
         self, fn: Callable[..., Any], is_module: bool, concrete_args: dict[str, Any] | None
     ) -> tuple[Callable[..., Any], list[Any]]:
+        """One placeholder per parameter of `fn` (but ``self``), and `fn` made callable with
+        them all positionally: keyword-only, ``*args`` and ``**kwargs`` parameters become
+        plain ones, each receiving its Proxy, as torch.fx does."""
         concrete_args = dict(concrete_args or {})
-        signature = inspect.signature(fn)
-        params = list(signature.parameters.values())
-        args: list[Any] = [self.root] if is_module else []
-        if is_module:
-            params = params[1:]
-        names = {p.name for p in params}
-        unknown = set(concrete_args) - names
+        params = list(inspect.signature(fn).parameters.values())[1 if is_module else 0 :]
+        unknown = set(concrete_args) - {p.name for p in params}
         if unknown:
             raise RuntimeError(
                 f"concrete_args names {sorted(unknown)} that are not arguments of {fn.__name__}"
             )
-        has_var = False
-        for p in params:
-            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+        kinds = {p.kind for p in params}
+        flatten = bool(kinds & _NOT_POSITIONAL)
+        if flatten:
+            if not isinstance(fn, FunctionType):
                 raise NotImplementedError(
-                    "symbolic tracing of a forward with keyword-only arguments is not supported"
+                    "keyword-only, *args and **kwargs parameters are supported on Python "
+                    "functions only"
                 )
+            order = {name: i for i, name in enumerate(fn.__code__.co_varnames)}
+            params.sort(key=lambda p: order[p.name])
+        args: list[Any] = [self.root] if is_module else []
+        for p in params:
             if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                has_var = True
                 star = "*" if p.kind is inspect.Parameter.VAR_POSITIONAL else "**"
                 args.append(self.create_proxy("placeholder", f"{star}{p.name}", (), {}))
                 continue
@@ -375,15 +383,16 @@ class Tracer:
                 continue
             type_expr = _annotation(p.annotation)
             args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=type_expr))
-        if has_var:
-            if not isinstance(fn, FunctionType):
-                raise NotImplementedError("*args/**kwargs are supported on Python functions only")
-            code = fn.__code__
+        if flatten:
+            code = fn.__code__  # type: ignore[union-attr]
             code = code.replace(
-                co_argcount=code.co_argcount + bin(code.co_flags & _VARSTUFF).count("1"),
+                co_argcount=code.co_argcount
+                + code.co_kwonlyargcount
+                + bin(code.co_flags & _VARSTUFF).count("1"),
+                co_kwonlyargcount=0,
                 co_flags=code.co_flags & ~_VARSTUFF,
             )
-            fn = FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            fn = FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)  # type: ignore[union-attr]
         return fn, args
 
     def _concrete_placeholder(self, name: str, value: Any, default: tuple[Any, ...]) -> Any:

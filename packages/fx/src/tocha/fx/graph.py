@@ -158,7 +158,7 @@ class Graph:
         if callable(target):
             name = getattr(target, "__name__", None) or type(target).__name__
         else:
-            name = str(target).lstrip("*")
+            name = str(target)
             if name.startswith("__") and name.endswith("__"):
                 name = name[2:-2]
         return snake_case(name)

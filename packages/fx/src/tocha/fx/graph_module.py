@@ -241,7 +241,8 @@ class GraphModule(Module):
         folder.mkdir(exist_ok=True)
         tocha.save(self.state_dict(), folder / "state_dict.pt")
         python_code = self._graph.python_code(root_module="self")
-        lines = ["import operator", "import tocha", "from tocha import device", "", ""]
+        lines = ["import operator", "from math import inf, nan", "", "import tocha"]
+        lines += ["from tocha import device", "", "", "NoneType = type(None)", "", ""]
         for name, value in python_code.globals.items():
             if name in ("tocha", "operator", "device", "inf", "nan", "NoneType"):
                 continue

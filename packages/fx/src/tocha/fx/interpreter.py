@@ -11,7 +11,7 @@ from tocha.nn import Module
 
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import Argument, Node, Target, map_aggregate, map_arg
+from .node import Argument, Node, Target, map_arg
 from .proxy import Proxy
 
 __all__ = ["Interpreter", "Transformer"]
@@ -229,9 +229,5 @@ class Transformer(Interpreter):
         """Run the pass and return the GraphModule of the graph it produced."""
         result = super().run(enable_io_processing=False)
         if result is not None:
-
-            def strip(a: Any) -> Any:
-                return a.node if isinstance(a, Proxy) else a
-
-            self.new_graph.output(map_aggregate(result, strip))
+            self.new_graph.output(self.tracer.create_arg(result))
         return GraphModule(self.module, self.new_graph)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -20,7 +21,7 @@ Argument = Optional[  # noqa: UP045
 
 OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output")
 
-_side_effectful_functions: set[Callable[..., Any]] = set()
+_side_effectful_functions: set[Callable[..., Any]] = {operator.setitem}
 # Random functions are impure: eliminating or reordering them changes the numbers drawn.
 _RANDOM_NAMES = (
     "rand",

@@ -80,8 +80,8 @@ class Proxy:
     def __hash__(self) -> int:
         return id(self)
 
-    def __index__(self) -> int:
-        raise TraceError("symbolically traced variables cannot be used as inputs to control flow")
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
 
 
 def _unpack_count(frame: Any) -> int | None:
