@@ -142,7 +142,7 @@ def main() -> int:
         return 1
 
     try:
-        import onnxruntime  # type: ignore[import-untyped]
+        import onnxruntime
     except ImportError:
         print("onnxruntime is not installed: pip install onnxruntime to run the exported model")
         return 0 if folded_diff <= TOLERANCE else 1
