@@ -16,7 +16,7 @@ from ._errors import UserError, with_footer
 from ._intercept import recording
 from ._layout import flatten, input_checks
 from ._symint import SymInt
-from ._tracer import Tracer
+from ._tracer import Tracer, state_name
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -143,19 +143,13 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         return t.detach().clone() if tracer.dynamic else None
 
     for target, t in params.items():
-        tracer.placeholder("p_" + target.replace(".", "_"), t, shadow_of(t))
-        input_specs.append(
-            InputSpec(InputKind.PARAMETER, TensorArgument("p_" + target.replace(".", "_")), target)
-        )
+        node = tracer.placeholder(state_name("p", target), t, shadow_of(t))
+        input_specs.append(InputSpec(InputKind.PARAMETER, TensorArgument(node.name), target))
     for target, t in buffers.items():
-        tracer.placeholder("b_" + target.replace(".", "_"), t, shadow_of(t))
+        node = tracer.placeholder(state_name("b", target), t, shadow_of(t))
+        persistent = target not in non_persistent
         input_specs.append(
-            InputSpec(
-                InputKind.BUFFER,
-                TensorArgument("b_" + target.replace(".", "_")),
-                target,
-                target not in non_persistent,
-            )
+            InputSpec(InputKind.BUFFER, TensorArgument(node.name), target, persistent)
         )
     tracer.state_end = tracer.graph.find_nodes(op="placeholder")[-1] if input_specs else None
     tracer.named_constants = {id(t): name for name, t in constants.items()}

@@ -30,7 +30,7 @@ from . import ops
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
 from ._symint import SizeName, SymInt
 
-__all__ = ["TensorMeta", "Tracer", "named_placeholder"]
+__all__ = ["TensorMeta", "Tracer", "named_placeholder", "state_name"]
 
 _ndarray = np.ndarray
 _SIZE = tocha.Tensor.size
@@ -157,7 +157,7 @@ class Tracer:
             else self.graph.inserting_after(self.state_end)
         )
         with where:
-            node = self.graph.placeholder("c_" + target.replace(".", "_"))
+            node = self.graph.placeholder(state_name("c", target))
         self.state_end = node
         self.lifted.append((target, value, node))
         self.keep.append(value)
@@ -385,6 +385,13 @@ class Tracer:
         if isinstance(value, list):
             return [self.shadow_arrays(v) for v in value]
         return value
+
+
+def state_name(prefix: str, target: str) -> str:
+    """The placeholder name of the state at `target`, as PyTorch names it: ``p_fc_weight``
+    for parameter ``fc.weight`` (``b_`` buffers, ``c_`` constants), a leading ``self_``
+    dropped (``self_attn.in_proj_weight`` is ``p_attn_in_proj_weight``)."""
+    return f"{prefix}_{target.replace('.', '_').removeprefix('self_')}"
 
 
 def named_placeholder(graph: Graph, name: str) -> Node:
