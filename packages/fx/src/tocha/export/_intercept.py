@@ -346,18 +346,19 @@ def _patch_public(
 class _Captured:
     """One op's kernel on one device, recorded while a tracer records."""
 
-    __slots__ = ("kernel", "op", "tracer")
+    __slots__ = ("kernel", "op", "tracer", "device")
 
-    def __init__(self, kernel: Any, op: Any, tracer: Tracer) -> None:
+    def __init__(self, kernel: Any, op: Any, tracer: Tracer, device: Any) -> None:
         self.kernel = kernel
         self.op = op
         self.tracer = tracer
+        self.device = device
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tracer = self.tracer
         if tracer.depth or tracer.kernel_depth:
             return self.kernel(*args, **kwargs)
-        return tracer.record_kernel(self.op, self.kernel, args, kwargs)
+        return tracer.record_kernel(self.op, self.kernel, self.device, args, kwargs)
 
 
 _CAPTURING_CLASSES: dict[type, type] = {}
@@ -369,7 +370,7 @@ def _capturing_class(base: type) -> type:
 
         def __missing__(self: Any, dev: Any) -> Any:
             kernel = base.__missing__(self, dev)
-            captured = self[dev] = _Captured(kernel, self.op, _ACTIVE_TRACER[-1])
+            captured = self[dev] = _Captured(kernel, self.op, _ACTIVE_TRACER[-1], dev)
             return captured
 
         cls = type(base.__name__, (base,), {"__slots__": (), "__missing__": __missing__})
@@ -388,7 +389,7 @@ def _patch_kernels(tracer: Tracer) -> Any:
         if base in _CAPTURING_CLASSES.values():
             continue
         for dev, kernel in list(kernels.items()):
-            kernels[dev] = _Captured(kernel, op, tracer)
+            kernels[dev] = _Captured(kernel, op, tracer, dev)
         kernels.__class__ = _capturing_class(base)
         swapped.append((kernels, base))
 

@@ -325,12 +325,12 @@ class Tracer:
 
     # -- recording primitives --------------------------------------------------------------
 
-    def record_kernel(self, op: Any, kernel: Any, args: tuple, kwargs: dict) -> Any:
+    def record_kernel(self, op: Any, kernel: Any, device: Any, args: tuple, kwargs: dict) -> Any:
         """Run a primitive's kernel and record it as a call of ``ops.<name>``; a write into
         ``out=`` is recorded as the out-of-place call, whose node the written array takes."""
         rest = {k: v for k, v in kwargs.items() if k != "out"}
         out_array = kwargs.get("out")
-        node_args = self.array_args(args)
+        node_args = self.array_args(args, device)
         shadow = None
         self.kernel_depth += 1
         try:
@@ -344,40 +344,41 @@ class Tracer:
             self.kernel_depth -= 1
         node = self.graph.call_function(ops.get(op.name), node_args, rest)
         result = out_array if out_array is not None else raw
-        wrap, cpu = tocha.library.wrap, tocha.library.CPU
+        wrap = tocha.library.wrap
         if type(result) is tuple:
             result = tuple(_as_ndarray(r) for r in result)
-            shadows = None if shadow is None else tuple(wrap(_as_ndarray(s), cpu) for s in shadow)
-            self.set_result(node, tuple(wrap(r, cpu) for r in result), shadows)
+            shadows = (
+                None if shadow is None else tuple(wrap(_as_ndarray(s), device) for s in shadow)
+            )
+            self.set_result(node, tuple(wrap(r, device) for r in result), shadows)
             return raw if out_array is not None else result
-        if isinstance(result, (_ndarray, np.generic)):
+        if _is_array(result) or isinstance(result, np.generic):
             result = _as_ndarray(result)
-            value = wrap(result, cpu)
+            value = wrap(result, device)
             self.keep.append(value)
-            self.bind(value, node, None if shadow is None else wrap(_as_ndarray(shadow), cpu))
+            self.bind(value, node, None if shadow is None else wrap(_as_ndarray(shadow), device))
         return raw if out_array is not None else result
 
-    def array_args(self, value: Any) -> Any:
-        if isinstance(value, _ndarray):
+    def array_args(self, value: Any, device: Any) -> Any:
+        """A kernel's arguments with arrays replaced by their nodes (an unknown array becomes a
+        lifted constant), NumPy scalars by Python numbers and NumPy dtypes by tocha's."""
+        if isinstance(value, np.generic):
+            return value.item()
+        if _is_array(value):
             entry = self.values.get(id(value))
             if entry is not None and entry[1] is value:
                 return entry[0]
-            pending = self.pending.get(id(value))
-            if pending is not None and pending[2] is value:
-                return self.node_of(tocha.library.wrap(value, tocha.library.CPU))
-            return self.lift(tocha.library.wrap(value, tocha.library.CPU))
-        if isinstance(value, np.generic):
-            return value.item()
+            return self.node_of(tocha.library.wrap(value, device))
         if isinstance(value, np.dtype):
             return tocha.library.FROM_NP[value]
         if isinstance(value, tuple):
-            return tuple(self.array_args(v) for v in value)
+            return tuple(self.array_args(v, device) for v in value)
         if isinstance(value, list):
-            return [self.array_args(v) for v in value]
+            return [self.array_args(v, device) for v in value]
         return value
 
     def shadow_arrays(self, value: Any) -> Any:
-        if isinstance(value, _ndarray):
+        if _is_array(value):
             shadow = self.shadows.get(id(value))
             return value if shadow is None else shadow._data
         if isinstance(value, tuple):
@@ -403,8 +404,16 @@ def named_placeholder(graph: Graph, name: str) -> Node:
     return node
 
 
+def _is_array(value: Any) -> bool:
+    """Whether `value` is a backend array (NumPy's, or another array API namespace's)."""
+    return type(value) is _ndarray or (
+        hasattr(value, "__array_namespace__") and not isinstance(value, np.generic)
+    )
+
+
 def _as_ndarray(value: Any) -> Any:
-    return value if type(value) is _ndarray else np.asarray(value)
+    """A kernel's result as an array: NumPy gives scalars for 0-dim results."""
+    return value if _is_array(value) else np.asarray(value)
 
 
 def _holds_tensor(value: Any) -> bool:
