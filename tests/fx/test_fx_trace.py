@@ -481,3 +481,26 @@ def test_to_folder(tmp_path, monkeypatch):
 
     x = tocha.randn(2, 3, 4)
     np.testing.assert_allclose(FxMLP()(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)
+
+
+def test_tensor_methods_and_indexing_with_traced_arguments():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("b", tocha.arange(4.0))
+
+        def forward(self, x):
+            return self.b.to(x.dtype), self.b.expand_as(x), self.b[x.argmax()], self.b * x
+
+    gm = tocha.fx.symbolic_trace(M())
+    rows = [(n.op, n.target) for n in gm.graph.nodes if n.op in ("call_method", "call_function")]
+    assert rows == [
+        ("call_function", getattr), ("call_method", "to"), ("call_method", "expand_as"),
+        ("call_method", "argmax"), ("call_function", operator.getitem), ("call_method", "mul"),
+    ]  # fmt: skip
+    x = tocha.tensor([[0.0, 2.0, 1.0, 0.5]])
+    to, expanded, picked, product = gm(x)
+    np.testing.assert_allclose(expanded.numpy(), [[0.0, 1.0, 2.0, 3.0]])
+    assert picked.item() == 1.0
+    np.testing.assert_allclose(product.numpy(), [[0.0, 2.0, 2.0, 1.5]])
+    assert tocha.arange(3.0)[tocha.tensor(1)].item() == 1.0  # eager indexing restored

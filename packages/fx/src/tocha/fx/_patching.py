@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 import sys
 from collections.abc import Callable, Iterable
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
 import tocha
@@ -138,13 +139,15 @@ def intercept_functions(
     handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
     globals_dicts: Iterable[dict[str, Any]] = (),
     extra_functions: Iterable[Callable[..., Any]] = (),
-    handle_method: Callable[[str, tuple[Any, ...]], Any] | None = None,
+    handle_method: Callable[[str, tuple[Any, ...], dict[str, Any]], Any] | None = None,
 ) -> None:
     """Install the wrappers: in the public namespaces, in each of `globals_dicts` (names
-    bound to a public function or to one of `extra_functions`), and on Tensor's binary
-    operators, which call ``handle_method(method_name, (tensor, traced))`` for a traced
-    right operand (or answer NotImplemented without `handle_method`). `patcher` undoes it
-    all."""
+    bound to a public function or to one of `extra_functions`), and on Tensor's methods.
+    A Tensor method (a binary operator included) called on a real tensor with a traced
+    argument calls ``handle_method(method_name, (tensor, *args), kwargs)``; without
+    `handle_method`, operators answer NotImplemented (so the traced operand's reflected
+    operator runs). Indexing a tensor with a traced index calls `handle` with
+    ``operator.getitem``/``operator.setitem``. `patcher` undoes it all."""
     wrappers: dict[int, Callable[..., Any]] = {}
 
     def wrapper_for(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -169,6 +172,53 @@ def intercept_functions(
             patcher.patch(
                 tocha.Tensor, dunder, _operator(original, as_method, is_traced, handle_method)
             )
+    for dunder, op in (("__getitem__", operator.getitem), ("__setitem__", operator.setitem)):
+        patcher.patch(
+            tocha.Tensor, dunder, _indexing(getattr(tocha.Tensor, dunder), op, is_traced, handle)
+        )
+    if handle_method is not None:
+        for name, method in _tensor_methods():
+            patcher.patch(tocha.Tensor, name, _method(method, name, is_traced, handle_method))
+
+
+def _tensor_methods() -> list[tuple[str, Callable[..., Any]]]:
+    """Tensor's public methods (plain functions defined on the class)."""
+    found = []
+    for cls in reversed(tocha.Tensor.__mro__):
+        for name, value in vars(cls).items():
+            if not name.startswith("_") and isinstance(value, FunctionType):
+                found.append((name, value))
+    return list(dict(found).items())
+
+
+def _method(
+    method: Callable[..., Any],
+    name: str,
+    is_traced: Callable[[Any], bool],
+    handle_method: Callable[[str, tuple[Any, ...], dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def tensor_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if contains(args, is_traced) or contains(kwargs, is_traced):
+            return handle_method(name, (self, *args), kwargs)
+        return method(self, *args, **kwargs)
+
+    return tensor_method
+
+
+def _indexing(
+    method: Callable[..., Any],
+    op: Callable[..., Any],
+    is_traced: Callable[[Any], bool],
+    handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def indexing(self: Any, *args: Any) -> Any:
+        if contains(args, is_traced):
+            return handle(op, (self, *args), {})
+        return method(self, *args)
+
+    return indexing
 
 
 def wrap_global(
@@ -191,14 +241,14 @@ def _operator(
     method: Callable[..., Any],
     method_name: str | None,
     is_traced: Callable[[Any], bool],
-    handle_method: Callable[[str, tuple[Any, ...]], Any] | None,
+    handle_method: Callable[[str, tuple[Any, ...], dict[str, Any]], Any] | None,
 ) -> Callable[..., Any]:
     @functools.wraps(method)
     def operator_method(self: Any, other: Any) -> Any:
         if is_traced(other):
             if method_name is None or handle_method is None:
                 return NotImplemented
-            return handle_method(method_name, (self, other))
+            return handle_method(method_name, (self, other), {})
         return method(self, other)
 
     return operator_method

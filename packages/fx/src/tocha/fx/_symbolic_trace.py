@@ -444,10 +444,12 @@ def _record_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
 
 
-def _record_method(name: str, args: tuple[Any, ...]) -> Proxy:
+def _record_method(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Proxy:
     proxy = _find_proxy(args)
+    if proxy is None:
+        proxy = _find_proxy(kwargs)
     assert proxy is not None
-    return proxy.tracer.create_proxy("call_method", name, args, {})
+    return proxy.tracer.create_proxy("call_method", name, args, kwargs)
 
 
 def _unique_dicts(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
