@@ -60,6 +60,7 @@ class CompiledFunction:
         self.defaults = defaults
         self.globals = globals_
         self.refs = refs
+        self.unused = False
         args = tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs
         if method:
             args = args[1:]

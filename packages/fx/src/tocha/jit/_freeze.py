@@ -157,8 +157,7 @@ def _inline(method: CompiledFunction, owner: nn.Module) -> CompiledFunction:
         tree, method.source, method=method.method, qualname=method.qualname,
         defaults=method.defaults, globals_=globals_, refs=refs,
     )  # fmt: skip
-    if getattr(method, "unused", False):
-        inlined.unused = True
+    inlined.unused = method.unused
     return inlined
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from . import _types
+
+if TYPE_CHECKING:
+    from ._compile import CompiledFunction
 
 
 class ScriptGraph:
@@ -14,7 +18,7 @@ class ScriptGraph:
     the interpreter runs it, statements nested under their ``if``/``for``/``while``.
     """
 
-    def __init__(self, compiled: object) -> None:
+    def __init__(self, compiled: CompiledFunction) -> None:
         self._compiled = compiled
 
     def inputs(self) -> list[str]:

@@ -116,7 +116,7 @@ class _Frame:
                 return signal
         return None
 
-    def statement(self, node: ast.stmt) -> Any:
+    def statement(self, node: Any) -> Any:
         kind = type(node)
         if kind is ast.Expr:
             self.eval(node.value)
@@ -200,7 +200,7 @@ class _Frame:
             obj = self.eval(target.value)
             self.set_attribute(obj, target.attr, op(get_attribute(obj, target.attr), value))
 
-    def assign(self, target: ast.expr, value: Any) -> None:
+    def assign(self, target: Any, value: Any) -> None:
         kind = type(target)
         if kind is ast.Name:
             self.local[target.id] = value
@@ -238,7 +238,7 @@ class _Frame:
             return BUILTINS[key]
         raise _ScriptRaise(node, NameError(f"undefined value {key}"))
 
-    def eval(self, node: ast.expr) -> Any:
+    def eval(self, node: Any) -> Any:
         kind = type(node)
         if kind is ast.Name:
             return self.name(node)

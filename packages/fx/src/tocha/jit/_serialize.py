@@ -115,7 +115,7 @@ class _Writer:
             "code": compiled.code,
             "refs": {k: self._ref(k, compiled) for k in compiled.refs},
             "defaults": {k: self.value(v, where) for k, v in compiled.defaults.items()},
-            "unused": getattr(compiled, "unused", False),
+            "unused": compiled.unused,
         }
 
     def _ref(self, key: str, compiled: CompiledFunction) -> dict:

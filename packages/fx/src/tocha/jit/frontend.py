@@ -27,10 +27,12 @@ class SourceContext:
         """The ``File ..., line N`` block pointing at ``node``'s first line."""
         if node is None or not hasattr(node, "lineno"):
             return f'  File "{self.filename}", line {self.first_line}\n'
-        index = node.lineno - 1
+        lineno: int = getattr(node, "lineno")  # noqa: B009  (checked above; AST has no stub)
+        index = lineno - 1
         text = self.lines[index] if 0 <= index < len(self.lines) else ""
-        start = node.col_offset
-        end = node.end_col_offset if node.end_lineno == node.lineno else len(text)
+        start: int = getattr(node, "col_offset", 0)
+        same_line = getattr(node, "end_lineno", None) == lineno
+        end = getattr(node, "end_col_offset", None) if same_line else len(text)
         width = max(1, (end or start + 1) - start)
         line = self.first_line + index
         return (
