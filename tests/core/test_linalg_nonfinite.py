@@ -1,5 +1,6 @@
-"""Decompositions of matrices holding inf or NaN return (NaN) at once, as PyTorch's do:
-LAPACK's divide-and-conquer SVD never returns on them, so tocha checks first."""
+"""Decompositions at their edges, as PyTorch's: matrices holding inf or NaN give NaN at once
+(LAPACK's divide-and-conquer SVD never returns on them, so tocha checks first), the partial
+results LAPACK leaves (cholesky_ex), the parts lu_unpack is not asked for."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 import pytest
 
 import tocha
+from tests.core.helpers import assert_tensor
 
 
 def _with_inf():
@@ -46,3 +48,37 @@ def test_eig_refuses_non_finite_input_as_torch(torch):
     with pytest.raises(RuntimeError) as got:
         tocha.linalg.eig(_with_inf())
     assert str(got.value) == str(want.value)
+
+
+LU_CASES = {
+    "no_pivots": {"unpack_pivots": False},
+    "no_data": {"unpack_data": False},
+    "both": {},
+}
+
+
+@pytest.mark.parametrize("case", sorted(LU_CASES))
+def test_lu_unpack_leaves_out_what_is_not_asked_for(case, torch):
+    a = [[1.0, 2.0, 0.5], [3.0, 4.0, 1.0], [0.0, 1.0, 2.0]]
+    want = torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor(a)), **LU_CASES[case])
+    got = tocha.lu_unpack(*tocha.linalg.lu_factor(tocha.tensor(a)), **LU_CASES[case])
+    assert type(got).__name__ == "lu_unpack"  # torch.return_types.lu_unpack
+    for g, w in zip(got, want):
+        assert_tensor(g, w, rtol=1e-6)
+
+
+CHOLESKY = {
+    "fails_second": [[1.0, 2.0], [2.0, 1.0]],
+    "fails_first": [[-1.0, 0.0], [0.0, 1.0]],
+    "fails_middle": [[4.0, 2.0, 1.0], [2.0, 1.0, 3.0], [1.0, 3.0, 5.0]],
+    "batch": [[[4.0, 2.0], [2.0, 3.0]], [[1.0, 2.0], [2.0, 1.0]]],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHOLESKY))
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_keeps_lapacks_partial_factor(case, upper, torch):
+    want = torch.linalg.cholesky_ex(torch.tensor(CHOLESKY[case]), upper=upper)
+    got = tocha.linalg.cholesky_ex(tocha.tensor(CHOLESKY[case]), upper=upper)
+    assert_tensor(got.L, want.L, rtol=1e-6)
+    assert_tensor(got.info, want.info)

@@ -238,3 +238,22 @@ def test_max_unpool_output_size_errors(torch, output_size):
     with pytest.raises(ValueError) as ours:
         F.max_unpool2d(tocha.from_numpy(x), tocha.from_numpy(idx), 2, output_size=output_size)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x: F.adaptive_avg_pool2d(x, 2),
+        lambda F, x: F.adaptive_avg_pool2d(x, (3, 2)),
+        lambda F, x: F.adaptive_avg_pool1d(x[0], 3),
+        lambda F, x: F.interpolate(x, size=(2, 2), mode="area"),
+    ],
+    ids=["pool2d", "pool2d_overlapping", "pool1d", "area"],
+)
+def test_adaptive_average_keeps_inf_and_nan_in_their_windows(torch, call):
+    values = np.arange(20.0).reshape(1, 1, 4, 5)
+    values[0, 0, 0, 0] = np.inf
+    values[0, 0, 3, 4] = np.nan
+    want = call(torch.nn.functional, torch.tensor(values)).numpy()
+    got = call(F, tocha.tensor(values)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)

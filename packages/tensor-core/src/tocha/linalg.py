@@ -84,6 +84,7 @@ _LSTSQ = _named("linalg_lstsq", ("solution", "residuals", "rank", "singular_valu
 _LU_FACTOR = _named("linalg_lu_factor", ("LU", "pivots"))
 _LU_FACTOR_EX = _named("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 _LU = _named("linalg_lu", ("P", "L", "U"))
+_LU_UNPACK = _named("lu_unpack", ("P", "L", "U"))
 _INV_EX = _named("linalg_inv_ex", ("inverse", "info"))
 _CHOLESKY_EX = _named("linalg_cholesky_ex", ("L", "info"))
 _SOLVE_EX = _named("linalg_solve_ex", ("result", "info"))
@@ -140,8 +141,7 @@ def _cholesky_kernel(xp, a, upper):
         low = xp.linalg.cholesky(a)
         info = xp.zeros(a.shape[:-2], _k._INT32)
     except xp.linalg.LinAlgError:
-        info = _k.cholesky_info(xp, a)
-        low = xp.where((info == 0)[..., None, None], _k.mh(_k.mh(a)), xp.nan)
+        low, info = _k.cholesky_partial(xp, a)
     return (_k.mh(low) if upper else low), info
 
 
@@ -666,13 +666,19 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
 def lu_unpack(
     LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
 ):
-    """(P, L, U) from a packed LU factorisation: ``A = P L U``."""
+    """(P, L, U) from a packed LU factorisation: ``A = P L U``. Without `unpack_data`, L and
+    U are empty; without `unpack_pivots`, P is."""
     m, n = LU_data.shape[-2:]
     k = min(m, n)
-    P = call(OPS["lu_permutation_matrix"], (LU_pivots,), m, LU_data._data.dtype)
-    L = tril(LU_data, -1).narrow(-1, 0, k) + _eye_like(LU_data, max(m, n))[:m, :k]
-    U = triu(LU_data).narrow(-2, 0, k)
-    return _LU((P, L, U))
+    nothing = LU_data.new_empty(0)
+    P = nothing
+    if unpack_pivots:
+        P = call(OPS["lu_permutation_matrix"], (LU_pivots,), m, LU_data._data.dtype)
+    L = U = nothing
+    if unpack_data:
+        L = tril(LU_data, -1).narrow(-1, 0, k) + _eye_like(LU_data, max(m, n))[:m, :k]
+        U = triu(LU_data).narrow(-2, 0, k)
+    return _LU_UNPACK((P, L, U))
 
 
 def lu(A: Tensor, *, pivot: bool = True, out=None):
@@ -682,7 +688,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
     LU, pivots, _ = call(OPS["linalg_lu_factor_ex"], (A,))
-    return _finish(lu_unpack(LU, pivots), out)
+    return _finish(_LU(lu_unpack(LU, pivots)), out)
 
 
 def lu_solve(

@@ -5,8 +5,8 @@
 - `solve_triangular`: blocked recursive substitution (halves solved in turn, the coupling
   block applied by one matmul), vectorised over the batch and the right-hand sides.
 - `lu_solve`: the pivots applied as a permutation, then two triangular solves.
-- `cholesky_info`: LAPACK's potrf info (the order of the first leading minor that is not
-  positive-definite), for the error messages and ``cholesky_ex``.
+- `cholesky_partial`: LAPACK's potrf result and info (the order of the first leading minor
+  that is not positive-definite), for the error messages and ``cholesky_ex``.
 - `matrix_exp`: scaling and squaring with the [13/13] Pade approximant (Higham, SIAM J. Matrix
   Anal. Appl. 26, 2005), each matrix of a batch scaled by its own power of two.
 
@@ -144,25 +144,30 @@ def lu_solve(xp, lu, pivots, b, adjoint: bool):
     return xp.take_along_axis(w, inverse[..., None], axis=-2)
 
 
-def cholesky_info(xp, a):
-    """LAPACK's potrf info of each matrix: the order of the first leading minor that is not
-    positive-definite (0: the matrix is positive-definite)."""
+def cholesky_partial(xp, a):
+    """LAPACK's unblocked potrf on each matrix of `a`: its lower Cholesky factor and info (0,
+    or the order of the first leading minor that is not positive-definite). A matrix that
+    fails at column j keeps the columns before j, the unrooted pivot at (j, j) and its own
+    lower values from there on, as LAPACK leaves them; the upper triangle is zero."""
     n = a.shape[-1]
-    batch = a.shape[:-2]
-    low = xp.zeros(a.shape, a.dtype)
-    info = xp.zeros(batch, _INT32)
+    low = xp.tril(a).copy()
+    info = xp.zeros(a.shape[:-2], _INT32)
+    failed = xp.zeros(a.shape[:-2], bool)
     with quiet(xp):
         for j in range(n):
             row = low[..., j, :j]
             d = a[..., j, j] - (row * row.conj()).sum(-1)
             d = d.real if d.dtype.kind == "c" else d
-            bad = ~(d > 0)
-            info = xp.where((info == 0) & bad, j + 1, info).astype(_INT32)
-            root = xp.sqrt(xp.where(bad, 1.0, d))
-            low[..., j, j] = root
+            bad = ~(d > 0) & ~failed
+            info = xp.where(bad, j + 1, info).astype(_INT32)
+            ok = ~(failed | bad)
+            root = xp.sqrt(xp.where(ok, d, 1.0))
+            low[..., j, j] = xp.where(ok, root, xp.where(bad, d, a[..., j, j]))
             col = a[..., j + 1 :, j] - (low[..., j + 1 :, :j] @ row.conj()[..., None])[..., 0]
-            low[..., j + 1 :, j] = col / root[..., None]
-    return info
+            below = a[..., j + 1 :, j]
+            low[..., j + 1 :, j] = xp.where(ok[..., None], col / root[..., None], below)
+            failed |= bad
+    return low, info
 
 
 def matrix_exp(xp, a):

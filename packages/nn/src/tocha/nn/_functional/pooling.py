@@ -548,13 +548,27 @@ def _averaging(n: int, o: int, like: Tensor) -> Tensor:
     return tocha.from_numpy(matrix).to(like.device, like.dtype)
 
 
+def _window_means(x: Tensor, dim: int, o: int) -> Tensor:
+    """The adaptive windows' means along `dim`, one window at a time: an inf or NaN stays in
+    the windows that hold it (the averaging matrix would spread it as ``inf * 0``)."""
+    start, end = _adaptive_bounds(x.shape[dim], o)
+    windows = [x.narrow(dim, int(s), int(e - s)).mean(dim) for s, e in zip(start, end)]
+    return tocha.stack(windows, dim)
+
+
 def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, "")
     out = x
+    finite = None
     for i, o in enumerate(_adaptive_size(output_size, x, nd)):
         dim = 2 + i
         if o == x.shape[dim]:
+            continue
+        if finite is None:
+            finite = not x.is_floating_point() or bool(tocha.isfinite(x).all())
+        if not finite and o:
+            out = _window_means(out, dim, o)
             continue
         matrix = _averaging(x.shape[dim], o, x)
         out = (out.transpose(dim, -1) @ matrix.T).transpose(dim, -1)
