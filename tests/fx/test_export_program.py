@@ -329,3 +329,37 @@ def test_tracing_leaves_tocha_unpatched():
     with pytest.raises(tocha.export.GuardOnDataDependentSymNode):
         export(_DataDependent(), (_randn(3),))
     assert tocha.Tensor.__bool__ is not None and bool(tocha.tensor(1.0))
+
+
+class _Shapes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x, y):
+        z = tocha.zeros(x.size(0), 3) + x[:, :3]
+        w = tocha.cat([z, y], dim=1)
+        return self.fc(w[..., 1:4]) * x.shape[0], x.shape[0], w.mean()
+
+
+def test_dynamic_sizes_flow_through_creation_indexing_and_int_outputs():
+    m = _Shapes().eval()
+    x, y = _randn(4, 5), _randn(4, 2)
+    ep = export(m, (x, y), dynamic_shapes={"x": {0: Dim("b")}, "y": {0: Dim("b")}})
+    assert list(map(repr, ep.range_constraints)) == ["s0"]
+    import operator
+
+    targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
+    assert tocha.zeros in targets and operator.getitem in targets and tocha.cat in targets
+    mul = next(n for n in ep.graph.nodes if n.target is tocha.mul)
+    assert mul.meta["val"].dtype == tocha.float32
+    buffer = io.BytesIO()
+    tocha.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = tocha.export.load(buffer)
+    for program in (ep, loaded):
+        x2, y2 = _randn(6, 5), _randn(6, 2)
+        got, expected = program.module()(x2, y2), m(x2, y2)
+        _close(got[0], expected[0])
+        assert got[1] == 6
+        _close(got[2], expected[2])

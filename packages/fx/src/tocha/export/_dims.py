@@ -130,7 +130,7 @@ class DynamicDim:
 
 class _Symbols:
     def __init__(self) -> None:
-        self.by_dim: dict[int, DynamicDim] = {}
+        self.by_dim: dict[str, DynamicDim] = {}
         self.count = 0
 
     def new(self, example: int, rng: ValueRanges, name: str | None, strict: bool) -> DynamicDim:
@@ -280,7 +280,7 @@ def _read_tensor(
                 raise ConstraintViolationError(
                     with_footer(f"{size} not in range [{checked.lower}, {checked.upper!r}]")
                 )
-            known = symbols.by_dim.get(id(dim))
+            known = symbols.by_dim.get(dim.__name__)
             if known is not None:
                 if known.example != size:
                     raise UserError(
@@ -291,7 +291,7 @@ def _read_tensor(
                     )
                 found[d] = known
                 continue
-            found[d] = symbols.by_dim[id(dim)] = symbols.new(
+            found[d] = symbols.by_dim[dim.__name__] = symbols.new(
                 size, ValueRanges(dim.min, dim.max), dim.__name__, True
             )
             continue

@@ -216,7 +216,7 @@ class Tracer:
         Tensor."""
         self.depth += 1
         try:
-            out = fn(*args, **kwargs)
+            out = fn(*_plain(args), **_plain(kwargs))
         finally:
             self.depth -= 1
         if not _holds_tensor(out):
@@ -414,6 +414,17 @@ def _is_array(value: Any) -> bool:
 def _as_ndarray(value: Any) -> Any:
     """A kernel's result as an array: NumPy gives scalars for 0-dim results."""
     return value if _is_array(value) else np.asarray(value)
+
+
+def _plain(value: Any) -> Any:
+    """`value` with SymInts as plain ints: tocha's functions see the example's sizes."""
+    if isinstance(value, SymInt):
+        return int(value)
+    if type(value) in (tuple, list, tocha.Size):
+        return type(value)(_plain(v) for v in value)
+    if type(value) is dict:
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _holds_tensor(value: Any) -> bool:
