@@ -317,3 +317,15 @@ def test_erasing_while_iterating():
     assert [n.op for n in g.nodes] == ["placeholder", "output"]
     assert len(g.nodes) == 2
     assert [n.name for n in reversed(g.nodes)] == ["output", "x"]
+
+
+def test_print_tabular_without_tabulate(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tabulate", None)
+    g, _ = _add_relu_graph()
+    g.print_tabular()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert lines[3].split()[:3] == ["call_function", "add", "operator.add"]
+    assert len(lines) == 2 + len(g.nodes)

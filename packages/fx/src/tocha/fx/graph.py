@@ -261,7 +261,7 @@ class Graph:
         val_map: dict[Node, Node] = {}
         output_vals = result.graph_copy(self, val_map, return_output_node=True)
         if output_vals is not None:
-            value, old_output = output_vals  # type: ignore[misc]
+            value, old_output = output_vals  # type: ignore[misc, str-unpack]
             new_output = result.output(value, type_expr=old_output.type)
             new_output.meta = copy.copy(old_output.meta)
         return result
@@ -407,7 +407,7 @@ class Graph:
             for n in self.nodes
         ]
         try:
-            from tabulate import tabulate
+            from tabulate import tabulate  # type: ignore[import-untyped]
         except ImportError:
             widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
             fmt = "  ".join(f"{{:<{w}}}" for w in widths)
