@@ -22,10 +22,11 @@ def flat(value):
     return [] if value is None else [value]
 
 
-def check_against_eager(module, args, *others, **export_kw):
-    """Export `module` (eval mode) on `args`, check the model, and compare onnxruntime with
-    eager tocha on `args` and on each tuple of `others` (other sizes of dynamic axes)."""
-    module.eval()
+def check_against_eager(module, args, *others, training=False, **export_kw):
+    """Export `module` (in eval mode unless `training`) on `args`, check the model, and
+    compare onnxruntime with eager tocha on `args` and on each tuple of `others` (other sizes
+    of dynamic axes)."""
+    module.train(training)
     program = tocha.onnx.export(module, args, **export_kw)
     onnx.checker.check_model(program.model_proto, full_check=True)
     s = session(program.model_proto)

@@ -67,6 +67,13 @@ class Builder:
         self.nodes.append(helper.make_node(op_type, ins, names, name=names[0], **attrs))
         return names[0] if outputs == 1 else names
 
+    def reduce(self, op_type: str, x: str, axes: Sequence[int], keepdims: bool = True) -> str:
+        """A Reduce* node over `axes` (an input since opset 18, ReduceSum's since 13; an
+        attribute before)."""
+        if op_type == "ReduceSum" or self.opset >= 18:
+            return self.op(op_type, [x, self.ints(list(axes))], keepdims=int(keepdims))
+        return self.op(op_type, [x], axes=list(axes), keepdims=int(keepdims))
+
     def const(self, value: Any, dtype: Any = None) -> str:
         """A constant tensor (an initializer), shared between equal constants."""
         array = np.asarray(value, dtype=dtype)

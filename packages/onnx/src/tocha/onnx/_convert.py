@@ -12,7 +12,7 @@ import tocha
 from onnx import helper, numpy_helper
 
 from ._builder import Builder, is_static, meta_dtype, meta_shape, meta_val, onnx_dtype
-from ._emit import lookup
+from ._emit import lookup, out_of_place
 from ._version import __version__
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
@@ -85,14 +85,19 @@ def _flat_outputs(value: Any) -> list:
 
 
 def _call(b: Builder, node: Any) -> Any:
+    """Emit one call node. An in-place call is emitted as its out-of-place form, and the
+    tensor it wrote reads as the result from then on."""
     target = node.target
     if node.op == "call_method":
         target = getattr(tocha.Tensor, node.target, node.target)
     emit = lookup(target)
+    functional = None if emit is not None else out_of_place(target)
+    if functional is not None:
+        emit = lookup(functional)
     if emit is None:
         raise UnsupportedOperatorError(target_name(target), b.opset, None)
     try:
-        return emit(b, node, *node.args, **node.kwargs)
+        result = emit(b, node, *node.args, **node.kwargs)
     except NotImplementedError as e:
         raise OnnxExporterError(
             f"Exporting '{target_name(target)}' to ONNX is not supported: {e}"
@@ -101,6 +106,9 @@ def _call(b: Builder, node: Any) -> Any:
         raise OnnxExporterError(
             f"Exporting node '{node.name}' ('{target_name(target)}') to ONNX failed: {e}"
         ) from e
+    if functional is not None and node.args and b.is_value(node.args[0]):
+        b.values[node.args[0]] = result
+    return result
 
 
 def _attribute(module: Any, path: str) -> Any:

@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _attention, _nn, _pointwise, _primitives, _rnn, _shape
+import tocha
+
+from . import _attention, _nn, _norm, _pointwise, _primitives, _resize, _rnn, _shape
 
 FUNCTIONS: dict[Any, Callable] = {
     **_pointwise.FUNCTIONS,
     **_shape.FUNCTIONS,
     **_nn.FUNCTIONS,
+    **_norm.FUNCTIONS,
+    **_resize.FUNCTIONS,
     **_attention.FUNCTIONS,
 }
 PRIMITIVES: dict[str, Callable] = {
@@ -40,4 +44,17 @@ def lookup(target: Any) -> Callable | None:
         if emit is not None:
             return emit
         target = getattr(target, "__wrapped__", None)
+    return None
+
+
+def out_of_place(target: Any) -> Any:
+    """The out-of-place form of an in-place tocha function or Tensor method (``add_`` ->
+    ``add``), or None."""
+    target = getattr(target, "__wrapped__", target)
+    name = getattr(target, "__name__", "")
+    if not name.endswith("_") or name.startswith("_"):
+        return None
+    for owner in (tocha, tocha.Tensor):
+        if getattr(owner, name, None) is target:
+            return getattr(owner, name[:-1], None)
     return None

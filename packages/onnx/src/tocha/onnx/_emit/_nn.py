@@ -95,9 +95,9 @@ def _batch_norm(
     x = b.value(input)
     if training or running_mean is None:
         axes = [d for d in range(rank(input)) if d != 1]
-        mean = b.op("ReduceMean", [x, b.ints(axes)], keepdims=1)
+        mean = b.reduce("ReduceMean", x, axes)
         centred = b.op("Sub", [x, mean])
-        var = b.op("ReduceMean", [b.op("Mul", [centred, centred]), b.ints(axes)], keepdims=1)
+        var = b.reduce("ReduceMean", b.op("Mul", [centred, centred]), axes)
         std = b.op("Sqrt", [b.op("Add", [var, b.scalar(eps, dtype)])])
         y = b.op("Div", [centred, std])
         shape = b.ints([channels] + [1] * (rank(input) - 2))
@@ -203,14 +203,21 @@ def _avg_pool(n: int):
     return emit
 
 
-def _adaptive_avg_pool(n: int):
-    def emit(b: Builder, node, input, output_size):
+def _adaptive_pool(n: int, kind: str):
+    """Adaptive pooling (``kind`` "Average" or "Max"), one spatial dim at a time (a mean or
+    max over a rectangle is one over its rows of one over its columns): PyTorch's bins
+    ``[floor(i * size / out), ceil((i + 1) * size / out))``."""
+    reduce = "ReduceMean" if kind == "Average" else "ReduceMax"
+
+    def emit(b: Builder, node, input, output_size, return_indices=False):
+        if return_indices:
+            raise NotImplementedError("adaptive_max_pool with return_indices=True")
         x, unbatched = _pool_input(b, input, n)
         sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * n
         spatial = meta_shape(input)[-n:]
         wanted = [s if o is None else int(o) for o, s in zip(sizes, spatial)]
         if all(o == 1 for o in wanted):
-            return _pool_output(b, b.op("GlobalAveragePool", [x]), unbatched)
+            return _pool_output(b, b.op(f"Global{kind}Pool", [x]), unbatched)
         for k, (size, out) in enumerate(zip(spatial, wanted)):
             if size == out:
                 continue
@@ -218,15 +225,46 @@ def _adaptive_avg_pool(n: int):
             if size % out == 0:
                 kernel = [1] * n
                 kernel[k] = size // out
-                x = b.op("AveragePool", [x], kernel_shape=kernel, strides=kernel)
+                x = b.op(f"{kind}Pool", [x], kernel_shape=kernel, strides=kernel)
                 continue
             cells = []
             for i in range(out):
                 start, stop = (i * size) // out, -(-((i + 1) * size) // out)
                 piece = b.op("Slice", [x, b.ints([start]), b.ints([stop]), b.ints([axis])])
-                cells.append(b.op("ReduceMean", [piece, b.ints([axis])], keepdims=1))
+                cells.append(b.reduce(reduce, piece, [axis]))
             x = b.op("Concat", cells, axis=axis)
         return _pool_output(b, x, unbatched)
+
+    return emit
+
+
+def _conv_transpose(n: int):
+    def emit(
+        b: Builder,
+        node,
+        input,
+        weight,
+        bias=None,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        dilation=1,
+    ):
+        unbatched = rank(input) == n + 1
+        x = b.value(input)
+        if unbatched:
+            x = b.op("Unsqueeze", [x, b.ints([0])])
+        y = b.op(
+            "ConvTranspose",
+            [x, b.value(weight), None if bias is None else b.value(bias)],
+            strides=_tuple(stride, n),
+            pads=_tuple(padding, n) * 2,
+            output_padding=_tuple(output_padding, n),
+            dilations=_tuple(dilation, n),
+            group=int(groups),
+        )
+        return b.op("Squeeze", [y, b.ints([0])]) if unbatched else y
 
     return emit
 
@@ -257,6 +295,13 @@ def _softmax(op_type: str):
     return emit
 
 
+def _softmin(b: Builder, node, input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = 0 if rank(input) in (0, 1, 3) else 1
+    x = b.operand(input, meta_dtype(node))
+    return b.op("Softmax", [b.op("Neg", [x])], axis=int(dim))
+
+
 def _dropout(b: Builder, node, input, p=0.5, training=True, inplace=False):
     x = b.value(input)
     if not training or p == 0:
@@ -268,11 +313,10 @@ def _dropout(b: Builder, node, input, p=0.5, training=True, inplace=False):
 def _normalize(b: Builder, node, input, p=2.0, dim=1, eps=1e-12, out=None):
     x = b.value(input)
     dtype = meta_dtype(input)
-    axes = b.ints([dim])
     if p == 2:
-        norm = b.op("ReduceL2", [x, axes], keepdims=1)
+        norm = b.reduce("ReduceL2", x, [dim])
     elif p == 1:
-        norm = b.op("ReduceL1", [x, axes], keepdims=1)
+        norm = b.reduce("ReduceL1", x, [dim])
     else:
         raise NotImplementedError(f"normalize with p={p}")
     return b.op("Div", [x, b.op("Max", [norm, b.scalar(eps, dtype)])])
@@ -292,11 +336,19 @@ def _table() -> dict:
         F.avg_pool1d: _avg_pool(1),
         F.avg_pool2d: _avg_pool(2),
         F.avg_pool3d: _avg_pool(3),
-        F.adaptive_avg_pool1d: _adaptive_avg_pool(1),
-        F.adaptive_avg_pool2d: _adaptive_avg_pool(2),
+        F.adaptive_avg_pool1d: _adaptive_pool(1, "Average"),
+        F.adaptive_avg_pool2d: _adaptive_pool(2, "Average"),
+        F.adaptive_avg_pool3d: _adaptive_pool(3, "Average"),
+        F.adaptive_max_pool1d: _adaptive_pool(1, "Max"),
+        F.adaptive_max_pool2d: _adaptive_pool(2, "Max"),
+        F.adaptive_max_pool3d: _adaptive_pool(3, "Max"),
+        F.conv_transpose1d: _conv_transpose(1),
+        F.conv_transpose2d: _conv_transpose(2),
+        F.conv_transpose3d: _conv_transpose(3),
         F.embedding: _embedding,
         F.softmax: _softmax("Softmax"),
         F.log_softmax: _softmax("LogSoftmax"),
+        F.softmin: _softmin,
         F.dropout: _dropout,
         F.dropout1d: _dropout,
         F.dropout2d: _dropout,

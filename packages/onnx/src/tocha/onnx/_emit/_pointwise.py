@@ -9,7 +9,7 @@ from typing import Any
 import tocha
 import tocha.nn.functional as F
 
-from .._builder import Builder, meta_dtype, onnx_dtype
+from .._builder import Builder, meta_dtype, onnx_dtype, rank, static_dim
 
 
 def _out_dtype(node: Any) -> tocha.dtype:
@@ -142,6 +142,65 @@ def _softplus(b: Builder, node, input, beta=1.0, threshold=20.0):
     return b.op("Where", [b.op("Greater", [bx, b.scalar(threshold, dtype)]), x, soft])
 
 
+def _prelu(b: Builder, node, input, weight):
+    slope = b.value(weight)
+    ndim = rank(input)
+    if static_dim(weight, 0) != 1 and ndim > 2:
+        slope = b.op("Reshape", [slope, b.ints([-1] + [1] * (ndim - 2))])
+    return b.op("PRelu", [b.value(input), slope])
+
+
+def _mish(b: Builder, node, input, inplace=False):
+    x = b.value(input)
+    if b.opset >= 18:
+        return b.op("Mish", [x])
+    return b.op("Mul", [x, b.op("Tanh", [b.op("Softplus", [x])])])
+
+
+def _selu(b: Builder, node, input, inplace=False):
+    return b.op("Selu", [b.value(input)])
+
+
+def _celu(b: Builder, node, input, alpha=1.0, inplace=False):
+    return b.op("Celu", [b.value(input)], alpha=float(alpha))
+
+
+def _logsigmoid(b: Builder, node, input):
+    x = b.value(input)
+    return b.op("Neg", [b.op("Softplus", [b.op("Neg", [x])])])
+
+
+def _softsign(b: Builder, node, input):
+    return b.op("Softsign", [b.value(input)])
+
+
+def _tanhshrink(b: Builder, node, input):
+    x = b.value(input)
+    return b.op("Sub", [x, b.op("Tanh", [x])])
+
+
+def _shrink(soft: bool):
+    def emit(b: Builder, node, input, lambd=0.5):
+        bias = float(lambd) if soft else 0.0
+        return b.op("Shrink", [b.value(input)], lambd=float(lambd), bias=bias)
+
+    return emit
+
+
+def _threshold(b: Builder, node, input, threshold, value, inplace=False):
+    dtype = _out_dtype(node)
+    x = b.value(input)
+    above = b.op("Greater", [x, b.scalar(threshold, dtype)])
+    return b.op("Where", [above, x, b.scalar(value, dtype)])
+
+
+def _glu(b: Builder, node, input, dim=-1):
+    d = dim + rank(input) if dim < 0 else dim
+    half = static_dim(input, d) // 2
+    a, g = b.op("Split", [b.value(input), b.ints([half, half])], outputs=2, axis=d)
+    return b.op("Mul", [a, b.op("Sigmoid", [g])])
+
+
 def _clamp(b: Builder, node, input, min=None, max=None, *, out=None):
     dtype = _out_dtype(node)
     lo = None if min is None else b.operand(min, dtype)
@@ -223,6 +282,17 @@ def _table() -> dict:
     put("hardsigmoid", _hardsigmoid, functional=True)
     put("hardswish", _hardswish, functional=True)
     put("softplus", _softplus, functional=True)
+    put("prelu", _prelu, functional=True)
+    put("mish", _mish, functional=True)
+    put("selu", _selu, functional=True)
+    put("celu", _celu, functional=True)
+    put("logsigmoid", _logsigmoid, functional=True)
+    put("softsign", _softsign, functional=True)
+    put("tanhshrink", _tanhshrink, functional=True)
+    put("hardshrink", _shrink(False), functional=True)
+    put("softshrink", _shrink(True), functional=True)
+    put("threshold", _threshold, functional=True)
+    put("glu", _glu, functional=True)
     for fn, op_type in ((operator.add, "Add"), (operator.sub, "Sub"), (operator.mul, "Mul")):
         table[fn] = _binary(op_type)
     table[operator.truediv] = _div

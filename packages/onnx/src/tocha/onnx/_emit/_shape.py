@@ -226,9 +226,7 @@ def _reduce(op_type: str):
             dims = [
                 _dim(d, rank(input)) for d in (dim if isinstance(dim, (tuple, list)) else [dim])
             ]
-        if op_type == "ReduceSum" or b.opset >= 18:
-            return b.op(op_type, [x, b.ints(dims)], keepdims=int(keepdim))
-        return b.op(op_type, [x], axes=dims, keepdims=int(keepdim))
+        return b.reduce(op_type, x, dims, keepdim)
 
     return emit
 
