@@ -327,5 +327,5 @@ def test_print_tabular_without_tabulate(capsys, monkeypatch):
     g.print_tabular()
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
-    assert lines[3].split()[:3] == ["call_function", "add", "operator.add"]
+    assert lines[4].split()[:3] == ["call_function", "add", "operator.add"]
     assert len(lines) == 2 + len(g.nodes)
