@@ -186,7 +186,7 @@ def _public_functions() -> dict[int, Any]:
 
 def _function_wrapper(tracer: Tracer, fn: Any) -> Any:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if tracer.depth:
+        if tracer.passive():
             return fn(*args, **kwargs)
         return tracer.record_call(fn, fn, args, kwargs)
 
@@ -199,7 +199,7 @@ def _method_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
     pack = name in _VARARGS and target is not fn
 
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if tracer.depth:
+        if tracer.passive():
             return fn(self, *args, **kwargs)
         if name in _DATA_DEPENDENT and tracer.traced(self):
             raise tracer.data_dependent(f"{name}()")
@@ -229,7 +229,7 @@ def _method_target(name: str, fn: Any) -> Any:
 
 def _size_method(tracer: Tracer, fn: Any) -> Any:
     def size(self: Any, dim: Any = None) -> Any:
-        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
             return fn(self, dim)
         if dim is None:
             return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
@@ -241,7 +241,7 @@ def _size_method(tracer: Tracer, fn: Any) -> Any:
 
 def _numel_method(tracer: Tracer, fn: Any) -> Any:
     def numel(self: Any) -> Any:
-        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
             return fn(self)
         total: Any = 1
         for d in range(self.ndim):
@@ -255,7 +255,7 @@ def _shape_property(tracer: Tracer, prop: property) -> property:
     getter = prop.fget
 
     def shape(self: Any) -> Any:
-        if tracer.depth or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
             return getter(self)
         return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
 
@@ -264,7 +264,7 @@ def _shape_property(tracer: Tracer, prop: property) -> property:
 
 def _setitem_wrapper(tracer: Tracer, fn: Any) -> Any:
     def setitem(self: Any, key: Any, value: Any) -> None:
-        if tracer.depth:
+        if tracer.passive():
             return fn(self, key, value)
         args = tracer.to_args((self, key, value))
         tracer.depth += 1
@@ -356,7 +356,7 @@ class _Captured:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tracer = self.tracer
-        if tracer.depth or tracer.kernel_depth:
+        if tracer.kernel_depth or tracer.passive():
             return self.kernel(*args, **kwargs)
         return tracer.record_kernel(self.op, self.kernel, self.device, args, kwargs)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import operator
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,12 @@ class Tracer:
         self.named_constants: dict[int, str] = {}
         self.size_nodes: dict[tuple[Node, int], SymInt] = {}
         self.keep: list[Any] = []
+        self.thread = threading.get_ident()
+
+    def passive(self) -> bool:
+        """Whether a call now is left unrecorded: inside a recorded call, or on another
+        thread."""
+        return bool(self.depth) or threading.get_ident() != self.thread
 
     # -- placeholders ----------------------------------------------------------------------
 
