@@ -26,7 +26,6 @@ def _binary(op_type: str):
             y = b.op("Mul", [y, b.scalar(alpha, dtype)])
         return b.op(op_type, [x, y])
 
-    emit.__name__ = f"emit_{op_type.lower()}"
     return emit
 
 
@@ -63,7 +62,7 @@ def _floordiv(b: Builder, node, a, c):
 
 def _compare(op_type: str, negate: bool = False):
     def emit(b: Builder, node, input, other, *, out=None):
-        dtypes = [meta_dtype(v) for v in (input, other) if b.is_value(v)]
+        dtypes = [meta_dtype(v) or tocha.int64 for v in (input, other) if b.is_value(v)]
         dtype = tocha.promote_types(*dtypes) if len(dtypes) == 2 else dtypes[0]
         r = b.op(op_type, [b.operand(input, dtype), b.operand(other, dtype)])
         return b.op("Not", [r]) if negate else r

@@ -239,11 +239,8 @@ def _getitem(b: Builder, node, obj, key):
     return _index(b, obj, key)
 
 
-def _bound(b: Builder, v: Any, default: int) -> Any:
-    return default if v is None else v
-
-
 def _index(b: Builder, input, key):
+    """Basic indexing (ints, slices, None, Ellipsis) with at most one index tensor."""
     keys = list(key) if isinstance(key, tuple) else [key]
     ndim = rank(input)
     used = sum(1 for k in keys if k is not None and k is not Ellipsis)
@@ -259,10 +256,10 @@ def _index(b: Builder, input, key):
             out += 1
         elif isinstance(k, slice):
             if not (k.start is None and k.stop is None and k.step in (None, 1)):
-                starts.append(_bound(b, k.start, 0))
-                ends.append(_bound(b, k.stop, INT64_MAX))
+                starts.append(0 if k.start is None else k.start)
+                ends.append(INT64_MAX if k.stop is None else k.stop)
                 axes.append(dim)
-                steps.append(_bound(b, k.step, 1))
+                steps.append(1 if k.step is None else k.step)
             dim += 1
             out += 1
         elif isinstance(k, (int, np.integer)) or (b.is_value(k) and meta_dtype(k) is None):
@@ -277,14 +274,16 @@ def _index(b: Builder, input, key):
             dim += 1
             out += 1
         else:
-            raise TypeError(f"tocha.onnx cannot export indexing with {k!r}")
+            raise NotImplementedError(f"indexing with {k!r}")
     if axes:
         x = b.op("Slice", [x, b.ints(starts), b.ints(ends), b.ints(axes), b.ints(steps)])
     if squeeze:
         x = _axes(b, "Squeeze", x, squeeze)
+    if len(gathers) > 1:
+        raise NotImplementedError("indexing with several index tensors")
     for axis, index in gathers:
         if meta_dtype(index) == tocha.bool:
-            raise TypeError("tocha.onnx cannot export indexing with a boolean mask")
+            raise NotImplementedError("indexing with a boolean mask")
         x = b.op("Gather", [x, b.operand(index, tocha.int64)], axis=axis)
     if unsqueeze:
         x = _axes(b, "Unsqueeze", x, unsqueeze)
