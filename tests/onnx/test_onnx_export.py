@@ -4,46 +4,14 @@ with tocha's eager output on onnxruntime within 1e-4, also at another size of a 
 
 from __future__ import annotations
 
-import onnx
 import pytest
 
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
 import tocha.onnx
-from tests.onnx.helpers import assert_close, session
+from tests.onnx.helpers import check_against_eager, op_types
 from tocha.export import Dim
-
-
-def flat(value):
-    """A module's outputs as a flat list of tensors."""
-    if isinstance(value, (tuple, list)):
-        return [t for item in value for t in flat(item)]
-    return [] if value is None else [value]
-
-
-def check_against_eager(module, args, *others, training=False, **export_kw):
-    """Export `module` (in eval mode unless `training`) on `args`, check the model, and
-    compare onnxruntime with eager tocha on `args` and on each tuple of `others` (other sizes
-    of dynamic axes)."""
-    module.train(training)
-    program = tocha.onnx.export(module, args, **export_kw)
-    onnx.checker.check_model(program.model_proto, full_check=True)
-    s = session(program.model_proto)
-    names = [i.name for i in s.get_inputs()]
-    for inputs in (args, *others):
-        got = s.run(None, {n: x.numpy() for n, x in zip(names, flat(inputs))})
-        with tocha.no_grad():
-            want = flat(module(*inputs))
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert_close(g, w)
-    return program
-
-
-def op_types(program):
-    return {n.op_type for n in program.model_proto.graph.node}
-
 
 # -- MLP ---------------------------------------------------------------------------------------
 MLPS = {

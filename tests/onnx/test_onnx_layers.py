@@ -6,7 +6,7 @@ import pytest
 
 import tocha
 import tocha.nn as nn
-from tests.onnx.test_onnx_export import check_against_eager
+from tests.onnx.helpers import check_against_eager
 
 IMAGE = (2, 3, 8, 8)
 LAYERS = {

@@ -11,7 +11,7 @@ import pytest
 
 import tocha
 import tocha.onnx
-from tests.onnx.test_onnx_export import check_against_eager
+from tests.onnx.helpers import check_against_eager
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "torch_onnx_op_types.json").read_text())
 LAYER_OPS = {
