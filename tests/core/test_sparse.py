@@ -303,3 +303,82 @@ def test_pickle_and_deepcopy_keep_sparse():
     for copied in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
         assert copied.is_sparse and type(copied) is type(s) and not copied.is_coalesced()
         assert _text(copied) == _text(s)
+
+
+# -- the other COO routines ----------------------------------------------------------------
+def _entries(t):
+    """A sparse result as stored: indices, values, size, coalesced flag."""
+    t = t.detach()
+    return (
+        np.asarray(t._indices()).tolist(),
+        np.asarray(t._values()).tolist(),
+        tuple(t.shape),
+        t.is_coalesced(),
+    )
+
+
+def _first_error(fn, *args):
+    """The error's type and first sentence (PyTorch lists its backends after it)."""
+    kind, message = _error(fn, *args)
+    return kind, message.split(". ")[0].rstrip(".")
+
+
+def test_sparse_products_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        s = _sparse(lib, [[1, 0, 1], [2, 0, 2]], [1.0, 2.0, 3.0], (3, 3))
+        d = lib.tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2) - 2.5)
+        base = _sparse(lib, [[2, 0], [1, 1]], [4.0, -1.0], (3, 2))
+        row = [
+            _entries(lib.smm(s, d)),
+            _entries(s.smm(d)),
+            _entries(lib.hspmm(s, d)),
+            _entries(lib.hsmm(s, d)),
+            _entries(lib.sspaddmm(base, s, d, beta=2.0, alpha=0.5)),
+            _entries(base.sspaddmm(s, d)),
+            _entries(lib.saddmm(base, s, d, beta=0.5)),
+            np.asarray(lib.spmm(s, d)).tolist(),
+            np.asarray(lib.dsmm(s, d)).tolist(),
+            _error(lib.smm, d[:2], d),
+            _first_error(lib.hspmm, d[:2], d),
+            _error(lib.smm, s, d[:2]),
+            _error(lib.hspmm, s, d[0]),
+            _error(lib.sspaddmm, base, s, lib.ones(3, 3)),
+        ]
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def test_sparse_mask_and_to_sparse_coo_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        dense = lib.arange(6.0).reshape(2, 3)
+        mask = _sparse(lib)
+        hybrid = _sparse(lib, [[1]], [[1.0, 1.0, 1.0]], (2, 3))
+        row = [
+            _entries(dense.sparse_mask(mask)),
+            _entries(dense.sparse_mask(mask.coalesce())),
+            _entries(dense.sparse_mask(hybrid)),
+            _entries(dense.double().sparse_mask(mask)),
+            _first_error(dense.sparse_mask, dense),
+            _error(lib.ones(3, 3).sparse_mask, mask),
+            _entries(lib.tensor([[0, 2], [3, 0]]).to_sparse_coo()),
+        ]
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def test_sparse_resize_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        s = _sparse(lib, [[0, 1]], [1.0, 2.0], (3,))
+        row = [s.sparse_resize_((5,), 1, 0) is s, _entries(s)]
+        row.append(_error(s.sparse_resize_, (1,), 1, 0))
+        row.append(_error(s.sparse_resize_, (5, 2), 2, 0))
+        row.append(_error(s.sparse_resize_, (5, 2), 1, 0))
+        empty = _sparse(lib, lib.zeros(1, 0, dtype=lib.long), [], (4,))
+        row += [_entries(empty.sparse_resize_((2, 3), 1, 1)), empty.dense_dim()]
+        row += [s.sparse_resize_and_clear_((2, 2), 2, 0) is s, _entries(s), s.sparse_dim()]
+        row.append(np.asarray(s.to_dense()).tolist())
+        got.append(row)
+    assert got[0] == got[1]

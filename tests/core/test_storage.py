@@ -313,3 +313,27 @@ def test_byteswap_like_torch(torch):
         row.append(_error(lib.UntypedStorage([1, 2, 3]).byteswap, lib.int16))
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_legacy_storage_classes_like_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            made = [lib.FloatStorage(3), lib.LongStorage([1, 2]), lib.DoubleStorage()]
+            wrapped = lib.IntStorage(wrap_storage=lib.UntypedStorage(8))
+            row = [(str(s.dtype).split(".")[1], s.size()) for s in [*made, wrapped]]
+            row.append(made[1].tolist())
+            row += [isinstance(s, lib.TypedStorage) for s in made]
+            floats = lib.ones(2).storage()
+            row += [isinstance(floats, lib.FloatStorage), isinstance(floats, lib.DoubleStorage)]
+            row.append(isinstance(lib.UntypedStorage(4), lib.FloatStorage))
+            row += [str(lib.HalfStorage.dtype).split(".")[1], lib.BoolStorage.__name__]
+            row.append(lib.ones(2, dtype=lib.long).storage_type() is lib.LongStorage)
+            row.append(lib.ones(2).storage_type().__name__)
+            row += [lib.is_storage(floats), lib.is_storage(lib.UntypedStorage(1))]
+            row += [lib.is_storage(lib.ones(1)), lib.is_storage([1])]
+            with pytest.raises(RuntimeError, match="Keyword argument 'dtype' cannot be specified"):
+                lib.FloatStorage(2, dtype=lib.float64)
+        got.append(row)
+    assert got[0] == got[1]

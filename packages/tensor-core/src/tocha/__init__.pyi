@@ -39,6 +39,7 @@ from tocha._grad_mode import inference_mode as inference_mode
 from tocha._grad_mode import no_grad as no_grad
 from tocha._grad_mode import set_grad_enabled as set_grad_enabled
 from tocha._ops.random import Generator as Generator
+from tocha._storage import _LegacyStorage
 from tocha._storage import TypedStorage as TypedStorage
 from tocha._storage import UntypedStorage as UntypedStorage
 from tocha._storage import layout as layout
@@ -502,6 +503,7 @@ def divide(
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def dropout(input: Tensor, p: builtins.float, train: builtins.bool) -> Tensor: ...
 def dropout_(input: Tensor, p: builtins.float, train: builtins.bool) -> Tensor: ...
+def dsmm(input: Tensor, mat2: Tensor) -> Tensor: ...
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]: ...
 def dstack(tensors: Any, *, out: Tensor | None = ...) -> Tensor: ...
 def eig(*args: Any, **kwargs: Any) -> Any: ...
@@ -713,7 +715,9 @@ def histogram(
     density: builtins.bool = ...,
     out: Any = ...,
 ) -> Any: ...
+def hsmm(mat1: Tensor, mat2: Tensor) -> Tensor: ...
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]: ...
+def hspmm(mat1: Tensor, mat2: Tensor) -> Tensor: ...
 def hstack(tensors: Any, *, out: Tensor | None = ...) -> Tensor: ...
 def hypot(input: Any, other: Any, *, out: Tensor | None = ...) -> Tensor: ...
 def i0(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
@@ -780,6 +784,7 @@ def is_neg(input: Tensor) -> builtins.bool: ...
 def is_nonzero(input: Tensor) -> builtins.bool: ...
 def is_same_size(input: Tensor, other: Tensor) -> builtins.bool: ...
 def is_signed(input: Tensor) -> builtins.bool: ...
+def is_storage(obj: Any) -> builtins.bool: ...
 def is_tensor(obj: Any) -> builtins.bool: ...
 def is_warn_always_enabled() -> builtins.bool: ...
 def isclose(
@@ -1303,6 +1308,15 @@ def rrelu_(
 def rsqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def rsqrt_(self: Tensor) -> Tensor: ...
 def rsub(input: Any, other: Any, *, alpha: Any = ...) -> Tensor: ...
+def saddmm(
+    input: Tensor,
+    mat1: Tensor,
+    mat2: Tensor,
+    *,
+    beta: Any = ...,
+    alpha: Any = ...,
+    out: Tensor | None = ...,
+) -> Tensor: ...
 def save(
     obj: object,
     f: str | PathLike[Any] | IO[bytes],
@@ -1408,6 +1422,7 @@ def slice_scatter(
     step: builtins.int = ...,
 ) -> Tensor: ...
 def slogdet(A: Tensor, *, out: Any = ...) -> Any: ...
+def smm(input: Tensor, mat: Tensor) -> Tensor: ...
 def softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = ...) -> Tensor: ...
 def solve(*args: Any, **kwargs: Any) -> Any: ...
 def sort(
@@ -1440,12 +1455,22 @@ def split_with_sizes(
 def split_with_sizes_copy(
     input: Tensor, *args: Any, out: Tensor | None = ..., **kwargs: Any
 ) -> Any: ...
+def spmm(input: Tensor, mat2: Tensor) -> Tensor: ...
 def sqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def sqrt_(self: Tensor) -> Tensor: ...
 def square(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def square_(self: Tensor) -> Tensor: ...
 def squeeze(input: Tensor, dim: Any = ...) -> Tensor: ...
 def squeeze_copy(input: Tensor, *args: Any, out: Tensor | None = ..., **kwargs: Any) -> Any: ...
+def sspaddmm(
+    input: Tensor,
+    mat1: Tensor,
+    mat2: Tensor,
+    *,
+    beta: Any = ...,
+    alpha: Any = ...,
+    out: Tensor | None = ...,
+) -> Tensor: ...
 def stack(tensors: Any, dim: builtins.int = ..., *, out: Tensor | None = ...) -> Tensor: ...
 def std(
     input: Tensor,
@@ -1669,38 +1694,74 @@ def zeros_like(
     memory_format: Any = ...,
 ) -> Tensor: ...
 
+class BFloat16Storage(_LegacyStorage):
+    _dtype: dtype
+
 class BFloat16Tensor:
     dtype: dtype
+
+class BoolStorage(_LegacyStorage):
+    _dtype: dtype
 
 class BoolTensor:
     dtype: dtype
 
+class ByteStorage(_LegacyStorage):
+    _dtype: dtype
+
 class ByteTensor:
     dtype: dtype
+
+class CharStorage(_LegacyStorage):
+    _dtype: dtype
 
 class CharTensor:
     dtype: dtype
 
+class ComplexDoubleStorage(_LegacyStorage):
+    _dtype: dtype
+
 class ComplexDoubleTensor:
     dtype: dtype
+
+class ComplexFloatStorage(_LegacyStorage):
+    _dtype: dtype
 
 class ComplexFloatTensor:
     dtype: dtype
 
+class DoubleStorage(_LegacyStorage):
+    _dtype: dtype
+
 class DoubleTensor:
     dtype: dtype
+
+class FloatStorage(_LegacyStorage):
+    _dtype: dtype
 
 class FloatTensor:
     dtype: dtype
 
+class HalfStorage(_LegacyStorage):
+    _dtype: dtype
+
 class HalfTensor:
     dtype: dtype
+
+class IntStorage(_LegacyStorage):
+    _dtype: dtype
 
 class IntTensor:
     dtype: dtype
 
+class LongStorage(_LegacyStorage):
+    _dtype: dtype
+
 class LongTensor:
     dtype: dtype
+
+class ShortStorage(_LegacyStorage):
+    _dtype: dtype
 
 class ShortTensor:
     dtype: dtype

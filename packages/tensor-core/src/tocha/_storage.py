@@ -543,6 +543,55 @@ class TypedStorage(_Conversions):
         )
 
 
+class _LegacyStorageType(type):
+    """The type of the legacy storage classes: ``tocha.FloatStorage.dtype`` is float32, and
+    any TypedStorage of that dtype is an instance."""
+
+    _dtype: _dtype.dtype
+
+    @property
+    def dtype(cls) -> _dtype.dtype:
+        return cls._dtype
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return type(obj) is TypedStorage and obj.dtype is cls._dtype
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageType):
+    """PyTorch's legacy storage classes (``tocha.FloatStorage(3)``,
+    ``tocha.LongStorage([1, 2])``): each makes a TypedStorage of its dtype."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, wrap_storage: UntypedStorage | None = None, **kwargs: Any):
+        if kwargs or len(args) > 1 or (wrap_storage is not None and args):
+            raise RuntimeError(
+                f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n"
+                " * no arguments\n * (int size)\n * (Sequence data)\n"
+                " * (*, UntypedStorage wrap_storage)\n"
+                + "".join(f"Keyword argument '{k}' cannot be specified" for k in list(kwargs)[:1])
+            )
+        if wrap_storage is not None:
+            _warn_typed_storage_removal()
+            return TypedStorage._over(wrap_storage, cls._dtype)
+        return TypedStorage(*args, dtype=cls._dtype)
+
+
+LEGACY_STORAGES = {
+    d: _LegacyStorageType(
+        _dtype.TITLE[d] + "Storage", (_LegacyStorage,), {"_dtype": d, "__slots__": ()}
+    )
+    for d in _dtype.ALL
+}
+for _legacy in LEGACY_STORAGES.values():
+    _legacy.__module__ = "tocha"
+
+
+def is_storage(obj: Any) -> builtins.bool:
+    """Whether `obj` is a storage (an UntypedStorage or a TypedStorage)."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
 def _check_index(index, size: int) -> int:
     i = operator.index(index)
     if not -size <= i < size:
@@ -579,6 +628,11 @@ def storage(self: Tensor) -> TypedStorage:
     warns once)."""
     _warn_typed_storage_removal()
     return TypedStorage._over(untyped_storage(self), self.dtype)
+
+
+def storage_type(self: Tensor) -> type:
+    """The legacy storage class of this tensor's dtype (``tocha.FloatStorage``...)."""
+    return LEGACY_STORAGES[self.dtype]
 
 
 def is_set_to(self: Tensor, tensor: Tensor) -> bool:
@@ -688,8 +742,9 @@ def _layout(self: Tensor) -> layout:
     return getattr(self._data, "layout", strided)
 
 
-for _fn in (untyped_storage, storage, is_set_to, set_):
+for _fn in (untyped_storage, storage, storage_type, is_set_to, set_):
     export(_fn, method=True, function=False)
+export(is_storage)
 Tensor.layout = property(_layout, doc="The tensor's memory layout: `tocha.strided` for dense.")
 for _name, _value in (
     ("UntypedStorage", UntypedStorage),
@@ -697,5 +752,6 @@ for _name, _value in (
     ("layout", layout),
     ("strided", strided),
     ("sparse_coo", sparse_coo),
+    *((cls.__name__, cls) for cls in LEGACY_STORAGES.values()),
 ):
     export(_value, _name)

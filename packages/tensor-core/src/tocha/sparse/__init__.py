@@ -636,6 +636,8 @@ for _fn in (
 Tensor.is_sparse = property(_is_sparse, doc="Whether the tensor is a sparse COO tensor.")
 export(sparse_coo_tensor)
 
+from . import _routines  # noqa: E402, F401 - the routines that use the above: published on import
+
 # Hidden from type checkers, so that they report the names tocha lacks.
 if not TYPE_CHECKING:
 
