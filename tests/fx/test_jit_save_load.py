@@ -156,8 +156,15 @@ def test_builtin_module_round_trip(tmp_path):
 
 
 def test_save_refuses_plain_modules(tmp_path):
-    with pytest.raises(TypeError, match="ScriptModule"):
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'save'"):
         jit.save(nn.Linear(2, 2), tmp_path / "m.pt")
+
+
+def test_load_of_a_missing_file_or_a_directory(tmp_path):
+    with pytest.raises(ValueError, match="The provided filename .* does not exist"):
+        jit.load(tmp_path / "missing.pt")
+    with pytest.raises(ValueError, match="The provided filename .* is a directory"):
+        jit.load(tmp_path)
 
 
 # Crafted files: each starts from a good archive and edits its model.json.

@@ -3,8 +3,8 @@
 Scripted code never reaches ``exec`` or ``eval``. Names resolve to the function's locals,
 then to the names resolved at compile time (`_compile`), then to the allowed builtins;
 attribute reads go through `_resolve.get_attribute`. Exceptions raised by the code come
-out as ``tocha.jit.Error`` with TorchScript's message; errors of the ops it calls pass
-through unchanged.
+out as ``tocha.jit.Error``, and errors of the operations it calls as a RuntimeError, both
+with TorchScript's message (where in the scripted source it failed).
 """
 
 from __future__ import annotations
@@ -80,10 +80,16 @@ def run(fn: Any, local: dict[str, Any]) -> Any:
     except (Error, ResolutionError, KeyboardInterrupt):
         raise
     except _ScriptRaise as raised:
-        raise Error(_traceback(fn, raised.node, raised.error)) from raised.error
+        error = raised.error
+        message = _traceback(fn, raised.node, f"builtins.{type(error).__name__}: {error}")
+        raise Error(message) from error
     finally:
         _SCRIPTING[0] -= 1
     return signal.value if isinstance(signal, _Return) else None
+
+
+class OperationFailure(RuntimeError):
+    """An operation called by scripted code failed; the message says where, as TorchScript's."""
 
 
 class _ScriptRaise(Exception):
@@ -93,12 +99,11 @@ class _ScriptRaise(Exception):
         self.error = error
 
 
-def _traceback(fn: Any, node: ast.AST, error: BaseException) -> str:
+def _traceback(fn: Any, node: ast.AST, error: str) -> str:
     return (
         "The following operation failed in the TorchScript interpreter.\n"
         "Traceback of TorchScript (most recent call last):\n"
-        f"{fn.source.highlight(node)}"
-        f"builtins.{type(error).__name__}: {error}\n"
+        f"{fn.source.highlight(node, fn.name)}{error}\n"
     )
 
 
@@ -111,7 +116,13 @@ class _Frame:
 
     def block(self, statements: list[ast.stmt]) -> Any:
         for statement in statements:
-            signal = self.statement(statement)
+            try:
+                signal = self.statement(statement)
+            except (Error, ResolutionError, OperationFailure, _ScriptRaise):
+                raise
+            except Exception as error:
+                message = _traceback(self.fn, statement, f"{type(error).__name__}: {error}")
+                raise OperationFailure(message) from error
             if signal is not None:
                 return signal
         return None

@@ -87,7 +87,7 @@ def unused_stub(fn: CompiledFunction) -> CompiledFunction:
     """``fn`` with its body replaced by a raise, as `tocha.jit.unused` asks."""
     tree = copy.deepcopy(fn.tree)
     raise_ = ast.Raise(
-        exc=ast.Call(ast.Name("Exception", ast.Load()), [ast.Constant(UNUSED_MESSAGE)], []),
+        exc=ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(UNUSED_MESSAGE)], []),
         cause=None,
     )
     tree.body = [ast.fix_missing_locations(ast.copy_location(raise_, tree.body[0]))]

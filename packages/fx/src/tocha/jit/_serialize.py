@@ -36,9 +36,7 @@ def save(m: ScriptModule | ScriptFunction, f: Any, _extra_files: dict | None = N
             refuses to export those calls) or holds state that cannot be saved.
     """
     if not isinstance(m, (ScriptModule, ScriptFunction)):
-        raise TypeError(
-            f"tocha.jit.save expects a ScriptModule or ScriptFunction, got {type(m).__name__}"
-        )
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
     writer = _Writer()
     if isinstance(m, ScriptFunction):
         writer.function(m)
@@ -186,7 +184,15 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None) -> 
         RuntimeError: for a file that is not a tocha.jit archive, or whose code or state
             uses anything outside what scripted code may use.
     """
-    data = f.read() if hasattr(f, "read") else open(f, "rb").read()  # noqa: SIM115
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {os.fspath(f)} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {os.fspath(f)} is a directory")
+        with open(f, "rb") as stream:
+            data = stream.read()
+    else:
+        data = f.read()
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         document = json.loads(archive.read("model.json"))

@@ -23,8 +23,9 @@ class SourceContext:
         self.first_line = first_line
         self.lines = lines
 
-    def highlight(self, node: ast.AST | None) -> str:
-        """The ``File ..., line N`` block pointing at ``node``'s first line."""
+    def highlight(self, node: ast.AST | None, function: str | None = None) -> str:
+        """The ``File ..., line N`` block pointing at ``node``'s first line (``, in f`` added
+        when ``function`` is given, as in a traceback)."""
         if node is None or not hasattr(node, "lineno"):
             return f'  File "{self.filename}", line {self.first_line}\n'
         lineno: int = getattr(node, "lineno")  # noqa: B009  (checked above; AST has no stub)
@@ -35,9 +36,9 @@ class SourceContext:
         end = getattr(node, "end_col_offset", None) if same_line else len(text)
         width = max(1, (end or start + 1) - start)
         line = self.first_line + index
-        return (
-            f'  File "{self.filename}", line {line}\n{text}\n{" " * start}{"~" * width} <--- HERE\n'
-        )
+        where = f", in {function}" if function else ""
+        marker = f"{' ' * start}{'~' * width} <--- HERE"
+        return f'  File "{self.filename}", line {line}{where}\n{text}\n{marker}\n'
 
 
 class FrontendError(Exception):
