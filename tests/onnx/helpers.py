@@ -11,23 +11,8 @@ import onnxruntime as ort
 
 import tocha
 import tocha.onnx
-from tocha.library import REGISTRY, call
 
 TOL = 1e-4
-
-
-class Primitive:
-    """A graph target for a tocha primitive: ``f(*tensors, *extras)`` runs
-    ``call(REGISTRY[name], tensors, *extras)``; `extras` counts the trailing non-tensor
-    arguments."""
-
-    def __init__(self, name: str, extras: int) -> None:
-        self.name = name
-        self.extras = extras
-
-    def __call__(self, *args: Any) -> Any:
-        cut = len(args) - self.extras
-        return call(REGISTRY[self.name], tuple(args[:cut]), *args[cut:])
 
 
 def _load(env: dict, a: Any) -> Any:

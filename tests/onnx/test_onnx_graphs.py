@@ -11,7 +11,8 @@ import pytest
 import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
-from tests.onnx.helpers import Primitive, assert_close, propagate, run
+from tests.onnx.helpers import assert_close, propagate, run
+from tocha.export import ops
 from tocha.fx import Graph
 from tocha.onnx._convert import Lifted, to_model
 from tocha.onnx.errors import OnnxExporterError, UnsupportedOperatorError
@@ -145,7 +146,7 @@ def test_layer_norm_embedding_attention():
 
 
 def test_attention_primitive_with_mask():
-    sdpa = Primitive("scaled_dot_product_attention", 3)
+    sdpa = ops.get("scaled_dot_product_attention")
     g = Graph()
     q, k, v, m = (g.placeholder(n) for n in "qkvm")
     pair = g.call_function(sdpa, (q, k, v, m, 0.5, False, "m"))
@@ -160,7 +161,7 @@ def test_attention_primitive_with_mask():
 
 def _recurrent_graph(module, x):
     """The graph of module(x) on `rnn_layer` primitives, as nn.LSTM/nn.GRU run them."""
-    layer = Primitive("rnn_layer", 5)
+    layer = ops.get("rnn_layer")
     lstm = module.mode == "LSTM"
     dirs = 2 if module.bidirectional else 1
     steps, batch = (x.shape[1], x.shape[0]) if module.batch_first else x.shape[:2]
@@ -225,7 +226,7 @@ def test_unsupported_primitive_names_it():
     g = Graph()
     x = g.placeholder("x")
     x.meta["val"] = tocha.randn(3)
-    g.output(g.call_function(Primitive("cumsum", 1), (x, 0)))
+    g.output(g.call_function(ops.get("cumsum"), (x, 0)))
     with pytest.raises(UnsupportedOperatorError, match="'cumsum'"):
         to_model(g, Lifted({}, ["x"]), opset=18)
 
