@@ -124,6 +124,53 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+class _Signature:
+    """The graph's inputs (user inputs, then weights listed as inputs), initializers and
+    outputs, as value infos."""
+
+    def __init__(self, b: Builder, dynamic_dims: Mapping[str, Mapping[int, str]]) -> None:
+        self.b = b
+        self.dynamic_dims = dynamic_dims
+        self.sym_names: dict[str, str] = {}
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.weights: list[onnx.ValueInfoProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+
+    def constant(self, node: Any, key: str, value: Any, export: bool, as_input: bool) -> None:
+        """A lifted parameter, buffer or constant: an initializer named `key`."""
+        array = _array(value)
+        self.b.values[node] = key
+        if export:
+            self.initializers.append(numpy_helper.from_array(array, key))
+        if as_input or not export:
+            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
+            self.weights.append(helper.make_tensor_value_info(key, dtype, list(array.shape)))
+
+    def user_input(self, node: Any, name: str) -> None:
+        val = meta_val(node)
+        if val is None or not hasattr(val, "shape"):
+            raise OnnxExporterError(f"input '{node.name}' is not a tensor")
+        self.b.values[node] = name
+        kind = _tensor_type(node, self.dynamic_dims.get(name), self.sym_names)
+        self.inputs.append(helper.make_value_info(name, kind))
+
+    def output(self, node: Any, name: str) -> None:
+        source = self.b.value(node) if self.b.is_value(node) else None
+        if not isinstance(source, str):
+            raise OnnxExporterError(f"output '{name}' is not a tensor the graph computes")
+        self.b.nodes.append(helper.make_node("Identity", [source], [name], name=f"{name}_identity"))
+        kind = _tensor_type(node, self.dynamic_dims.get(name), self.sym_names)
+        self.outputs.append(helper.make_value_info(name, kind))
+
+
+def _names(given: Sequence[str] | None, count: int, what: str) -> list[str]:
+    names = list(given or [])
+    if len(names) > count:
+        raise ValueError(f"{what} has {len(names)} names but the model has {count} {what[:-6]}s")
+    return names
+
+
 def to_model(
     graph: Any,
     lifted: Lifted,
@@ -154,53 +201,31 @@ def to_model(
         The ModelProto, which passed ``onnx.checker.check_model(full_check=True)``.
     """
     b = Builder(opset)
-    dynamic_dims = dict(dynamic_dims or {})
-    inputs, initializers, weight_inputs = [], [], []
-    sym_names: dict[str, str] = {}
-    user_names = list(input_names or [])
+    sig = _Signature(b, dict(dynamic_dims or {}))
     nodes = list(graph.nodes)
-    placeholders = [n for n in nodes if n.op == "placeholder"]
-    for key, _ in lifted.constants.values():
-        b.reserve(key)
-    for name in [*user_names, *(output_names or [])]:
+    users = _names(input_names, len(lifted.user_inputs), "input_names")
+    for name in [*(key for key, _ in lifted.constants.values()), *users, *(output_names or [])]:
         b.reserve(name)
-    for k, name in enumerate(lifted.user_inputs):
-        if k >= len(user_names):
-            user_names.append(b.fresh(name))
-    if len(user_names) > len(lifted.user_inputs):
-        raise ValueError(
-            f"input_names has {len(user_names)} names but the model has "
-            f"{len(lifted.user_inputs)} inputs"
-        )
+    users += [b.fresh(name) for name in lifted.user_inputs[len(users) :]]
     position = {name: k for k, name in enumerate(lifted.user_inputs)}
-
-    def add_constant(node: Any, key: str, value: Any) -> None:
-        array = _array(value)
-        b.values[node] = key
-        if export_params:
-            initializers.append(numpy_helper.from_array(array, key))
-        if keep_initializers_as_inputs or not export_params:
-            dtype = helper.np_dtype_to_tensor_dtype(array.dtype)
-            weight_inputs.append(helper.make_tensor_value_info(key, dtype, list(array.shape)))
-
-    for node in placeholders:
+    for node in nodes:
+        if node.op != "placeholder":
+            continue
         if node.name in lifted.constants:
             if node.users:
-                add_constant(node, *lifted.constants[node.name])
+                key, value = lifted.constants[node.name]
+                sig.constant(node, key, value, export_params, keep_initializers_as_inputs)
         elif node.name in position:
-            name = user_names[position[node.name]]
-            val = meta_val(node)
-            b.values[node] = name
-            if val is None or not hasattr(val, "shape"):
-                raise OnnxExporterError(f"input '{node.name}' is not a tensor")
-            kind = _tensor_type(node, dynamic_dims.get(name), sym_names)
-            inputs.append(helper.make_value_info(name, kind))
+            sig.user_input(node, users[position[node.name]])
         else:
             raise OnnxExporterError(f"placeholder '{node.name}' is neither an input nor lifted")
-    outputs = []
+    outputs: list = []
     for node in nodes:
         if node.op == "get_attr":
-            add_constant(node, b.fresh(node.target), _attribute(root, node.target))
+            value = _attribute(root, node.target)
+            sig.constant(
+                node, b.fresh(node.target), value, export_params, keep_initializers_as_inputs
+            )
         elif node.op in ("call_function", "call_method"):
             b.values[node] = _call(b, node)
         elif node.op == "call_module":
@@ -209,26 +234,15 @@ def to_model(
             outputs = _flat_outputs(node.args[0])
             if lifted.outputs is not None:
                 outputs = [out for out in outputs if getattr(out, "name", None) in lifted.outputs]
-    names = list(output_names or [])
-    if len(names) > len(outputs):
-        raise ValueError(
-            f"output_names has {len(names)} names but the model has {len(outputs)} outputs"
-        )
-    graph_outputs = []
+    names = _names(output_names, len(outputs), "output_names")
     for k, out in enumerate(outputs):
-        name = names[k] if k < len(names) else b.fresh(getattr(out, "name", f"output_{k}"))
-        source = b.value(out) if b.is_value(out) else None
-        if not isinstance(source, str):
-            raise OnnxExporterError(f"output {k} is not a tensor the graph computes")
-        b.nodes.append(helper.make_node("Identity", [source], [name], name=f"{name}_identity"))
-        kind = _tensor_type(out, dynamic_dims.get(name), sym_names)
-        graph_outputs.append(helper.make_value_info(name, kind))
+        sig.output(out, names[k] if k < len(names) else b.fresh(getattr(out, "name", "output")))
     onnx_graph = helper.make_graph(
         b.nodes,
         "main_graph",
-        inputs + weight_inputs,
-        graph_outputs,
-        initializer=initializers + b.initializers,
+        sig.inputs + sig.weights,
+        sig.outputs,
+        initializer=sig.initializers + b.initializers,
     )
     model = helper.make_model(
         onnx_graph,
