@@ -137,29 +137,15 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     tracer.symbols = list(symbols.values())
     tracer.dynamic = any(d.shadow != d.example for d in tracer.symbols)
     saved = {k: v.detach().clone() for k, v in {**params, **buffers}.items()}
-    input_specs: list[InputSpec] = []
-
-    def shadow_of(t: tocha.Tensor) -> Any:
-        return t.detach().clone() if tracer.dynamic else None
-
-    for target, t in params.items():
-        node = tracer.placeholder(state_name("p", target), t, shadow_of(t))
-        input_specs.append(InputSpec(InputKind.PARAMETER, TensorArgument(node.name), target))
-    for target, t in buffers.items():
-        node = tracer.placeholder(state_name("b", target), t, shadow_of(t))
-        persistent = target not in non_persistent
-        input_specs.append(
-            InputSpec(InputKind.BUFFER, TensorArgument(node.name), target, persistent)
-        )
+    input_specs = _place_state(tracer, params, buffers, non_persistent)
     tracer.state_end = tracer.graph.find_nodes(op="placeholder")[-1] if input_specs else None
     tracer.named_constants = {id(t): name for name, t in constants.items()}
     flat = flatten(names, values)
     user_nodes = []
     tensor_leaves = [(p, v) for p, v, is_tensor in flat[0] if is_tensor]
     for (path, value), dims in zip(tensor_leaves, _pad(dynamic)):
-        ph_name = path
         shadow = _shadow_input(value, dims) if tracer.dynamic else None
-        user_nodes.append(tracer.placeholder(ph_name, value, shadow))
+        user_nodes.append(tracer.placeholder(path, value, shadow))
     try:
         with recording(tracer, *_code(mod)):
             out = mod(*args, **kwargs)
@@ -175,16 +161,7 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         for target, _, node in tracer.lifted
     ]
     user_specs = [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name), None) for n in user_nodes]
-    output_specs = []
-    for value, arg in zip(out_leaves, output_args):
-        if isinstance(value, tocha.Tensor):
-            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(arg.name), None))
-        elif isinstance(value, SymInt):
-            output_specs.append(OutputSpec(OutputKind.USER_OUTPUT, SymIntArgument(arg.name), None))
-        else:
-            output_specs.append(
-                OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None)
-            )
+    output_specs = [_output_spec(v, a) for v, a in zip(out_leaves, output_args)]
     graph.output(tuple(output_args))
     signature = ExportGraphSignature(input_specs + lifted_specs + user_specs, output_specs)
     state_dict = {k: v for k, v in params.items()}
@@ -203,6 +180,32 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         output_layout,
         input_checks(flat, dynamic),
     )
+
+
+def _place_state(
+    tracer: Tracer, params: dict, buffers: dict, non_persistent: set
+) -> list[InputSpec]:
+    """Placeholders for the parameters then the buffers, and their specs; with dynamic
+    dimensions the shadow run gets copies (it may write into buffers)."""
+    specs: list[InputSpec] = []
+    for target, t in params.items():
+        shadow = t.detach().clone() if tracer.dynamic else None
+        node = tracer.placeholder(state_name("p", target), t, shadow)
+        specs.append(InputSpec(InputKind.PARAMETER, TensorArgument(node.name), target))
+    for target, t in buffers.items():
+        shadow = t.detach().clone() if tracer.dynamic else None
+        node = tracer.placeholder(state_name("b", target), t, shadow)
+        persistent = target not in non_persistent
+        specs.append(InputSpec(InputKind.BUFFER, TensorArgument(node.name), target, persistent))
+    return specs
+
+
+def _output_spec(value: Any, arg: Any) -> OutputSpec:
+    if isinstance(value, tocha.Tensor):
+        return OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(arg.name), None)
+    if isinstance(value, SymInt):
+        return OutputSpec(OutputKind.USER_OUTPUT, SymIntArgument(arg.name), None)
+    return OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None)
 
 
 def _pad(dynamic: list) -> Any:

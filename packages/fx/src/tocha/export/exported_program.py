@@ -11,7 +11,7 @@ from tocha.fx.graph import Graph
 from tocha.fx.graph_module import GraphModule
 
 from ._targets import target_name
-from .graph_signature import ExportGraphSignature, InputKind, OutputKind
+from .graph_signature import ExportGraphSignature
 
 __all__ = ["ExportedProgram"]
 
@@ -222,11 +222,3 @@ def _annotation(node: Any) -> str:
     if isinstance(val, int) and not isinstance(val, bool):
         return f'"Sym({val!r})"'
     return ""
-
-
-def is_state(kind: InputKind) -> bool:
-    return kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
-
-
-def is_mutation(kind: OutputKind) -> bool:
-    return kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
