@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import textwrap
@@ -182,3 +183,16 @@ def test_exported_program_is_accepted():
     x = tocha.randn(2, 3)
     with tocha.no_grad():
         assert_close(onnx_program(x)[0].numpy(), model(x))
+
+
+def test_save_to_a_file_object():
+    buffer = io.BytesIO()
+    program = tocha.onnx.export(nn.Linear(3, 2), (tocha.randn(4, 3),))
+    program.save(buffer)
+    loaded = onnx.load_from_string(buffer.getvalue())
+    assert {i.name for i in loaded.graph.initializer} == {"weight", "bias"}
+    with pytest.raises(TypeError, match="file path"):
+        tocha.onnx.export(nn.Linear(3, 2), (tocha.randn(4, 3),), io.BytesIO())
+    buffer = io.BytesIO()
+    tocha.onnx.export(nn.Linear(3, 2), (tocha.randn(4, 3),), buffer, external_data=False)
+    assert onnx.load_from_string(buffer.getvalue()).graph.node

@@ -7,7 +7,7 @@ import inspect
 import os
 import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
 import tocha
 from tocha import export as tocha_export
@@ -122,7 +122,7 @@ def _shapes_from_axes(
 def export(
     model: Any,
     args: tuple[Any, ...] = (),
-    f: str | os.PathLike | None = None,
+    f: str | os.PathLike | IO[bytes] | None = None,
     *,
     kwargs: dict[str, Any] | None = None,
     verbose: bool | None = None,
@@ -160,8 +160,8 @@ def export(
     Args:
         model: a ``tocha.nn.Module`` or a ``tocha.export.ExportedProgram``.
         args: example positional inputs (a tensor alone is taken as ``(tensor,)``).
-        f: a path the model is also saved to (weights beside it in ``f + ".data"`` when
-            `external_data`).
+        f: a path (or binary file object, with `external_data` False) the model is also
+            saved to; with `external_data`, the weights go beside it in ``f + ".data"``.
         kwargs: example keyword inputs.
         input_names, output_names: names of the graph's inputs and outputs, in order.
         opset_version: the ``ai.onnx`` opset (17 to 23; default 18).

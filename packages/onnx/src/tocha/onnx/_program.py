@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, Any
 
 import onnx
 import tocha
@@ -50,7 +50,7 @@ class ONNXProgram:
 
     def save(
         self,
-        destination: str | os.PathLike,
+        destination: str | os.PathLike | IO[bytes],
         *,
         include_initializers: bool = True,
         keep_initializers_as_inputs: bool = False,
@@ -59,7 +59,7 @@ class ONNXProgram:
         """Save the ONNX model to `destination`.
 
         Args:
-            destination: the file path.
+            destination: the file path, or a binary file object.
             include_initializers: write the initializers (model weights) into the file.
             keep_initializers_as_inputs: list the initializers as graph inputs too, so that a
                 runtime may be given other weights.
@@ -83,6 +83,9 @@ class ONNXProgram:
                     )
         if not include_initializers:
             del graph.initializer[:]
+        if not isinstance(destination, (str, os.PathLike)):
+            destination.write(model.SerializeToString())
+            return
         if external_data is None:
             external_data = model.ByteSize() > onnx.checker.MAXIMUM_PROTOBUF
         path = os.fspath(destination)
