@@ -353,3 +353,38 @@ def test_gradients_flow_through_scripted_modules(net_module):
     x = tocha.randn(2, 3, requires_grad=True)
     scripted(x)[0].sum().backward()
     assert x.grad is not None and model.blocks[0].fc.weight.grad is not None
+
+
+def test_str_format_and_moduledict_iteration(tmp_path):
+    source = (
+        "class Heads(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.heads = nn.ModuleDict({'a': nn.Linear(2, 1), 'b': nn.Linear(2, 1)})\n\n"
+        "    def forward(self, x):\n"
+        "        names: List[str] = []\n"
+        "        total = torch.zeros(x.shape[0], 1)\n"
+        "        for name, head in self.heads.items():\n"
+        "            names.append('{}:{:>3}'.format(name, len(names)))\n"
+        "            total = total + head(x)\n"
+        "        return total, names\n"
+    )
+    model = load_source(source, tmp_path, "jit_heads").Heads()
+    x = tocha.randn(3, 2)
+    got, names = jit.script(model)(x)
+    assert names == ["a:  0", "b:  1"]
+    np.testing.assert_allclose(got.detach().numpy(), model(x)[0].detach().numpy(), rtol=1e-6)
+
+
+def test_format_fields_reading_attributes_are_refused(tmp_path):
+    source = "def f(x):\n    return '{0.dtype}'.format(x)\n"
+    with pytest.raises(RuntimeError, match="format field"):
+        jit.script(load_source(source, tmp_path, "jit_format_attr").f)(tocha.ones(1))
+
+
+def test_jit_isinstance():
+    assert jit.isinstance([1, 2], list[int]) and not jit.isinstance([1.5], list[int])
+    assert jit.isinstance(None, tocha.Tensor | None)
+    assert jit.isinstance({"a": tocha.ones(1)}, dict[str, tocha.Tensor])
+    assert jit.isinstance((1, tocha.ones(1)), tuple[int, tocha.Tensor])
+    assert not jit.isinstance((1, 2), tuple[int, tocha.Tensor])

@@ -34,7 +34,16 @@ classes published in ``tocha.nn``, so a file cannot run arbitrary code.
 from typing import Final
 
 from . import frontend
-from ._decorators import Attribute, annotate, export, ignore, is_scripting, is_tracing, unused
+from ._decorators import (
+    Attribute,
+    annotate,
+    export,
+    ignore,
+    is_scripting,
+    is_tracing,
+    isinstance,
+    unused,
+)
 from ._freeze import freeze, optimize_for_inference
 from ._interp import Error
 from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule
@@ -58,6 +67,7 @@ __all__ = [
     "ignore",
     "is_scripting",
     "is_tracing",
+    "isinstance",
     "load",
     "optimize_for_inference",
     "save",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _interp
+from . import _interp, _types
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,3 +89,15 @@ def is_scripting() -> bool:
 def is_tracing() -> bool:
     """True while `tocha.jit.trace` records a function, else False."""
     return _TRACING[0] > 0
+
+
+def isinstance(obj: Any, target_type: Any) -> bool:  # noqa: A001
+    """Whether ``obj`` is of TorchScript type ``target_type`` (``List[int]``,
+    ``Optional[Tensor]``, ``Dict[str, Tensor]``...), looking into containers' elements.
+
+    Example::
+
+        >>> tocha.jit.isinstance([1, 2], List[int])
+        True
+    """
+    return _types.matches(_types.from_python(target_type), obj)

@@ -12,6 +12,7 @@ a file resolves names through the same allowlist.
 
 from __future__ import annotations
 
+import string
 import sys
 import types
 from typing import Any
@@ -31,7 +32,9 @@ MODULES = (
     "tocha.export.ops",
     "math",
 )
-JIT_NAMES = frozenset({"is_scripting", "is_tracing", "annotate", "Final"})
+JIT_NAMES = frozenset({"is_scripting", "is_tracing", "annotate", "Final", "isinstance"})
+_CONTAINERS = (nn.ModuleDict, nn.ParameterDict, nn.ModuleList, nn.ParameterList, nn.Sequential)
+_CONTAINER_METHODS = frozenset({"items", "keys", "values"})
 DENIED = frozenset(
     {
         "save",
@@ -99,6 +102,8 @@ def get_attribute(obj: Any, name: str) -> Any:
 
     if isinstance(obj, ScriptModule):
         return obj.script_attribute(name)
+    if isinstance(obj, str) and name == "format":
+        return _safe_format(obj)
     if not _public(name):
         raise ResolutionError(f"attribute '{name}' of type '{type(obj).__name__}' is not supported")
     if isinstance(obj, types.ModuleType):
@@ -109,6 +114,8 @@ def get_attribute(obj: Any, name: str) -> Any:
             raise ResolutionError(f"Python module '{value.__name__}' is not supported")
         return value
     if isinstance(obj, nn.Module):
+        if name in _CONTAINER_METHODS and isinstance(obj, _CONTAINERS):
+            return getattr(obj, name)
         if name in obj._parameters or name in obj._buffers or name in obj._modules:
             return getattr(obj, name)
         if name == "forward" or (name in vars(obj) and isinstance(vars(obj)[name], _PLAIN)):
@@ -123,6 +130,16 @@ def get_attribute(obj: Any, name: str) -> Any:
     if isinstance(obj, (types.BuiltinMethodType, types.MethodType, types.FunctionType)):
         raise ResolutionError(f"attribute '{name}' of a function is not supported")
     raise ResolutionError(f"attribute access on type '{type(obj).__name__}' is not supported")
+
+
+def _safe_format(template: str) -> Any:
+    """``template.format`` for fields that name arguments only: ``{0.attr}``/``{0[key]}``
+    would read attributes of the arguments, so they are refused."""
+    for _, field, spec, _ in string.Formatter().parse(template):
+        for text in (field or "", spec or ""):
+            if "." in text or "[" in text or "{" in text:
+                raise ResolutionError(f"format field '{{{field}}}' is not supported")
+    return template.format
 
 
 _INDEX: dict[int, tuple[str, Any]] = {}

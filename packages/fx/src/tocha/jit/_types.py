@@ -8,6 +8,8 @@ It is written back as TorchScript writes it (``Optional[Tensor]``).
 from __future__ import annotations
 
 import ast
+import types
+import typing
 from typing import Any
 
 import tocha
@@ -93,6 +95,38 @@ def _union(args: list) -> Type:
     if len(rest) == 1:
         return rest[0]
     return ("Union", *args)
+
+
+def from_python(annotation: Any) -> Type:
+    """The type a runtime annotation object names (``List[int]``, ``tocha.Tensor``...)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is None or annotation is type(None):
+        return ("NoneType",)
+    if origin is None:
+        if annotation is tocha.Tensor:
+            return TENSOR
+        name = getattr(annotation, "__name__", getattr(annotation, "_name", None))
+        if name in _NAMES:
+            return (_NAMES[name],)
+        if name in ("list", "List"):
+            return ("List", ANY)
+        if name in ("dict", "Dict"):
+            return ("Dict", ANY, ANY)
+        if name in ("tuple", "Tuple"):
+            return ("Tuple",)
+        raise TypeAnnotationError(f"Unknown type annotation: '{annotation!r}'")
+    inner = [from_python(a) for a in args if a is not Ellipsis]
+    if origin is typing.Union or origin is types.UnionType:
+        return _union(inner)
+    kind = _GENERICS.get(getattr(origin, "__name__", ""), None)
+    if kind == "List":
+        return ("List", inner[0])
+    if kind == "Dict":
+        return ("Dict", inner[0], inner[1])
+    if kind == "Tuple":
+        return ("Tuple", *inner)
+    raise TypeAnnotationError(f"Unknown type annotation: '{annotation!r}'")
 
 
 def show(t: Type) -> str:
