@@ -290,9 +290,28 @@ def test_map_arg_and_map_aggregate():
     mapped = fx.map_arg((x, [y, 1], {"k": add}), lambda n: n.name)
     assert mapped == ("x", ["y", 1], {"k": "add"})
     assert fx.map_aggregate((1, [2, (3,)]), lambda v: v * 10) == (10, [20, (30,)])
-    with pytest.raises(NotImplementedError):
-        add.args[0:0]  # tuples are fine to read
+    with pytest.raises(TypeError, match="'immutable_dict' object does not support mutation"):
         relu.kwargs["new"] = 1
+    g.call_function(tocha.cat, ([x, y],))
+    with pytest.raises(TypeError, match="'immutable_list' object does not support mutation"):
+        list(g.nodes)[-1].args[0].append(x)
+
+
+def test_bad_ops_and_targets():
+    g = fx.Graph()
+    with pytest.raises(AssertionError, match="op 'bad' is not in _legal_ops"):
+        g.create_node("bad", "x")
+    with pytest.raises(ValueError, match="target nope has type str but a Callable is expected"):
+        g.call_function("nope")
+
+
+def test_replace_all_uses_with_reaches_the_replacement_too_as_in_torch():
+    g, (x, y, add, relu) = _add_relu_graph()
+    with g.inserting_after(add):
+        neg = g.call_function(operator.neg, (add,))
+    # torch.fx rewires every user, the replacement included: delete_user_cb guards it.
+    assert add.replace_all_uses_with(neg, lambda user: user is not neg) == [relu]
+    assert neg.args == (add,) and relu.args == (neg,)
 
 
 def test_node_format_and_is_impure():

@@ -78,7 +78,7 @@ class _Emitter:
             return name[9:]
         if name.startswith(("tocha.", "operator.")) and _resolves(name, obj):
             return name
-        hint = name.split(".")[-1] if name else type(obj).__name__
+        hint = name if name else type(obj).__name__
         global_name = self.namespace.create_name(f"_{hint}" if not name else hint, obj)
         self.globals[global_name] = obj
         return global_name

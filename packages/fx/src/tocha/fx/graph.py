@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Graph", "PythonCode"]
 
+_LEGAL_OPS = ("call_function", "call_method", "get_attr", "call_module", "placeholder", "output")
+
 
 class _NodeList:
     """A live view of a graph's nodes, in order; erasing the node just yielded while
@@ -139,6 +141,8 @@ class Graph:
         """Create a node at the current insertion point (the end unless `inserting_before`/
         `inserting_after` says otherwise) and return it. Its name is `name`, or one derived
         from `target`, made unique in the graph."""
+        if op not in _LEGAL_OPS:
+            raise AssertionError(f"op '{op}' is not in _legal_ops")
         args = () if args is None else args
         kwargs = {} if kwargs is None else kwargs
         if not isinstance(args, tuple):

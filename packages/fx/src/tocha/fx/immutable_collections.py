@@ -8,7 +8,12 @@ __all__ = ["immutable_dict", "immutable_list"]
 
 
 def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
-    raise NotImplementedError(f"'{type(self).__name__}' object does not support mutation.")
+    raise TypeError(
+        f"'{type(self).__name__}' object does not support mutation. If you are attempting to "
+        "modify the kwargs or args of a torch.fx.Node object,\ninstead create a new copy of it "
+        "and assign the copy to the node:\n\n    new_args = ...  # copy and mutate args\n"
+        "    node.args = new_args\n"
+    )
 
 
 class immutable_list(list):

@@ -127,14 +127,14 @@ class Node:
         if op == "call_function" and not callable(target):
             raise ValueError(
                 f"Node [graph = {graph}, name = '{name}'] target {target} has type "
-                f"{type(target)} but a Callable is expected"
+                f"{type(target).__name__} but a Callable is expected"
             )
         if op in ("placeholder", "call_method", "call_module", "get_attr") and not isinstance(
             target, str
         ):
             raise ValueError(
                 f"Node [graph = {graph}, name = '{name}'] target {target} has type "
-                f"{type(target)} but a str is expected"
+                f"{type(target).__name__} but a str is expected"
             )
         self.graph = graph
         self.name = name
@@ -239,8 +239,9 @@ class Node:
         propagate_meta: bool = False,
     ) -> list[Node]:
         """Make every user of this node read `replace_with` instead (those for which
-        `delete_user_cb` returns True); returns the users changed. With `propagate_meta`,
-        this node's ``meta`` is copied onto `replace_with`, which must have none."""
+        `delete_user_cb` returns True; as in torch.fx, that includes `replace_with` itself
+        when it reads this node); returns the users changed. With `propagate_meta`, this
+        node's ``meta`` is copied onto `replace_with`, which must have none."""
         if not isinstance(replace_with, Node):
             raise TypeError(
                 f"replace_all_uses_with expects a Node to replace with, got "
@@ -255,7 +256,7 @@ class Node:
             replace_with.meta.update(self.meta)
         changed = []
         for user in list(self.users):
-            if user is replace_with or not delete_user_cb(user):
+            if not delete_user_cb(user):
                 continue
             user.replace_input_with(self, replace_with)
             changed.append(user)
