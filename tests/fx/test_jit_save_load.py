@@ -295,3 +295,12 @@ def test_archive_without_format_marker(tmp_path):
     document["format"] = "other"
     with pytest.raises(RuntimeError, match="format marker"):
         jit.load(write_archive(files, document))
+
+
+@pytest.mark.parametrize("name", ["_methods", "save", "forward", "_native"])
+def test_attributes_may_not_take_machinery_names(tmp_path, name):
+    files = good_archive(tmp_path)
+    document = json.loads(files["model.json"])
+    document["root"]["attributes"][name] = 1
+    with pytest.raises(RuntimeError, match="reserved"):
+        jit.load(write_archive(files, document))

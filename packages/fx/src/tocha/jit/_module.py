@@ -275,6 +275,12 @@ class RecursiveScriptModule(ScriptModule):
         self.qualified_name = qualified_name
 
 
+def reserved(name: str) -> bool:
+    """Whether ``name`` belongs to the machinery of a scripted module (``save``, ``_methods``,
+    ``forward``...), so that no module attribute may take it."""
+    return name in _RESERVED or hasattr(RecursiveScriptModule, name)
+
+
 def wrap_native(module: nn.Module) -> RecursiveScriptModule:
     """A scripted module running a built-in ``tocha.nn`` module, sharing its state."""
     wrapper = RecursiveScriptModule(type(module).__name__, f"tocha.nn.{type(module).__name__}")
@@ -290,3 +296,6 @@ def wrap_native(module: nn.Module) -> RecursiveScriptModule:
 def function_name(fn: Callable) -> str:
     """The qualified name a scripted Python function is saved under."""
     return f"{fn.__module__}.{fn.__qualname__}"
+
+
+_RESERVED = frozenset(vars(RecursiveScriptModule("", "")))

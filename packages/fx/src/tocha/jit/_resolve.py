@@ -54,6 +54,7 @@ DENIED = frozenset(
         "register_forward_pre_hook",
         "register_full_backward_hook",
         "set_default_device",
+        "extend_path",
     }
 )
 EXCEPTIONS = (

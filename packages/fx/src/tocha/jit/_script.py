@@ -18,6 +18,7 @@ from ._module import (
     ScriptFunction,
     ScriptModule,
     function_name,
+    reserved,
     unused_stub,
     wrap_native,
 )
@@ -142,9 +143,7 @@ def _attributes(module: nn.Module) -> dict[str, Any]:
     for name, value in vars(module).items():
         if name not in _INFRA and _is_data(value):
             found[name] = value
-    for name in ("original_name", "qualified_name"):
-        found.pop(name, None)
-    return found
+    return {name: value for name, value in found.items() if not reserved(name)}
 
 
 def _compile_methods(module: nn.Module, scripted: RecursiveScriptModule) -> None:

@@ -15,7 +15,14 @@ import tocha
 import tocha.nn as nn
 
 from ._compile import CompiledFunction, compile_saved
-from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule, unused_stub, wrap_native
+from ._module import (
+    RecursiveScriptModule,
+    ScriptFunction,
+    ScriptModule,
+    reserved,
+    unused_stub,
+    wrap_native,
+)
 from ._resolve import ResolutionError, from_path, path_of
 
 FORMAT = "tocha-jit"
@@ -285,6 +292,8 @@ class _Reader:
         self.members(module, node)
         for name, value in node["attributes"].items():
             _check_name(name)
+            if reserved(name):
+                raise ResolutionError(f"attribute name '{name}' is reserved")
             module.__dict__[name] = self.value(value)
             module._script_attrs.add(name)
         for name, entry in node["methods"].items():
