@@ -4,7 +4,8 @@ Lifted placeholders become ``get_attr`` nodes of the module's parameters, buffer
 constants; the user inputs become one placeholder per argument (nested inputs are taken
 apart with ``operator.getitem``); buffer updates computed out of place (after
 `run_decompositions`) are copied into the buffers; outputs are nested back as the original
-module returned them. A forward pre-hook checks the inputs' sizes.
+module returned them. A forward pre-hook checks the inputs' sizes; ``train()`` and ``eval()``
+raise, as in PyTorch (the graph was traced in one mode).
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ class InputGuard:
                         raise AssertionError(f"Guard failed: {label}.size()[{d}] >= {lower}")
                     if upper is not None and actual > upper:
                         raise AssertionError(f"Guard failed: {label}.size()[{d}] <= {upper}")
+
+
+class _Unsupported:
+    """``train``/``eval`` of an exported module: its graph was traced in one mode, so
+    PyTorch refuses to switch it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"Calling {self.name}() is not supported yet.")
 
 
 def _leaves(value: Any, layout: Any, out: list) -> None:
@@ -149,5 +161,7 @@ def unlift(ep: Any) -> GraphModule:
             user_outputs.append(value)
     graph.output(rebuild(ep.call_spec[1], user_outputs))
     module = GraphModule(root, graph)
+    module.train = _Unsupported("train")
+    module.eval = _Unsupported("eval")
     module.register_forward_pre_hook(InputGuard(names, layouts, ep._input_checks), with_kwargs=True)
     return module
