@@ -206,6 +206,8 @@ def test_static_export_rejects_other_batch_sizes():
     ep = export(nn.Linear(3, 2), (_randn(4, 3),))
     with pytest.raises(AssertionError, match=r"Guard failed: input.size\(\)\[0\] == 4"):
         ep.module()(_randn(5, 3))
+    with pytest.raises(ValueError, match="Trying to flatten user inputs"):
+        ep.module()(_randn(4, 3), _randn(4, 3))
 
 
 def test_dynamic_shapes_errors():

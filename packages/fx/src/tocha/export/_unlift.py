@@ -33,15 +33,28 @@ class InputGuard:
         self.layouts = layouts
         self.checks = checks
 
+    def mismatch(self, args: tuple, kwargs: dict) -> ValueError:
+        expected = ", ".join(self.names)
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}=..." for k in kwargs])
+        return ValueError(
+            f"Trying to flatten user inputs with exported input tree spec: ({expected}) but "
+            f"actually got inputs with tree spec of: ({got}). Please check that the inputs "
+            "have the same number and type of args and kwargs as the ones you used when "
+            "tracing."
+        )
+
     def __call__(self, module: Any, args: tuple, kwargs: dict) -> None:
         params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in self.names]
-        bound = inspect.Signature(params).bind(*args, **kwargs)
+        try:
+            bound = inspect.Signature(params).bind(*args, **kwargs)
+        except TypeError:
+            raise self.mismatch(args, kwargs) from None
         leaves: list[Any] = []
         for name, layout in zip(self.names, self.layouts):
             _leaves(bound.arguments.get(name), layout, leaves)
+        if len(leaves) != len(self.checks) or not all(isinstance(v, tocha.Tensor) for v in leaves):
+            raise self.mismatch(args, kwargs)
         for value, (label, sizes, ranges) in zip(leaves, self.checks):
-            if not isinstance(value, tocha.Tensor):
-                raise AssertionError(f"Guard failed: {label} is a Tensor")
             if value.ndim != len(sizes):
                 raise AssertionError(f"Guard failed: {label}.dim() == {len(sizes)}")
             for d, size in enumerate(sizes):
