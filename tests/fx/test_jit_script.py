@@ -388,3 +388,30 @@ def test_jit_isinstance():
     assert jit.isinstance({"a": tocha.ones(1)}, dict[str, tocha.Tensor])
     assert jit.isinstance((1, tocha.ones(1)), tuple[int, tocha.Tensor])
     assert not jit.isinstance((1, 2), tuple[int, tocha.Tensor])
+
+
+def test_fork_and_wait_in_scripted_code(tmp_path):
+    source = (
+        "def double(x):\n    return x * 2\n\n"
+        "def f(x):\n    fut = torch.jit.fork(double, x)\n    return torch.jit.wait(fut) + 1\n"
+    )
+    f = jit.script(load_source(source, tmp_path, "jit_fork").f)
+    np.testing.assert_allclose(f(tocha.ones(2)).numpy(), [3.0, 3.0])
+    assert jit.fork(tocha.neg, tocha.ones(1)).wait().item() == -1.0
+
+
+def test_fusion_settings_and_markers():
+    previous = jit.set_fusion_strategy([("DYNAMIC", 3)])
+    assert jit.set_fusion_strategy(previous) == [("DYNAMIC", 3)]
+    with pytest.raises(RuntimeError):
+        jit.set_fusion_strategy([("OTHER", 1)])
+    jit.enable_onednn_fusion(True)
+    assert jit.onednn_fusion_enabled()
+    jit.enable_onednn_fusion(False)
+    with jit.strict_fusion():
+        pass
+
+    def g(x):
+        return x
+
+    assert jit.script_if_tracing(g) is g and jit.interface(g) is g

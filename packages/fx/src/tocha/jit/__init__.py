@@ -39,12 +39,16 @@ from ._decorators import (
     annotate,
     export,
     ignore,
+    interface,
     is_scripting,
     is_tracing,
     isinstance,
+    script_if_tracing,
     unused,
 )
 from ._freeze import freeze, optimize_for_inference
+from ._fusion import enable_onednn_fusion, onednn_fusion_enabled, set_fusion_strategy, strict_fusion
+from ._futures import Future, fork, wait
 from ._interp import Error
 from ._module import RecursiveScriptModule, ScriptFunction, ScriptModule
 from ._script import script
@@ -55,24 +59,33 @@ __all__ = [
     "Attribute",
     "Error",
     "Final",
+    "Future",
     "RecursiveScriptModule",
     "ScriptFunction",
     "ScriptModule",
     "TracerWarning",
     "TracingCheckError",
     "annotate",
+    "enable_onednn_fusion",
     "export",
+    "fork",
     "freeze",
     "frontend",
     "ignore",
+    "interface",
     "is_scripting",
     "is_tracing",
     "isinstance",
     "load",
+    "onednn_fusion_enabled",
     "optimize_for_inference",
     "save",
     "script",
+    "script_if_tracing",
+    "set_fusion_strategy",
+    "strict_fusion",
     "trace",
     "trace_module",
     "unused",
+    "wait",
 ]

@@ -65,6 +65,17 @@ def is_exported(fn: Any) -> bool:
     return getattr(fn, "_tocha_jit_export", False) is True
 
 
+def interface(obj: Any) -> Any:
+    """Mark a class as a TorchScript interface; returned unchanged."""
+    return obj
+
+
+def script_if_tracing(fn: F) -> F:
+    """Script ``fn`` only when it is called while tracing; tocha's traces record the calls
+    ``fn`` makes, so it is returned unchanged."""
+    return fn
+
+
 def annotate(the_type: Any, the_value: Any) -> Any:
     """Give ``the_value`` a TorchScript type; in Python and in scripted code it returns it."""
     return the_value

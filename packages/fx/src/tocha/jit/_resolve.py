@@ -20,6 +20,8 @@ from typing import Any
 import tocha
 import tocha.nn as nn
 
+from ._futures import Future
+
 MODULES = (
     "tocha",
     "tocha.nn",
@@ -32,7 +34,9 @@ MODULES = (
     "tocha.export.ops",
     "math",
 )
-JIT_NAMES = frozenset({"is_scripting", "is_tracing", "annotate", "Final", "isinstance"})
+JIT_NAMES = frozenset(
+    {"is_scripting", "is_tracing", "annotate", "Final", "isinstance", "fork", "wait"}
+)
 _CONTAINERS = (nn.ModuleDict, nn.ParameterDict, nn.ModuleList, nn.ParameterList, nn.Sequential)
 _CONTAINER_METHODS = frozenset({"items", "keys", "values"})
 DENIED = frozenset(
@@ -123,7 +127,7 @@ def get_attribute(obj: Any, name: str) -> Any:
             return getattr(obj, name)
         raise ResolutionError(f"Module '{type(obj).__name__}' has no attribute '{name}'")
     if isinstance(
-        obj, (tocha.Tensor, tocha.dtype, tocha.device, tocha.finfo, tocha.iinfo, *_PLAIN)
+        obj, (tocha.Tensor, tocha.dtype, tocha.device, tocha.finfo, tocha.iinfo, Future, *_PLAIN)
     ):
         return getattr(obj, name)
     if isinstance(obj, type) and (obj is tocha.Tensor or obj in _PLAIN):
