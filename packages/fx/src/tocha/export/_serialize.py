@@ -41,7 +41,7 @@ from tocha.fx.graph_module import GraphModule
 from ._dims import Symbol, ValueRanges, int_oo
 from ._symint import SizeName
 from ._targets import resolve, target_name
-from ._tracer import TensorMeta, named_placeholder
+from ._tracer import named_placeholder, tensor_metadata
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -163,7 +163,7 @@ def _node(node: Any) -> dict[str, Any]:
     record["args"] = _encode(node.args)
     record["kwargs"] = _encode(node.kwargs)
     meta = node.meta.get("tensor_meta")
-    if isinstance(meta, TensorMeta):
+    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
         record["meta"] = {
             "dtype": str(meta.dtype).removeprefix("tocha."),
             "shape": [repr(d) if isinstance(d, SizeName) else int(d) for d in meta.shape],
@@ -237,9 +237,7 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
         shape = [d if isinstance(d, int) else SizeName(0, str(d)) for d in meta["shape"]]
         example = tocha.zeros([int(d) for d in shape], dtype=dtype)
         node.meta["val"] = example
-        node.meta["tensor_meta"] = TensorMeta(
-            tocha.Size(shape), dtype, False, tuple(example.stride())
-        )
+        node.meta["tensor_meta"] = tensor_metadata(example, shape)
     elif isinstance(meta, dict) and "int" in meta:
         node.meta["val"] = SizeName(int(meta["int"]), str(meta["expr"]))
     nodes[name] = node

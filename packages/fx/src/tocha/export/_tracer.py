@@ -26,37 +26,16 @@ import numpy as np
 import tocha
 from tocha.fx.graph import Graph
 from tocha.fx.node import Node
+from tocha.fx.passes.shape_prop import TensorMetadata
 
 from . import ops
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
 from ._symint import SizeName, SymInt
 
-__all__ = ["TensorMeta", "Tracer", "named_placeholder", "state_name"]
+__all__ = ["Tracer", "named_placeholder", "state_name", "tensor_metadata"]
 
 _ndarray = np.ndarray
 _SIZE = tocha.Tensor.size
-
-
-class TensorMeta(tuple):
-    """``node.meta['tensor_meta']``: shape (dynamic sizes as `SymInt`-like names), dtype,
-    requires_grad, stride."""
-
-    __slots__ = ()
-    _fields = ("shape", "dtype", "requires_grad", "stride")
-
-    def __new__(cls, shape: Any, dtype: Any, requires_grad: bool, stride: tuple) -> TensorMeta:
-        return tuple.__new__(cls, (shape, dtype, requires_grad, stride))
-
-    shape = property(operator.itemgetter(0))
-    dtype = property(operator.itemgetter(1))
-    requires_grad = property(operator.itemgetter(2))
-    stride = property(operator.itemgetter(3))
-
-    def __repr__(self) -> str:
-        return (
-            f"TensorMetadata(shape={self.shape}, dtype={self.dtype}, "
-            f"requires_grad={self.requires_grad}, stride={self.stride})"
-        )
 
 
 class Tracer:
@@ -102,13 +81,8 @@ class Tracer:
         node.meta["val"] = value
         node.meta["tensor_meta"] = self.tensor_meta(value, shadow)
 
-    def tensor_meta(self, value: tocha.Tensor, shadow: Any) -> TensorMeta:
-        return TensorMeta(
-            tocha.Size(self.sizes(value, shadow)),
-            value.dtype,
-            value.requires_grad,
-            tuple(value.stride()),
-        )
+    def tensor_meta(self, value: tocha.Tensor, shadow: Any) -> TensorMetadata:
+        return tensor_metadata(value, self.sizes(value, shadow))
 
     def sizes(self, value: tocha.Tensor, shadow: Any) -> list:
         """`value`'s sizes, those depending on a dynamic dimension as names (``s0``)."""
@@ -393,6 +367,20 @@ class Tracer:
         if isinstance(value, list):
             return [self.shadow_arrays(v) for v in value]
         return value
+
+
+def tensor_metadata(value: tocha.Tensor, sizes: list) -> TensorMetadata:
+    """``node.meta['tensor_meta']`` of `value`, its dynamic sizes named (`SizeName`)."""
+    contiguous = value.is_contiguous()
+    return TensorMetadata(
+        tocha.Size(sizes),
+        value.dtype,
+        value.requires_grad,
+        tuple(value.stride()),
+        tocha.contiguous_format if contiguous else None,
+        False,
+        {},
+    )
 
 
 def state_name(prefix: str, target: str) -> str:
