@@ -415,3 +415,28 @@ def test_fusion_settings_and_markers():
         return x
 
     assert jit.script_if_tracing(g) is g and jit.interface(g) is g
+
+
+class LegacyScriptModule(jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.scale = 3.0
+
+    @jit.script_method
+    def forward(self, x):
+        return self.fc(x) * self.scale
+
+
+def test_subclass_of_script_module_with_script_method(tmp_path):
+    model = LegacyScriptModule()
+    x = tocha.randn(4, 2)
+    expected = model.fc(x) * 3.0
+    np.testing.assert_allclose(model(x).detach().numpy(), expected.detach().numpy())
+    assert "self.fc(x) * self.scale" in model.code
+    jit.save(model, tmp_path / "legacy.pt")
+    loaded = jit.load(tmp_path / "legacy.pt")
+    assert loaded.original_name == "LegacyScriptModule"
+    np.testing.assert_allclose(loaded(x).detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    frozen = jit.freeze(model.eval())
+    np.testing.assert_allclose(frozen(x).numpy(), expected.detach().numpy(), rtol=1e-6)

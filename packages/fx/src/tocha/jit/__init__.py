@@ -44,6 +44,7 @@ from ._decorators import (
     is_tracing,
     isinstance,
     script_if_tracing,
+    script_method,
     unused,
 )
 from ._freeze import freeze, optimize_for_inference
@@ -82,6 +83,7 @@ __all__ = [
     "save",
     "script",
     "script_if_tracing",
+    "script_method",
     "set_fusion_strategy",
     "strict_fusion",
     "trace",

@@ -50,6 +50,12 @@ def export(fn: F) -> F:
     return fn
 
 
+def script_method(fn: F) -> F:
+    """Mark a method of a subclass of ``tocha.jit.ScriptModule`` to be compiled (PyTorch's
+    older API; `tocha.jit.script` of an ``nn.Module`` is the newer one)."""
+    return export(fn)
+
+
 def ignored(fn: Any) -> bool:
     """Whether ``fn`` was marked with `ignore`."""
     return getattr(fn, "_tocha_jit_ignore", False) is True

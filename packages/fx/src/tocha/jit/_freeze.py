@@ -36,7 +36,7 @@ def freeze(
             ".eval() on your module before freezing."
         )
     keep = {"forward", *(preserved_attrs or ())}
-    frozen = _freeze(mod, keep)
+    frozen = _freeze(mod.compiled(), keep)
     result = frozen if isinstance(frozen, ScriptModule) else wrap_native(frozen)
     result.__dict__["_frozen"] = True
     return result

@@ -233,10 +233,19 @@ class ScriptModule(nn.Module):
             f"Module '{self.original_name}' has no attribute '{name}' that scripted code may set"
         )
 
+    def compiled(self) -> ScriptModule:
+        """This module with its methods compiled: itself, unless it is an instance of a
+        subclass of ScriptModule (PyTorch's older API), which is scripted now."""
+        if self._methods or self._native is not None or type(self) in _OWN_CLASSES:
+            return self
+        from ._script import script_instance
+
+        return script_instance(self)
+
     @property
     def code(self) -> str:
         """The normalised source of ``forward``."""
-        return self._method_code("forward")
+        return self.compiled()._method_code("forward")
 
     def _method_code(self, name: str) -> str:
         method = self._methods.get(name)
@@ -251,7 +260,7 @@ class ScriptModule(nn.Module):
     @property
     def graph(self) -> ScriptGraph:
         """A printable listing of ``forward`` (see `ScriptGraph`)."""
-        method = self._methods.get("forward")
+        method = self.compiled()._methods.get("forward")
         if not isinstance(method, CompiledFunction):
             raise RuntimeError(f"Method 'forward' of '{self.original_name}' has no graph")
         return ScriptGraph(method)
@@ -299,3 +308,4 @@ def function_name(fn: Callable) -> str:
 
 
 _RESERVED = frozenset(vars(RecursiveScriptModule("", "")))
+_OWN_CLASSES = (ScriptModule, RecursiveScriptModule)

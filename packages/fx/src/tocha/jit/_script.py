@@ -69,6 +69,11 @@ def script(obj: Any, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None
     raise RuntimeError(f"Type '{type(obj).__name__}' cannot be compiled")
 
 
+def script_instance(module: ScriptModule) -> RecursiveScriptModule:
+    """The compiled form of an instance of a user's subclass of ScriptModule."""
+    return _script_module(module)
+
+
 def script_function(fn: types.FunctionType) -> ScriptFunction:
     """The scripted form of a Python function, compiled once and cached."""
     if fn in _FUNCTIONS:

@@ -148,6 +148,8 @@ class _Writer:
         }
 
     def module(self, m: nn.Module) -> dict:
+        if isinstance(m, ScriptModule):
+            m = m.compiled()
         if isinstance(m, ScriptModule) and m._native is not None:
             m = m._native
         if isinstance(m, ScriptModule):
