@@ -6,7 +6,8 @@ including erfc's tail down to the subnormals. erfinv starts from M. Giles' appro
 ("Approximating the erfinv function", GPU Computing Gems, 2011) and refines it with two
 Halley steps on erf (on log erfc near +-1, where ``1 - |y|`` holds the information). Lower
 precision inputs are computed in float64 and rounded once to their own dtype, except erf of
-float32, which is computed in float32 (`erf32`) to within 1.5 float32 ulp of the true erf.
+float32, float16 and bfloat16, which is computed in float32 (`erf32`) to within 1.5 float32
+ulp of the true erf (then rounded to the half dtypes).
 
 Each factory ``f(xp)`` returns a kernel ``kernel(x, out=None)``.
 """
@@ -272,13 +273,18 @@ def _erfinv_start(xp, a, q):
     return xp.where(w < 5.0, central, xp.where(far, x / xp.where(far, a, 1.0), tail))
 
 
+def _single_or_half(dtype) -> bool:
+    """float32, float16 or bfloat16 (NumPy kind ``V``, from ml_dtypes)."""
+    return dtype.kind in "fV" and dtype.itemsize <= 4
+
+
 def _kernel_factory(name, fn64, fn32=None):
     def factory(xp):
         def kernel(x, out=None):
             if x.dtype.kind == "c":
                 raise NotImplementedError(f'"{name}" not implemented for complex tensors')
-            if fn32 is not None and x.dtype == xp.float32:
-                result = fn32(xp, x)
+            if fn32 is not None and _single_or_half(x.dtype):
+                result = fn32(xp, x.astype(xp.float32, copy=False))
             else:
                 result = fn64(xp, x.astype(xp.float64, copy=False))
             if out is None:

@@ -547,13 +547,18 @@ def _pow_kernel(xp):
             negative = (x == 1) + minus_one * (1 - 2 * (y % 2))
             result = xp.where(y < 0, negative, xp.power(x, xp.maximum(y, 0)))
             return _store(result.astype(x.dtype), out)
-        if x.dtype.kind in FLOATS and y_kind in "biuf" and not y_array:
+        if x.dtype.kind in FLOATS and y_kind in "biuf" and (not y_array or _scalar_of(x, y)):
             result = _pow_by_products(xp, x, float(y))
             if result is not None:
                 return _store(result, out)
         return xp.power(x, y, out=out)
 
     return kernel
+
+
+def _scalar_of(x, y) -> bool:
+    """Whether array `y` is a 0-d exponent that leaves float `x`'s dtype as it is."""
+    return y.ndim == 0 and (y.dtype == x.dtype or y.dtype.kind in "biu")
 
 
 def _pow_by_products(xp, x, y: float):
@@ -577,19 +582,30 @@ def _pow_by_products(xp, x, y: float):
         if half:
             return None
         x = x.astype(xp.float32)
-    if half and whole and xp.any(x == -xp.inf):
+    if half and whole and _holds_minus_inf(xp, x):
         return None
     result = xp.empty_like(x)  # out= throughout: a ufunc of 0-d arrays returns a scalar
-    if whole:
+    power = x  # x ** abs(y), which the reciprocal reads for a negative y
+    if half:
+        power = xp.sqrt(x, out=result)
+        for _ in range(whole):
+            xp.multiply(result, x, out=result)
+        if whole == 2:
+            xp.abs(result, out=result)  # pow(-0, 2.5) is +0; negative bases stay nan
+    elif whole > 1 or y > 0:
         _whole_power(xp, x, whole, result)
-    if half and whole:
-        xp.multiply(result, xp.sqrt(x), out=result)
-        xp.abs(result, out=result)  # pow(-0, k + 1/2) is +0; negative bases stay nan
-    elif half:
-        xp.sqrt(x, out=result)
+        power = result
     if y < 0:
-        xp.reciprocal(result, out=result)
+        xp.reciprocal(power, out=result)
     return result.astype(dtype) if result.dtype != dtype else result
+
+
+def _holds_minus_inf(xp, x) -> bool:
+    """Whether array `x` holds -inf: its minimum (one pass), or a compare when a nan hides it."""
+    if not x.size:
+        return False
+    least = xp.min(x)
+    return bool(least == -xp.inf or (least != least and xp.any(x == -xp.inf)))
 
 
 def _whole_power(xp, x, n: int, out) -> None:
