@@ -504,3 +504,55 @@ def test_tensor_methods_and_indexing_with_traced_arguments():
     assert picked.item() == 1.0
     np.testing.assert_allclose(product.numpy(), [[0.0, 2.0, 2.0, 1.5]])
     assert tocha.arange(3.0)[tocha.tensor(1)].item() == 1.0  # eager indexing restored
+
+
+def test_math_functions_are_autowrapped():
+    import math
+
+    class Scaled(nn.Module):
+        def forward(self, q):
+            return q / math.sqrt(q.size(-1))
+
+    gm = tocha.fx.symbolic_trace(Scaled())
+    assert math.sqrt in [n.target for n in gm.graph.nodes]
+    np.testing.assert_allclose(gm(tocha.ones(4)).numpy(), [0.5] * 4)
+    assert math.sqrt(4) == 2.0
+
+
+def test_user_subclass_of_a_builtin_is_traced_through():
+    class MyLinear(nn.Linear):
+        pass
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = MyLinear(3, 2)
+            self.acts = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+
+        def forward(self, x):
+            x = self.lin(x)
+            for act in self.acts:
+                x = act(x)
+            return x
+
+    module = M()
+    gm = tocha.fx.symbolic_trace(module)
+    assert [(n.op, n.target if isinstance(n.target, str) else n.target.__name__)
+            for n in gm.graph.nodes] == [
+        ("placeholder", "x"), ("get_attr", "lin.weight"), ("get_attr", "lin.bias"),
+        ("call_function", "linear"), ("call_module", "acts.0"), ("call_module", "acts.1"),
+        ("output", "output"),
+    ]  # fmt: skip
+    x = tocha.randn(4, 3)
+    np.testing.assert_allclose(gm(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)
+
+
+def test_graph_appending_tracer_builds_graphs_from_proxies():
+    from tocha.fx.proxy import GraphAppendingTracer
+
+    graph = tocha.fx.Graph()
+    x = tocha.fx.Proxy(graph.placeholder("x"), GraphAppendingTracer(graph))
+    y = (x * 2).relu() + x.shape[0]
+    graph.output(y.node)
+    gm = tocha.fx.GraphModule({}, graph)
+    np.testing.assert_allclose(gm(tocha.tensor([-1.0, 2.0])).numpy(), [2.0, 6.0])

@@ -19,7 +19,7 @@ from .graph_module import GraphModule
 from .node import Argument, Node, Target
 from .proxy import ParameterProxy, Proxy, TraceError
 
-__all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
+__all__ = ["PH", "GraphAppendingTracer", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
 
 _BASE_TYPES = (str, int, float, bool, complex, tocha.dtype, tocha.device, tocha.memory_format,
                tocha.layout, type(None), type(Ellipsis))  # fmt: skip
@@ -102,6 +102,7 @@ class Tracer:
             for name, value in vars(module).items()
             if not name.startswith("_") and callable(value) and not isinstance(value, type)
         ] + list(autowrap_functions)
+        self._autowrap_modules = tuple(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.graph = Graph()
         self.module_stack: dict[str, tuple[str, type]] = {}
@@ -315,7 +316,7 @@ class Tracer:
 
             return tracer.call_module(mod, forward, args, kwargs)
 
-        globals_dicts = [fn_globals] + [
+        globals_dicts = [fn_globals, *(vars(m) for m in self._autowrap_modules)] + [
             getattr(type(m).forward, "__globals__", {})
             for m in self.root.modules()
             if not self.is_leaf_module(m, "")
@@ -409,6 +410,18 @@ class Tracer:
             eq = self.create_proxy("call_function", operator.eq, (ph, value), {})
             self.create_proxy("call_function", _assert, (eq, message), {})
         return value
+
+
+class GraphAppendingTracer(Tracer):
+    """A tracer whose Proxies append nodes to an existing `graph`: build graphs by writing
+    code on ``Proxy(graph.placeholder("x"), GraphAppendingTracer(graph))``. Outside
+    ``symbolic_trace`` only operators and method calls on Proxies are recorded (tocha's
+    functions are intercepted during a trace only)."""
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__()
+        self.graph = graph
+        self.scope_path = ""
 
 
 def _annotation(annotation: Any) -> Any:

@@ -209,3 +209,12 @@ def _install_magic_methods() -> None:
 
 
 _install_magic_methods()
+
+
+def __getattr__(name: str) -> Any:
+    # GraphAppendingTracer subclasses Tracer, which imports this module: made on first use.
+    if name == "GraphAppendingTracer":
+        from ._symbolic_trace import GraphAppendingTracer
+
+        return GraphAppendingTracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
