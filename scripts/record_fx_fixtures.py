@@ -4,7 +4,10 @@ Run with PyTorch installed, from the repository root:
 ``/work/venv-torch/bin/python scripts/record_fx_fixtures.py``. It writes
 ``tests/fx/fixtures/fx_trace_graphs.json``: for each case, the nodes of the traced graph as
 ``[name, op, target, args, kwargs]`` in a library-neutral spelling (``lib.relu`` for
-``torch.relu``; see `describe`). The test defines the same modules with tocha and compares.
+``torch.relu``; see `describe`), and ``tests/fx/fixtures/fx_trace_code.json``: the code
+torch.fx generates for the modules whose code tocha.fx writes alike (those calling
+functions that pass their defaults on, such as ``F.relu``'s ``inplace=False``, are left
+out). The test defines the same modules with tocha and compares.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import torch.fx
 import torch.nn.functional as F
 from torch import nn
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "fx" / "fixtures" / "fx_trace_graphs.json"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fx" / "fixtures"
+CODE_CASES = ("resnet_block", "view_size", "params", "cat", "getitem", "custom_traced_through",
+              "constants", "methods", "nested")  # fmt: skip
 
 
 def describe(graph, lib) -> list[list]:
@@ -240,9 +245,11 @@ CASES = {
 
 
 def main() -> None:
-    fixtures = {name: describe(build(), torch) for name, build in CASES.items()}
-    OUT.write_text(json.dumps(fixtures, indent=1) + "\n")
-    print(f"wrote {OUT} ({len(fixtures)} cases)", file=sys.stderr)
+    graphs = {name: describe(build(), torch) for name, build in CASES.items()}
+    (FIXTURES / "fx_trace_graphs.json").write_text(json.dumps(graphs, indent=1) + "\n")
+    code = {name: CASES[name]().python_code("self").src.strip() for name in CODE_CASES}
+    (FIXTURES / "fx_trace_code.json").write_text(json.dumps(code, indent=1) + "\n")
+    print(f"wrote {len(graphs)} graphs and {len(code)} sources to {FIXTURES}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -556,3 +556,13 @@ def test_graph_appending_tracer_builds_graphs_from_proxies():
     graph.output(y.node)
     gm = tocha.fx.GraphModule({}, graph)
     np.testing.assert_allclose(gm(tocha.tensor([-1.0, 2.0])).numpy(), [2.0, 6.0])
+
+
+CODE = json.loads((Path(__file__).parent / "fixtures" / "fx_trace_code.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(CODE), ids=sorted(CODE))
+def test_generated_code_matches_torch_fx(name):
+    factory, _, concrete = CASES[name]
+    gm = tocha.fx.symbolic_trace(factory(), concrete_args=concrete)
+    assert gm.code.strip() == CODE[name].replace("torch.", "tocha.")
