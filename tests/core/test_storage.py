@@ -5,6 +5,7 @@ and the sharing that tocha.save keeps. Values and errors against PyTorch."""
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import numpy as np
@@ -337,3 +338,51 @@ def test_legacy_storage_classes_like_torch(torch):
                 lib.FloatStorage(2, dtype=lib.float64)
         got.append(row)
     assert got[0] == got[1]
+
+
+def _file_error(fn, *args):
+    """`_error` with the folders left out of the file names in the message."""
+    kind, message = _error(fn, *args)
+    return kind, re.sub(r"<[^<>]*/", "<", message)
+
+
+def test_from_file_like_torch(tmp_path, torch):
+    got = []
+    for lib in (tocha, torch):
+        path = tmp_path / "data.bin"
+        np.arange(6, dtype=np.float32).tofile(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = [
+                np.asarray(lib.from_file(str(path), size=4, dtype=lib.float32)).tolist(),
+                np.asarray(lib.from_file(str(path), False, 3)).tolist(),
+                tuple(lib.from_file(str(path)).shape),
+                np.asarray(lib.from_file(str(path), size=2, dtype=lib.float64)).tolist(),
+                lib.UntypedStorage.from_file(str(path), False, 8).tolist(),
+                lib.UntypedStorage.from_file(str(path), False, 8).filename,
+                lib.FloatStorage.from_file(str(path), False, 2).tolist(),
+                lib.UntypedStorage.from_file(str(path), True, 4).filename.endswith(path.name),
+                lib.from_file(str(path), True, 2).untyped_storage().filename.endswith(path.name),
+                lib.UntypedStorage(2).filename,
+                _file_error(lib.from_file, str(path), False, 10),
+                _file_error(lib.from_file, str(tmp_path / "missing.bin"), False, 2),
+                _error(lib.TypedStorage.from_file, str(path), False, 2),
+            ]
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def test_from_file_shared_maps_the_file(tmp_path):
+    path = tmp_path / "mapped.bin"
+    np.arange(4, dtype=np.float32).tofile(path)
+    copy = tocha.from_file(path, False, 4)
+    copy[0] = 50.0
+    assert np.fromfile(path, np.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+    mapped = tocha.from_file(path, True, 6)  # extends the file
+    assert mapped.tolist() == [0.0, 1.0, 2.0, 3.0, 0.0, 0.0]
+    mapped[1] = 7.0
+    assert np.fromfile(path, np.float32).tolist() == [0.0, 7.0, 2.0, 3.0, 0.0, 0.0]
+    fresh = tocha.from_file(tmp_path / "new.bin", True, 3, dtype=tocha.int32)
+    assert fresh.tolist() == [0, 0, 0] and (tmp_path / "new.bin").stat().st_size == 12
+    with pytest.raises(RuntimeError, match="the size must not be negative, got -1"):
+        tocha.from_file(path, False, -1)

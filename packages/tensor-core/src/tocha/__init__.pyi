@@ -607,6 +607,16 @@ def frobenius_norm(
     input: Tensor, dim: Any = ..., keepdim: builtins.bool = ..., *, out: Any = ...
 ) -> Any: ...
 def from_dlpack(ext_tensor: Any) -> Tensor: ...
+def from_file(
+    filename: Any,
+    shared: Any = ...,
+    size: builtins.int = ...,
+    *,
+    dtype: Any = ...,
+    layout: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+) -> Tensor: ...
 def from_numpy(ndarray: ndarray) -> Tensor: ...
 def frombuffer(
     buffer: Any,

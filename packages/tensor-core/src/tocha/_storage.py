@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import builtins
 import functools
+import mmap
 import numbers
 import operator
+import os
 import sys
 import warnings
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,9 +30,9 @@ from ._api import export
 from ._backend import backend_of, resolve_device
 from ._device import CPU
 from ._dispatch import bump_version
-from ._tensor import Tensor, _contiguous_strides
+from ._tensor import Tensor, _contiguous_strides, wrap
 
-__all__ = ["TypedStorage", "UntypedStorage", "layout", "sparse_coo", "strided"]
+__all__ = ["TypedStorage", "UntypedStorage", "from_file", "layout", "sparse_coo", "strided"]
 
 _U8 = np.dtype(np.uint8)
 
@@ -86,6 +89,57 @@ def _bytes_of(array, dev):
     if not root.flags.c_contiguous:
         root = backend_of(dev).xp.ascontiguousarray(root)
     return root.reshape(-1).view(_U8)
+
+
+# the files that `from_file(shared=True)` mapped, by their mapping
+_MAPPED_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _file_bytes(filename: Any, shared: Any, nbytes: int) -> np.ndarray:
+    """`nbytes` bytes of a file as a flat uint8 array: mapped (writes reach the file, which is
+    created or extended as needed) when `shared`, else read into memory."""
+    path = os.fspath(filename)
+    nbytes = _count(nbytes)
+    if not shared:
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size < nbytes:
+                    raise RuntimeError(
+                        f"file <{path}> size <{size}> is smaller than the required mapping size "
+                        f"<{nbytes}>"
+                    )
+                return np.frombuffer(file.read(nbytes), _U8).copy()
+        except OSError as exc:
+            raise RuntimeError(
+                f"unable to open file <{path}> in read-only mode: {exc.strerror} ({exc.errno})"
+            ) from None
+    try:
+        with open(path, "a+b") as file:
+            if os.fstat(file.fileno()).st_size < nbytes:
+                file.truncate(nbytes)
+            if nbytes == 0:
+                return np.empty(0, _U8)
+            mapping = mmap.mmap(file.fileno(), nbytes)
+    except OSError as exc:
+        raise RuntimeError(
+            f"unable to open file <{path}> in read-write mode: {exc.strerror} ({exc.errno})"
+        ) from None
+    _MAPPED_FILES[mapping] = path
+    return np.frombuffer(mapping, _U8, nbytes)
+
+
+def _count(size: Any) -> int:
+    n = operator.index(size)
+    if n < 0:
+        raise RuntimeError(f"from_file: the size must not be negative, got {n}")
+    return n
+
+
+def _mapped_file(array) -> str | None:
+    """The file that `array`'s memory maps (`from_file` with ``shared=True``), if any."""
+    owner = getattr(_root(array, np.ndarray).base, "obj", None)
+    return _MAPPED_FILES.get(owner) if isinstance(owner, mmap.mmap) else None
 
 
 _BYTE_ORDERS = {"native": "=", "little": "<", "big": ">"}
@@ -263,6 +317,17 @@ class UntypedStorage(_Conversions):
             raise RuntimeError("argument 'dtype' cannot be None")
         array, _ = _from_buffer(buffer, byte_order, count, offset, dtype)
         return cls._over(array.view(_U8).reshape(-1), CPU)
+
+    @classmethod
+    def from_file(cls, filename: Any, shared: Any = False, nbytes: int = 0) -> UntypedStorage:
+        """`nbytes` bytes of a file: mapped when `shared` (writes reach the file, which is
+        created or extended as needed), else read into memory."""
+        return cls._over(_file_bytes(filename, shared, nbytes), CPU)
+
+    @property
+    def filename(self) -> str | None:
+        """The file this storage maps (``from_file(..., shared=True)``), else None."""
+        return _mapped_file(self._bytes) if self._device is CPU else None
 
     def byteswap(self, dtype: Any) -> None:
         """Reverse the bytes of each `dtype` element in place."""
@@ -462,6 +527,21 @@ class TypedStorage(_Conversions):
         array, d = _from_buffer(buffer, byte_order, count, offset, d)
         return cls._over(UntypedStorage._over(array.view(_U8).reshape(-1), CPU), d)
 
+    @classmethod
+    def from_file(cls, filename: Any, shared: Any = False, size: int = 0) -> TypedStorage:
+        """`size` elements of a file (on a legacy class: ``tocha.FloatStorage.from_file``),
+        mapped when `shared`, else read into memory."""
+        if not isinstance(cls, _LegacyStorageType):
+            raise RuntimeError("from_file can only be called on derived classes")
+        d = cls._dtype
+        untyped = UntypedStorage.from_file(filename, shared, _count(size) * d.itemsize)
+        return TypedStorage._over(untyped, d)
+
+    @property
+    def filename(self) -> str | None:
+        """The file this storage maps (``from_file(..., shared=True)``), else None."""
+        return self._storage.filename
+
     def resizable(self) -> bool:
         """Whether `resize_` can replace this storage's memory (see UntypedStorage's)."""
         return self._storage.resizable()
@@ -585,6 +665,25 @@ LEGACY_STORAGES = {
 }
 for _legacy in LEGACY_STORAGES.values():
     _legacy.__module__ = "tocha"
+
+
+def from_file(
+    filename: Any,
+    shared: Any = None,
+    size: int = 0,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: builtins.bool = False,
+) -> Tensor:
+    """A 1-D tensor of `size` elements of `dtype` (the default dtype) read from a file, as
+    ``torch.from_file``: with `shared`, the tensor maps the file (writes reach it; the file is
+    created or extended as needed), else it holds a copy. Shape ``(size,)``."""
+    d = _dtype.get_default_dtype() if dtype is None else dtype
+    data = _file_bytes(filename, shared, _count(size) * d.itemsize)
+    t = wrap(data.view(d.np), CPU)
+    return t if device is None else t.to(device)
 
 
 def is_storage(obj: Any) -> builtins.bool:
@@ -745,6 +844,7 @@ def _layout(self: Tensor) -> layout:
 for _fn in (untyped_storage, storage, storage_type, is_set_to, set_):
     export(_fn, method=True, function=False)
 export(is_storage)
+export(from_file)
 Tensor.layout = property(_layout, doc="The tensor's memory layout: `tocha.strided` for dense.")
 for _name, _value in (
     ("UntypedStorage", UntypedStorage),
