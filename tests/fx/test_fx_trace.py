@@ -566,3 +566,17 @@ def test_generated_code_matches_torch_fx(name):
     factory, _, concrete = CASES[name]
     gm = tocha.fx.symbolic_trace(factory(), concrete_args=concrete)
     assert gm.code.strip() == CODE[name].replace("torch.", "tocha.")
+
+
+def test_annotations_become_node_types_as_in_torch():
+    def f(x: tocha.Tensor, n: int = 3) -> tocha.Tensor:
+        return x * n
+
+    gm = tocha.fx.symbolic_trace(f)
+    assert str(gm.graph).splitlines()[:3] == [
+        "graph():",
+        "    %x : tocha.Tensor [num_users=1] = placeholder[target=x]",
+        "    %n : int [num_users=1] = placeholder[target=n](default=3)",
+    ]
+    assert "def forward(self, x : tocha.Tensor, n : int = 3) -> tocha.Tensor:" in gm.code
+    np.testing.assert_allclose(gm(tocha.ones(2)).numpy(), [3.0, 3.0])

@@ -393,9 +393,8 @@ class Graph:
         return _codegen.generate(self, root_module, verbose=verbose)
 
     def __str__(self) -> str:
-        return_type = [""]
-        lines = [f"    {node.format_node(None, return_type)}" for node in self.nodes]
-        return f"graph(){return_type[0]}:\n" + "\n".join(lines)
+        lines = [f"    {node.format_node()}" for node in self.nodes]
+        return "graph():\n" + "\n".join(lines)
 
     def print_tabular(self) -> None:
         """Print one row per node: opcode, name, target, args, kwargs."""

@@ -312,10 +312,10 @@ class Node:
             if placeholder_names is not None:
                 placeholder_names.append(str(self.target))
                 return None
-            type_text = f": {_type_repr(self.type)}" if self.type is not None else ""
+            type_text = f"{_type_repr(self.type)} " if self.type is not None else ""
             default = f"(default={self.args[0]!r})" if self.args else ""
             return (
-                f"%{self.name} : [num_users={len(self.users)}]{type_text} = "
+                f"%{self.name} : {type_text}[num_users={len(self.users)}] = "
                 f"placeholder[target={self.target}]{default}"
             )
         if self.op == "output":
@@ -323,12 +323,12 @@ class Node:
                 maybe_return_typename[0] = f" -> {_type_repr(self.type)}"
             return f"return {self.args[0]}"
         target = qualified_name(self.target) if callable(self.target) else self.target
-        type_text = f": {_type_repr(self.type)}" if self.type is not None else ""
+        type_text = f"{_type_repr(self.type)} " if self.type is not None else ""
         if self.op == "get_attr":
             users = len(self.users)
-            return f"%{self.name} : [num_users={users}]{type_text} = get_attr[target={target}]"
+            return f"%{self.name} : {type_text}[num_users={users}] = get_attr[target={target}]"
         return (
-            f"%{self.name} : [num_users={len(self.users)}]{type_text} = {self.op}[target={target}]"
+            f"%{self.name} : {type_text}[num_users={len(self.users)}] = {self.op}[target={target}]"
             f"(args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})"
         )
 
@@ -347,5 +347,5 @@ class Node:
 
 def _type_repr(t: Any) -> str:
     if isinstance(t, type):
-        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+        return t.__name__ if t.__module__ == "builtins" else qualified_name(t)
     return repr(t)
