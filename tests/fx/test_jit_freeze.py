@@ -72,3 +72,51 @@ def test_optimize_for_inference_freezes_in_eval_mode():
     assert jit.optimize_for_inference(optimized) is optimized
     with pytest.raises(RuntimeError, match="optimize_for_inference expects a ScriptModule"):
         jit.optimize_for_inference(model)
+
+
+class Mutating(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.modified_tensor = tocha.tensor(10.0)
+        self.version = 1
+
+    def forward(self, x):
+        self.modified_tensor += 1
+        return x + self.modified_tensor
+
+
+def test_freeze_keeps_mutated_and_preserved_attributes():
+    # torch.jit.freeze's documented example
+    frozen = jit.freeze(jit.script(Mutating().eval()), preserved_attrs=["version"])
+    assert frozen.version == 1
+    frozen.version = 2
+    assert frozen(tocha.tensor(1)).item() == 12.0
+    assert frozen(tocha.tensor(1)).item() == 13.0
+
+
+class WithUnused(nn.Module):
+    def __init__(self, use_memory_efficient):
+        super().__init__()
+        self.use_memory_efficient = use_memory_efficient
+
+    @jit.unused
+    def memory_efficient(self, x):
+        import pdb  # noqa: T100  (the body of an unused method is never compiled)
+
+        pdb.set_trace()
+        return x + 10
+
+    def forward(self, x):
+        if self.use_memory_efficient:
+            return self.memory_efficient(x)
+        return x + 10
+
+
+def test_unused_bodies_are_not_compiled(tmp_path):
+    # torch.jit.unused's documented example
+    m = jit.script(WithUnused(use_memory_efficient=False))
+    m.save(tmp_path / "m.pt")
+    assert jit.load(tmp_path / "m.pt")(tocha.zeros(1)).item() == 10.0
+    m = jit.script(WithUnused(use_memory_efficient=True))
+    with pytest.raises(jit.Error, match="annotated to be ignored"):
+        m(tocha.rand(100))

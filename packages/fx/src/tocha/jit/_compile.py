@@ -145,10 +145,30 @@ def free_names(tree: ast.FunctionDef) -> dict[str, ast.Name]:
     return found
 
 
+UNUSED_MESSAGE = "This Python function is annotated to be ignored and cannot be run"
+
+
+def unused_body(tree: ast.FunctionDef) -> list[ast.stmt]:
+    """The body of a function marked `tocha.jit.unused`: a raise, where its body was."""
+    raise_ = ast.Raise(
+        exc=ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(UNUSED_MESSAGE)], []),
+        cause=None,
+    )
+    return [ast.fix_missing_locations(ast.copy_location(raise_, tree.body[0]))]
+
+
 def compile_python(
-    fn: Callable, *, method: bool, qualname: str, script_function: Callable[[Any], Any]
+    fn: Callable,
+    *,
+    method: bool,
+    qualname: str,
+    script_function: Callable[[Any], Any],
+    unused: bool = False,
 ) -> CompiledFunction:
-    """Compile a Python function or method; ``script_function`` scripts the functions it calls."""
+    """Compile a Python function or method; ``script_function`` scripts the functions it calls.
+
+    With ``unused``, the body is replaced by a raise before it is checked: only the
+    signature has to be scriptable."""
     fn = inspect.unwrap(fn)
     try:
         lines, first_line = inspect.getsourcelines(fn)
@@ -159,6 +179,8 @@ def compile_python(
             "carry out compilation, make sure original .py files are available."
         ) from error
     tree, context = parse_source("".join(lines), filename, first_line)
+    if unused:
+        tree.body = unused_body(tree)
     check_function(tree, context)
     defaults = _defaults(fn, context, tree)
     scope = dict(inspect.getclosurevars(fn).nonlocals)
@@ -175,7 +197,7 @@ def compile_python(
             raise FrontendError(context, node, f"undefined value {name}")
         values[name], refs[name] = _resolve_value(name, value, node, tree, context, script_function)
     check_with_statements(tree, context)
-    return CompiledFunction(
+    compiled = CompiledFunction(
         tree,
         context,
         method=method,
@@ -184,6 +206,8 @@ def compile_python(
         globals_=values,
         refs=refs,
     )
+    compiled.unused = unused
+    return compiled
 
 
 def _defaults(fn: Callable, context: SourceContext, tree: ast.FunctionDef) -> dict[str, Any]:

@@ -49,12 +49,36 @@ def _constant(t: tocha.Tensor | None) -> tocha.Tensor | None:
 def _freeze(module: nn.Module, keep: set[str]) -> nn.Module:
     """The frozen copy of ``module``'s tree; methods are inlined once the tree is built."""
     frozen = _copy(module, keep)
+    stored = {
+        id(node): _stored(node) | (keep - {"forward"}) if node is frozen else _stored(node)
+        for node in frozen.modules()
+    }
     for node in frozen.modules():
         if isinstance(node, ScriptModule):
             for name, method in node._methods.items():
                 if isinstance(method, CompiledFunction):
-                    node._methods[name] = _inline(method, node)
+                    node._methods[name] = _inline(method, node, stored)
     return frozen
+
+
+def _stored(module: nn.Module) -> set[str]:
+    """The attributes a module's methods assign (``self.x = ...``, ``self.x += ...``): they
+    stay attributes, as PyTorch keeps the state that forward mutates."""
+    if not isinstance(module, ScriptModule):
+        return set()
+    names = set()
+    for method in module._methods.values():
+        if isinstance(method, CompiledFunction):
+            self_name = method.tree.args.args[0].arg if method.tree.args.args else "self"
+            for node in ast.walk(method.tree):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == self_name
+                ):
+                    names.add(node.attr)
+    return names
 
 
 def _copy(module: nn.Module, keep: set[str]) -> nn.Module:
@@ -94,9 +118,10 @@ class _Inliner(ast.NodeTransformer):
     """Replaces reads of frozen state (``self.weight``, ``self.fc.bias``,
     ``getattr(self.layers, '0').weight``) by names bound to the constant tensors."""
 
-    def __init__(self, self_name: str, root: nn.Module) -> None:
+    def __init__(self, self_name: str, root: nn.Module, stored: dict[int, set[str]]) -> None:
         self.self_name = self_name
         self.root = root
+        self.stored = stored
         self.constants: dict[str, tocha.Tensor] = {}
         self.ids: dict[int, str] = {}
 
@@ -116,7 +141,7 @@ class _Inliner(ast.NodeTransformer):
             base, name = self.member(node.args[0]), node.args[1].value
         else:
             return None
-        if not isinstance(base, nn.Module):
+        if not isinstance(base, nn.Module) or name in self.stored.get(id(base), ()):
             return None
         if name in base._modules:
             return base._modules[name]
@@ -142,10 +167,12 @@ class _Inliner(ast.NodeTransformer):
         return self.replace(node) or self.generic_visit(node)
 
 
-def _inline(method: CompiledFunction, owner: nn.Module) -> CompiledFunction:
+def _inline(
+    method: CompiledFunction, owner: nn.Module, stored: dict[int, set[str]]
+) -> CompiledFunction:
     tree = copy.deepcopy(method.tree)
     self_name = tree.args.args[0].arg if tree.args.args else "self"
-    inliner = _Inliner(self_name, owner)
+    inliner = _Inliner(self_name, owner, stored)
     tree.body = [inliner.visit(statement) for statement in tree.body]
     ast.fix_missing_locations(tree)
     globals_ = dict(method.globals)

@@ -8,7 +8,6 @@ methods binds and checks the arguments (`bind`) and runs the method in `_interp`
 
 from __future__ import annotations
 
-import ast
 import copy
 import types
 from collections.abc import Callable
@@ -20,8 +19,6 @@ from . import _interp, _types
 from ._compile import CompiledFunction
 from ._graph import ScriptGraph
 from ._resolve import ResolutionError
-
-UNUSED_MESSAGE = "This Python function is annotated to be ignored and cannot be run"
 
 
 def bind(fn: CompiledFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -81,22 +78,6 @@ def _type_error(
             "explicit type.\n"
         )
     return message + f"Position: {position}\nValue: {value!r}\nDeclaration: {fn.declaration()}"
-
-
-def unused_stub(fn: CompiledFunction) -> CompiledFunction:
-    """``fn`` with its body replaced by a raise, as `tocha.jit.unused` asks."""
-    tree = copy.deepcopy(fn.tree)
-    raise_ = ast.Raise(
-        exc=ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(UNUSED_MESSAGE)], []),
-        cause=None,
-    )
-    tree.body = [ast.fix_missing_locations(ast.copy_location(raise_, tree.body[0]))]
-    stub = CompiledFunction(
-        tree, fn.source, method=fn.method, qualname=fn.qualname, defaults=fn.defaults,
-        globals_={}, refs={},
-    )  # fmt: skip
-    stub.unused = True
-    return stub
 
 
 class ScriptFunction:

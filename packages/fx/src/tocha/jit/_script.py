@@ -19,7 +19,6 @@ from ._module import (
     ScriptModule,
     function_name,
     reserved,
-    unused_stub,
     wrap_native,
 )
 from .frontend import NotSupportedError
@@ -83,9 +82,10 @@ def script_function(fn: types.FunctionType) -> ScriptFunction:
     _COMPILING.add(fn)
     try:
         name = function_name(fn)
-        compiled = compile_python(fn, method=False, qualname=name, script_function=script_function)
-        if is_unused(fn):
-            compiled = unused_stub(compiled)
+        compiled = compile_python(
+            fn, method=False, qualname=name, script_function=script_function,
+            unused=is_unused(fn),
+        )  # fmt: skip
     finally:
         _COMPILING.discard(fn)
     _FUNCTIONS[fn] = scripted = ScriptFunction(compiled, name)
@@ -166,10 +166,9 @@ def _compile_methods(module: nn.Module, scripted: RecursiveScriptModule) -> None
             scripted._methods[name] = fn
             continue
         compiled = compile_python(
-            fn, method=True, qualname=f"{qualname}.{name}", script_function=script_function
-        )
-        if is_unused(fn):
-            compiled = unused_stub(compiled)
+            fn, method=True, qualname=f"{qualname}.{name}", script_function=script_function,
+            unused=is_unused(fn),
+        )  # fmt: skip
         scripted._methods[name] = compiled
         pending.extend(_self_references(compiled, module, scripted))
 

@@ -20,7 +20,6 @@ from ._module import (
     ScriptFunction,
     ScriptModule,
     reserved,
-    unused_stub,
     wrap_native,
 )
 from ._resolve import ResolutionError, from_path, path_of
@@ -212,8 +211,10 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None) -> 
         raise RuntimeError("not a tocha.jit archive (no 'tocha-jit' format marker)")
     tensors = tocha.load(io.BytesIO(tensor_bytes), map_location=map_location, weights_only=True)
     if _extra_files is not None:
+        present = set(archive.namelist())
         for name in _extra_files:
-            _extra_files[name] = archive.read(f"extra/{name}")
+            if f"extra/{name}" in present:
+                _extra_files[name] = archive.read(f"extra/{name}")
     try:
         return _Reader(document, tensors).root()
     except ResolutionError:
@@ -243,7 +244,8 @@ class _Reader:
         refs = {k: self.ref(r) for k, r in entry["refs"].items()}
         defaults = {k: self.value(v) for k, v in entry["defaults"].items()}
         compiled = compile_saved(entry["code"], qualname, method, refs, defaults, self.functions)
-        return unused_stub(compiled) if entry.get("unused") else compiled
+        compiled.unused = bool(entry.get("unused"))
+        return compiled
 
     def ref(self, ref: dict) -> dict:
         if ref.get("kind") == "const":
