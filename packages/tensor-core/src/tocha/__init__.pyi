@@ -1704,74 +1704,62 @@ def zeros_like(
     memory_format: Any = ...,
 ) -> Tensor: ...
 
-class BFloat16Storage(_LegacyStorage):
-    _dtype: dtype
+class BFloat16Storage(_LegacyStorage): ...
 
 class BFloat16Tensor:
     dtype: dtype
 
-class BoolStorage(_LegacyStorage):
-    _dtype: dtype
+class BoolStorage(_LegacyStorage): ...
 
 class BoolTensor:
     dtype: dtype
 
-class ByteStorage(_LegacyStorage):
-    _dtype: dtype
+class ByteStorage(_LegacyStorage): ...
 
 class ByteTensor:
     dtype: dtype
 
-class CharStorage(_LegacyStorage):
-    _dtype: dtype
+class CharStorage(_LegacyStorage): ...
 
 class CharTensor:
     dtype: dtype
 
-class ComplexDoubleStorage(_LegacyStorage):
-    _dtype: dtype
+class ComplexDoubleStorage(_LegacyStorage): ...
 
 class ComplexDoubleTensor:
     dtype: dtype
 
-class ComplexFloatStorage(_LegacyStorage):
-    _dtype: dtype
+class ComplexFloatStorage(_LegacyStorage): ...
 
 class ComplexFloatTensor:
     dtype: dtype
 
-class DoubleStorage(_LegacyStorage):
-    _dtype: dtype
+class DoubleStorage(_LegacyStorage): ...
 
 class DoubleTensor:
     dtype: dtype
 
-class FloatStorage(_LegacyStorage):
-    _dtype: dtype
+class FloatStorage(_LegacyStorage): ...
 
 class FloatTensor:
     dtype: dtype
 
-class HalfStorage(_LegacyStorage):
-    _dtype: dtype
+class HalfStorage(_LegacyStorage): ...
 
 class HalfTensor:
     dtype: dtype
 
-class IntStorage(_LegacyStorage):
-    _dtype: dtype
+class IntStorage(_LegacyStorage): ...
 
 class IntTensor:
     dtype: dtype
 
-class LongStorage(_LegacyStorage):
-    _dtype: dtype
+class LongStorage(_LegacyStorage): ...
 
 class LongTensor:
     dtype: dtype
 
-class ShortStorage(_LegacyStorage):
-    _dtype: dtype
+class ShortStorage(_LegacyStorage): ...
 
 class ShortTensor:
     dtype: dtype

@@ -1,26 +1,25 @@
-"""Storages and layouts: ``tocha.UntypedStorage``, ``tocha.TypedStorage``, ``tocha.layout``
-(``tocha.strided``, ``tocha.sparse_coo``), and the Tensor methods that reach them
-(`untyped_storage`, `storage`, `set_`, `is_set_to`, `layout`).
+"""Storages and layouts: ``tocha.UntypedStorage``, ``tocha.TypedStorage``, the legacy
+storage classes (``tocha.FloatStorage``...), ``tocha.layout`` (``tocha.strided``,
+``tocha.sparse_coo``), ``tocha.from_file``, ``tocha.is_storage``, and the Tensor methods that
+reach them (`untyped_storage`, `storage`, `storage_type`, `set_`, `is_set_to`, `layout`).
 
 A tensor's storage is the memory its array views: the array at the end of the array's
 ``.base`` chain (the one that owns the memory), seen as bytes. Views of one tensor, tensors
 that `set_` put on a storage, and tensors that `tocha.load` rebuilt from one saved storage all
 end in the same array, so they report the same storage (`data_ptr`, `nbytes`) and
 `tocha.save` writes it once. Each call makes a new storage object over that memory, as in
-PyTorch, so storages are compared by `data_ptr`, not identity.
+PyTorch, so storages are compared by `data_ptr`, not identity. `resize_` replaces a storage's
+memory only when nothing else holds it (a NumPy buffer cannot move under its views).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
-import mmap
 import numbers
 import operator
-import os
 import sys
 import warnings
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from ._api import export
 from ._backend import backend_of, resolve_device
 from ._device import CPU
 from ._dispatch import bump_version
+from ._storage_sources import buffer_values, element_count, file_bytes, mapped_file
 from ._tensor import Tensor, _contiguous_strides, wrap
 
 __all__ = ["TypedStorage", "UntypedStorage", "from_file", "layout", "sparse_coo", "strided"]
@@ -89,90 +89,6 @@ def _bytes_of(array, dev):
     if not root.flags.c_contiguous:
         root = backend_of(dev).xp.ascontiguousarray(root)
     return root.reshape(-1).view(_U8)
-
-
-# the files that `from_file(shared=True)` mapped, by their mapping
-_MAPPED_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _file_bytes(filename: Any, shared: Any, nbytes: int) -> np.ndarray:
-    """`nbytes` bytes of a file as a flat uint8 array: mapped (writes reach the file, which is
-    created or extended as needed) when `shared`, else read into memory."""
-    path = os.fspath(filename)
-    nbytes = _count(nbytes)
-    if not shared:
-        try:
-            with open(path, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                if size < nbytes:
-                    raise RuntimeError(
-                        f"file <{path}> size <{size}> is smaller than the required mapping size "
-                        f"<{nbytes}>"
-                    )
-                return np.frombuffer(file.read(nbytes), _U8).copy()
-        except OSError as exc:
-            raise RuntimeError(
-                f"unable to open file <{path}> in read-only mode: {exc.strerror} ({exc.errno})"
-            ) from None
-    try:
-        with open(path, "a+b") as file:
-            if os.fstat(file.fileno()).st_size < nbytes:
-                file.truncate(nbytes)
-            if nbytes == 0:
-                return np.empty(0, _U8)
-            mapping = mmap.mmap(file.fileno(), nbytes)
-    except OSError as exc:
-        raise RuntimeError(
-            f"unable to open file <{path}> in read-write mode: {exc.strerror} ({exc.errno})"
-        ) from None
-    _MAPPED_FILES[mapping] = path
-    return np.frombuffer(mapping, _U8, nbytes)
-
-
-def _count(size: Any) -> int:
-    n = operator.index(size)
-    if n < 0:
-        raise RuntimeError(f"from_file: the size must not be negative, got {n}")
-    return n
-
-
-def _mapped_file(array) -> str | None:
-    """The file that `array`'s memory maps (`from_file` with ``shared=True``), if any."""
-    owner = getattr(_root(array, np.ndarray).base, "obj", None)
-    return _MAPPED_FILES.get(owner) if isinstance(owner, mmap.mmap) else None
-
-
-_BYTE_ORDERS = {"native": "=", "little": "<", "big": ">"}
-
-
-def _from_buffer(buffer, byte_order, count: int, offset: int, d) -> tuple:
-    """The values of dtype `d` in a Python buffer, in native order: ``(array, d)``."""
-    raw = memoryview(buffer).cast("B")
-    item = d.itemsize
-    if byte_order is None and item > 1:
-        raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
-    order = _BYTE_ORDERS.get(byte_order or "native")
-    if order is None:
-        raise ValueError(f"byte_order must be 'native', 'little' or 'big', but got {byte_order!r}")
-    if not 0 <= offset <= len(raw):
-        raise ValueError(
-            f"offset must be non-negative and no greater than buffer length "
-            f"({len(raw)}), but got {offset}"
-        )
-    available = len(raw) - offset
-    if count < 0:
-        if available % item:
-            raise ValueError(
-                f"buffer size ({available}) must be a multiple of element size ({item})"
-            )
-        count = available // item
-    if count * item > available:
-        raise ValueError(
-            f"buffer has only {available} bytes after offset {offset}, but specified a size of "
-            f"{count} elements of {item} bytes"
-        )
-    array = np.frombuffer(raw, d.np.newbyteorder(order) if item > 1 else d.np, count, offset)
-    return array.astype(d.np), d
 
 
 def _converted(array, dev, d) -> TypedStorage:
@@ -315,19 +231,19 @@ class UntypedStorage(_Conversions):
         ``"little"`` or ``"big"``) and stored in native order."""
         if dtype is None:
             raise RuntimeError("argument 'dtype' cannot be None")
-        array, _ = _from_buffer(buffer, byte_order, count, offset, dtype)
+        array, _ = buffer_values(buffer, byte_order, count, offset, dtype)
         return cls._over(array.view(_U8).reshape(-1), CPU)
 
     @classmethod
     def from_file(cls, filename: Any, shared: Any = False, nbytes: int = 0) -> UntypedStorage:
         """`nbytes` bytes of a file: mapped when `shared` (writes reach the file, which is
         created or extended as needed), else read into memory."""
-        return cls._over(_file_bytes(filename, shared, nbytes), CPU)
+        return cls._over(file_bytes(filename, shared, nbytes), CPU)
 
     @property
     def filename(self) -> str | None:
         """The file this storage maps (``from_file(..., shared=True)``), else None."""
-        return _mapped_file(self._bytes) if self._device is CPU else None
+        return mapped_file(self._bytes) if self._device is CPU else None
 
     def byteswap(self, dtype: Any) -> None:
         """Reverse the bytes of each `dtype` element in place."""
@@ -524,17 +440,17 @@ class TypedStorage(_Conversions):
         `byte_order` (``"native"``, ``"little"`` or ``"big"``)."""
         _warn_typed_storage_removal()
         d = _dtype.get_default_dtype() if dtype is None else dtype
-        array, d = _from_buffer(buffer, byte_order, count, offset, d)
+        array, d = buffer_values(buffer, byte_order, count, offset, d)
         return cls._over(UntypedStorage._over(array.view(_U8).reshape(-1), CPU), d)
 
     @classmethod
     def from_file(cls, filename: Any, shared: Any = False, size: int = 0) -> TypedStorage:
         """`size` elements of a file (on a legacy class: ``tocha.FloatStorage.from_file``),
         mapped when `shared`, else read into memory."""
-        if not isinstance(cls, _LegacyStorageType):
+        d = LEGACY_DTYPES.get(cls)
+        if d is None:
             raise RuntimeError("from_file can only be called on derived classes")
-        d = cls._dtype
-        untyped = UntypedStorage.from_file(filename, shared, _count(size) * d.itemsize)
+        untyped = UntypedStorage.from_file(filename, shared, element_count(size) * d.itemsize)
         return TypedStorage._over(untyped, d)
 
     @property
@@ -627,14 +543,12 @@ class _LegacyStorageType(type):
     """The type of the legacy storage classes: ``tocha.FloatStorage.dtype`` is float32, and
     any TypedStorage of that dtype is an instance."""
 
-    _dtype: _dtype.dtype
-
     @property
     def dtype(cls) -> _dtype.dtype:
-        return cls._dtype
+        return LEGACY_DTYPES[cls]
 
     def __instancecheck__(cls, obj) -> builtins.bool:
-        return type(obj) is TypedStorage and obj.dtype is cls._dtype
+        return type(obj) is TypedStorage and obj.dtype is LEGACY_DTYPES.get(cls)
 
 
 class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageType):
@@ -653,16 +567,15 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageType):
             )
         if wrap_storage is not None:
             _warn_typed_storage_removal()
-            return TypedStorage._over(wrap_storage, cls._dtype)
-        return TypedStorage(*args, dtype=cls._dtype)
+            return TypedStorage._over(wrap_storage, LEGACY_DTYPES[cls])
+        return TypedStorage(*args, dtype=LEGACY_DTYPES[cls])
 
 
 LEGACY_STORAGES = {
-    d: _LegacyStorageType(
-        _dtype.TITLE[d] + "Storage", (_LegacyStorage,), {"_dtype": d, "__slots__": ()}
-    )
+    d: _LegacyStorageType(_dtype.TITLE[d] + "Storage", (_LegacyStorage,), {"__slots__": ()})
     for d in _dtype.ALL
 }
+LEGACY_DTYPES = {cls: d for d, cls in LEGACY_STORAGES.items()}
 for _legacy in LEGACY_STORAGES.values():
     _legacy.__module__ = "tocha"
 
@@ -681,7 +594,7 @@ def from_file(
     ``torch.from_file``: with `shared`, the tensor maps the file (writes reach it; the file is
     created or extended as needed), else it holds a copy. Shape ``(size,)``."""
     d = _dtype.get_default_dtype() if dtype is None else dtype
-    data = _file_bytes(filename, shared, _count(size) * d.itemsize)
+    data = file_bytes(filename, shared, element_count(size) * d.itemsize)
     t = wrap(data.view(d.np), CPU)
     return t if device is None else t.to(device)
 
