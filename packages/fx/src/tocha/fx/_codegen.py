@@ -101,8 +101,12 @@ class _Emitter:
             return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
         if isinstance(a, _PLAIN):
             return repr(a)
-        if isinstance(a, tocha.dtype) or isinstance(a, tocha.device):
+        if isinstance(a, (tocha.dtype, tocha.device)):
             return repr(a)
+        if isinstance(a, (tocha.memory_format, tocha.layout)):
+            name = next((k for k, v in vars(tocha).items() if v is a), None)
+            if name is not None:
+                return f"tocha.{name}"
         return self.global_name(a)
 
     def call_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
