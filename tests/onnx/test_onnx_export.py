@@ -10,7 +10,7 @@ import tocha
 import tocha.nn as nn
 import tocha.nn.functional as F
 import tocha.onnx
-from tests.onnx.helpers import check_against_eager, op_types
+from tests.onnx.helpers import assert_close, check_against_eager, flat, op_types
 from tocha.export import Dim
 
 # -- MLP ---------------------------------------------------------------------------------------
@@ -272,3 +272,45 @@ def test_bad_opset_version():
 def test_a_tensor_alone_is_the_args():
     program = tocha.onnx.export(nn.Linear(3, 2), tocha.randn(4, 3))
     assert len(program.model_proto.graph.input) == 1
+
+
+# -- programs lowered to primitives ------------------------------------------------------------
+class Mixed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.embed = nn.Embedding(5, 4)
+        self.encoder = nn.TransformerEncoderLayer(4, 2, 8)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, tokens):
+        h = self.pool(self.bn(self.conv(x)).relu()).flatten(1)
+        h = h + self.embed(tokens).mean(1) * 2 - 1
+        h = self.encoder(h.unsqueeze(0))[0]
+        return self.fc(h).view(-1, 2).sigmoid().tanh()
+
+
+DECOMPOSED = {
+    "mixed": (Mixed, lambda: (tocha.randn(2, 3, 8, 8), tocha.tensor([[1, 2], [3, 4]]))),
+    "mlp-layer-norm": (
+        lambda: nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8), nn.Softmax(-1)),
+        lambda: (tocha.randn(3, 4),),
+    ),
+    "lstm": (lambda: nn.LSTM(3, 4, 2), lambda: (tocha.randn(5, 2, 3),)),
+}
+
+
+@pytest.mark.parametrize("name", list(DECOMPOSED), ids=list(DECOMPOSED))
+def test_decomposed_program(name):
+    make, inputs = DECOMPOSED[name]
+    model, args = make().eval(), inputs()
+    program = tocha.export.export(model, args).run_decompositions()
+    onnx_program = tocha.onnx.export(program)
+    with tocha.no_grad():
+        want = flat(model(*args))
+    got = onnx_program(*args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert_close(g.numpy(), w)

@@ -14,7 +14,7 @@ from typing import Any
 
 import tocha
 
-from . import _attention, _nn, _norm, _pointwise, _primitives, _resize, _rnn, _shape
+from . import _attention, _core, _nn, _norm, _pointwise, _primitives, _resize, _rnn, _shape
 
 FUNCTIONS: dict[Any, Callable] = {
     **_pointwise.FUNCTIONS,
@@ -25,6 +25,7 @@ FUNCTIONS: dict[Any, Callable] = {
     **_attention.FUNCTIONS,
 }
 PRIMITIVES: dict[str, Callable] = {
+    **_core.PRIMITIVES,
     **_attention.PRIMITIVES,
     **_primitives.PRIMITIVES,
     **_rnn.PRIMITIVES,
