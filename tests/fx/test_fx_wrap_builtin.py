@@ -7,7 +7,6 @@ import tocha
 import tocha.fx
 from tocha import nn
 
-
 tocha.fx.wrap("len")
 
 
