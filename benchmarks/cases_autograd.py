@@ -2,7 +2,8 @@
 large (beside the NumPy calls the same forward and backward need), and forward under no_grad.
 
 Targets (issue "tocha-autograd"): small graph tocha/torch <= 1.5; large graph >= 0.9x the
-NumPy floor.
+NumPy floor. Issue 27: recording an op costs at most 2x the same op unrecorded (that row's
+floor column is tocha's unrecorded op, not NumPy).
 """
 
 from __future__ import annotations
@@ -41,6 +42,37 @@ def numpy_graph(np, a, b, c, grads={}):  # noqa: B006 - the gradients live acros
     gc += ones
 
 
+def recorded_mul(lib, a, b, c):
+    """``a * b`` recorded on the tape (a, b require grad; the graph is dropped at once)."""
+    if not a.requires_grad:
+        a.requires_grad_(True)
+        b.requires_grad_(True)
+    return a * b
+
+
+def unrecorded_mul(np, a, b, c, tensors={}):  # noqa: B006 - the tensors live across calls
+    """The floor of `recorded_mul`: the same tocha op on tensors outside autograd."""
+    import tocha
+
+    key = (id(a), a.shape)
+    if key not in tensors:
+        tensors[key] = (tocha.from_numpy(a), tocha.from_numpy(b))
+    x, y = tensors[key]
+    return x * y
+
+
+def within_of_unrecorded(limit: float):
+    """Goal: recording costs at most `limit` times the unrecorded op (the floor column)."""
+
+    def judge(result):
+        tocha, floor = result.times["tocha"], result.times["numpy"]
+        if tocha is None or floor is None:
+            return None
+        return tocha / floor <= limit, f"recorded/unrecorded <= {limit:g}"
+
+    return judge
+
+
 def no_grad_add(lib, a, b, c):
     with lib.no_grad():
         return a + b
@@ -64,4 +96,12 @@ CASES = [
         goal=numpy_throughput(0.9),
     ),
     Case("a + b under no_grad", "100 float32", leaves(100), no_grad_add, goal=None),
+    Case(
+        "a * b recorded (floor: unrecorded tocha a * b)",
+        "100 float32",
+        leaves(100),
+        recorded_mul,
+        numpy=unrecorded_mul,
+        goal=within_of_unrecorded(2.0),
+    ),
 ]

@@ -263,7 +263,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     out = _outputs(node, create_graph)
     grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
     saved = node.saved
-    if node.versions and any(type(s) is Packed for s in saved):
+    if node.versions and Packed in map(type, saved):
         saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
     formula = node.formula
     if getattr(formula, "takes_needs", False):

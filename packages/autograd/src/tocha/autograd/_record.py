@@ -65,10 +65,6 @@ def _version_counter(t: Tensor) -> list:
     return vc
 
 
-def _is_float(t: Tensor) -> bool:
-    return t._data.dtype.kind in "fcV"
-
-
 def record(op, args, out):
     """The autograd layer: record `op(*args) -> out` on the tape when grad mode is on and an
     argument requires grad, and give the outputs their tangents inside a forward-AD level.
@@ -83,14 +79,6 @@ def record(op, args, out):
         _keep_carriers(out)
         return out
     return _record(op, args, out)
-
-
-def _saved_outputs(outputs) -> tuple:
-    """What a node keeps of its outputs: their arrays, or what the saved-tensor hooks make
-    of them."""
-    if HOOKS.stack:
-        return tuple(pack(t) for t in outputs)
-    return tuple(t._data for t in outputs)
 
 
 def _requires_grad(args) -> bool:
@@ -126,30 +114,53 @@ def _record(op, args, out):
     metas = [None] * n
     saved = list(args)
     versions = []
+    hooked = HOOKS.stack
+    tracked = False
+    shared = None
     for i, arg in enumerate(args):
         if type(arg) not in TENSOR_TYPES:
             continue
         ag = arg._ag
         if ag is not None and ag.requires_grad:
+            tracked = True
             fn = ag.grad_fn
             if fn is not None:
                 edges[i] = fn
                 nrs[i] = ag.output_nr
             else:
-                edges[i] = accumulator_of(arg)
-        meta = metas[i] = TensorMeta(arg)
+                ref = ag.accumulator
+                acc = None if ref is None else ref()
+                edges[i] = acc if acc is not None else accumulator_of(arg)
+        data = arg._data
+        if (
+            shared is None
+            or data.shape != shared.raw_shape
+            or data.dtype != shared.np_dtype
+            or arg._device is not shared.device
+        ):
+            shared = TensorMeta(arg)
+        meta = metas[i] = shared  # immutable: arguments alike share one
         if saves is None or i in saves:
-            vc = _version_counter(arg)
-            if HOOKS.stack:  # the hooks own what is kept: no reference to the tensor itself
+            vc = arg._vc
+            if vc is None or vc is INFERENCE_VC:
+                vc = _version_counter(arg)
+            if hooked:  # the hooks own what is kept: no reference to the tensor itself
                 versions.append((False, vc, vc[0]))
                 saved[i] = pack(arg)
             else:
                 versions.append((arg, vc, vc[0]))
         else:
             saved[i] = meta
-    if not any(edges):
+    if not tracked:
         return out
-    outputs = out if type(out) is tuple else (out,)
+    single = type(out) is not tuple
+    outputs = (out,) if single else out
+    if not save_out:
+        out_data = None
+    elif hooked:
+        out_data = tuple(pack(t) for t in outputs)
+    else:
+        out_data = (out._data,) if single else tuple(t._data for t in outputs)
     node = new_node(
         op.name,
         None if entry is None else entry.formula,
@@ -158,20 +169,33 @@ def _record(op, args, out):
         metas,
         saved,
         versions,
-        tuple(TensorMeta(t) for t in outputs),
-        _saved_outputs(outputs) if save_out else None,
+        (_meta_like(out, shared),) if single else tuple(TensorMeta(t) for t in outputs),
+        out_data,
     )
     if entry is not None and not entry.materialize:
         node.materialize = False
     if ANOMALY.enabled:
         node.trace = creation_trace()
     for i, t in enumerate(outputs):
-        if _is_float(t):
+        if t._data.dtype.kind in "fcV":
             t._ag = AutogradMeta(True, node, i)
             if save_out:
                 vc = _version_counter(t)
                 versions.append((None, vc, vc[0]))
     return out
+
+
+def _meta_like(t: Tensor, meta: TensorMeta | None) -> TensorMeta:
+    """`meta` when it describes `t` (an elementwise op's output), else a new one."""
+    data = t._data
+    if (
+        meta is not None
+        and data.shape == meta.raw_shape
+        and data.dtype == meta.np_dtype
+        and t._device is meta.device
+    ):
+        return meta
+    return TensorMeta(t)
 
 
 def rebase(target: Tensor, result: Tensor) -> None:

@@ -127,12 +127,15 @@ def _unrows(xp, rows, shape):
     return xp.moveaxis(rows.reshape((shape[0], *shape[2:], shape[1])), -1, 1)
 
 
-def _targets(xp, idx, w, ignore_index, n_classes, dtype):
-    """Each row's safe target index, whether it counts, and its weight (0 when ignored)."""
+def _targets(xp, idx, w, ignore_index, n_classes, dtype, checked=False):
+    """Each row's safe target index, whether it counts, and its weight (0 when ignored).
+    Raises IndexError for a target out of bounds, unless `checked` (a backward, whose forward
+    checked the same targets)."""
     valid = idx != ignore_index
-    bad = valid & (idx.view(xp.uint64) >= n_classes)
-    if xp.count_nonzero(bad):
-        raise IndexError(f"Target {int(idx[bad][0])} is out of bounds.")
+    if not checked:
+        bad = valid & (idx.view(xp.uint64) >= n_classes)
+        if xp.count_nonzero(bad):
+            raise IndexError(f"Target {int(idx[bad][0])} is out of bounds.")
     safe = idx * valid
     wt = valid.astype(dtype) if w is None else w[safe] * valid
     return safe, valid, wt
@@ -223,7 +226,7 @@ def _ce_backward_kernel(xp):
     def kernel(g, x, t, probs, w, reduction, ignore_index, smoothing):
         n, c = probs.shape
         idx = t.reshape(-1).astype(xp.int64, copy=False)
-        safe, valid, wt = _targets(xp, idx, w, ignore_index, c, x.dtype)
+        safe, valid, wt = _targets(xp, idx, w, ignore_index, c, x.dtype, checked=True)
         scale = _row_scale(g, wt, reduction)
         hit = scale * wt * (1 - smoothing)
         if smoothing > 0:
