@@ -120,3 +120,23 @@ def test_unused_bodies_are_not_compiled(tmp_path):
     m = jit.script(WithUnused(use_memory_efficient=True))
     with pytest.raises(jit.Error, match="annotated to be ignored"):
         m(tocha.rand(100))
+
+
+def test_optimize_for_inference_folds_conv_batch_norm():
+    # torch.jit.optimize_for_inference's documented example
+    conv = nn.Conv2d(3, 32, kernel_size=3, stride=2, bias=True)
+    bn = nn.BatchNorm2d(32, eps=0.001)
+    mod = nn.Sequential(conv, bn)
+    with tocha.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.uniform_(0.5, 2)
+        bn.bias.uniform_(-1, 1)
+    scripted = jit.script(mod.eval())
+    assert "batch_norm" in str(scripted.graph)
+    frozen_mod = jit.optimize_for_inference(scripted)
+    assert "batch_norm" not in str(frozen_mod.graph)
+    assert "conv2d" in str(frozen_mod.graph)
+    x = tocha.randn(2, 3, 9, 9)
+    np.testing.assert_allclose(frozen_mod(x).numpy(), mod(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert isinstance(mod[1], nn.BatchNorm2d)  # the original is untouched

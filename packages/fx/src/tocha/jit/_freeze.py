@@ -191,7 +191,8 @@ def _inline(
 def optimize_for_inference(
     mod: ScriptModule, other_methods: list[str] | None = None
 ) -> ScriptModule:
-    """Freeze ``mod`` (switching it to eval mode first) for running inference.
+    """Freeze ``mod`` (switching it to eval mode first) and fold batch norms into the
+    convolutions they follow in ``Sequential`` containers, for running inference.
 
     Raises:
         RuntimeError: if ``mod`` is not a ScriptModule.
@@ -201,6 +202,37 @@ def optimize_for_inference(
             "optimize_for_inference expects a ScriptModule as input. Please use torch.jit.script "
             "or torch.jit.trace to script your 'nn.Module'."
         )
-    if getattr(mod, "_frozen", False):
-        return mod
-    return freeze(mod.eval(), preserved_attrs=other_methods)
+    frozen = mod if getattr(mod, "_frozen", False) else freeze(mod.eval(), other_methods)
+    for module in [frozen._native, *frozen.modules()]:
+        if isinstance(module, nn.Sequential):
+            _fold_conv_batch_norm(module)
+    return frozen
+
+
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
+_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+
+
+def _fold_conv_batch_norm(sequential: nn.Sequential) -> None:
+    """Fold each batch norm that follows a convolution in ``sequential`` into the
+    convolution's (constant) weight and bias, and replace it by ``Identity``:
+    ``w' = w * g / sqrt(v + eps)``, ``b' = (b - m) * g / sqrt(v + eps) + beta``."""
+    names = list(sequential._modules)
+    for first, second in zip(names, names[1:]):
+        conv, norm = sequential._modules[first], sequential._modules[second]
+        if not (isinstance(conv, _CONVS) and isinstance(norm, _NORMS)):
+            continue
+        mean, var = norm._buffers.get("running_mean"), norm._buffers.get("running_var")
+        if mean is None or var is None:
+            continue
+        gamma = norm._buffers.get("weight")
+        beta = norm._buffers.get("bias")
+        scale = tocha.rsqrt(var + norm.eps)
+        if gamma is not None:
+            scale = scale * gamma
+        weight = conv._buffers["weight"]
+        bias = conv._buffers.get("bias")
+        shift = -mean if bias is None else bias - mean
+        conv._buffers["weight"] = weight * scale.reshape(-1, *([1] * (weight.dim() - 1)))
+        conv._buffers["bias"] = shift * scale + (0 if beta is None else beta)
+        sequential._modules[second] = nn.Identity()

@@ -41,3 +41,43 @@ class ScriptGraph:
         return "\n".join(lines) + "\n"
 
     __repr__ = __str__
+
+
+def _snake(name: str) -> str:
+    out = ""
+    for i, char in enumerate(name):
+        if char.isupper() and i and not name[i - 1].isupper():
+            out += "_"
+        out += char.lower()
+    return out
+
+
+class NativeGraph:
+    """A readable listing of a built-in ``tocha.nn`` module's forward: one line per call of a
+    submodule (for ``Sequential``, in order), each named by the layer's kind (``conv2d``)."""
+
+    def __init__(self, module: object, qualified_name: str) -> None:
+        self._module = module
+        self._name = qualified_name
+
+    def __str__(self) -> str:
+        import tocha.nn as nn
+
+        module = self._module
+        lines = [f"graph(%self : __torch__.{self._name}, %input : Tensor):"]
+        value = "%input"
+        if isinstance(module, nn.Sequential):
+            steps = [(f"self.{n}", c) for n, c in module._modules.items() if c is not None]
+        else:
+            steps = [("self", module)]
+        count = 0
+        for path, child in steps:
+            if isinstance(child, nn.Identity):
+                continue
+            lines.append(f"  %{count} = {path}.{_snake(type(child).__name__)}({value})")
+            value = f"%{count}"
+            count += 1
+        lines.append(f"  return ({value})")
+        return "\n".join(lines) + "\n"
+
+    __repr__ = __str__

@@ -17,7 +17,7 @@ import tocha.nn as nn
 
 from . import _interp, _types
 from ._compile import CompiledFunction
-from ._graph import ScriptGraph
+from ._graph import NativeGraph, ScriptGraph
 from ._resolve import ResolutionError
 
 
@@ -240,7 +240,10 @@ class ScriptModule(nn.Module):
 
     @property
     def graph(self) -> ScriptGraph:
-        """A printable listing of ``forward`` (see `ScriptGraph`)."""
+        """A printable listing of ``forward`` (see `ScriptGraph`; `NativeGraph` for a
+        built-in module)."""
+        if self._native is not None:
+            return NativeGraph(self._native, self.qualified_name)  # type: ignore[return-value]
         method = self.compiled()._methods.get("forward")
         if not isinstance(method, CompiledFunction):
             raise RuntimeError(f"Method 'forward' of '{self.original_name}' has no graph")
