@@ -264,9 +264,30 @@ def test_opset_versions(opset):
     assert program.model_proto.opset_import[0].version == opset
 
 
-def test_bad_opset_version():
-    with pytest.raises(ValueError, match="opset"):
-        tocha.onnx.export(nn.Linear(3, 2), (tocha.randn(1, 3),), opset_version=9)
+def test_other_opsets_are_converted():
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    program = check_against_eager(model, (tocha.randn(2, 3),), opset_version=16)
+    assert program.model_proto.opset_import[0].version == 16
+
+
+def test_an_opset_the_converter_cannot_reach_warns_and_keeps_18():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Softmax(-1))
+    with pytest.warns(tocha.onnx.errors.OnnxExporterWarning, match="opset version 9"):
+        program = check_against_eager(model, (tocha.randn(2, 3),), opset_version=9)
+    assert program.model_proto.opset_import[0].version == 18
+
+
+def test_dynamic_axes_with_an_example_batch_of_one():
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    program = check_against_eager(
+        model,
+        (tocha.randn(1, 3),),
+        (tocha.randn(4, 3),),
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+    )
+    assert program.model_proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
 
 
 def test_a_tensor_alone_is_the_args():

@@ -9,12 +9,14 @@ import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import IO, Any
 
+import onnx
+import onnx.version_converter
 import tocha
 from tocha import export as tocha_export
 
 from ._convert import Lifted, to_model
 from ._program import ONNXProgram
-from .errors import OnnxExporterError
+from .errors import OnnxExporterError, OnnxExporterWarning
 
 DEFAULT_OPSET = 18
 MIN_OPSET = 17
@@ -106,17 +108,35 @@ def _dims_from_shapes(dynamic_shapes: Any, arg_names: list[str]) -> dict[str, di
 def _shapes_from_axes(
     axes: dict[str, dict[int, str]], input_names: Sequence[str], arg_names: list[str]
 ) -> dict[str, Any] | None:
-    """dynamic_axes (by input name) as dynamic_shapes for tocha.export (by argument name)."""
+    """dynamic_axes (by input name) as dynamic_shapes for tocha.export (by argument name):
+    ``Dim.DYNAMIC`` hints, so that an example of size 1 is accepted (and specialised, as
+    torch.export does); the ONNX dims take dynamic_axes' names."""
     shapes: dict[str, Any] = {}
-    dims: dict[str, Any] = {}
     for k, arg in enumerate(arg_names):
         name = input_names[k] if k < len(input_names) else arg
         spec = axes.get(name)
         if spec:
-            shapes[arg] = {a: dims.setdefault(n, tocha_export.Dim(n)) for a, n in spec.items()}
+            shapes[arg] = {a: tocha_export.Dim.DYNAMIC for a in spec}
         else:
             shapes[arg] = None
     return shapes if any(v is not None for v in shapes.values()) else None
+
+
+def _converted(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    """`model` converted to `opset` by onnx's version converter; when it cannot be, a warning
+    and the model as it is (as torch.onnx does)."""
+    try:
+        converted = onnx.version_converter.convert_version(model, opset)
+        onnx.checker.check_model(converted, full_check=True)
+    except Exception as e:  # the converter raises RuntimeError, checker ValidationError
+        warnings.warn(
+            f"Failed to convert the model to the target opset version {opset}: {e}. "
+            f"The model is kept at opset version {model.opset_import[0].version}.",
+            OnnxExporterWarning,
+            stacklevel=3,
+        )
+        return model
+    return converted
 
 
 def export(
@@ -164,7 +184,9 @@ def export(
             saved to; with `external_data`, the weights go beside it in ``f + ".data"``.
         kwargs: example keyword inputs.
         input_names, output_names: names of the graph's inputs and outputs, in order.
-        opset_version: the ``ai.onnx`` opset (17 to 23; default 18).
+        opset_version: the ``ai.onnx`` opset (default 18). Models are written for opsets 17
+            to 23; for another, the opset-18 model is converted by onnx's version converter
+            (kept at 18, with an OnnxExporterWarning, where it cannot be).
         dynamo: kept for PyTorch's signature: both values take the same path; with False
             the model is saved to `f` and None is returned, as PyTorch's TorchScript exporter.
         external_data: save the weights to a separate file beside `f`.
@@ -189,11 +211,7 @@ def export(
         ['x']
     """
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise ValueError(
-            f"Unsupported ONNX opset version: {opset}. tocha.onnx supports opset versions "
-            f"{MIN_OPSET} to {MAX_OPSET}."
-        )
+    native = opset if MIN_OPSET <= opset <= MAX_OPSET else DEFAULT_OPSET
     if custom_translation_table:
         raise NotImplementedError("tocha.onnx does not support custom_translation_table")
     if isinstance(args, tocha.Tensor):
@@ -243,13 +261,15 @@ def export(
             program.graph,
             lifted,
             root=program.graph_module,
-            opset=opset,
+            opset=native,
             input_names=names,
             output_names=output_names,
             dynamic_dims=axes,
             export_params=True,
             keep_initializers_as_inputs=False,
         )
+    if native != opset:
+        model_proto = _converted(model_proto, opset)
     onnx_program = ONNXProgram(model_proto, program)
     if f is not None:
         onnx_program.save(
