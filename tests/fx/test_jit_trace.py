@@ -240,3 +240,38 @@ def test_traced_model_round_trips_in_a_fresh_process(tmp_path):
     assert "ok Net" in result.stdout
     loaded = jit.load(path)
     assert loaded.code == traced.code
+
+
+class TwoMethods(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def weighted_kernel_sum(self, weight):
+        return weight * self.conv.weight
+
+
+def test_trace_module_traces_several_methods(tmp_path):
+    # torch.jit.trace_module's documented example
+    n = TwoMethods()
+    example_weight = tocha.rand(1, 1, 3, 3)
+    example_forward_input = tocha.rand(1, 1, 3, 3)
+    inputs = {"forward": example_forward_input, "weighted_kernel_sum": example_weight}
+    module = jit.trace_module(n, inputs)
+    w = tocha.rand(1, 1, 3, 3)
+    np.testing.assert_allclose(
+        module.weighted_kernel_sum(w).detach().numpy(),
+        n.weighted_kernel_sum(w).detach().numpy(),
+    )
+    assert "forward" not in n.__dict__  # the module is left as it was
+    jit.save(module, tmp_path / "m.pt")
+    loaded = jit.load(tmp_path / "m.pt")
+    np.testing.assert_allclose(
+        loaded.weighted_kernel_sum(w).detach().numpy(),
+        n.weighted_kernel_sum(w).detach().numpy(),
+    )
+    x = tocha.rand(1, 1, 5, 5)
+    np.testing.assert_allclose(loaded(x).detach().numpy(), n(x).detach().numpy(), rtol=1e-6)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import copy
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -103,24 +104,24 @@ def trace(
         return func
     if example_kwarg_inputs is not None:
         raise NotImplementedError("tocha.jit.trace: example_kwarg_inputs is not supported")
+    if isinstance(func, nn.Module):
+        checks = [{"forward": c} for c in check_inputs] if check_inputs else None
+        return trace_module(
+            func, {"forward": example_inputs}, None, check_trace, checks, check_tolerance, strict
+        )
     inputs = _as_tuple(example_inputs)
-    module = func if isinstance(func, nn.Module) else _FunctionModule(func)
+    module = _FunctionModule(func)
     ep = _export(module, inputs)
     if strict:
         _check_strict_outputs(ep.call_spec[1])
-    if isinstance(func, nn.Module):
-        traced: Any = _traced_module(func, ep)
-    else:
-        name = getattr(func, "__name__", "fn")
-        source, _ = forward_source(ep, name=name, method=False)
-        qualname = (
-            f"{getattr(func, '__module__', '__main__')}.{getattr(func, '__qualname__', name)}"
-        )
-        traced = ScriptFunction(
-            compile_saved(source, qualname, False, GLOBAL_REFS, {}, {}), qualname
-        )
+    name = getattr(func, "__name__", "fn")
+    source, _ = forward_source(ep, name=name, method=False)
+    qualname = f"{getattr(func, '__module__', '__main__')}.{getattr(func, '__qualname__', name)}"
+    traced = ScriptFunction(compile_saved(source, qualname, False, GLOBAL_REFS, {}, {}), qualname)
     if check_trace:
-        _check(func, traced, ep, check_inputs or [inputs], check_tolerance)
+        _check(
+            func, traced, ep, partial(_export, module), check_inputs or [inputs], check_tolerance
+        )
     return traced
 
 
@@ -134,18 +135,33 @@ def trace_module(
     strict: bool = True,
     **kwargs: Any,
 ) -> RecursiveScriptModule:
-    """Trace methods of ``mod``: ``inputs`` maps a method name to its example inputs.
+    """Trace methods of ``mod``: ``inputs`` maps each method's name to its example inputs.
 
-    Only ``forward`` is supported: ``trace_module(m, {"forward": x})`` is ``trace(m, x)``.
+    ``trace_module(m, {"forward": x})`` is ``trace(m, x)``; other methods are traced the same
+    way and become methods of the result. ``check_inputs`` is a list of such dicts.
+
+    Example::
+
+        >>> traced = tocha.jit.trace_module(model, {"forward": x, "encode": (x,)})
     """
     if not isinstance(mod, nn.Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    if set(inputs) != {"forward"}:
-        raise NotImplementedError("tocha.jit.trace_module traces 'forward' only")
-    checks = [c["forward"] for c in check_inputs] if check_inputs else None
-    return trace(mod, inputs["forward"], None, check_trace, checks, check_tolerance, strict)
+    root = _tree(mod, top=True)
+    programs = {}
+    for name, example in inputs.items():
+        example = _as_tuple(example)
+        programs[name] = ep = _export_method(mod, name, example)
+        if strict:
+            _check_strict_outputs(ep.call_spec[1])
+        _add_method(root, name, ep)
+    if check_trace:
+        for name, ep in programs.items():
+            checks = [c[name] for c in check_inputs or () if name in c] or [inputs[name]]
+            again = partial(_export_method, mod, name)
+            _check(getattr(mod, name), root._bound(name), ep, again, checks, check_tolerance)
+    return root
 
 
 def _as_tuple(example_inputs: Any) -> tuple:
@@ -190,18 +206,33 @@ def _check_strict_outputs(layout: Any) -> None:
             _check_strict_outputs(item)
 
 
-def _traced_module(module: nn.Module, ep: Any) -> RecursiveScriptModule:
-    root = _tree(module, top=True)
+def _export_method(module: nn.Module, name: str, inputs: tuple) -> Any:
+    """Export ``module.<name>`` by making it the module's forward for the time of the call."""
+    if name == "forward":
+        return _export(module, inputs)
+    method = getattr(module, name)
+    saved = module.__dict__.get("forward")
+    module.__dict__["forward"] = method
+    try:
+        return _export(module, inputs)
+    finally:
+        if saved is None:
+            del module.__dict__["forward"]
+        else:
+            module.__dict__["forward"] = saved
+
+
+def _add_method(root: RecursiveScriptModule, name: str, ep: Any) -> None:
+    """Compile ``ep`` as method ``name`` of ``root``, adding the constants it reads."""
     for target, value in ep.constants.items():
-        owner, _, name = target.rpartition(".")
+        owner, _, attribute = target.rpartition(".")
         holder = root.get_submodule(owner) if owner else root
-        if name not in holder._buffers and name not in holder._parameters:
-            holder.__dict__[name] = value
-            holder._script_attrs.add(name)
-    source, _ = forward_source(ep)
-    qualname = f"{root.qualified_name}.forward"
-    root._methods["forward"] = compile_saved(source, qualname, True, GLOBAL_REFS, {}, {})
-    return root
+        if attribute not in holder._buffers and attribute not in holder._parameters:
+            holder.__dict__[attribute] = value
+            holder._script_attrs.add(attribute)
+    source, _ = forward_source(ep, name=name)
+    qualname = f"{root.qualified_name}.{name}"
+    root._methods[name] = compile_saved(source, qualname, True, GLOBAL_REFS, {}, {})
 
 
 def _tree(module: nn.Module, top: bool = False) -> nn.Module:
@@ -233,7 +264,16 @@ def _calls(ep: Any) -> list[str]:
     ]
 
 
-def _check(func: Any, traced: Any, ep: Any, check_inputs: list[Any], tolerance: float) -> None:
+def _check(
+    func: Any,
+    traced: Any,
+    ep: Any,
+    again: Any,
+    check_inputs: list[Any],
+    tolerance: float,
+) -> None:
+    """``check_trace``: warn for random nodes, trace again on each of ``check_inputs`` (with
+    ``again``) and compare the calls, then compare the outputs with ``func``'s."""
     random = [
         ast.unparse(s)
         for s in ast.parse(traced.code).body[0].body
@@ -249,20 +289,19 @@ def _check(func: Any, traced: Any, ep: Any, check_inputs: list[Any], tolerance: 
             stacklevel=3,
         )
     expected_calls = _calls(ep)
-    module = func if isinstance(func, nn.Module) else _FunctionModule(func)
     for inputs in check_inputs:
         inputs = _as_tuple(inputs)
         try:
-            again = _export(module, copy.deepcopy(inputs))
+            retraced = again(copy.deepcopy(inputs))
         except export.GuardOnDataDependentSymNode as error:
             raise TracingCheckError(
                 "", "", f"ERROR: Tracing on check inputs failed:\n{error}\n"
             ) from None
-        if _calls(again) != expected_calls:
+        if _calls(retraced) != expected_calls:
             raise TracingCheckError(
                 "ERROR: Graphs differed across invocations!\n"
                 f"\tFirst trace calls:\n\t\t{expected_calls}\n"
-                f"\tSecond trace calls:\n\t\t{_calls(again)}\n",
+                f"\tSecond trace calls:\n\t\t{_calls(retraced)}\n",
                 "",
             )
         with tocha.no_grad():
