@@ -260,3 +260,20 @@ def test_initializers_named_and_inputs_outputs_renamed():
     assert dims[0].dim_param == "batch" and dims[1].dim_value == 3
     (out,) = run(model, np.ones((5, 3), np.float32))
     assert out.shape == (5, 4)
+
+
+def test_attention_with_grouped_heads_and_a_bool_mask():
+    g = Graph()
+    q, k, v, m = (g.placeholder(n) for n in "qkvm")
+    a = g.call_function(F.scaled_dot_product_attention, (q, k, v, m), {"enable_gqa": True})
+    b = g.call_function(F.scaled_dot_product_attention, (q, k, v), {"enable_gqa": True})
+    g.output((a, b))
+    mask = tocha.rand(3, 5) > 0.3
+    mask[:, 0] = True
+    inputs = {
+        "q": tocha.randn(2, 4, 3, 6),
+        "k": tocha.randn(2, 2, 5, 6),
+        "v": tocha.randn(2, 2, 5, 7),
+        "m": mask,
+    }
+    check(g, {}, inputs)

@@ -34,13 +34,11 @@ def _additive(b: Builder, mask, dtype) -> str:
     return b.operand(mask, dtype)
 
 
-def _attend(
-    b: Builder, query, key: str, value: str, mask: str | None, scale: float, zero_empty: bool
-):
-    """``softmax(q @ k^T * scale + mask)`` and its product with `value` (ONNX names; the
-    key has the query's rank)."""
+def _attend(b: Builder, query, key, value, mask: str | None, scale: float, zero_empty: bool):
+    """``softmax(q @ k^T * scale + mask)`` and its product with `value`: `key` and `value`
+    are ``(fx node, ONNX name)`` pairs (the name of the key's heads repeated for GQA)."""
     dtype = meta_dtype(query)
-    keys_t = _swap_last(b, key, rank(query))
+    keys_t = _swap_last(b, key[1], rank(key[0]))
     scores = b.op("Mul", [b.op("MatMul", [b.value(query), keys_t]), b.scalar(scale, dtype)])
     if mask is not None:
         scores = b.op("Add", [scores, mask])
@@ -48,7 +46,7 @@ def _attend(
     if zero_empty and mask is not None:
         nan = b.op("IsNaN", [weights])
         weights = b.op("Where", [nan, b.scalar(0.0, dtype), weights])
-    return b.op("MatMul", [weights, value]), weights
+    return b.op("MatMul", [weights, value[1]]), weights
 
 
 def _repeat_heads(b: Builder, x, heads: int) -> str:
@@ -81,10 +79,10 @@ def _sdpa(
     mask = _causal(b, query, key, dtype) if is_causal else None
     if attn_mask is not None:
         mask = _additive(b, attn_mask, dtype)
-    k, v = b.value(key), b.value(value)
+    k, v = (key, b.value(key)), (value, b.value(value))
     heads = meta_shape(query)[-3] if rank(query) >= 3 else None
     if enable_gqa and heads is not None and meta_shape(key)[-3] != heads:
-        k, v = _repeat_heads(b, key, heads), _repeat_heads(b, value, heads)
+        k, v = (key, _repeat_heads(b, key, heads)), (value, _repeat_heads(b, value, heads))
     return _attend(b, query, k, v, mask, scale, zero_empty=True)[0]
 
 
@@ -102,7 +100,7 @@ def _sdpa_primitive(b: Builder, node, *args):
     mask = _causal(b, query, key, dtype) if causal else None
     if "m" in code:
         mask = _additive(b, tensors[3], dtype)
-    k, v = b.value(key), b.value(value)
+    k, v = (key, b.value(key)), (value, b.value(value))
     return _attend(b, query, k, v, mask, float(scale), zero_empty="n" not in code)
 
 

@@ -40,7 +40,7 @@ def _rnn_layer(b: Builder, node, *args):
     if proj:
         raise NotImplementedError("LSTM with proj_size > 0")
     sizes = list(batch_sizes)
-    if any(s is not sizes[0] and s != sizes[0] for s in sizes):
+    if len(set(sizes)) > 1:
         raise NotImplementedError("packed sequences of unequal lengths")
     lstm = mode == "LSTM"
     x, states, weights = tensors[0], tensors[1 : 2 + lstm], tensors[2 + lstm :]
