@@ -275,3 +275,13 @@ def test_trace_module_traces_several_methods(tmp_path):
     )
     x = tocha.rand(1, 1, 5, 5)
     np.testing.assert_allclose(loaded(x).detach().numpy(), n(x).detach().numpy(), rtol=1e-6)
+
+
+def test_dropout_is_random_in_training_only():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    x = tocha.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jit.trace(model.eval(), x)
+    with pytest.warns(jit.TracerWarning, match="Did you forget call .eval\\(\\) on your model"):
+        jit.trace(model.train(), x)

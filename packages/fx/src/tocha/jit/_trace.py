@@ -27,9 +27,25 @@ from ._tracecode import GLOBAL_REFS, forward_source
 
 _NONDETERMINISTIC = frozenset(
     {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
-     "bernoulli", "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d",
-     "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu", "uniform_", "normal_"}
+     "bernoulli", "multinomial", "normal", "poisson", "uniform_", "normal_"}
 )  # fmt: skip
+# Random only in training: the position of their ``training`` argument and its default.
+_TRAINING_ARGUMENT = {
+    "dropout": (2, True), "dropout1d": (2, True), "dropout2d": (2, True),
+    "dropout3d": (2, True), "alpha_dropout": (2, False), "feature_alpha_dropout": (2, False),
+    "rrelu": (3, False),
+}  # fmt: skip
+
+
+def _random(node: Any) -> bool:
+    name = getattr(node.target, "__name__", "")
+    if name in _NONDETERMINISTIC:
+        return True
+    if name in _TRAINING_ARGUMENT:
+        index, default = _TRAINING_ARGUMENT[name]
+        training = node.args[index] if len(node.args) > index else default
+        return bool(node.kwargs.get("training", training))
+    return False
 
 
 class TracerWarning(Warning):
@@ -274,10 +290,11 @@ def _check(
 ) -> None:
     """``check_trace``: warn for random nodes, trace again on each of ``check_inputs`` (with
     ``again``) and compare the calls, then compare the outputs with ``func``'s."""
+    random_names = {n.name for n in ep.graph.nodes if n.op == "call_function" and _random(n)}
     random = [
         ast.unparse(s)
         for s in ast.parse(traced.code).body[0].body
-        if any(f".{name}(" in ast.unparse(s) for name in _NONDETERMINISTIC)
+        if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]) in random_names
     ]
     if random:
         warnings.warn(
