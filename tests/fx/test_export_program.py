@@ -367,3 +367,34 @@ def test_dynamic_sizes_flow_through_creation_indexing_and_int_outputs():
         _close(got[0], expected[0])
         assert got[1] == 6
         _close(got[2], expected[2])
+
+
+class _BranchOnSize(nn.Module):
+    def __init__(self, equal: bool):
+        super().__init__()
+        self.equal = equal
+
+    def forward(self, x):
+        if (x.shape[0] == 4) if self.equal else (x.shape[0] > 4):
+            return x * 2
+        return x + 1
+
+
+def test_branches_on_dynamic_sizes_narrow_or_specialise_like_torch():
+    x = _randn(4, 3)
+    auto = export(_BranchOnSize(False), (x,), dynamic_shapes=({0: Dim.AUTO},))
+    assert repr(list(auto.range_constraints.values())) == "[VR[2, 4]]"
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] <= 4"):
+        auto.module()(_randn(5, 3))
+    y = _randn(3, 3)
+    _close(auto.module()(y), y + 1)
+    with pytest.raises(tocha.export.UserError, match=r"batch = Dim\('batch', max=4\)"):
+        export(_BranchOnSize(False), (x,), dynamic_shapes=({0: Dim("batch")},))
+    bounded = export(_BranchOnSize(False), (x,), dynamic_shapes=({0: Dim("batch", max=4)},))
+    assert repr(list(bounded.range_constraints.values())) == "[VR[0, 4]]"
+    static = export(_BranchOnSize(True), (x,), dynamic_shapes=({0: Dim.AUTO},))
+    assert static.range_constraints == {}
+    with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 4"):
+        static.module()(_randn(3, 3))
+    with pytest.raises(tocha.export.UserError, match="specialized it to be a constant \\(4\\)"):
+        export(_BranchOnSize(True), (x,), dynamic_shapes=({0: Dim("batch")},))

@@ -115,10 +115,11 @@ def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple[D
     return tuple(Dim(name, min=min, max=max) for name in names)
 
 
-@dataclass
+@dataclass(eq=False)
 class DynamicDim:
-    """One dynamic dimension of one input: its symbol, range, the example size, and the
-    size a second run takes to find what depends on it."""
+    """One dynamic dimension of one input: its symbol, range, the example size, the size a
+    second run takes to find what depends on it, whether it must stay dynamic (`strict`: a
+    `Dim` or ``Dim.DYNAMIC``) and whether the code specialised it (``Dim.AUTO``)."""
 
     symbol: Symbol
     range: ValueRanges
@@ -126,6 +127,8 @@ class DynamicDim:
     shadow: int
     name: str | None
     strict: bool
+    source: str = ""
+    specialized: bool = False
 
 
 class _Symbols:
@@ -273,6 +276,7 @@ def _read_tensor(
                 continue
             rng = ValueRanges(2, int_oo)
             found[d] = symbols.new(size, rng, None, dim is Dim.DYNAMIC)
+            found[d].source = f"L[{path!r}].size()[{d}]"
             continue
         if isinstance(dim, Dim):
             checked = ValueRanges(max(dim.min, 2), dim.max)
@@ -294,6 +298,7 @@ def _read_tensor(
             found[d] = symbols.by_dim[dim.__name__] = symbols.new(
                 size, ValueRanges(dim.min, dim.max), dim.__name__, True
             )
+            found[d].source = f"L[{path!r}].size()[{d}]"
             continue
         raise UserError(
             with_footer(

@@ -168,7 +168,9 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     state_dict.update({k: v for k, v in buffers.items() if k not in non_persistent})
     constants_out = {k: v for k, v in buffers.items() if k in non_persistent}
     constants_out.update({target: value for target, value, _ in tracer.lifted})
-    ranges = {d.symbol: d.range for d in tracer.symbols if d.shadow != d.example}
+    ranges = {
+        d.symbol: d.range for d in tracer.symbols if d.shadow != d.example and not d.specialized
+    }
     return ExportedProgram(
         GraphModule(tocha.nn.Module(), graph),
         signature,

@@ -74,6 +74,7 @@ def input_checks(flat: Any, dynamic: list[dict]) -> list[list]:
     tensors = [(label, v) for (_, v, is_tensor), label in zip(leaves, labels) if is_tensor]
     for i, (label, value) in enumerate(tensors):
         dims = dynamic[i] if i < len(dynamic) else {}
+        dims = {d: dim for d, dim in dims.items() if not dim.specialized}
         sizes = [None if d in dims else s for d, s in enumerate(value.shape)]
         ranges = {}
         for d, dim in dims.items():

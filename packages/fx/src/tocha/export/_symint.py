@@ -21,13 +21,17 @@ class SymInt(int):
     node: Any
     tracer: Any
     expr: str
+    symbols: frozenset
 
-    def __new__(cls, value: int, shadow: int, node: Any, tracer: Any, expr: str) -> SymInt:
+    def __new__(
+        cls, value: int, shadow: int, node: Any, tracer: Any, expr: str, symbols: frozenset
+    ) -> SymInt:
         self = super().__new__(cls, value)
         self.shadow = shadow
         self.node = node
         self.tracer = tracer
         self.expr = expr
+        self.symbols = symbols
         return self
 
     def __repr__(self) -> str:
@@ -47,13 +51,11 @@ class SymInt(int):
         a, b = (other, self) if reflected else (self, other)
         value = fn(int(a), int(b))
         shadow = fn(_shadow(a), _shadow(b))
-        return SymInt(
-            value,
-            shadow,
-            self.tracer.sym_node(fn, (a, b), value),
-            self.tracer,
-            f"{_expr(a)}{symbol}{_expr(b)}",
-        )
+        expr = f"{_expr(a)}{symbol}{_expr(b)}"
+        node = self.tracer.sym_node(fn, (a, b), value)
+        node.meta["val"] = SizeName(value, expr)
+        symbols = self.symbols | (other.symbols if isinstance(other, SymInt) else frozenset())
+        return SymInt(value, shadow, node, self.tracer, expr, symbols)
 
     def __add__(self, other: Any) -> Any:
         return self._binary(operator.add, other, False, " + ")
@@ -87,6 +89,38 @@ class SymInt(int):
 
     def __neg__(self) -> Any:
         return self._binary(operator.mul, -1, False, "*")
+
+    def _compare(self, fn: Any, other: Any, symbol: str) -> Any:
+        """A comparison, as Python control flow sees it: the example's answer. When the
+        answer differs at the other size, the code specialises this size (`Tracer.guard`)."""
+        if not isinstance(other, (int, float)):
+            return NotImplemented
+        result = fn(int(self), int(other) if isinstance(other, SymInt) else other)
+        shadow = other.shadow if isinstance(other, SymInt) else other
+        if result != fn(self.shadow, shadow):
+            self.tracer.guard(self, symbol, other, result)
+        return result
+
+    def __eq__(self, other: Any) -> Any:
+        return self._compare(operator.eq, other, "==")
+
+    def __ne__(self, other: Any) -> Any:
+        return self._compare(operator.ne, other, "!=")
+
+    def __lt__(self, other: Any) -> Any:
+        return self._compare(operator.lt, other, "<")
+
+    def __le__(self, other: Any) -> Any:
+        return self._compare(operator.le, other, "<=")
+
+    def __gt__(self, other: Any) -> Any:
+        return self._compare(operator.gt, other, ">")
+
+    def __ge__(self, other: Any) -> Any:
+        return self._compare(operator.ge, other, ">=")
+
+    def __bool__(self) -> bool:
+        return bool(self._compare(operator.ne, 0, "!="))
 
     def __reduce__(self) -> Any:
         return (int, (int(self),))

@@ -16,6 +16,7 @@ differs depends on the dynamic sizes; a size query on it returns a `SymInt`.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 import sys
 import threading
@@ -29,6 +30,7 @@ from tocha.fx.node import Node
 from tocha.fx.passes.shape_prop import TensorMetadata
 
 from . import ops
+from ._dims import ValueRanges
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
 from ._symint import SizeName, SymInt
 
@@ -274,11 +276,82 @@ class Tracer:
             size_node = self.graph.create_node(
                 "call_function", _SIZE, (node, dim), name="sym_size_int"
             )
-            expr = self.expression(size, shadow._data.shape[dim])
-            known = SymInt(size, shadow._data.shape[dim], size_node, self, expr)
+            other = shadow._data.shape[dim]
+            expr = self.expression(size, other)
+            symbols = frozenset(
+                d for d in self.symbols if (d.example, d.shadow) == (size, other)
+            ) or frozenset(d for d in self.symbols if d.shadow != d.example)
+            known = SymInt(size, other, size_node, self, expr, symbols)
             size_node.meta["val"] = SizeName(size, expr)
             self.size_nodes[(node, dim)] = known
         return known
+
+    def guard(self, size: SymInt, op: str, other: Any, result: bool) -> None:
+        """Python branched on ``size <op> other`` (answering `result` for the example, the
+        other answer at the other size). An inequality on one dynamic size narrows its range
+        (a `Dim`'s declared range must already be that narrow, else PyTorch's UserError);
+        ``==`` holding specialises the size: a ``Dim.AUTO`` size becomes static, a size the
+        user marked dynamic raises PyTorch's UserError."""
+        if op in ("==", "!=") and result == (op == "!="):
+            return
+        dims = list(size.symbols)
+        direct = len(dims) == 1 and size.expr == str(dims[0].symbol)
+        if op not in ("==", "!=") and direct and not isinstance(other, SymInt):
+            self.narrow(dims[0], op, other, result)
+            return
+        strict = [d for d in dims if d.strict]
+        if strict:
+            lines = [_violated(strict)]
+            for dim in strict:
+                lines.append(
+                    f"  - You marked {_dim_name(dim)} as dynamic but your code specialized it "
+                    f"to be a constant ({dim.example}). If you're using mark_dynamic, either "
+                    "remove it or use maybe_mark_dynamic. If you're using Dim.DYNAMIC, replace "
+                    "it with either Dim.STATIC or Dim.AUTO."
+                )
+            lines.append("Suggested fixes:")
+            lines.extend(f"  {_dim_name(d)} = {d.example}" for d in strict)
+            raise UserError(with_footer("\n".join(lines)))
+        for dim in dims:
+            dim.specialized = True
+
+    def narrow(self, dim: Any, op: str, bound: float, result: bool) -> None:
+        """Narrow `dim`'s range to the sizes for which ``size <op> bound`` is `result`."""
+        holds = {
+            ">": (bound + 1, None),
+            ">=": (bound, None),
+            "<": (None, bound - 1),
+            "<=": (None, bound),
+        }
+        fails = {
+            ">": (None, bound),
+            ">=": (None, bound - 1),
+            "<": (bound, None),
+            "<=": (bound + 1, None),
+        }
+        lower, upper = (holds if result else fails)[op]
+        lower = dim.range.lower if lower is None else max(dim.range.lower, math.ceil(lower))
+        upper = dim.range.upper if upper is None else math.floor(upper)
+        if isinstance(dim.range.upper, int):
+            upper = min(upper, dim.range.upper)
+        narrowed = ValueRanges(lower, upper)
+        if narrowed == dim.range:
+            return
+        if dim.strict:
+            low = max(2, narrowed.lower)
+            bounds = [f"min={low}"] if low > 2 else []
+            if isinstance(narrowed.upper, int):
+                bounds.append(f"max={narrowed.upper}")
+            fix = ", ".join([repr(_dim_name(dim)), *bounds])
+            raise UserError(
+                with_footer(
+                    f"{_violated([dim])}\n  - Not all values of {_dim_name(dim)} = "
+                    f"{dim.source} in the specified range satisfy the generated guard {low} "
+                    f"<= {dim.source} and {dim.source} <= {narrowed.upper!r}\nSuggested "
+                    f"fixes:\n  {_dim_name(dim)} = Dim({fix})"
+                )
+            )
+        dim.range = narrowed
 
     def sym_node(self, fn: Any, args: tuple, value: int) -> Node:
         return self.graph.call_function(fn, self.to_args(args))
@@ -428,6 +501,15 @@ def _holds_tensor(value: Any) -> bool:
     if isinstance(value, (tuple, list)):
         return any(isinstance(v, tocha.Tensor) for v in value)
     return False
+
+
+def _dim_name(dim: Any) -> str:
+    return dim.name or str(dim.symbol)
+
+
+def _violated(dims: list) -> str:
+    names = ", ".join(_dim_name(d) for d in dims)
+    return f'Constraints violated ({names})! For more information, run with TORCH_LOGS="+dynamic".'
 
 
 def _label(target: Any) -> str:
