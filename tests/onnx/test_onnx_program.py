@@ -196,3 +196,16 @@ def test_save_to_a_file_object():
     buffer = io.BytesIO()
     tocha.onnx.export(nn.Linear(3, 2), (tocha.randn(4, 3),), buffer, external_data=False)
     assert onnx.load_from_string(buffer.getvalue()).graph.node
+
+
+def test_deprecated_options_are_accepted():
+    program = tocha.onnx.export(
+        nn.Linear(3, 2),
+        (tocha.randn(4, 3),),
+        verbose=True,
+        training=tocha.onnx.TrainingMode.EVAL,
+        operator_export_type=tocha.onnx.OperatorExportTypes.ONNX,
+        do_constant_folding=True,
+    )
+    assert [n.op_type for n in program.model_proto.graph.node if n.op_type == "MatMul"]
+    assert int(tocha.onnx.TrainingMode.TRAINING) == 2

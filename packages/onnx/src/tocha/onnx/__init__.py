@@ -9,8 +9,17 @@ Python classes to run.
 from __future__ import annotations
 
 from . import errors
+from ._enums import OperatorExportTypes, TrainingMode
 from ._export import export, is_in_onnx_export
 from ._program import ONNXProgram
 from .errors import OnnxExporterError
 
-__all__ = ["ONNXProgram", "OnnxExporterError", "errors", "export", "is_in_onnx_export"]
+__all__ = [
+    "ONNXProgram",
+    "OnnxExporterError",
+    "OperatorExportTypes",
+    "TrainingMode",
+    "errors",
+    "export",
+    "is_in_onnx_export",
+]

@@ -15,6 +15,7 @@ import tocha
 from tocha import export as tocha_export
 
 from ._convert import Lifted, to_model
+from ._enums import OperatorExportTypes, TrainingMode
 from ._program import ONNXProgram
 from .errors import OnnxExporterError, OnnxExporterWarning
 
@@ -162,8 +163,8 @@ def export(
     export_params: bool = True,
     keep_initializers_as_inputs: bool = False,
     dynamic_axes: Mapping[str, Mapping[int, str]] | Mapping[str, Sequence[int]] | None = None,
-    training: Any = None,
-    operator_export_type: Any = None,
+    training: TrainingMode = TrainingMode.EVAL,
+    operator_export_type: OperatorExportTypes = OperatorExportTypes.ONNX,
     do_constant_folding: bool = True,
     custom_opsets: Mapping[str, int] | None = None,
     export_modules_as_functions: bool | Collection[type] = False,
@@ -196,6 +197,9 @@ def export(
         keep_initializers_as_inputs: list the weights as graph inputs too.
         dynamic_axes: ``{input or output name: {axis: name}}`` or ``{name: [axes]}``: axes of
             any size (inputs' axes become dynamic dimensions of the traced program).
+        training, operator_export_type, do_constant_folding, custom_opsets,
+            export_modules_as_functions, autograd_inlining: deprecated in PyTorch and
+            ignored: the model is written in the mode it is in, as ONNX operators.
 
     Returns:
         An :class:`ONNXProgram` (None when `dynamo` is False).
