@@ -580,3 +580,20 @@ def test_annotations_become_node_types_as_in_torch():
     ]
     assert "def forward(self, x : tocha.Tensor, n : int = 3) -> tocha.Tensor:" in gm.code
     np.testing.assert_allclose(gm(tocha.ones(2)).numpy(), [3.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda: nn.Linear(3, 4), lambda: nn.Conv2d(3, 4, 3), lambda: nn.MaxPool2d(2),
+     lambda: nn.LayerNorm(6), lambda: nn.GELU()],
+    ids=["linear", "conv2d", "max_pool2d", "layer_norm", "gelu"],
+)  # fmt: skip
+def test_tracing_a_builtin_as_the_root_reaches_its_functional_form(build):
+    module = build()
+    gm = tocha.fx.symbolic_trace(module)
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert len(calls) == 1 and calls[0].target.__module__.startswith("tocha.nn")
+    x = tocha.randn(1, 3, 6, 6) if isinstance(module, (nn.Conv2d, nn.MaxPool2d)) else None
+    x = tocha.randn(2, 3) if isinstance(module, (nn.Linear, nn.GELU)) else x
+    x = tocha.randn(2, 6) if isinstance(module, nn.LayerNorm) else x
+    np.testing.assert_allclose(gm(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)

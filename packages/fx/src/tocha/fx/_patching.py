@@ -140,9 +140,12 @@ def intercept_functions(
     globals_dicts: Iterable[dict[str, Any]] = (),
     extra_functions: Iterable[Callable[..., Any]] = (),
     handle_method: Callable[[str, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+    classes: Iterable[type] = (),
 ) -> None:
     """Install the wrappers: in the public namespaces, in each of `globals_dicts` (names
-    bound to a public function or to one of `extra_functions`), and on Tensor's methods.
+    bound to a public function or to one of `extra_functions`), in the attributes of
+    `classes` that hold a public function (``_conv = staticmethod(F.conv2d)``), and on
+    Tensor's methods.
     A Tensor method (a binary operator included) called on a real tensor with a traced
     argument calls ``handle_method(method_name, (tensor, *args), kwargs)``; without
     `handle_method`, operators answer NotImplemented (so the traced operand's reflected
@@ -165,6 +168,12 @@ def intercept_functions(
             original = getattr(value, "__fx_original__", value)
             if id(original) in wrappers or id(original) in extras:
                 patcher.patch(g, name, wrapper_for(original))
+    for cls in classes:
+        for name, value in list(vars(cls).items()):
+            func = value.__func__ if isinstance(value, staticmethod) else value
+            if callable(func) and id(getattr(func, "__fx_original__", func)) in wrappers:
+                wrapped = wrapper_for(func)
+                patcher.patch(cls, name, staticmethod(wrapped))
     for dunder, method_name in TENSOR_OPERATORS.items():
         if hasattr(tocha.Tensor, dunder):
             original = getattr(tocha.Tensor, dunder)

@@ -333,6 +333,7 @@ class Tracer:
                     _unique_dicts(globals_dicts),
                     self._autowrap_functions,
                     _record_method,
+                    _module_classes(),
                 )
                 for g, name in _wrapped:
                     _patching.wrap_global(patcher, g, name, _is_proxy, _record_call)
@@ -463,6 +464,19 @@ def _record_method(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         proxy = _find_proxy(kwargs)
     assert proxy is not None
     return proxy.tracer.create_proxy("call_method", name, args, kwargs)
+
+
+def _module_classes() -> list[type]:
+    """Every subclass of ``tocha.nn.Module`` defined so far."""
+    found: dict[type, None] = {}
+    pending = [Module]
+    while pending:
+        cls = pending.pop()
+        for sub in type.__subclasses__(cls):
+            if sub not in found:
+                found[sub] = None
+                pending.append(sub)
+    return list(found)
 
 
 def _unique_dicts(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
