@@ -335,3 +335,37 @@ def test_decomposed_program(name):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert_close(g.numpy(), w)
+
+
+class TinyGPT(nn.Module):
+    """Token and position embeddings, a causal attention block, a tied head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens = nn.Embedding(20, 16)
+        self.positions = nn.Embedding(12, 16)
+        self.norm = nn.LayerNorm(16)
+        self.qkv = nn.Linear(16, 48)
+        self.mlp = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))
+
+    def forward(self, codes):
+        n, t = codes.shape
+        x = self.tokens(codes) + self.positions(tocha.arange(t))
+        q, k, v = self.qkv(self.norm(x)).view(n, t, 3, 4, 4).unbind(2)
+        y = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
+        )
+        x = x + y.transpose(1, 2).reshape(n, t, 16)
+        x = x + self.mlp(x)
+        return x @ self.tokens.weight.T
+
+
+def test_dynamic_batch_and_sequence_length():
+    check_against_eager(
+        TinyGPT(),
+        (tocha.randint(0, 20, (2, 10)),),
+        (tocha.randint(0, 20, (3, 7)),),
+        (tocha.randint(0, 20, (1, 12)),),
+        input_names=["codes"],
+        dynamic_axes={"codes": {0: "batch", 1: "time"}},
+    )

@@ -10,7 +10,7 @@ import numpy as np
 import tocha
 import tocha.nn.functional as F
 
-from .._builder import Builder, meta_dtype, meta_shape, np_dtype, rank
+from .._builder import Builder, is_static, meta_dtype, meta_shape, np_dtype, rank
 
 
 def _swap_last(b: Builder, x: str, ndim: int) -> str:
@@ -20,10 +20,21 @@ def _swap_last(b: Builder, x: str, ndim: int) -> str:
 
 
 def _causal(b: Builder, query, key, dtype) -> str:
-    """The additive mask that hides the keys after each query (top-left aligned)."""
+    """The additive mask that hides the keys after each query (top-left aligned): a
+    constant for static lengths, else built from the lengths at run time."""
     rows, cols = meta_shape(query)[-2], meta_shape(key)[-2]
-    hidden = np.triu(np.ones((rows, cols), dtype=bool), k=1)
-    return b.const(np.where(hidden, -np.inf, 0).astype(np_dtype(dtype)))
+    if is_static(rows) and is_static(cols):
+        hidden = np.triu(np.ones((rows, cols), dtype=bool), k=1)
+        return b.const(np.where(hidden, -np.inf, 0).astype(np_dtype(dtype)))
+    zero, one = b.scalar(0, tocha.int64), b.scalar(1, tocha.int64)
+    lengths = []
+    for x in (query, key):
+        size = b.op("Shape", [b.value(x)], start=rank(x) - 2, end=rank(x) - 1)
+        lengths.append(b.op("Squeeze", [size, b.ints([0])]))
+    row = b.op("Unsqueeze", [b.op("Range", [zero, lengths[0], one]), b.ints([1])])
+    col = b.op("Unsqueeze", [b.op("Range", [zero, lengths[1], one]), b.ints([0])])
+    hidden = b.op("Greater", [col, row])
+    return b.op("Where", [hidden, b.scalar(-math.inf, dtype), b.scalar(0.0, dtype)])
 
 
 def _additive(b: Builder, mask, dtype) -> str:

@@ -212,6 +212,22 @@ def _full_like(b: Builder, node, input, fill_value, **kwargs):
     return _fill(b, node, b.op("Shape", [b.value(input)]), fill_value)
 
 
+def _arange(b: Builder, node, start=0, end=None, step=1, **kwargs):
+    """``Range`` over 0-d bounds of the result's dtype (symbolic sizes squeezed)."""
+    if end is None:
+        start, end = 0, start
+    dtype = meta_dtype(node)
+    bounds = []
+    for v in (start, end, step):
+        if not b.is_value(v):
+            bounds.append(b.scalar(v, dtype))
+        elif meta_dtype(v) is None:  # a symbolic size: a [1] int64 tensor
+            bounds.append(b.op("Squeeze", [b.operand(v, dtype), b.ints([0])]))
+        else:
+            bounds.append(b.operand(v, dtype))
+    return b.op("Range", bounds)
+
+
 def _constant(b: Builder, node, data, *args, **kwargs):
     """``from_numpy``, ``tensor``, ``as_tensor``: the example value, as a constant."""
     return b.const(meta_val(node).detach().cpu().numpy())
@@ -334,6 +350,7 @@ def _table() -> dict:
         put(name, _filled(value))
         put(f"{name}_like", _filled_like(value))
     put("full", _full)
+    put("arange", _arange)
     for name in ("from_numpy", "tensor", "as_tensor"):
         put(name, _constant)
     put("full_like", _full_like)
