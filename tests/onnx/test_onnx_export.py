@@ -369,3 +369,16 @@ def test_dynamic_batch_and_sequence_length():
         input_names=["codes"],
         dynamic_axes={"codes": {0: "batch", 1: "time"}},
     )
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_with_dynamic_time_and_batch(kind):
+    module = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True)
+    check_against_eager(
+        module,
+        (tocha.randn(5, 2, 3),),
+        (tocha.randn(7, 3, 3),),
+        (tocha.randn(2, 6, 3),),
+        input_names=["x"],
+        dynamic_axes={"x": {0: "time", 1: "batch"}},
+    )

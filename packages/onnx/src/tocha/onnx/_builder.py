@@ -85,8 +85,9 @@ class Builder:
         return self._consts[key]
 
     def ints(self, values: Sequence[Any]) -> str:
-        """A 1-D int64 tensor from ints and symbolic sizes (fx nodes, or the names of `[1]`
-        tensors)."""
+        """A 1-D int64 tensor from ints and symbolic sizes: fx nodes, the names of `[1]`
+        tensors, and symbolic ints (int subclasses) whose ``node`` is a graph value."""
+        values = [self.symbolic(v) for v in values]
         if all(isinstance(v, (int, np.integer)) for v in values):
             return self.const(np.array([int(v) for v in values], dtype=np.int64))
         parts = []
@@ -98,6 +99,12 @@ class Builder:
             else:
                 parts.append(self.value(v))
         return self.op("Concat", parts, axis=0)
+
+    def symbolic(self, v: Any) -> Any:
+        """The graph node of a symbolic int (tocha.export's sizes carry theirs), else `v`."""
+        if isinstance(v, int) and not is_static(v) and self.is_value(getattr(v, "node", None)):
+            return v.node
+        return v
 
     def value(self, arg: Any) -> Any:
         """The ONNX name (or tuple of names) of an fx graph value."""

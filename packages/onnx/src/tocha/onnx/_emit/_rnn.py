@@ -9,7 +9,7 @@ which is ONNX's ``linear_before_reset=1``.
 
 from __future__ import annotations
 
-from .._builder import Builder, static_dim
+from .._builder import Builder, is_static, static_dim
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
@@ -55,7 +55,10 @@ def _rnn_layer(b: Builder, node, *args):
             ih, hh = _gates(b, mode, group[2]), _gates(b, mode, group[3])
             bias.append(b.op("Concat", [ih, hh], axis=0))
     features = static_dim(x, 1)
-    seq = b.op("Reshape", [b.value(x), b.ints([len(sizes), -1, features])])
+    batch = sizes[0]
+    known = is_static(batch) or b.is_value(b.symbolic(batch))
+    shape = [-1, batch, features] if known else [len(sizes), -1, features]
+    seq = b.op("Reshape", [b.value(x), b.ints(shape)])
     inputs = [
         seq,
         _stacked(b, w),
