@@ -398,3 +398,19 @@ def test_branches_on_dynamic_sizes_narrow_or_specialise_like_torch():
         static.module()(_randn(3, 3))
     with pytest.raises(tocha.export.UserError, match="specialized it to be a constant \\(4\\)"):
         export(_BranchOnSize(True), (x,), dynamic_shapes=({0: Dim("batch")},))
+
+
+class _Methods(nn.Module):
+    def forward(self, x, c):
+        y = x.clone()
+        y += 1
+        return y.where(c, x * 0)
+
+
+def test_methods_recorded_as_functions_only_where_they_take_the_same_arguments():
+    x, c = _randn(3), tocha.tensor([True, False, True])
+    ep = export(_Methods(), (x, c))
+    targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
+    assert tocha.where not in targets and tocha.Tensor.where in targets
+    assert tocha.Tensor.add_ in targets and tocha.mul in targets
+    _close(ep.module()(x, c), _Methods()(x, c))

@@ -13,6 +13,7 @@ too. Everything is put back when the recording ends, also when the traced code r
 from __future__ import annotations
 
 import contextlib
+import inspect
 import operator
 import sys
 import types
@@ -195,15 +196,13 @@ def _function_wrapper(tracer: Tracer, fn: Any) -> Any:
 
 
 def _method_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
-    target = _method_target(name, fn)
-    pack = name in _VARARGS and target is not fn
-
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if tracer.passive():
             return fn(self, *args, **kwargs)
         if name in _DATA_DEPENDENT and tracer.traced(self):
             raise tracer.data_dependent(f"{name}()")
-        if pack and args and all(isinstance(a, int) for a in args):
+        target = _method_target(name, fn)
+        if name in _VARARGS and target is not fn and args and all(isinstance(a, int) for a in args):
             return tracer.record_call(
                 target, lambda s, sizes, **k: fn(s, *sizes, **k), (self, tuple(args)), kwargs
             )
@@ -213,18 +212,52 @@ def _method_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
     return wrapper
 
 
+_TARGETS: dict[tuple[str, int], Any] = {}
+
+
 def _method_target(name: str, fn: Any) -> Any:
+    """The target a call of Tensor method `name` is recorded as: tocha's function of the same
+    meaning when there is one (taking the tensor first, the other arguments alike), else the
+    unbound method."""
+    key = (name, id(fn))
+    target = _TARGETS.get(key)
+    if target is None:
+        target = _TARGETS[key] = _find_target(name, fn)
+    return target
+
+
+def _find_target(name: str, fn: Any) -> Any:
     if name == "__getitem__":
         return operator.getitem
     if name in _OPERATORS:
-        public = getattr(tocha, _OPERATORS[name], None)
+        public = _unwrapped(vars(tocha).get(_OPERATORS[name]))
         return public if isinstance(public, types.FunctionType) else fn
     if name in _INPLACE_OPERATORS:
-        return tocha.Tensor.__dict__.get(_INPLACE_OPERATORS[name], fn)
-    public = vars(tocha).get(name)
-    if isinstance(public, types.FunctionType) and not name.startswith("_"):
+        return _unwrapped(tocha.Tensor.__dict__.get(_INPLACE_OPERATORS[name], fn))
+    public = _unwrapped(vars(tocha).get(name))
+    if (
+        isinstance(public, types.FunctionType)
+        and not name.startswith("_")
+        and (public is fn or _same_call(fn, public) or name in _VARARGS)
+    ):
         return public
     return fn
+
+
+def _unwrapped(value: Any) -> Any:
+    """`value`, or the function it wraps while a recording patches tocha's namespace."""
+    return getattr(value, "__wrapped__", value)
+
+
+def _same_call(method: Any, function: Any) -> bool:
+    """Whether ``function(x, ...)`` takes what ``x.method(...)`` takes (``Tensor.where``'s
+    arguments differ from ``tocha.where``'s, for one)."""
+    try:
+        after_self = list(inspect.signature(method).parameters.values())[1:]
+        after_input = list(inspect.signature(function).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return [(p.name, p.kind) for p in after_self] == [(p.name, p.kind) for p in after_input]
 
 
 def _size_method(tracer: Tracer, fn: Any) -> Any:
