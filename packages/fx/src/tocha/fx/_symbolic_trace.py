@@ -52,12 +52,14 @@ def is_fx_tracing() -> bool:
 
 def _assert_is_none(value: Any, msg: str) -> None:
     """The check a graph makes on an argument specialised to None."""
-    assert value is None, msg
+    if value is not None:
+        raise AssertionError(msg)
 
 
 def _assert(condition: Any, msg: str) -> None:
     """The check a graph makes on an argument specialised to a value."""
-    assert condition, msg
+    if not condition:
+        raise AssertionError(msg)
 
 
 def wrap(fn_or_name: str | Callable[..., Any]) -> str | Callable[..., Any]:
