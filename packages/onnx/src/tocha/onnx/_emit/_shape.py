@@ -264,6 +264,7 @@ def _index(b: Builder, input, key):
     starts, ends, axes, steps, squeeze, unsqueeze, gathers = [], [], [], [], [], [], []
     dim = out = 0
     for k in keys:
+        k = b.symbolic(k)
         if k is Ellipsis:
             dim += ndim - used
             out += ndim - used
