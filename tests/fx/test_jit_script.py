@@ -440,3 +440,17 @@ def test_subclass_of_script_module_with_script_method(tmp_path):
     np.testing.assert_allclose(loaded(x).detach().numpy(), expected.detach().numpy(), rtol=1e-6)
     frozen = jit.freeze(model.eval())
     np.testing.assert_allclose(frozen(x).numpy(), expected.detach().numpy(), rtol=1e-6)
+
+
+def test_defaults_must_match_the_argument_type(tmp_path):
+    source = (
+        "def f(x, n=2):\n    return x * n\n\n"
+        "def g(x, m: float = 2, k: Optional[int] = None):\n    return x * m\n"
+    )
+    module = load_source(source, tmp_path, "jit_defaults")
+    with pytest.raises(
+        RuntimeError,
+        match='Expected a default value of type Tensor \\(inferred\\) on parameter "n"',
+    ):
+        jit.script(module.f)
+    assert jit.script(module.g)(tocha.ones(1)).item() == 2.0

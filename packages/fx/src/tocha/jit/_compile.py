@@ -71,6 +71,8 @@ class CompiledFunction:
             except _types.TypeAnnotationError as error:
                 raise FrontendError(source, arg, str(error)) from None
             self.params.append((arg.arg, t or _types.TENSOR, t is None))
+            if arg.arg in defaults and not _types.matches(t or _types.TENSOR, defaults[arg.arg]):
+                raise RuntimeError(_default_error(arg.arg, t, source, tree))
         try:
             self.returns = _types.parse(tree.returns)
         except _types.TypeAnnotationError as error:
@@ -90,6 +92,19 @@ class CompiledFunction:
             )
         returns = _types.schema(self.returns) if self.returns else "Tensor"
         return f"{self.name}({args}) -> {returns}"
+
+
+def _default_error(
+    name: str, t: _types.Type | None, source: SourceContext, tree: ast.FunctionDef
+) -> str:
+    shown = f"{_types.show(t)}" if t is not None else "Tensor (inferred)"
+    message = f'\nExpected a default value of type {shown} on parameter "{name}".'
+    if t is None:
+        message += (
+            f'Because "{name}" was not annotated with an explicit type it is assumed to be '
+            "type 'Tensor'."
+        )
+    return message + ":\n" + source.highlight(tree)
 
 
 def normalised_code(tree: ast.FunctionDef, method: bool) -> str:

@@ -10,6 +10,7 @@ outputs are nested as the original function returned them.
 
 from __future__ import annotations
 
+import inspect
 import keyword
 import math
 import operator
@@ -106,7 +107,7 @@ class _Writer:
         if isinstance(target, export.ops.Primitive):
             callee = f"ops.{target.name}"
         else:
-            callee = path_of(target)
+            callee = path_of(target) or path_of(inspect.unwrap(target))
             if callee is None:
                 raise TraceCodeError(f"cannot write a call of {target!r} in traced code")
         return f"{callee}({', '.join(args + kwargs)})"
