@@ -76,7 +76,7 @@ def _softmax_kernel(xp):
     def kernel(x, dim):
         e = x - x.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
-        e /= e.sum(axis=dim, keepdims=True)
+        e *= 1 / e.sum(axis=dim, keepdims=True)  # one division per row, as PyTorch's kernel
         return e
 
     return kernel

@@ -58,7 +58,7 @@ def _sdpa_kernel(xp):
         total = s.sum(axis=-1, keepdims=True)
         if "n" not in code:
             total[total == 0] = 1
-        s /= total
+        s *= 1 / total  # one division per row
         weights = s * extra[-1] if "d" in code else s
         return weights @ v, s
 
