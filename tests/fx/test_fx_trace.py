@@ -597,3 +597,15 @@ def test_tracing_a_builtin_as_the_root_reaches_its_functional_form(build):
     x = tocha.randn(2, 3) if isinstance(module, (nn.Linear, nn.GELU)) else x
     x = tocha.randn(2, 6) if isinstance(module, nn.LayerNorm) else x
     np.testing.assert_allclose(gm(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)
+
+
+def test_pickling_a_traced_module_drops_meta_like_torch():
+    import pickle
+
+    gm = tocha.fx.symbolic_trace(Nested())
+    next(iter(gm.graph.nodes)).meta["unpicklable"] = lambda: None
+    x = tocha.randn(2, 3)
+    loaded = pickle.loads(pickle.dumps(gm))
+    assert loaded.code == gm.code
+    assert all(not n.meta for n in loaded.graph.nodes)
+    np.testing.assert_allclose(loaded(x).detach().numpy(), gm(x).detach().numpy())

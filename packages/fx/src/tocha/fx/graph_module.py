@@ -229,6 +229,8 @@ class GraphModule(Module):
         return result
 
     def __reduce__(self) -> Any:
+        """Pickle as the module's state and its graph's nodes; unpickling rebuilds the graph
+        and regenerates the code."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
         return (_rebuild, (state, _serialize_graph(self._graph), type(self).__name__))
 
@@ -290,7 +292,8 @@ def _resolve(name: str) -> Any:
 
 def _serialize_graph(graph: Graph) -> list[tuple[Any, ...]]:
     """The nodes as picklable records; ``("__node__", name)`` stands for a node argument and
-    a public function is stored by its dotted name."""
+    a public function is stored by its dotted name. ``meta`` is left out (as torch.fx's
+    pickling, which re-traces the code, loses it): it may hold anything."""
 
     def encode_target(target: Any) -> Any:
         if callable(target):
@@ -309,7 +312,7 @@ def _serialize_graph(graph: Graph) -> list[tuple[Any, ...]]:
     for node in graph.nodes:
         args = map_arg(node.args, ref)
         kwargs = map_arg(node.kwargs, ref)
-        records.append((node.name, node.op, encode_target(node.target), args, kwargs, node.meta))
+        records.append((node.name, node.op, encode_target(node.target), args, kwargs, node.type))
     return records
 
 
@@ -330,11 +333,10 @@ def _rebuild(state: dict[str, Any], records: list[tuple[Any, ...]], class_name: 
             return slice(decode(a.start), decode(a.stop), decode(a.step))
         return a
 
-    for name, op, target, args, kwargs, meta in records:
+    for name, op, target, args, kwargs, type_expr in records:
         if isinstance(target, tuple) and len(target) == 2 and target[0] == "__qualified__":
             target = _resolve(target[1])
-        node = graph.create_node(op, target, decode(args), decode(kwargs), name)
-        node.meta = meta
+        node = graph.create_node(op, target, decode(args), decode(kwargs), name, type_expr)
         env[name] = node
     holder = Module()
     holder.__dict__.update(state)
