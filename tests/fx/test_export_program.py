@@ -414,3 +414,21 @@ def test_methods_recorded_as_functions_only_where_they_take_the_same_arguments()
     assert tocha.where not in targets and tocha.Tensor.where in targets
     assert tocha.Tensor.add_ in targets and tocha.mul in targets
     _close(ep.module()(x, c), _Methods()(x, c))
+
+
+def test_lstm_with_a_dynamic_batch_saved_and_loaded():
+    lstm = nn.LSTM(3, 4, num_layers=2, batch_first=True)
+    ep = export(lstm, (_randn(2, 5, 3),), dynamic_shapes=({0: Dim("batch")},))
+    buffer = io.BytesIO()
+    tocha.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = tocha.export.load(buffer)
+    assert str(loaded) == str(ep)
+    assert tuple(loaded.example_inputs[0][0].shape) == (2, 5, 3)
+    for program in (ep, loaded):
+        for batch in (1, 3, 7):
+            x = _randn(batch, 5, 3)
+            (got, (h, c)), (expected, (h2, c2)) = program.module()(x), lstm(x)
+            _close(got, expected)
+            _close(h, h2)
+            _close(c, c2)

@@ -5,17 +5,24 @@ The file is a zip archive (stored, not compressed) holding:
 ``program.json``
     ``{"format": "tocha.export", "version": 1, "nodes": [...], "input_specs": [...],
     "output_specs": [...], "range_constraints": [[symbol, lower, upper or null], ...],
-    "input_layout": [[name, layout], ...], "output_layout": layout,
-    "input_checks": [[label, sizes, ranges], ...]}``. Each node is ``{"name", "op"
-    ("placeholder", "call_function" or "output"), "target" (a dotted name, see below),
-    "args", "kwargs", "meta": {"dtype", "shape"}}``. Arguments are JSON values, with
-    ``{"node": name}`` for a node, ``{"tuple": [...]}``, ``{"list": [...]}``,
-    ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop, step]}``,
-    ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``. Layouts are
-    described in `tocha.export._layout`; specs are ``{"kind", "arg": {"tensor"|"symint":
-    name} or {"const": value}, "target", "persistent"}``.
+    "input_layout": [[argument name, layout], ...], "output_layout": layout,
+    "input_checks": [[label, sizes (null where dynamic), {dim: [min, max or null]}], ...]}``.
+
+    A node is ``{"name", "op" ("placeholder", "call_function" or "output"), "target" (a
+    dotted name, below), "args", "kwargs", "meta"}``; its meta is ``{"dtype", "shape"}`` (a
+    dynamic size written ``{"size": example, "name": "s0"}``), ``{"tuple": [meta or null,
+    ...]}`` for a tuple of tensors, or ``{"int": example, "expr": "s0"}`` for a size.
+    Arguments are JSON values, and ``{"node": name}``, ``{"tuple": [...]}``,
+    ``{"list": [...]}``, ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop,
+    step]}``, ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``.
+    A spec is ``{"kind", "arg": {"tensor": name} | {"symint": name} | {"const": value},
+    "target", "persistent"}``. A layout nests the flat inputs or outputs: ``{"leaf": i}``,
+    ``{"tuple": [...]}``, ``{"list": [...]}``, ``{"dict": [[key, layout], ...]}``,
+    ``{"const": value}``.
 ``tensors.pt``
-    ``{"state_dict": {...}, "constants": {...}}`` written by `tocha.save`.
+    ``{"state_dict": {...}, "constants": {...}, "examples": {"args": [...], "kwargs":
+    {...}}}``, written by `tocha.save` (the example inputs only when they hold nothing but
+    tensors and plain values).
 ``extra/<name>``
     the caller's extra files.
 
@@ -90,7 +97,14 @@ def save(
         "input_checks": ep._input_checks,
     }
     tensors = io.BytesIO()
-    tocha.save({"state_dict": dict(ep.state_dict), "constants": dict(ep.constants)}, tensors)
+    args, kwargs = ep.example_inputs
+    examples = (
+        {"args": list(args), "kwargs": dict(kwargs)} if _plain_tensors(ep.example_inputs) else {}
+    )
+    tocha.save(
+        {"state_dict": dict(ep.state_dict), "constants": dict(ep.constants), "examples": examples},
+        tensors,
+    )
     target = f if not isinstance(f, (str, os.PathLike)) else open(f, "wb")
     try:
         with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
@@ -144,7 +158,7 @@ def load(
         dict(tensors["state_dict"]),
         dict(tensors["constants"]),
         ranges,
-        ((), {}),
+        _examples(tensors.get("examples")),
         [(name, layout) for name, layout in program["input_layout"]],
         program["output_layout"],
         program["input_checks"],
@@ -164,13 +178,22 @@ def _node(node: Any) -> dict[str, Any]:
     record["kwargs"] = _encode(node.kwargs)
     meta = node.meta.get("tensor_meta")
     if hasattr(meta, "shape") and hasattr(meta, "dtype"):
-        record["meta"] = {
-            "dtype": str(meta.dtype).removeprefix("tocha."),
-            "shape": [repr(d) if isinstance(d, SizeName) else int(d) for d in meta.shape],
-        }
+        record["meta"] = _tensor_meta(meta)
+    elif isinstance(meta, tuple):
+        record["meta"] = {"tuple": [None if m is None else _tensor_meta(m) for m in meta]}
     elif isinstance(node.meta.get("val"), int):
         record["meta"] = {"int": int(node.meta["val"]), "expr": repr(node.meta["val"])}
     return record
+
+
+def _tensor_meta(meta: Any) -> dict[str, Any]:
+    return {
+        "dtype": str(meta.dtype).removeprefix("tocha."),
+        "shape": [
+            {"size": int(d), "name": repr(d)} if isinstance(d, SizeName) else int(d)
+            for d in meta.shape
+        ],
+    }
 
 
 def _encode(value: Any) -> Any:
@@ -213,7 +236,23 @@ def _spec(spec: Any) -> dict[str, Any]:
     return record
 
 
+def _plain_tensors(value: Any) -> bool:
+    """Whether `value` holds only tensors, numbers, strings and None (in tuples, lists and
+    dicts with string keys): what a weights-only load reads back."""
+    if isinstance(value, (tuple, list)):
+        return all(_plain_tensors(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_tensors(v) for k, v in value.items())
+    return value is None or isinstance(value, (tocha.Tensor, bool, int, float, str))
+
+
 # -- reading --------------------------------------------------------------------------------
+
+
+def _examples(saved: Any) -> tuple[tuple, dict]:
+    if not isinstance(saved, dict) or "args" not in saved:
+        return (), {}
+    return tuple(saved["args"]), dict(saved["kwargs"])
 
 
 def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> None:
@@ -233,14 +272,24 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
         raise ValueError(f"refusing to load a node of kind {op!r}")
     meta = record.get("meta")
     if isinstance(meta, dict) and "dtype" in meta:
-        dtype = _dtype(meta["dtype"])
-        shape = [d if isinstance(d, int) else SizeName(0, str(d)) for d in meta["shape"]]
-        example = tocha.zeros([int(d) for d in shape], dtype=dtype)
-        node.meta["val"] = example
-        node.meta["tensor_meta"] = tensor_metadata(example, shape)
+        node.meta["val"], node.meta["tensor_meta"] = _load_tensor_meta(meta)
+    elif isinstance(meta, dict) and "tuple" in meta:
+        loaded = [None if m is None else _load_tensor_meta(m) for m in meta["tuple"]]
+        node.meta["val"] = tuple(None if m is None else m[0] for m in loaded)
+        node.meta["tensor_meta"] = tuple(None if m is None else m[1] for m in loaded)
     elif isinstance(meta, dict) and "int" in meta:
         node.meta["val"] = SizeName(int(meta["int"]), str(meta["expr"]))
     nodes[name] = node
+
+
+def _load_tensor_meta(meta: dict[str, Any]) -> tuple[tocha.Tensor, Any]:
+    """An example (zeros) of the recorded dtype and sizes, and its tensor_meta."""
+    shape = [
+        SizeName(int(d["size"]), str(d["name"])) if isinstance(d, dict) else int(d)
+        for d in meta["shape"]
+    ]
+    example = tocha.zeros([int(d) for d in shape], dtype=_dtype(meta["dtype"]))
+    return example, tensor_metadata(example, shape)
 
 
 def _decode(value: Any, nodes: dict[str, Any]) -> Any:

@@ -393,7 +393,7 @@ class Tracer:
                     shadow = kernel(*self.shadow_arrays(args), **rest)
                 except Exception as exc:
                     raise self.specialised(ops.get(op.name), exc) from exc
-            raw = kernel(*args, **kwargs)
+            raw = kernel(*_plain(args), **kwargs)
         finally:
             self.kernel_depth -= 1
         node = self.graph.call_function(ops.get(op.name), node_args, rest)
@@ -418,6 +418,8 @@ class Tracer:
         lifted constant), NumPy scalars by Python numbers and NumPy dtypes by tocha's."""
         if isinstance(value, np.generic):
             return value.item()
+        if isinstance(value, SymInt):
+            return value.node
         if _is_array(value):
             entry = self.values.get(id(value))
             if entry is not None and entry[1] is value:
@@ -432,6 +434,8 @@ class Tracer:
         return value
 
     def shadow_arrays(self, value: Any) -> Any:
+        if isinstance(value, SymInt):
+            return value.shadow
         if _is_array(value):
             shadow = self.shadows.get(id(value))
             return value if shadow is None else shadow._data
