@@ -168,3 +168,26 @@ def test_shape_prop_against_torch(torch):
         for n in mine.graph.nodes
     ]  # fmt: skip
     assert got == expected
+
+
+def test_transformer_overrides_may_call_tocha_functions_on_proxies():
+    class NegSigmSwap(fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target == tocha.sigmoid:  # as in torch.fx's docs; `is` sees the stand-in
+                return tocha.neg(*args, **kwargs)
+            return super().call_function(target, args, kwargs)
+
+        def call_method(self, target, args, kwargs):
+            if target == "neg":
+                call_self, *rest = args
+                return call_self.sigmoid(*rest, **kwargs)
+            return super().call_method(target, args, kwargs)
+
+    def fn(x):
+        return tocha.sigmoid(x).neg()
+
+    gm = fx.symbolic_trace(fn)
+    transformed = NegSigmSwap(gm).transform()
+    x = tocha.randn(3, 4)
+    np.testing.assert_allclose(transformed(x).numpy(), tocha.neg(x).sigmoid().numpy(), rtol=1e-6)
+    assert tocha.neg(tocha.ones(1)).item() == -1.0

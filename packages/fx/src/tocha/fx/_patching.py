@@ -22,7 +22,7 @@ from typing import Any
 
 import tocha
 
-__all__ = ["Patcher", "contains", "intercept_functions", "public_functions"]
+__all__ = ["Intercepted", "Patcher", "contains", "intercept_functions", "public_functions"]
 
 _NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
 _MISSING = object()
@@ -116,21 +116,44 @@ def public_functions() -> list[tuple[ModuleType, str, Callable[..., Any]]]:
     return found
 
 
+class Intercepted:
+    """`fn`, except that a call with a traced argument returns ``handle(fn, args, kwargs)``.
+    It compares and hashes equal to `fn`, so that code comparing functions
+    (``node.target == tocha.relu``) while the wrappers are installed still works."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        is_traced: Callable[[Any], bool],
+        handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self.__fx_original__ = fn
+        self._is_traced = is_traced
+        self._handle = handle
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if contains(args, self._is_traced) or contains(kwargs, self._is_traced):
+            return self._handle(self.__fx_original__, args, kwargs)
+        return self.__fx_original__(*args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return getattr(other, "__fx_original__", other) is self.__fx_original__
+
+    def __hash__(self) -> int:
+        return hash(self.__fx_original__)
+
+    def __repr__(self) -> str:
+        return repr(self.__fx_original__)
+
+
 def make_wrapper(
     fn: Callable[..., Any],
     is_traced: Callable[[Any], bool],
     handle: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any],
 ) -> Callable[..., Any]:
-    """`fn`, except that a call with a traced argument returns ``handle(fn, args, kwargs)``."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if contains(args, is_traced) or contains(kwargs, is_traced):
-            return handle(fn, args, kwargs)
-        return fn(*args, **kwargs)
-
-    wrapper.__fx_original__ = fn  # type: ignore[attr-defined]
-    return wrapper
+    """An `Intercepted` `fn`."""
+    return Intercepted(fn, is_traced, handle)
 
 
 def intercept_functions(

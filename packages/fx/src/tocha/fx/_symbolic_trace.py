@@ -328,17 +328,7 @@ class Tracer:
             with _patching.Patcher() as patcher:
                 patcher.patch(Module, "__getattr__", module_getattr_wrapper)
                 patcher.patch(Module, "__call__", module_call_wrapper)
-                _patching.intercept_functions(
-                    patcher,
-                    _is_proxy,
-                    _record_call,
-                    _unique_dicts(globals_dicts),
-                    self._autowrap_functions,
-                    _record_method,
-                    _module_classes(),
-                )
-                for g, name in _wrapped:
-                    _patching.wrap_global(patcher, g, name, _is_proxy, _record_call)
+                intercept_proxy_calls(patcher, globals_dicts, self._autowrap_functions)
                 result = call_fn(*args)
                 self.create_node(
                     "output",
@@ -425,6 +415,26 @@ class GraphAppendingTracer(Tracer):
         super().__init__()
         self.graph = graph
         self.scope_path = ""
+
+
+def intercept_proxy_calls(
+    patcher: _patching.Patcher,
+    globals_dicts: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    extra_functions: list[Callable[..., Any]] = (),  # type: ignore[assignment]
+) -> None:
+    """Until `patcher` exits, calls of tocha's public functions, of `wrap`ped functions and
+    of Tensor methods with Proxy arguments record nodes on the Proxies' tracer."""
+    _patching.intercept_functions(
+        patcher,
+        _is_proxy,
+        _record_call,
+        _unique_dicts(list(globals_dicts)),
+        extra_functions,
+        _record_method,
+        _module_classes(),
+    )
+    for g, name in _wrapped:
+        _patching.wrap_global(patcher, g, name, _is_proxy, _record_call)
 
 
 def _annotation(annotation: Any) -> Any:

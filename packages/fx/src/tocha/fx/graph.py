@@ -145,6 +145,8 @@ class Graph:
             raise AssertionError(f"op '{op}' is not in _legal_ops")
         args = () if args is None else args
         kwargs = {} if kwargs is None else kwargs
+        # A function read while tracing may be the tracer's stand-in: record the function.
+        target = getattr(target, "__fx_original__", target)
         if not isinstance(args, tuple):
             raise AssertionError("args must be a tuple")
         if not isinstance(kwargs, dict):

@@ -227,7 +227,13 @@ class Transformer(Interpreter):
 
     def transform(self) -> GraphModule:
         """Run the pass and return the GraphModule of the graph it produced."""
-        result = super().run(enable_io_processing=False)
+        from . import _patching
+        from ._symbolic_trace import intercept_proxy_calls
+
+        with _patching.Patcher() as patcher:
+            # Overrides may call tocha's functions on the Proxies: they record nodes too.
+            intercept_proxy_calls(patcher)
+            result = super().run(enable_io_processing=False)
         if result is not None:
             self.new_graph.output(self.tracer.create_arg(result))
         return GraphModule(self.module, self.new_graph)
