@@ -6,7 +6,7 @@ operations through `tocha.export` and keeps them as generated code the same inte
 runs. Both give `ScriptFunction`/`RecursiveScriptModule` objects with ``.code`` and
 ``.graph``.
 
-File format (`save`/`load`): a zip archive holding
+File format (`save`/`load`): a zip archive (stored, not compressed) holding
 
 - ``model.json``: ``{"format": "tocha-jit", "version": 1, "root": node, "functions": {...}}``.
   A *node* is a module: ``{"kind": "script", "original_name", "qualified_name",
@@ -14,20 +14,26 @@ File format (`save`/`load`): a zip archive holding
   "modules": {name: node}, "attributes": {name: value}, "methods": {name: method}}``, or
   a built-in ``tocha.nn`` module, ``{"kind": "native", "class": "tocha.nn.Linear",
   "training", "parameters", "buffers", "non_persistent", "modules", "state": {name:
-  value}}``, or ``{"kind": "function", "name": ...}`` for a saved function. A *method* is
-  ``{"code": source text, "refs": {global name: reference}, "defaults": {...}}``; a
-  reference is ``{"kind": "path", "path": "tocha.nn.functional.relu"}``, ``{"kind":
-  "builtin", "name": "range"}``, ``{"kind": "const", "value": ...}`` or ``{"kind":
-  "function", "name": ...}`` (an entry of ``functions``). Values are JSON, with tuples,
-  lists, dicts, tensors, dtypes and devices tagged (``{"tuple": [...]}``, ``{"tensor":
-  key}``, ...).
-- ``tensors.pt``: every tensor by key, written by `tocha.save`, read with
-  ``weights_only=True``.
+  value}}`` (``state`` is its ``__dict__`` less ``nn.Module``'s own entries), or, as the
+  root only, ``{"kind": "function", "name": ...}`` for a saved function. A *method* (and
+  each entry of ``functions``, keyed by qualified name) is ``{"code": source text,
+  "refs": {global name: reference}, "defaults": {argument: value}, "unused": bool}``. A
+  reference says what a free name of the code is: ``{"kind": "path", "path":
+  "tocha.nn.functional.relu"}``, ``{"kind": "builtin", "name": "range"}``, ``{"kind":
+  "const", "value": value}``, ``{"kind": "typing", "name": "List"}``, ``{"kind":
+  "tensor", "key": key}`` (a constant of a frozen model) or ``{"kind": "function",
+  "name": ...}`` (an entry of ``functions``). A value is JSON (None, bool, int, float,
+  str) or a one-key object: ``{"tuple": [...]}``, ``{"list": [...]}``, ``{"set": [...]}``,
+  ``{"dict": [[key, value], ...]}``, ``{"tensor": key}``, ``{"path": "tocha.float32"}``
+  (a dtype or another allowlisted object) or ``{"device": "cpu"}``.
+- ``tensors.pt``: ``{key: tensor}`` for every parameter, buffer and tensor value, written by
+  `tocha.save` (PyTorch's checkpoint format) and read with ``weights_only=True``.
 - ``extra/<name>``: the ``_extra_files``.
 
 Loading never imports the model's classes: code is parsed and checked like scripted source,
 names resolve only through the allowlist of `tocha.jit._resolve` (public functions of
-``tocha``, ``tocha.nn.functional``, ``math``...), built-in modules are re-created only from
+``tocha``, ``tocha.nn.functional``, ``math``...; no attribute whose name starts with
+``_``; nothing that reads or writes files), built-in modules are re-created only from
 classes published in ``tocha.nn``, so a file cannot run arbitrary code.
 """
 
