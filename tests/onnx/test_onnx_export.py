@@ -382,3 +382,28 @@ def test_recurrent_with_dynamic_time_and_batch(kind):
         input_names=["x"],
         dynamic_axes={"x": {0: "time", 1: "batch"}},
     )
+
+
+class Scans(nn.Module):
+    def forward(self, x):
+        values, indices = x.max(1)
+        top, where = x.topk(2, dim=-1)
+        lower = tocha.tril(x @ x.transpose(-1, -2), diagonal=-1)
+        mixed = tocha.einsum("bij,bjk->bik", x, x.transpose(1, 2))
+        return (
+            x.cumsum(1),
+            values,
+            indices,
+            x.argmax(-1),
+            x.argmin(),
+            top,
+            where,
+            lower + tocha.triu(mixed),
+            x.min(),
+            tocha.max(x, x * 0.5),
+            x.prod(2),
+        )
+
+
+def test_scans_and_arg_reductions():
+    check_against_eager(Scans(), (tocha.randn(2, 4, 5),))

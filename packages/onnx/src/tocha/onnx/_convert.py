@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,20 +20,27 @@ from .errors import OnnxExporterError, UnsupportedOperatorError
 IR_VERSION = 10
 
 
+NAMESPACES = ("tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special", "tocha")
+
+
 def target_name(target: Any) -> str:
-    """How an error names a graph target: a primitive by its registry name, a function by its
-    qualified name."""
+    """How an error names a graph target: a primitive by its registry name, a public function
+    by the namespace that publishes it (``tocha.linalg.inv``), a Tensor method as
+    ``tocha.Tensor.<name>``."""
     name = getattr(target, "name", None)
     if isinstance(name, str):
         return name
     if isinstance(target, str):
         return target
+    short = getattr(target, "__name__", None)
+    for namespace in NAMESPACES:
+        module = sys.modules.get(namespace)
+        if short is not None and module is not None and vars(module).get(short) is target:
+            return f"{namespace}.{short}"
+    if short is not None and vars(tocha.Tensor).get(short) is target:
+        return f"tocha.Tensor.{short}"
     module = getattr(target, "__module__", None) or ""
-    qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
-    if module.startswith("tocha.nn.") or module == "tocha.nn":
-        module = "tocha.nn.functional"
-    elif module.startswith("tocha.") or module.startswith("tocha._"):
-        module = "tocha"
+    qualname = getattr(target, "__qualname__", None) or short or repr(target)
     return f"{module}.{qualname}" if module and module != "builtins" else qualname
 
 

@@ -14,13 +14,25 @@ from typing import Any
 
 import tocha
 
-from . import _attention, _core, _nn, _norm, _pointwise, _primitives, _resize, _rnn, _shape
+from . import (
+    _attention,
+    _core,
+    _nn,
+    _norm,
+    _pointwise,
+    _primitives,
+    _reduce,
+    _resize,
+    _rnn,
+    _shape,
+)
 
 FUNCTIONS: dict[Any, Callable] = {
     **_pointwise.FUNCTIONS,
     **_shape.FUNCTIONS,
     **_nn.FUNCTIONS,
     **_norm.FUNCTIONS,
+    **_reduce.FUNCTIONS,
     **_resize.FUNCTIONS,
     **_attention.FUNCTIONS,
 }
