@@ -304,3 +304,16 @@ def test_attributes_may_not_take_machinery_names(tmp_path, name):
     document["root"]["attributes"][name] = 1
     with pytest.raises(RuntimeError, match="reserved"):
         jit.load(write_archive(files, document))
+
+
+@pytest.mark.parametrize("name", ["np", "call", "wrap", "REGISTRY"])
+def test_primitive_namespace_gives_primitives_only(tmp_path, name):
+    files = good_archive(tmp_path)
+    document = with_forward(
+        json.loads(files["model.json"]),
+        f"def forward(self, x):\n    return ops.{name}\n",
+        {"ops": {"kind": "path", "path": "tocha.export.ops"}},
+    )
+    model = jit.load(write_archive(files, document))
+    with pytest.raises(RuntimeError, match="has no attribute"):
+        model(tocha.ones(1))

@@ -18,6 +18,7 @@ import types
 from typing import Any
 
 import tocha
+import tocha.export.ops as export_ops
 import tocha.nn as nn
 
 from ._futures import Future
@@ -115,6 +116,8 @@ def get_attribute(obj: Any, name: str) -> Any:
         if not module_allowed(obj) or (obj.__name__ == "tocha.jit" and name not in JIT_NAMES):
             raise ResolutionError(f"Module '{obj.__name__}' has no attribute '{name}'")
         value = getattr(obj, name)
+        if obj.__name__ == "tocha.export.ops" and not isinstance(value, export_ops.Primitive):
+            raise ResolutionError(f"Module '{obj.__name__}' has no attribute '{name}'")
         if isinstance(value, types.ModuleType) and not module_allowed(value):
             raise ResolutionError(f"Python module '{value.__name__}' is not supported")
         return value
