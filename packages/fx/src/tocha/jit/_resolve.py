@@ -60,6 +60,7 @@ DENIED = frozenset(
         "register_full_backward_hook",
         "set_default_device",
         "extend_path",
+        "partial",
     }
 )
 EXCEPTIONS = (
