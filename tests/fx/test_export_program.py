@@ -432,3 +432,19 @@ def test_lstm_with_a_dynamic_batch_saved_and_loaded():
             _close(got, expected)
             _close(h, h2)
             _close(c, c2)
+
+
+class _LoopOverBatch(nn.Module):
+    def forward(self, x):
+        return tocha.stack([x[i] * i for i in range(x.size(0))])
+
+
+def test_sizes_used_as_plain_numbers_become_static_with_a_warning():
+    x = _randn(3, 2)
+    for spec in ({0: Dim.AUTO}, {0: Dim("batch")}):
+        with pytest.warns(UserWarning, match="holds only for the example's sizes"):
+            ep = export(_LoopOverBatch(), (x,), dynamic_shapes=(spec,))
+        assert ep.range_constraints == {}
+        _close(ep.module()(x), _LoopOverBatch()(x))
+        with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 3"):
+            ep.module()(_randn(4, 2))

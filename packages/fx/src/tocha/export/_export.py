@@ -142,9 +142,12 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     tracer.named_constants = {id(t): name for name, t in constants.items()}
     flat = flatten(names, values)
     user_nodes = []
+    shadows: dict[int, tocha.Tensor] = {}
     tensor_leaves = [(p, v) for p, v, is_tensor in flat[0] if is_tensor]
     for (path, value), dims in zip(tensor_leaves, _pad(dynamic)):
         shadow = _shadow_input(value, dims) if tracer.dynamic else None
+        if shadow is not None:
+            shadows[id(value)] = shadow
         user_nodes.append(tracer.placeholder(path, value, shadow))
     try:
         with recording(tracer, *_code(mod)):
@@ -168,11 +171,19 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     state_dict.update({k: v for k, v in buffers.items() if k not in non_persistent})
     constants_out = {k: v for k, v in buffers.items() if k in non_persistent}
     constants_out.update({target: value for target, value, _ in tracer.lifted})
+    graph_module = GraphModule(tocha.nn.Module(), graph)
+    live = [d for d in tracer.symbols if d.shadow != d.example and not d.specialized]
+    if live and all(d.shadow in d.range for d in live):
+        state = [*params.values(), *buffers.values()] + [v for _, v, _ in tracer.lifted]
+        shadow_args, shadow_kwargs = _replace((args, kwargs), shadows)
+        flat_inputs = state + [shadows[id(v)] for _, v in tensor_leaves]
+        if not _same_results(mod, graph_module, shadow_args, shadow_kwargs, flat_inputs, saved):
+            tracer.generalisation_failed(live)
     ranges = {
         d.symbol: d.range for d in tracer.symbols if d.shadow != d.example and not d.specialized
     }
     return ExportedProgram(
-        GraphModule(tocha.nn.Module(), graph),
+        graph_module,
         signature,
         state_dict,
         constants_out,
@@ -208,6 +219,64 @@ def _output_spec(value: Any, arg: Any) -> OutputSpec:
     if isinstance(value, SymInt):
         return OutputSpec(OutputKind.USER_OUTPUT, SymIntArgument(arg.name), None)
     return OutputSpec(OutputKind.USER_OUTPUT, ConstantArgument("", value), None)
+
+
+def _replace(value: Any, shadows: dict[int, tocha.Tensor]) -> Any:
+    """`value` with the inputs that have a shadow replaced by it."""
+    if isinstance(value, tocha.Tensor):
+        return shadows.get(id(value), value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_replace(v, shadows) for v in value)
+    if isinstance(value, dict):
+        return {k: _replace(v, shadows) for k, v in value.items()}
+    return value
+
+
+def _same_results(
+    mod: tocha.nn.Module,
+    graph_module: GraphModule,
+    args: tuple,
+    kwargs: dict,
+    flat_inputs: list,
+    saved: dict[str, tocha.Tensor],
+) -> bool:
+    """Whether the graph computes what the module computes at the other sizes: Python code
+    that used a dynamic size as a plain number (``range(n)``, ``[b] * n``) left the example's
+    value in the graph. Both run from the same state and random seed; the state is put back."""
+    state = {**dict(mod.named_parameters()), **dict(mod.named_buffers())}
+    rng = tocha.get_rng_state()
+    try:
+        with tocha.no_grad():
+            tocha.manual_seed(_SEED)
+            expected, _ = _output_leaves(mod(*args, **kwargs))
+            _restore(state, saved)
+            tocha.manual_seed(_SEED)
+            got = list(graph_module(*flat_inputs))
+    except Exception:
+        return False
+    finally:
+        _restore(state, saved)
+        tocha.set_rng_state(rng)
+    return len(got) == len(expected) and all(_same(a, b) for a, b in zip(got, expected))
+
+
+_SEED = 20261126
+
+
+def _restore(state: dict[str, tocha.Tensor], saved: dict[str, tocha.Tensor]) -> None:
+    with tocha.no_grad():
+        for name, t in state.items():
+            t.copy_(saved[name])
+
+
+def _same(got: Any, expected: Any) -> bool:
+    if isinstance(expected, tocha.Tensor):
+        return (
+            isinstance(got, tocha.Tensor)
+            and got.shape == expected.shape
+            and bool(tocha.allclose(got, expected, rtol=1e-4, atol=1e-5, equal_nan=True))
+        )
+    return int(got) == int(expected) if isinstance(expected, int) else got == expected
 
 
 def _pad(dynamic: list) -> Any:

@@ -43,6 +43,10 @@ class SymInt(int):
         return int.__hash__(self)
 
     def __index__(self) -> int:
+        """As an index (``range(n)``, ``lst[:n]``) the size is used as the example's value, so
+        the code specialises it (`Tracer.guard`)."""
+        if self.shadow != int(self):
+            self.tracer.guard(self, "==", int(self), True)
         return int(self)
 
     def _binary(self, fn: Any, other: Any, reflected: bool, symbol: str) -> Any:

@@ -20,6 +20,7 @@ import math
 import operator
 import sys
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -312,6 +313,23 @@ class Tracer:
             lines.append("Suggested fixes:")
             lines.extend(f"  {_dim_name(d)} = {d.example}" for d in strict)
             raise UserError(with_footer("\n".join(lines)))
+        for dim in dims:
+            dim.specialized = True
+
+    def generalisation_failed(self, dims: list) -> None:
+        """The graph does not compute what the program computes at the other sizes (Python
+        code used a dynamic size as a plain number: ``range(n)``, ``[b] * n``): the sizes
+        become static, so that ``module()`` refuses other sizes rather than computing wrong
+        numbers, with a warning naming them (the graph's metadata keeps their names)."""
+        names = ", ".join(_dim_name(d) for d in dims)
+        warnings.warn(
+            f"export: the traced code used the dynamic size(s) {names} as plain numbers, so "
+            "the exported program holds only for the example's sizes "
+            f"({', '.join(str(d.example) for d in dims)}); they are now static and module() "
+            "refuses other sizes.",
+            UserWarning,
+            stacklevel=4,
+        )
         for dim in dims:
             dim.specialized = True
 
