@@ -142,6 +142,9 @@ REFUSED_HERE = {
     "kwargs_call": ("def f(x):\n    return x.sum(**{})\n", UnsupportedNodeError, "**"),
     "with_other": ("def f(x):\n    with torch.enable_grad(), x:\n        pass\n    return x\n",
                    UnsupportedNodeError, "with statements"),
+    "with_module_context": ("import contextlib\n\ndef f(x):\n"
+                            "    with contextlib.suppress(ValueError):\n        pass\n"
+                            "    return x\n", UnsupportedNodeError, "with statements"),
     "for_else": ("def f(x):\n    for i in range(2):\n        pass\n    else:\n        pass\n"
                  "    return x\n", UnsupportedNodeError, "else branches"),
     "dunder": ("def f(x):\n    return x.__class__\n", RuntimeError, "'__class__'"),
@@ -175,8 +178,9 @@ def test_unscriptable_callee_is_reported(tmp_path):
         "def f(x):\n    return bad(x)\n"
     )
     module = load_source(source, tmp_path, "jit_callee")
-    with pytest.raises(UnsupportedNodeError, match="try blocks"):
+    with pytest.raises(UnsupportedNodeError, match="try blocks") as info:
         jit.script(module.f)
+    assert "'bad' is being compiled since it was called from 'f'" in str(info.value)
 
 
 MODULE_SOURCE = """

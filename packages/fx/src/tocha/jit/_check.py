@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 
 from .frontend import NotSupportedError, SourceContext, UnsupportedNodeError
 
@@ -85,21 +86,27 @@ def _check_node(node: ast.AST, source: SourceContext) -> None:
         _check_node(child, source)
 
 
-def check_with_statements(fn: ast.FunctionDef, source: SourceContext) -> None:
+def check_with_statements(
+    fn: ast.FunctionDef, source: SourceContext, *, builtin_calls: bool
+) -> None:
     """Refuse a ``with`` statement other than ``with tocha.no_grad()``/``enable_grad()``.
 
-    Run after names are resolved, so that ``with open(...)`` reports ``open`` first.
+    It runs twice: before names are resolved (``builtin_calls=False``), leaving a context
+    made by calling a Python builtin (``with open(...)``), so that resolution reports the
+    builtin as PyTorch does; and after (``builtin_calls=True``), refusing everything else.
     """
     for node in ast.walk(fn):
         if isinstance(node, ast.With):
-            _check_with(node, source)
+            _check_with(node, source, builtin_calls)
 
 
-def _check_with(node: ast.With, source: SourceContext) -> None:
+def _check_with(node: ast.With, source: SourceContext, builtin_calls: bool) -> None:
     for item in node.items:
         call = item.context_expr
         func = call.func if isinstance(call, ast.Call) else None
         name = getattr(func, "attr", getattr(func, "id", None))
+        if not builtin_calls and isinstance(func, ast.Name) and hasattr(builtins, func.id):
+            continue
         if name not in _GRAD_CONTEXTS or item.optional_vars is not None:
             raise UnsupportedNodeError(
                 source, node, "with statements (other than 'with torch.no_grad()')"

@@ -197,6 +197,7 @@ def compile_python(
     if unused:
         tree.body = unused_body(tree)
     check_function(tree, context)
+    check_with_statements(tree, context, builtin_calls=False)
     defaults = _defaults(fn, context, tree)
     scope = dict(inspect.getclosurevars(fn).nonlocals)
     values: dict[str, Any] = {}
@@ -211,7 +212,7 @@ def compile_python(
         else:
             raise FrontendError(context, node, f"undefined value {name}")
         values[name], refs[name] = _resolve_value(name, value, node, tree, context, script_function)
-    check_with_statements(tree, context)
+    check_with_statements(tree, context, builtin_calls=True)
     compiled = CompiledFunction(
         tree,
         context,
@@ -270,7 +271,15 @@ def _resolve_value(
     if isinstance(value, types.FunctionType) and ignored(value):
         return value, {"kind": "ignored", "name": value.__qualname__}
     if isinstance(value, types.FunctionType):
-        scripted = script_function(value)
+        try:
+            scripted = script_function(value)
+        except (FrontendError, RuntimeError) as error:
+            if error.args and isinstance(error.args[0], str):
+                note = (
+                    f"'{value.__name__}' is being compiled since it was called from '{tree.name}'"
+                )
+                error.args = (f"{error.args[0]}\n{note}\n{context.highlight(node)}",)
+            raise
         return scripted, {"kind": "function", "name": scripted.qualified_name}
     if isinstance(value, types.BuiltinFunctionType):
         raise RuntimeError(
@@ -318,7 +327,7 @@ def compile_saved(
                 continue
             raise ResolutionError(f"saved code of '{qualname}' uses an unknown name '{name}'")
         values[name] = _from_ref(ref, functions)
-    check_with_statements(tree, context)
+    check_with_statements(tree, context, builtin_calls=True)
     return CompiledFunction(
         tree, context, method=method, qualname=qualname, defaults=defaults, globals_=values,
         refs=refs,
