@@ -110,14 +110,14 @@ def _shapes_from_axes(
     axes: dict[str, dict[int, str]], input_names: Sequence[str], arg_names: list[str]
 ) -> dict[str, Any] | None:
     """dynamic_axes (by input name) as dynamic_shapes for tocha.export (by argument name):
-    ``Dim.DYNAMIC`` hints, so that an example of size 1 is accepted (and specialised, as
+    ``Dim.AUTO`` hints, so that an example of size 1 is accepted (and specialised, as
     torch.export does); the ONNX dims take dynamic_axes' names."""
     shapes: dict[str, Any] = {}
     for k, arg in enumerate(arg_names):
         name = input_names[k] if k < len(input_names) else arg
         spec = axes.get(name)
         if spec:
-            shapes[arg] = {a: tocha_export.Dim.DYNAMIC for a in spec}
+            shapes[arg] = {a: tocha_export.Dim.AUTO for a in spec}
         else:
             shapes[arg] = None
     return shapes if any(v is not None for v in shapes.values()) else None
