@@ -1,13 +1,16 @@
 """Interception of tocha's public functions while a program is traced.
 
 tocha has no ``__torch_function__`` protocol, and the eager path must not pay for tracing.
-So, for the duration of a trace only, the public functions of ``tocha``, ``tocha.nn.functional``,
-``tocha.linalg``, ``tocha.fft`` and ``tocha.special`` (and the names in given globals dicts
-that refer to them) are replaced by wrappers: a wrapper calls ``handle(fn, args, kwargs)``
-when any argument, however deeply nested in tuples, lists or dicts, is traced (``is_traced``),
-and the original function otherwise. `Patcher` restores everything on exit.
+So, for the duration of a trace only, the public functions of ``tocha``,
+``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft`` and ``tocha.special`` (and the
+names in given globals dicts and module classes that refer to them) are replaced by
+`Intercepted` stand-ins: a stand-in calls ``handle(fn, args, kwargs)`` when any argument,
+however deeply nested in tuples, lists or dicts, is traced (``is_traced``), and the original
+function otherwise. Tensor's methods and operators get the same treatment for traced
+arguments. `Patcher` restores everything on exit.
 
-``tocha.export`` reuses this with its own ``is_traced`` and ``handle``.
+Nothing here knows about Proxies: another tracer (``tocha.export``) can install it with its
+own ``is_traced`` and ``handle``.
 """
 
 from __future__ import annotations
