@@ -389,9 +389,19 @@ class Graph:
                     )
 
     # -- printing -----------------------------------------------------------------------------
-    def python_code(self, root_module: str = "self", *, verbose: bool = False) -> PythonCode:
+    def python_code(
+        self,
+        root_module: str = "self",
+        *,
+        verbose: bool = False,
+        include_stride: bool = False,
+        include_device: bool = False,
+        colored: bool = False,
+    ) -> PythonCode:
         """The Python source of this graph as a function taking `root_module` then the
-        placeholders, with the globals it refers to."""
+        placeholders, with the globals it refers to. `verbose` adds each value's type as a
+        comment where ``meta['val']`` holds one; `include_stride`, `include_device` and
+        `colored` are accepted for torch.fx's signature and change nothing."""
         return _codegen.generate(self, root_module, verbose=verbose)
 
     def __str__(self) -> str:
