@@ -26,7 +26,6 @@ from .frontend import NotSupportedError
 _FUNCTIONS: dict[Callable, ScriptFunction] = {}
 _COMPILING: set[Callable] = set()
 _INFRA = frozenset(vars(nn.Module()))
-_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict)
 
 
 def script(obj: Any, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None,
