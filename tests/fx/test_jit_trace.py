@@ -286,3 +286,24 @@ def test_dropout_is_random_in_training_only():
     with pytest.warns(jit.TracerWarning) as record:
         jit.trace(model.train(), x)
     assert any("Did you forget call .eval() on your model" in str(w.message) for w in record)
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x, mask):
+        return self.fc(x) * mask
+
+
+def test_trace_with_example_kwarg_inputs():
+    model = Gate()
+    x, mask = tocha.randn(2, 3), (tocha.rand(2, 3) > 0.5).float()
+    traced = jit.trace(model, example_kwarg_inputs={"x": x, "mask": mask})
+    x2 = tocha.randn(2, 3)
+    np.testing.assert_allclose(
+        traced(mask=mask, x=x2).detach().numpy(), model(x2, mask).detach().numpy(), rtol=1e-6
+    )
+    traced_fn = jit.trace(add_scaled, example_kwarg_inputs={"a": x, "b": x2})
+    np.testing.assert_allclose(traced_fn(b=x2, a=x)[0].numpy(), add_scaled(x, x2)[0].numpy())

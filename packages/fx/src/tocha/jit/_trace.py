@@ -118,16 +118,17 @@ def trace(
             stacklevel=2,
         )
         return func
-    if example_kwarg_inputs is not None:
-        raise NotImplementedError("tocha.jit.trace: example_kwarg_inputs is not supported")
+    by_name = example_kwarg_inputs is not None
+    example = example_kwarg_inputs if by_name else example_inputs
     if isinstance(func, nn.Module):
         checks = [{"forward": c} for c in check_inputs] if check_inputs else None
         return trace_module(
-            func, {"forward": example_inputs}, None, check_trace, checks, check_tolerance, strict
-        )
-    inputs = _as_tuple(example_inputs)
+            func, {"forward": example}, None, check_trace, checks, check_tolerance, strict,
+            example_inputs_is_kwarg=by_name,
+        )  # fmt: skip
+    inputs, kwargs = _example(example, by_name)
     module = _FunctionModule(func)
-    ep = _export(module, inputs)
+    ep = _export(module, inputs, kwargs)
     if strict:
         _check_strict_outputs(ep.call_spec[1])
     name = getattr(func, "__name__", "fn")
@@ -135,9 +136,8 @@ def trace(
     qualname = f"{getattr(func, '__module__', '__main__')}.{getattr(func, '__qualname__', name)}"
     traced = ScriptFunction(compile_saved(source, qualname, False, GLOBAL_REFS, {}, {}), qualname)
     if check_trace:
-        _check(
-            func, traced, ep, partial(_export, module), check_inputs or [inputs], check_tolerance
-        )
+        checks = [_example(c, by_name) for c in check_inputs or ()] or [(inputs, kwargs)]
+        _check(func, traced, ep, partial(_export, module), checks, check_tolerance)
     return traced
 
 
@@ -149,12 +149,17 @@ def trace_module(
     check_inputs: list[dict[str, Any]] | None = None,
     check_tolerance: float = 1e-5,
     strict: bool = True,
-    **kwargs: Any,
+    _force_outplace: bool = False,
+    _module_class: Any = None,
+    _compilation_unit: Any = None,
+    example_inputs_is_kwarg: bool = False,
+    _store_inputs: bool = True,
 ) -> RecursiveScriptModule:
     """Trace methods of ``mod``: ``inputs`` maps each method's name to its example inputs.
 
     ``trace_module(m, {"forward": x})`` is ``trace(m, x)``; other methods are traced the same
-    way and become methods of the result. ``check_inputs`` is a list of such dicts.
+    way and become methods of the result. ``check_inputs`` is a list of such dicts. With
+    ``example_inputs_is_kwarg``, each method's example is a dict of keyword arguments.
 
     Example::
 
@@ -167,17 +172,28 @@ def trace_module(
     root = _tree(mod, top=True)
     programs = {}
     for name, example in inputs.items():
-        example = _as_tuple(example)
-        programs[name] = ep = _export_method(mod, name, example)
+        args, kwargs = _example(example, example_inputs_is_kwarg)
+        programs[name] = ep = _export_method(mod, name, args, kwargs)
         if strict:
             _check_strict_outputs(ep.call_spec[1])
         _add_method(root, name, ep)
     if check_trace:
         for name, ep in programs.items():
-            checks = [c[name] for c in check_inputs or () if name in c] or [inputs[name]]
+            examples = [c[name] for c in check_inputs or () if name in c] or [inputs[name]]
+            checks = [_example(c, example_inputs_is_kwarg) for c in examples]
             again = partial(_export_method, mod, name)
             _check(getattr(mod, name), root._bound(name), ep, again, checks, check_tolerance)
     return root
+
+
+def _example(example: Any, by_name: bool) -> tuple[tuple, dict]:
+    """Positional and keyword example inputs, checked to be (nested) Tensors."""
+    if not by_name:
+        return _as_tuple(example), {}
+    if not isinstance(example, dict):
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    _as_tuple(tuple(example.values()))
+    return (), dict(example)
 
 
 def _as_tuple(example_inputs: Any) -> tuple:
@@ -198,10 +214,10 @@ def _traceable(value: Any) -> bool:
     return isinstance(value, tocha.Tensor)
 
 
-def _export(module: nn.Module, inputs: tuple) -> Any:
+def _export(module: nn.Module, inputs: tuple, kwargs: dict | None = None) -> Any:
     _decorators._TRACING[0] += 1
     try:
-        return export.export(module, inputs, strict=False)
+        return export.export(module, inputs, kwargs, strict=False)
     finally:
         _decorators._TRACING[0] -= 1
 
@@ -222,15 +238,15 @@ def _check_strict_outputs(layout: Any) -> None:
             _check_strict_outputs(item)
 
 
-def _export_method(module: nn.Module, name: str, inputs: tuple) -> Any:
+def _export_method(module: nn.Module, name: str, inputs: tuple, kwargs: dict | None = None) -> Any:
     """Export ``module.<name>`` by making it the module's forward for the time of the call."""
     if name == "forward":
-        return _export(module, inputs)
+        return _export(module, inputs, kwargs)
     method = getattr(module, name)
     saved = module.__dict__.get("forward")
     module.__dict__["forward"] = method
     try:
-        return _export(module, inputs)
+        return _export(module, inputs, kwargs)
     finally:
         if saved is None:
             del module.__dict__["forward"]
@@ -285,7 +301,7 @@ def _check(
     traced: Any,
     ep: Any,
     again: Any,
-    check_inputs: list[Any],
+    check_inputs: list[tuple[tuple, dict]],
     tolerance: float,
 ) -> None:
     """``check_trace``: warn for random nodes, trace again on each of ``check_inputs`` (with
@@ -306,10 +322,9 @@ def _check(
             stacklevel=3,
         )
     expected_calls = _calls(ep)
-    for inputs in check_inputs:
-        inputs = _as_tuple(inputs)
+    for inputs, kwargs in check_inputs:
         try:
-            retraced = again(copy.deepcopy(inputs))
+            retraced = again(copy.deepcopy(inputs), copy.deepcopy(kwargs))
         except export.GuardOnDataDependentSymNode as error:
             raise TracingCheckError(
                 "", "", f"ERROR: Tracing on check inputs failed:\n{error}\n"
@@ -322,8 +337,8 @@ def _check(
                 "",
             )
         with tocha.no_grad():
-            got = traced(*copy.deepcopy(inputs))
-            want = func(*copy.deepcopy(inputs))
+            got = traced(*copy.deepcopy(inputs), **copy.deepcopy(kwargs))
+            want = func(*copy.deepcopy(inputs), **copy.deepcopy(kwargs))
         _compare_outputs(got, want, tolerance)
 
 
