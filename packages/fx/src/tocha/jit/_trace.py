@@ -121,9 +121,9 @@ def trace(
     by_name = example_kwarg_inputs is not None
     example = example_kwarg_inputs if by_name else example_inputs
     if isinstance(func, nn.Module):
-        checks = [{"forward": c} for c in check_inputs] if check_inputs else None
+        per_method = [{"forward": c} for c in check_inputs] if check_inputs else None
         return trace_module(
-            func, {"forward": example}, None, check_trace, checks, check_tolerance, strict,
+            func, {"forward": example}, None, check_trace, per_method, check_tolerance, strict,
             example_inputs_is_kwarg=by_name,
         )  # fmt: skip
     inputs, kwargs = _example(example, by_name)
