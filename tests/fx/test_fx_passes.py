@@ -191,3 +191,38 @@ def test_transformer_overrides_may_call_tocha_functions_on_proxies():
     x = tocha.randn(3, 4)
     np.testing.assert_allclose(transformed(x).numpy(), tocha.neg(x).sigmoid().numpy(), rtol=1e-6)
     assert tocha.neg(tocha.ones(1)).item() == -1.0
+
+
+def test_replace_pattern_with_several_outputs():
+    def f(x, y):
+        a = tocha.relu(x)
+        b = tocha.sigmoid(x)
+        return a * 2 + y, b - y
+
+    def pattern(x):
+        return tocha.relu(x), tocha.sigmoid(x)
+
+    def replacement(x):
+        return tocha.tanh(x), tocha.neg(x)
+
+    gm = fx.symbolic_trace(f)
+    matches = fx.replace_pattern(gm, pattern, replacement)
+    assert len(matches) == 1
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][:2] == [
+        tocha.tanh,
+        tocha.neg,
+    ]
+    gm.graph.lint()
+    x, y = tocha.randn(3), tocha.randn(3)
+    first, second = gm(x, y)
+    np.testing.assert_allclose(first.numpy(), (tocha.tanh(x) * 2 + y).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(second.numpy(), (-x - y).numpy(), rtol=1e-6)
+
+
+def test_replace_pattern_output_count_must_agree():
+    def f(x):
+        return tocha.relu(x), tocha.sigmoid(x)
+
+    gm = fx.symbolic_trace(f)
+    with pytest.raises(RuntimeError, match="returns 1 values where the pattern returns 2"):
+        fx.replace_pattern(gm, lambda x: (tocha.relu(x), tocha.sigmoid(x)), lambda x: x.tanh())

@@ -34,26 +34,33 @@ def _as_graph(fn: Callable[..., Any] | GraphModule | Graph) -> Graph:
 
 
 class _Matcher:
-    """Matches a single-output pattern at an anchor node, following inputs backwards;
-    placeholders match any node, consistently."""
+    """Matches a pattern graph at an anchor node, following inputs backwards; placeholders
+    match any node, consistently. A pattern returning several values matches its last
+    output at the anchor, then finds each other output among the graph's nodes."""
 
-    def __init__(self, pattern: Graph) -> None:
-        self.pattern = pattern
+    def __init__(self, pattern: Graph, graph_nodes: list[Node]) -> None:
         outputs = pattern.output_node().args[0]
-        if not isinstance(outputs, Node):
-            raise NotImplementedError("replace_pattern supports patterns returning one value")
-        self.pattern_anchor = outputs
+        anchors = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        if not anchors or not all(isinstance(a, Node) for a in anchors):
+            raise RuntimeError("replace_pattern: the pattern must return nodes")
+        self.anchors: list[Node] = anchors
         self.placeholders = [n for n in pattern.nodes if n.op == "placeholder"]
+        self.graph_nodes = graph_nodes
 
     def match(self, anchor: Node) -> dict[Node, Node] | None:
         nodes_map: dict[Node, Node] = {}
-        if not self._match_node(self.pattern_anchor, anchor, nodes_map):
+        if not self._match_node(self.anchors[-1], anchor, nodes_map):
             return None
+        for other in self.anchors[:-1]:
+            if other in nodes_map:
+                continue
+            if not any(self._match_node(other, gn, nodes_map) for gn in self.graph_nodes):
+                return None
         # A matched inner node must not be read outside the match, or replacing would
         # leave that reader without its input.
         matched = set(nodes_map.values())
         for pn, gn in nodes_map.items():
-            if pn.op == "placeholder" or pn is self.pattern_anchor:
+            if pn.op == "placeholder" or pn in self.anchors:
                 continue
             if any(user not in matched for user in gn.users):
                 return None
@@ -62,22 +69,22 @@ class _Matcher:
     def _match_node(self, pn: Node, gn: Node, nodes_map: dict[Node, Node]) -> bool:
         if pn in nodes_map:
             return nodes_map[pn] is gn
+        if gn in nodes_map.values():
+            return False
         if pn.op == "placeholder":
-            if gn in nodes_map.values():
-                return False
             nodes_map[pn] = gn
             return True
         if pn.op != gn.op or pn.target != gn.target:
             return False
-        if gn in nodes_map.values():
-            return False
         if len(pn.args) != len(gn.args) or set(pn.kwargs) != set(gn.kwargs):
             return False
+        snapshot = dict(nodes_map)
         nodes_map[pn] = gn
         pairs = list(zip(pn.args, gn.args)) + [(pn.kwargs[k], gn.kwargs[k]) for k in pn.kwargs]
         if all(self._match_arg(pa, ga, nodes_map) for pa, ga in pairs):
             return True
-        del nodes_map[pn]
+        nodes_map.clear()
+        nodes_map.update(snapshot)
         return False
 
     def _match_arg(self, pa: Any, ga: Any, nodes_map: dict[Node, Node]) -> bool:
@@ -98,19 +105,20 @@ def replace_pattern(
     replacement: Callable[..., Any] | GraphModule,
 ) -> list[Match]:
     """Replace each non-overlapping occurrence of `pattern` (a function or GraphModule,
-    traced) in `gm`'s graph by `replacement`, which takes the same inputs, then recompile
-    `gm`. Returns the matches, in graph order."""
+    traced) in `gm`'s graph by `replacement`, which takes the same inputs and returns as
+    many values, then recompile `gm`. Returns the matches, in graph order."""
     pattern_graph = _as_graph(pattern)
     replacement_graph = _as_graph(replacement)
-    matcher = _Matcher(pattern_graph)
     graph = gm.graph
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    matcher = _Matcher(pattern_graph, list(order))
     matches: list[Match] = []
     taken: set[Node] = set()
-    for node in reversed(list(graph.nodes)):
+    for node in reversed(list(order)):
         if node in taken or node.op in ("placeholder", "output"):
             continue
         nodes_map = matcher.match(node)
-        if nodes_map is None:
+        if nodes_map is None or not _insertable(matcher, nodes_map, order):
             continue
         inner = {gn for pn, gn in nodes_map.items() if pn.op != "placeholder"}
         if inner & taken:
@@ -119,28 +127,53 @@ def replace_pattern(
         matches.append(Match(anchor=node, nodes_map=nodes_map))
     matches.reverse()
 
+    replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
+    if matches and len(replacement_placeholders) != len(matcher.placeholders):
+        raise RuntimeError("replace_pattern: pattern and replacement take different inputs")
     for match in matches:
         _copy_replacement_attrs(gm, replacement)
         inputs = [match.nodes_map[p] for p in matcher.placeholders]
-        val_map: dict[Node, Any] = {}
-        replacement_placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
-        if len(replacement_placeholders) != len(inputs):
-            raise RuntimeError("replace_pattern: pattern and replacement take different inputs")
-        val_map.update(zip(replacement_placeholders, inputs))
-        with graph.inserting_before(match.anchor):
+        val_map: dict[Node, Any] = dict(zip(replacement_placeholders, inputs))
+        with _insertion_point(graph, matcher, match, inputs):
             result = graph.graph_copy(replacement_graph, val_map)
-        if isinstance(result, (tuple, list)):
-            if len(result) != 1:
-                raise RuntimeError("replace_pattern: the replacement must return one value")
-            result = result[0]
-        if isinstance(result, Node):
-            match.anchor.replace_all_uses_with(result)
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        if len(results) != len(matcher.anchors):
+            raise RuntimeError(
+                f"replace_pattern: the replacement returns {len(results)} values where the "
+                f"pattern returns {len(matcher.anchors)}"
+            )
+        for pattern_anchor, value in zip(matcher.anchors, results):
+            if isinstance(value, Node):
+                match.nodes_map[pattern_anchor].replace_all_uses_with(value)
         for pn in reversed(list(pattern_graph.nodes)):
             gn = match.nodes_map.get(pn)
             if gn is not None and pn.op != "placeholder" and not gn.users:
                 graph.erase_node(gn)
     gm.recompile()
     return matches
+
+
+def _insertable(matcher: _Matcher, nodes_map: dict[Node, Node], order: dict[Node, int]) -> bool:
+    """Whether a multi-output match's replacement, placed after its last input, comes before
+    every outside reader of its outputs."""
+    if len(matcher.anchors) == 1:
+        return True
+    last_input = max((order[nodes_map[p]] for p in matcher.placeholders), default=-1)
+    matched = set(nodes_map.values())
+    return all(
+        order[user] > last_input
+        for anchor in matcher.anchors
+        for user in nodes_map[anchor].users
+        if user not in matched
+    )
+
+
+def _insertion_point(graph: Graph, matcher: _Matcher, match: Match, inputs: list[Node]) -> Any:
+    """Before the anchor for one output; after the last input for several."""
+    if len(matcher.anchors) == 1 or not inputs:
+        return graph.inserting_before(match.anchor)
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    return graph.inserting_after(max(inputs, key=position.__getitem__))
 
 
 def _copy_replacement_attrs(gm: GraphModule, replacement: Any) -> None:
