@@ -609,3 +609,20 @@ def test_pickling_a_traced_module_drops_meta_like_torch():
     assert loaded.code == gm.code
     assert all(not n.meta for n in loaded.graph.nodes)
     np.testing.assert_allclose(loaded(x).detach().numpy(), gm(x).detach().numpy())
+
+
+def halve(x):
+    return x / 2
+
+
+def test_autowrap_functions_are_recorded_as_calls():
+    def f(x):
+        return halve(tocha.relu(x))
+
+    graph = tocha.fx.Tracer(autowrap_functions=(halve,)).trace(f)
+    assert [n.target for n in graph.nodes if n.op == "call_function"] == [tocha.relu, halve]
+    plain = tocha.fx.Tracer().trace(f)
+    assert [n.target for n in plain.nodes if n.op == "call_function"] == [
+        tocha.relu,
+        operator.truediv,
+    ]
