@@ -626,3 +626,17 @@ def test_autowrap_functions_are_recorded_as_calls():
         tocha.relu,
         operator.truediv,
     ]
+
+
+def test_linalg_fft_special_calls_are_recorded_by_their_public_names():
+    def f(x):
+        return tocha.linalg.norm(x), tocha.fft.fft(x).real, tocha.special.expit(x)
+
+    gm = tocha.fx.symbolic_trace(f)
+    calls = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    # the attribute read (.real) becomes a node when first used, as in torch.fx
+    assert calls == [tocha.linalg.norm, tocha.fft.fft, tocha.special.expit, getattr]
+    assert "tocha.linalg.norm(x)" in gm.code and "tocha.fft.fft(x)" in gm.code
+    x = tocha.randn(4)
+    for got, want in zip(gm(x), f(x)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
