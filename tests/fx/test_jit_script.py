@@ -458,3 +458,31 @@ def test_defaults_must_match_the_argument_type(tmp_path):
     ):
         jit.script(module.f)
     assert jit.script(module.g)(tocha.ones(1)).item() == 2.0
+
+
+@pytest.mark.parametrize(
+    "kind,value,expected",
+    [
+        ("int", tocha.tensor(3), 3),
+        ("int", tocha.tensor(2.5), 2),
+        ("int", tocha.tensor([1]), 1),
+        ("int", True, 1),
+        ("float", tocha.tensor(2.5), 2.5),
+        ("float", 1, 1.0),
+        ("bool", tocha.tensor(3), True),
+        ("bool", 1, True),
+    ],
+    ids=["int-0d", "int-0d-float", "int-1elem", "int-bool", "float-0d", "float-int",
+         "bool-0d", "bool-int"],
+)  # fmt: skip
+def test_scalar_arguments_convert_like_torch(tmp_path, kind, value, expected):
+    # torch.jit.script turns one-element tensors and numbers into the scalar type due
+    source = f"def f(x, n: {kind}):\n    return n\n"
+    f = jit.script(load_source(source, tmp_path, f"jit_scalar_{kind}").f)
+    got = f(tocha.ones(1), value)
+    assert type(got) is type(expected) and got == expected
+
+
+def test_tuple_arguments_accept_lists(tmp_path):
+    source = "def f(x, t: Tuple[int, int]):\n    return t[0] + t[1]\n"
+    assert jit.script(load_source(source, tmp_path, "jit_tuple_arg").f)(tocha.ones(1), [1, 2]) == 3

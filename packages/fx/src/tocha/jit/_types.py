@@ -192,12 +192,14 @@ def matches(t: Type, value: Any) -> bool:
         return isinstance(value, tocha.Tensor)
     if kind == "NoneType":
         return value is None
+    if kind in ("bool", "int", "float") and _one_element(value):
+        return True
     if kind == "bool":
-        return isinstance(value, bool)
+        return isinstance(value, int)
     if kind == "int":
         return isinstance(value, int)
     if kind == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, (int, float))
     if kind == "number":
         return isinstance(value, (int, float, complex))
     if kind == "complex":
@@ -211,7 +213,7 @@ def matches(t: Type, value: Any) -> bool:
     if kind == "List":
         return isinstance(value, (list, tuple)) and all(matches(t[1], v) for v in value)
     if kind == "Tuple":
-        if not isinstance(value, tuple):
+        if not isinstance(value, (tuple, list)):
             return False
         return len(t) == 1 or (
             len(value) == len(t) - 1 and all(matches(a, v) for a, v in zip(t[1:], value))
@@ -223,10 +225,19 @@ def matches(t: Type, value: Any) -> bool:
     return False
 
 
+def _one_element(value: Any) -> bool:
+    return isinstance(value, tocha.Tensor) and value.numel() == 1
+
+
 def convert(t: Type, value: Any) -> Any:
-    """``value`` as TorchScript holds it for ``t``: ints become floats where floats are due."""
-    if t[0] == "float" and isinstance(value, int):
-        return float(value)
-    if t[0] == "List" and isinstance(value, tuple):
+    """``value`` as TorchScript holds it for ``t``: a one-element tensor or a Python number
+    becomes the ``int``/``float``/``bool`` due, a tuple given for a list a list (and back)."""
+    kind = t[0]
+    if kind in ("int", "float", "bool") and not isinstance(value, str):
+        scalar = value.item() if _one_element(value) else value
+        return {"int": int, "float": float, "bool": bool}[kind](scalar)
+    if kind == "List" and isinstance(value, tuple):
         return list(value)
+    if kind == "Tuple" and isinstance(value, list):
+        return tuple(value)
     return value
