@@ -239,11 +239,11 @@ class ScriptModule(nn.Module):
         raise RuntimeError(f"Method '{name}' is not defined on '{self.original_name}'")
 
     @property
-    def graph(self) -> ScriptGraph:
+    def graph(self) -> ScriptGraph | NativeGraph:
         """A printable listing of ``forward`` (see `ScriptGraph`; `NativeGraph` for a
         built-in module)."""
         if self._native is not None:
-            return NativeGraph(self._native, self.qualified_name)  # type: ignore[return-value]
+            return NativeGraph(self._native, self.qualified_name)
         method = self.compiled()._methods.get("forward")
         if not isinstance(method, CompiledFunction):
             raise RuntimeError(f"Method 'forward' of '{self.original_name}' has no graph")
