@@ -317,3 +317,14 @@ def test_primitive_namespace_gives_primitives_only(tmp_path, name):
     model = jit.load(write_archive(files, document))
     with pytest.raises(RuntimeError, match="has no attribute"):
         model(tocha.ones(1))
+
+
+def test_pytorch_torchscript_archive_is_named():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", b"")
+        archive.writestr("archive/constants.pkl", b"")
+        archive.writestr("archive/code/__torch__.py", b"")
+    buffer.seek(0)
+    with pytest.raises(RuntimeError, match="TorchScript archive written by PyTorch"):
+        jit.load(buffer)

@@ -203,6 +203,14 @@ def load(f: Any, map_location: Any = None, _extra_files: dict | None = None) -> 
         data = f.read()
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
+        if "model.json" not in archive.namelist() and any(
+            n.endswith("constants.pkl") or "/code/" in n for n in archive.namelist()
+        ):
+            raise RuntimeError(
+                "this is a TorchScript archive written by PyTorch (compiled TorchScript code); "
+                "tocha.jit.load reads the archives tocha.jit.save writes. Load the model's "
+                "state_dict with tocha.load instead, or export it again from PyTorch."
+            )
         document = json.loads(archive.read("model.json"))
         tensor_bytes = archive.read("tensors.pt")
     except (zipfile.BadZipFile, KeyError, ValueError) as error:
