@@ -3,7 +3,8 @@
 Run with PyTorch installed, from the repository root:
 ``/work/venv-torch/bin/python scripts/record_export_fixtures.py``. It writes
 ``tests/fx/fixtures/export_cases.json``: for each case, the graph signature's input specs
-(``[kind, target, name]``) and output specs (``[kind, target]``), those of
+(``[kind, target, name]``) and output specs (``[kind, target]``), the names of its
+``call_function`` nodes, the output specs of
 ``run_decompositions()``, the state_dict and constants keys, the weights (so that tocha's twin
 computes the same numbers) and the outputs of ``ep.module()`` on the case's inputs.
 """
@@ -56,6 +57,7 @@ def record(cases, name: str) -> dict:
         "decomposed_output_specs": [
             [s.kind.name, s.target] for s in decomposed.graph_signature.output_specs
         ],
+        "nodes": [n.name for n in ep.graph.nodes if n.op == "call_function"],
         "state_dict": list(ep.state_dict),
         "constants": list(ep.constants),
         "weights": weights,

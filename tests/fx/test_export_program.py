@@ -45,6 +45,9 @@ def test_mlp_signature_against_torch(torch):
         s.kind.name for s in ep_t.graph_signature.output_specs
     ]
     assert list(ep.state_dict) == list(ep_t.state_dict.keys())
+    assert [n.name for n in ep.graph.nodes] == [n.name for n in ep_t.graph.nodes]
+    assert ep.graph_signature.user_inputs == tuple(ep_t.graph_signature.user_inputs)
+    assert ep.graph_signature.user_outputs == tuple(ep_t.graph_signature.user_outputs)
     expected_out = np.asarray(ep_t.module()(torch.tensor(x)).detach())
     np.testing.assert_allclose(
         np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out, atol=1e-6
@@ -73,6 +76,7 @@ def test_cnn_eval_against_torch(torch):
     np.testing.assert_allclose(
         np.asarray(ep.module()(tocha.tensor(x)).detach()), expected_out, atol=1e-5
     )
+    assert [n.name for n in ep.graph.nodes] == [n.name for n in ep_t.graph.nodes]
     targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
     assert tocha.nn.functional.conv2d in targets and tocha.nn.functional.linear in targets
 
