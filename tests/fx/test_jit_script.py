@@ -486,3 +486,11 @@ def test_scalar_arguments_convert_like_torch(tmp_path, kind, value, expected):
 def test_tuple_arguments_accept_lists(tmp_path):
     source = "def f(x, t: Tuple[int, int]):\n    return t[0] + t[1]\n"
     assert jit.script(load_source(source, tmp_path, "jit_tuple_arg").f)(tocha.ones(1), [1, 2]) == 3
+
+
+def test_scripted_sequential_is_indexable_and_iterable():
+    scripted = jit.script(nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
+    assert isinstance(scripted[0], nn.Linear) and isinstance(scripted[1], nn.ReLU)
+    assert [type(m).__name__ for m in scripted] == ["Linear", "ReLU"]
+    with pytest.raises(TypeError, match="not subscriptable"):
+        jit.script(nn.Linear(2, 2))[0]

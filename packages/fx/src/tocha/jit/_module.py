@@ -189,6 +189,16 @@ class ScriptModule(nn.Module):
             raise RuntimeError(f"Method 'forward' is not defined on '{self.original_name}'")
         return self._bound("forward")(*args, **kwargs)
 
+    def __getitem__(self, index: Any) -> Any:
+        if self._native is None or not hasattr(self._native, "__getitem__"):
+            raise TypeError(f"'{self.original_name}' object is not subscriptable")
+        return self._native[index]
+
+    def __iter__(self) -> Any:
+        if self._native is None or not hasattr(self._native, "__iter__"):
+            raise TypeError(f"'{self.original_name}' object is not iterable")
+        return iter(self._native)
+
     def train(self, mode: bool = True) -> ScriptModule:
         super().train(mode)
         if self._native is not None:
