@@ -177,7 +177,7 @@ def _nll_backward_kernel(xp):
     def kernel(g, t, w, shape, reduction, ignore_index):
         n_classes = shape[1] if len(shape) > 1 else shape[0]
         idx = t.reshape(-1).astype(xp.int64, copy=False)
-        safe, _, wt = _targets(xp, idx, w, ignore_index, n_classes, g.dtype)
+        safe, _, wt = _targets(xp, idx, w, ignore_index, n_classes, g.dtype, checked=True)
         rows = xp.zeros((idx.shape[0], n_classes), g.dtype)
         rows[xp.arange(idx.shape[0]), safe] = -_row_scale(g, wt, reduction) * wt
         return _unrows(xp, rows, shape)
