@@ -452,3 +452,26 @@ def test_sizes_used_as_plain_numbers_become_static_with_a_warning():
         _close(ep.module()(x), _LoopOverBatch()(x))
         with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] == 3"):
             ep.module()(_randn(4, 2))
+
+
+class _Scaled(nn.Module):
+    def forward(self, x, n, flag=None):
+        return x * n
+
+
+def test_non_tensor_inputs_are_constant_user_inputs():
+    x = _randn(2)
+    ep = export(_Scaled(), (x, 3))
+    specs = ep.graph_signature.input_specs
+    assert [type(s.arg).__name__ for s in specs] == ["TensorArgument", "ConstantArgument"]
+    assert ep.graph_signature.user_inputs == ("x", 3)
+    assert [n.name for n in ep.graph.nodes] == ["x", "n", "mul", "output"]
+    _close(ep.module()(x, 3), x * 3)
+    with pytest.raises(AssertionError, match="Guard failed: n == 3"):
+        ep.module()(x, 4)
+    buffer = io.BytesIO()
+    tocha.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = tocha.export.load(buffer)
+    assert loaded.graph_signature.user_inputs == ("x", 3)
+    _close(loaded.run_decompositions().module()(x, 3), x * 3)

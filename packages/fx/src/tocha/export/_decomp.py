@@ -16,7 +16,7 @@ import tocha
 from tocha.fx.graph_module import GraphModule
 
 from ._intercept import recording
-from ._tracer import Tracer
+from ._tracer import Tracer, named_placeholder
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -38,6 +38,10 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     inputs: list[Any] = []
     input_nodes = []
     for node, spec in zip(placeholders, signature.input_specs):
+        if isinstance(spec.arg, ConstantArgument):
+            inputs.append(spec.arg.value)
+            input_nodes.append(named_placeholder(tracer.graph, node.name))
+            continue
         if spec.kind is InputKind.USER_INPUT:
             value = node.meta["val"].detach().clone()
         else:
@@ -55,6 +59,8 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
         mutations: list[OutputSpec] = []
         mutated: list[Any] = []
         for value, node, spec in zip(inputs, input_nodes, signature.input_specs):
+            if not isinstance(value, tocha.Tensor):
+                continue
             current = tracer.node_of(value)
             if current is node:
                 continue
@@ -89,9 +95,14 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
     user_inputs = [s for s in signature.input_specs if s.kind is InputKind.USER_INPUT]
     constants = dict(ep.constants)
     constants.update({target: value for target, value, _ in tracer.lifted})
+    examples = iter(
+        node.meta["val"]
+        for node, spec in zip(placeholders, signature.input_specs)
+        if spec.kind is InputKind.USER_INPUT and isinstance(spec.arg, TensorArgument)
+    )
     checks = [
-        [label, [s for s in _example_sizes(ep, i)], {}]
-        for i, (label, _, _) in enumerate(ep._input_checks)
+        entry if entry[1] is None else [entry[0], list(next(examples).shape), {}]
+        for entry in ep._input_checks
     ]
     return ExportedProgram(
         GraphModule(tocha.nn.Module(), tracer.graph),
@@ -104,12 +115,3 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
         ep.call_spec[1],
         checks,
     )
-
-
-def _example_sizes(ep: ExportedProgram, index: int) -> list[int]:
-    users = [
-        n
-        for n, s in zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs)
-        if s.kind is InputKind.USER_INPUT
-    ]
-    return list(users[index].meta["val"].shape)

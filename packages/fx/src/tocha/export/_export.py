@@ -16,7 +16,7 @@ from ._errors import UserError, with_footer
 from ._intercept import recording
 from ._layout import flatten, input_checks
 from ._symint import SymInt
-from ._tracer import Tracer, state_name
+from ._tracer import Tracer, named_placeholder, state_name
 from .exported_program import ExportedProgram
 from .graph_signature import (
     ConstantArgument,
@@ -141,14 +141,24 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     tracer.state_end = tracer.graph.find_nodes(op="placeholder")[-1] if input_specs else None
     tracer.named_constants = {id(t): name for name, t in constants.items()}
     flat = flatten(names, values)
-    user_nodes = []
+    user_specs: list[InputSpec] = []
     shadows: dict[int, tocha.Tensor] = {}
-    tensor_leaves = [(p, v) for p, v, is_tensor in flat[0] if is_tensor]
-    for (path, value), dims in zip(tensor_leaves, _pad(dynamic)):
-        shadow = _shadow_input(value, dims) if tracer.dynamic else None
+    shadow_inputs: list[Any] = []
+    dims_of = _pad(dynamic)
+    for path, value, is_tensor in flat[0]:
+        if not is_tensor:
+            node = named_placeholder(tracer.graph, path)
+            user_specs.append(
+                InputSpec(InputKind.USER_INPUT, ConstantArgument(node.name, value), None)
+            )
+            shadow_inputs.append(value)
+            continue
+        shadow = _shadow_input(value, next(dims_of)) if tracer.dynamic else None
         if shadow is not None:
             shadows[id(value)] = shadow
-        user_nodes.append(tracer.placeholder(path, value, shadow))
+        node = tracer.placeholder(path, value, shadow)
+        user_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+        shadow_inputs.append(shadow)
     try:
         with recording(tracer, *_code(mod)):
             out = mod(*args, **kwargs)
@@ -163,7 +173,6 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target)
         for target, _, node in tracer.lifted
     ]
-    user_specs = [InputSpec(InputKind.USER_INPUT, TensorArgument(n.name), None) for n in user_nodes]
     output_specs = [_output_spec(v, a) for v, a in zip(out_leaves, output_args)]
     graph.output(tuple(output_args))
     signature = ExportGraphSignature(input_specs + lifted_specs + user_specs, output_specs)
@@ -176,7 +185,7 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     if live and all(d.shadow in d.range for d in live):
         state = [*params.values(), *buffers.values()] + [v for _, v, _ in tracer.lifted]
         shadow_args, shadow_kwargs = _replace((args, kwargs), shadows)
-        flat_inputs = state + [shadows[id(v)] for _, v in tensor_leaves]
+        flat_inputs = state + shadow_inputs
         if not _same_results(mod, graph_module, shadow_args, shadow_kwargs, flat_inputs, saved):
             tracer.generalisation_failed(live)
     ranges = {

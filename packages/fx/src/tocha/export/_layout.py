@@ -67,13 +67,18 @@ def rebuild(layout: Any, leaves: list[Any]) -> Any:
 
 
 def input_checks(flat: Any, dynamic: list[dict]) -> list[list]:
-    """For each tensor input: its label (``x``, ``x[0]``), its sizes with None where
-    dynamic, and the ``[min, max]`` of each dynamic dimension (max None when unbounded)."""
+    """For each input leaf, in order: a tensor's label (``x``, ``x[0]``), its sizes with None
+    where dynamic, and the ``[min, max]`` of each dynamic dimension (max None when
+    unbounded); a non-tensor's label, None and ``{"equals": value}``."""
     leaves, labels = flat
     checks = []
-    tensors = [(label, v) for (_, v, is_tensor), label in zip(leaves, labels) if is_tensor]
-    for i, (label, value) in enumerate(tensors):
-        dims = dynamic[i] if i < len(dynamic) else {}
+    tensors = 0
+    for (_, value, is_tensor), label in zip(leaves, labels):
+        if not is_tensor:
+            checks.append([label, None, {"equals": value}])
+            continue
+        dims = dynamic[tensors] if tensors < len(dynamic) else {}
+        tensors += 1
         dims = {d: dim for d, dim in dims.items() if not dim.specialized}
         sizes = [None if d in dims else s for d, s in enumerate(value.shape)]
         ranges = {}

@@ -229,7 +229,7 @@ def _spec(spec: Any) -> dict[str, Any]:
     elif isinstance(arg, SymIntArgument):
         encoded = {"symint": arg.name}
     else:
-        encoded = {"const": _encode(arg.value)}
+        encoded = {"const": _encode(arg.value), "name": arg.name}
     record = {"kind": spec.kind.name, "arg": encoded, "target": spec.target}
     if isinstance(spec, InputSpec):
         record["persistent"] = spec.persistent
@@ -328,7 +328,7 @@ def _load_arg(arg: dict[str, Any]) -> Any:
         return TensorArgument(str(arg["tensor"]))
     if "symint" in arg:
         return SymIntArgument(str(arg["symint"]))
-    return ConstantArgument("", _decode(arg.get("const"), {}))
+    return ConstantArgument(str(arg.get("name", "")), _decode(arg.get("const"), {}))
 
 
 def _load_input_spec(record: dict[str, Any]) -> InputSpec:

@@ -19,7 +19,7 @@ from tocha.fx.graph import Graph
 from tocha.fx.graph_module import GraphModule
 
 from ._layout import rebuild
-from .graph_signature import InputKind, OutputKind
+from .graph_signature import ConstantArgument, InputKind, OutputKind
 
 __all__ = ["InputGuard", "unlift"]
 
@@ -52,9 +52,16 @@ class InputGuard:
         leaves: list[Any] = []
         for name, layout in zip(self.names, self.layouts):
             _leaves(bound.arguments.get(name), layout, leaves)
-        if len(leaves) != len(self.checks) or not all(isinstance(v, tocha.Tensor) for v in leaves):
+        if len(leaves) != len(self.checks) or any(
+            isinstance(v, tocha.Tensor) != (sizes is not None)
+            for v, (_, sizes, _) in zip(leaves, self.checks)
+        ):
             raise self.mismatch(args, kwargs)
         for value, (label, sizes, ranges) in zip(leaves, self.checks):
+            if sizes is None:
+                if value != ranges["equals"]:
+                    raise AssertionError(f"Guard failed: {label} == {ranges['equals']!r}")
+                continue
             if value.ndim != len(sizes):
                 raise AssertionError(f"Guard failed: {label}.dim() == {len(sizes)}")
             for d, size in enumerate(sizes):
@@ -81,7 +88,7 @@ class _Unsupported:
 
 
 def _leaves(value: Any, layout: Any, out: list) -> None:
-    if "leaf" in layout:
+    if "leaf" in layout or "const" in layout:
         out.append(value)
     elif "tuple" in layout or "list" in layout:
         for i, sub in enumerate(layout.get("tuple", layout.get("list"))):
@@ -146,7 +153,9 @@ def unlift(ep: Any) -> GraphModule:
     user_index = 0
     placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     for node, spec in zip(placeholders, signature.input_specs):
-        if spec.kind is InputKind.USER_INPUT:
+        if isinstance(spec.arg, ConstantArgument):
+            env[node] = spec.arg.value
+        elif spec.kind is InputKind.USER_INPUT:
             env[node] = user_leaves[user_index]
             user_index += 1
         else:

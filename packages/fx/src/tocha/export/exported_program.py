@@ -170,7 +170,9 @@ class ExportedProgram:
 
     def _readable(self) -> list[str]:
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
-        params = ", ".join(f"{n.name}: {_annotation(n)}" for n in placeholders)
+        params = ", ".join(
+            f"{n.name}: {_annotation(n)}" if _annotation(n) else n.name for n in placeholders
+        )
         lines = ["class GraphModule(torch.nn.Module):", f"    def forward(self, {params}):"]
         for node in self.graph.nodes:
             if node.op == "call_function":
