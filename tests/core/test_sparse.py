@@ -378,6 +378,10 @@ def test_sparse_resize_match_torch(torch):
         row.append(_error(s.sparse_resize_, (5, 2), 1, 0))
         empty = _sparse(lib, lib.zeros(1, 0, dtype=lib.long), [], (4,))
         row += [_entries(empty.sparse_resize_((2, 3), 1, 1)), empty.dense_dim()]
+        grown = _sparse(lib, [[0, 1]], [1.0, 2.0], (3,))
+        row += [grown.resize_as_sparse_(_sparse(lib, [[0]], [1.0], (6,))) is grown]
+        row += [_entries(grown), _error(grown.resize_as_sparse_, lib.ones(2))]
+        row.append(_entries(lib.resize_as_sparse_(empty, _sparse(lib, [[0], [1]], [1.0], (2, 2)))))
         row += [s.sparse_resize_and_clear_((2, 2), 2, 0) is s, _entries(s), s.sparse_dim()]
         row.append(np.asarray(s.to_dense()).tolist())
         got.append(row)

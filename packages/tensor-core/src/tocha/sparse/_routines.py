@@ -1,8 +1,8 @@
 """The rest of PyTorch's COO routines: products with a sparse result (``smm``, ``hspmm``,
 ``sspaddmm``), dense ones under their other names (``spmm``, ``dsmm``), ``sparse_mask``,
 ``to_sparse_coo`` and the in-place size changes (``sparse_resize_``,
-``sparse_resize_and_clear_``). Built, as the rest of tocha.sparse, from dense ops on the
-values, so autograd reaches them."""
+``sparse_resize_and_clear_``, ``resize_as_sparse_``). Built, as the rest of tocha.sparse,
+from dense ops on the values, so autograd reaches them."""
 
 from __future__ import annotations
 
@@ -204,11 +204,21 @@ def sparse_resize_and_clear_(self: Tensor, size: Any, sparse_dim: int, dense_dim
     return self
 
 
+def resize_as_sparse_(self: Tensor, the_template: Tensor) -> Tensor:
+    """`sparse_resize_` to the size and the sparse and dense dimension counts of
+    `the_template` (a dense template has no sparse dimensions)."""
+    _sparse(self, "resize_as_sparse_")
+    return sparse_resize_(
+        self, the_template.shape, the_template.sparse_dim(), the_template.dense_dim()
+    )
+
+
 for _fn in (hspmm, spmm, dsmm):
     export(_fn)
 export(hspmm, "hsmm")
 export(sspaddmm, method=True)
 export(sspaddmm, "saddmm")
 export(smm, method=True)
+export(resize_as_sparse_, method=True)
 for _fn in (sparse_mask, to_sparse_coo, sparse_resize_, sparse_resize_and_clear_):
     export(_fn, method=True, function=False)
