@@ -475,3 +475,16 @@ def test_non_tensor_inputs_are_constant_user_inputs():
     loaded = tocha.export.load(buffer)
     assert loaded.graph_signature.user_inputs == ("x", 3)
     _close(loaded.run_decompositions().module()(x, 3), x * 3)
+
+
+def test_run_decompositions_keeps_functions_left_out_of_the_table():
+    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(32, 3)).eval()
+    x = _randn(2, 1, 6, 6)
+    table = tocha.export.default_decompositions()
+    assert tocha.nn.functional.conv2d in table and tocha.nn.functional.linear in table
+    del table[tocha.nn.functional.conv2d]
+    decomposed = export(m, (x,)).run_decompositions(table)
+    targets = [n.target for n in decomposed.graph.nodes if n.op == "call_function"]
+    assert tocha.nn.functional.conv2d in targets
+    assert tocha.nn.functional.linear not in targets
+    _close(decomposed.module()(x), m(x))

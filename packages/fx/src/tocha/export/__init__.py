@@ -8,6 +8,7 @@ tensors lifted to inputs (its `graph_signature` says which), `module()` to run i
 """
 
 from . import ops
+from ._decomp import CustomDecompTable, default_decompositions
 from ._dims import Dim, ValueRanges, dims, int_oo
 from ._errors import ConstraintViolationError, GuardOnDataDependentSymNode, UserError
 from ._export import export
@@ -27,6 +28,7 @@ from .graph_signature import (
 __all__ = [
     "ConstantArgument",
     "ConstraintViolationError",
+    "CustomDecompTable",
     "Dim",
     "ExportGraphSignature",
     "ExportedProgram",
@@ -39,6 +41,7 @@ __all__ = [
     "TensorArgument",
     "UserError",
     "ValueRanges",
+    "default_decompositions",
     "dims",
     "export",
     "int_oo",

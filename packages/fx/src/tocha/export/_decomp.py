@@ -15,6 +15,7 @@ from typing import Any
 import tocha
 from tocha.fx.graph_module import GraphModule
 
+from . import ops
 from ._intercept import recording
 from ._tracer import Tracer, named_placeholder
 from .exported_program import ExportedProgram
@@ -28,11 +29,34 @@ from .graph_signature import (
     TensorArgument,
 )
 
-__all__ = ["decompose"]
+__all__ = ["CustomDecompTable", "decompose", "default_decompositions"]
 
 
-def decompose(ep: ExportedProgram) -> ExportedProgram:
+class CustomDecompTable(dict):
+    """Which public functions `run_decompositions` lowers to primitives: its keys (the
+    values are unused: a function lowers to the primitives the dispatcher runs for it)."""
+
+
+def default_decompositions() -> CustomDecompTable:
+    """Every public function of ``tocha``, ``tocha.nn.functional``, ``tocha.linalg``,
+    ``tocha.fft`` and ``tocha.special``, and every Tensor method: delete a key to keep that
+    function's calls in the decomposed graph."""
+    from ._intercept import public_functions
+
+    table = CustomDecompTable()
+    for fn in public_functions():
+        table[fn] = None
+    return table
+
+
+def decompose(ep: ExportedProgram, table: dict | None = None) -> ExportedProgram:
+    """`ep` traced again at the primitive level; with a `table`, the public functions the
+    graph calls that are not among its keys are kept as they are."""
     tracer = Tracer(primitive=True)
+    keep: frozenset = frozenset()
+    if table is not None:
+        called = {n.target for n in ep.graph.nodes if n.op == "call_function"}
+        keep = frozenset(t for t in called if not isinstance(t, ops.Primitive) and t not in table)
     signature = ep.graph_signature
     placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     inputs: list[Any] = []
@@ -53,7 +77,7 @@ def decompose(ep: ExportedProgram) -> ExportedProgram:
         input_nodes.append(tracer.placeholder(node.name, value))
         if spec.kind is not InputKind.USER_INPUT:
             tracer.state_end = input_nodes[-1]
-    with recording(tracer, [], []):
+    with recording(tracer, [], [], keep):
         out = ep.graph_module(*inputs)
         flat = out if isinstance(out, (tuple, list)) else (out,)
         mutations: list[OutputSpec] = []

@@ -167,6 +167,16 @@ _INPLACE_OPERATORS = {
 _VARARGS = frozenset({"reshape", "permute", "tile", "flip"})
 
 
+def public_functions() -> list[Any]:
+    """Every public op function and Tensor method (what export records)."""
+    methods = [
+        v
+        for k, v in vars(tocha.Tensor).items()
+        if isinstance(v, types.FunctionType) and k not in _SKIP_METHODS
+    ]
+    return list({id(f): f for f in [*_public_functions().values(), *methods]}.values())
+
+
 def _public_functions() -> dict[int, Any]:
     """Every public op function, by id."""
     found: dict[int, Any] = {}
@@ -338,12 +348,22 @@ class _Patches:
 
 
 def _patch_public(
-    tracer: Tracer, patches: _Patches, code_globals: list[dict], classes: list[type]
+    tracer: Tracer,
+    patches: _Patches,
+    code_globals: list[dict],
+    classes: list[type],
+    only: frozenset | None = None,
 ) -> None:
+    """Wrap the public functions (only those in `only`, at the primitive level)."""
     originals = _public_functions()
+    if only is not None:
+        originals = {k: fn for k, fn in originals.items() if fn in only}
     cls = tocha.Tensor
     for name, value in list(vars(cls).items()):
-        if name == "size":
+        if only is not None:
+            if isinstance(value, types.FunctionType) and value in only:
+                patches.set_attr(cls, name, _method_wrapper(tracer, name, value))
+        elif name == "size":
             patches.set_attr(cls, name, _size_method(tracer, value))
         elif name == "numel":
             patches.set_attr(cls, name, _numel_method(tracer, value))
@@ -437,17 +457,24 @@ def _patch_kernels(tracer: Tracer) -> Any:
 
 
 @contextlib.contextmanager
-def recording(tracer: Tracer, code_globals: list[dict], classes: list[type]) -> Iterator[Tracer]:
+def recording(
+    tracer: Tracer,
+    code_globals: list[dict],
+    classes: list[type],
+    keep: frozenset = frozenset(),
+) -> Iterator[Tracer]:
     """Record with `tracer` inside the block: public functions (unless the tracer records
-    primitives) and kernels are wrapped, then put back. `code_globals` and `classes`: the
-    traced code's module globals and classes, whose references to public functions (by
-    name, or as static methods) are wrapped too."""
+    primitives: then only those in `keep`) and kernels are wrapped, then put back.
+    `code_globals` and `classes`: the traced code's module globals and classes, whose
+    references to public functions (by name, or as static methods) are wrapped too."""
     patches = _Patches()
     _ACTIVE_TRACER.append(tracer)
     restore_kernels = None
     try:
         if not tracer.primitive:
             _patch_public(tracer, patches, code_globals, classes)
+        elif keep:
+            _patch_public(tracer, patches, code_globals, classes, keep)
         restore_kernels = _patch_kernels(tracer)
         with tocha.no_grad():
             yield tracer

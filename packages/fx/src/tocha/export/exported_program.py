@@ -140,11 +140,12 @@ class ExportedProgram:
         """The same program with every node a primitive (``tocha.export.ops.<name>``): each
         public call is traced down to the primitives the dispatcher runs for it; in-place
         writes become out-of-place primitives, and buffer updates BUFFER_MUTATION outputs.
-        `decomp_table` is accepted for PyTorch's signature (tocha has one decomposition:
-        its primitives)."""
+        `decomp_table` (from `tocha.export.default_decompositions`) names the public
+        functions to lower: calls of the others stay as they are. Dynamic sizes become the
+        example's."""
         from ._decomp import decompose
 
-        return decompose(self)
+        return decompose(self, decomp_table)
 
     def validate(self) -> None:
         """Check that the graph's placeholders match the signature."""
