@@ -488,3 +488,24 @@ def test_run_decompositions_keeps_functions_left_out_of_the_table():
     assert tocha.nn.functional.conv2d in targets
     assert tocha.nn.functional.linear not in targets
     _close(decomposed.module()(x), m(x))
+
+
+class _WritesItsInput(nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x * 2
+
+
+def test_inputs_written_in_place():
+    x = tocha.zeros(3)
+    ep = export(_WritesItsInput(), (x,))
+    assert tocha.equal(x, tocha.zeros(3))
+    y = tocha.zeros(3)
+    _close(ep.module()(y), tocha.full((3,), 2.0))
+    _close(y, tocha.ones(3))
+    decomposed = ep.run_decompositions()
+    kinds = [(s.kind.name, s.target) for s in decomposed.graph_signature.output_specs]
+    assert kinds == [("USER_INPUT_MUTATION", "x"), ("USER_OUTPUT", None)]
+    z = tocha.zeros(3)
+    _close(decomposed.module()(z), tocha.full((3,), 2.0))
+    _close(z, tocha.ones(3))

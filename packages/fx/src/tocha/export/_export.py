@@ -141,6 +141,13 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
     tracer.state_end = tracer.graph.find_nodes(op="placeholder")[-1] if input_specs else None
     tracer.named_constants = {id(t): name for name, t in constants.items()}
     flat = flatten(names, values)
+    # The trace runs on copies of the inputs: code writing into an input leaves the caller's
+    # examples as they were.
+    copies = {
+        id(v): v.detach().clone().requires_grad_(v.requires_grad)
+        for _, v, is_tensor in flat[0]
+        if is_tensor
+    }
     user_specs: list[InputSpec] = []
     shadows: dict[int, tocha.Tensor] = {}
     shadow_inputs: list[Any] = []
@@ -156,12 +163,13 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         shadow = _shadow_input(value, next(dims_of)) if tracer.dynamic else None
         if shadow is not None:
             shadows[id(value)] = shadow
-        node = tracer.placeholder(path, value, shadow)
+        node = tracer.placeholder(path, copies[id(value)], shadow)
         user_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
         shadow_inputs.append(shadow)
     try:
         with recording(tracer, *_code(mod)):
-            out = mod(*args, **kwargs)
+            traced_args, traced_kwargs = _replace((args, kwargs), copies)
+            out = mod(*traced_args, **traced_kwargs)
             out_leaves, output_layout = _output_leaves(out)
             output_args = [tracer.to_args(v) for v in out_leaves]
     finally:
