@@ -460,9 +460,22 @@ def _contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def _dim_integer(dim) -> int:
+    """`dim` as an int when it is an integer of another type (a NumPy integer, a 0-dim
+    integer tensor); TypeError otherwise."""
+    if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
+        raise TypeError(f"dim must be int, not {type(dim).__name__}")
+    if isinstance(dim, Tensor) and dim.is_floating_point():
+        raise TypeError(f"dim must be int, not {dim.dtype}")
+    return dim.__index__()
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
-    """A dim in range(ndim) from a possibly negative one; IndexError as PyTorch's."""
+    """A dim in range(ndim) from a possibly negative one; IndexError as PyTorch's, and a
+    TypeError for what is not an integer (bool and None included)."""
     n = ndim if ndim > 0 else 1
+    if type(dim) is not int:
+        dim = _dim_integer(dim)
     if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"

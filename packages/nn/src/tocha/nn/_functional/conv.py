@@ -530,6 +530,21 @@ def conv_transpose3d(
 def _block_args(kernel_size, dilation, padding, stride):
     ksize, dilation = _expand(kernel_size, 2, "kernel_size"), _expand(dilation, 2, "dilation")
     padding, stride = _expand(padding, 2, "padding"), _expand(stride, 2, "stride")
+    for what, short, values in (
+        ("kernel size", "kernel", ksize),
+        ("stride", "stride", stride),
+        ("dilation", "dilation", dilation),
+    ):
+        if min(values) <= 0:
+            raise RuntimeError(
+                f"{what} should be greater than zero, but got {short}_height: {values[0]} "
+                f"{short}_width: {values[1]}"
+            )
+    if min(padding) < 0:
+        raise RuntimeError(
+            f"padding should be non-negative, but got pad_height: {padding[0]} "
+            f"pad_width: {padding[1]}"
+        )
     return ksize, dilation, tuple((p, p) for p in padding), stride
 
 

@@ -219,6 +219,8 @@ def embedding(
         ``(*, embedding_dim)``.
     """
     _check_indices(input, "embedding")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     n = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0:
@@ -349,6 +351,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             num_classes = top + 1
         elif top >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
+    if tensor.numel() and tensor.numel() * num_classes * 8 >= 2**63:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={[*tensor.shape, num_classes]}"
+        )
     classes = tocha.arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 

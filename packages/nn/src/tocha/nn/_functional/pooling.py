@@ -527,8 +527,8 @@ def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tens
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
-def _adaptive_size(output_size, x: Tensor, nd: int) -> tuple:
-    """The output size, None entries taking the input's size."""
+def _adaptive_size(output_size, x: Tensor, nd: int, name: str) -> tuple:
+    """The output size, None entries taking the input's size; `name` for its error."""
     size = (
         (output_size,) * nd
         if isinstance(output_size, int) or output_size is None
@@ -536,7 +536,17 @@ def _adaptive_size(output_size, x: Tensor, nd: int) -> tuple:
     )
     if len(size) == 1:
         size = size * nd
-    return tuple(n if o is None else o for o, n in zip(size, x.shape[2:]))
+    size = tuple(n if o is None else o for o, n in zip(size, x.shape[2:]))
+    if min(size) < 0:  # PyTorch runs the 1-d forms as 2-d, and its messages say so
+        shown = (1, *size) if nd == 1 else size
+        if name.startswith("adaptive_avg"):
+            raise RuntimeError(
+                f"{name.replace('1d', '2d')}: elements of output_size must be greater than or "
+                f"equal to 0 but received {{{', '.join(map(str, shown))}}}"
+            )
+        shape = [*x.shape[:2], *shown]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {shape}")
+    return size
 
 
 def _averaging(n: int, o: int, like: Tensor) -> Tensor:
@@ -561,7 +571,7 @@ def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     x, unbatched = _adaptive_input(input, nd, name, "")
     out = x
     finite = None
-    for i, o in enumerate(_adaptive_size(output_size, x, nd)):
+    for i, o in enumerate(_adaptive_size(output_size, x, nd, name)):
         dim = 2 + i
         if o == x.shape[dim]:
             continue
@@ -602,8 +612,12 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 def _adaptive_max(input, output_size, nd: int):
     name = f"adaptive_max_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, ":")
-    size = _adaptive_size(output_size, x, nd)
-    values, indices = call(adaptive_max_pool_op, (x,), size)
+    size = _adaptive_size(output_size, x, nd, name)
+    if 0 in size:
+        shape = (*x.shape[:2], *size)
+        values, indices = x.new_empty(shape), x.new_empty(shape, dtype=tocha.int64)
+    else:
+        values, indices = call(adaptive_max_pool_op, (x,), size)
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
     return values, indices

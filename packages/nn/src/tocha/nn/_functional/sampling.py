@@ -158,6 +158,14 @@ def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode):
         out = [int(n * s) for n, s in zip(spatial, scales)]
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if mode != "area" and (min(out, default=1) <= 0 or min(spatial, default=1) <= 0):
+        names = ("D", "H", "W")[3 - dim :]
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(f'{k}: {n}' for k, n in zip(names, spatial))})"
+            f"{' and' if dim == 1 else ''} output "
+            f"({', '.join(f'{k}: {n}' for k, n in zip(names, out))})"
+        )
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if recompute_scale_factor or mode == "area":
