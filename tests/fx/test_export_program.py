@@ -509,3 +509,71 @@ def test_inputs_written_in_place():
     z = tocha.zeros(3)
     _close(decomposed.module()(z), tocha.full((3,), 2.0))
     _close(z, tocha.ones(3))
+
+
+def _layers():
+    return {
+        "embedding": (
+            nn.Sequential(nn.Embedding(10, 4), nn.LayerNorm(4)),
+            (tocha.tensor([[1, 2, 3], [4, 5, 6]]),),
+        ),
+        "gelu": (nn.Sequential(nn.Linear(4, 4), nn.GELU(), nn.Dropout(0.0)), (_randn(3, 4),)),
+        "pooling": (
+            nn.Sequential(
+                nn.Conv2d(2, 3, 3, padding=1),
+                nn.MaxPool2d(2),
+                nn.AvgPool2d(2),
+                nn.AdaptiveAvgPool2d(1),
+            ),
+            (_randn(2, 2, 8, 8),),
+        ),
+        "conv1d": (
+            nn.Sequential(nn.Conv1d(2, 3, 3), nn.ConvTranspose1d(3, 2, 3)),
+            (_randn(2, 2, 9),),
+        ),
+        "group_norm": (
+            nn.Sequential(nn.Conv2d(2, 4, 1), nn.GroupNorm(2, 4), nn.SiLU()),
+            (_randn(2, 2, 5, 5),),
+        ),
+        "attention": (nn.MultiheadAttention(8, 2, batch_first=True), (_randn(2, 3, 8),) * 3),
+        "gru": (nn.GRU(3, 4, batch_first=True, bidirectional=True), (_randn(2, 5, 3),)),
+        "transformer": (
+            nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True),
+            (_randn(2, 4, 8), _randn(2, 3, 8)),
+        ),
+    }
+
+
+def _tensors(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _tensors(v)]
+    return [value] if isinstance(value, tocha.Tensor) else []
+
+
+_LAYERS = [
+    "embedding",
+    "gelu",
+    "pooling",
+    "conv1d",
+    "group_norm",
+    "attention",
+    "gru",
+    "transformer",
+]
+
+
+@pytest.mark.parametrize("name", _LAYERS, ids=_LAYERS)
+def test_layers_export_decompose_save_and_load(name):
+    model, args = _layers()[name]
+    model.eval()
+    expected = _tensors(model(*args))
+    exported = export(model, args, dynamic_shapes=tuple({0: Dim.AUTO} for _ in args))
+    for program in (exported, exported.run_decompositions()):
+        buffer = io.BytesIO()
+        tocha.export.save(program, buffer)
+        buffer.seek(0)
+        for runnable in (program, tocha.export.load(buffer)):
+            got = _tensors(runnable.module()(*args))
+            assert len(got) == len(expected)
+            for a, b in zip(got, expected):
+                _close(a, b)
