@@ -130,7 +130,10 @@ def _shadow_input(value: tocha.Tensor, dims: dict[int, DynamicDim]) -> tocha.Ten
     return tocha.from_numpy(np.ascontiguousarray(data))
 
 
-def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
+def _trace(
+    mod: tocha.nn.Module, args: tuple, kwargs: dict, names: list, values: list, dynamic: list
+) -> ExportedProgram:
+    """Trace `mod` on its inputs (bound to `names`), with `dynamic`'s dimensions."""
     params, buffers, constants, non_persistent = _state(mod)
     tracer = Tracer()
     symbols = {id(d): d for leaf in dynamic for d in leaf.values()}
@@ -148,24 +151,7 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         for _, v, is_tensor in flat[0]
         if is_tensor
     }
-    user_specs: list[InputSpec] = []
-    shadows: dict[int, tocha.Tensor] = {}
-    shadow_inputs: list[Any] = []
-    dims_of = _pad(dynamic)
-    for path, value, is_tensor in flat[0]:
-        if not is_tensor:
-            node = named_placeholder(tracer.graph, path)
-            user_specs.append(
-                InputSpec(InputKind.USER_INPUT, ConstantArgument(node.name, value), None)
-            )
-            shadow_inputs.append(value)
-            continue
-        shadow = _shadow_input(value, next(dims_of)) if tracer.dynamic else None
-        if shadow is not None:
-            shadows[id(value)] = shadow
-        node = tracer.placeholder(path, copies[id(value)], shadow)
-        user_specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
-        shadow_inputs.append(shadow)
+    user_specs, shadows, shadow_inputs = _place_inputs(tracer, flat, dynamic, copies)
     try:
         with recording(tracer, *_code(mod)):
             traced_args, traced_kwargs = _replace((args, kwargs), copies)
@@ -210,6 +196,31 @@ def _trace(mod, args, kwargs, names, values, dynamic) -> ExportedProgram:
         output_layout,
         input_checks(flat, dynamic),
     )
+
+
+def _place_inputs(
+    tracer: Tracer, flat: Any, dynamic: list, copies: dict[int, tocha.Tensor]
+) -> tuple[list[InputSpec], dict[int, tocha.Tensor], list[Any]]:
+    """Placeholders for the user inputs (a tensor's copy is traced; a non-tensor is a
+    constant input), their specs, the shadow of each tensor input by the input's id, and
+    every input as the shadow run sees it."""
+    specs: list[InputSpec] = []
+    shadows: dict[int, tocha.Tensor] = {}
+    shadow_inputs: list[Any] = []
+    dims_of = _pad(dynamic)
+    for path, value, is_tensor in flat[0]:
+        if not is_tensor:
+            node = named_placeholder(tracer.graph, path)
+            specs.append(InputSpec(InputKind.USER_INPUT, ConstantArgument(node.name, value), None))
+            shadow_inputs.append(value)
+            continue
+        shadow = _shadow_input(value, next(dims_of)) if tracer.dynamic else None
+        if shadow is not None:
+            shadows[id(value)] = shadow
+        node = tracer.placeholder(path, copies[id(value)], shadow)
+        specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+        shadow_inputs.append(shadow)
+    return specs, shadows, shadow_inputs
 
 
 def _place_state(
