@@ -6,8 +6,6 @@ import inspect
 import sys
 from typing import Any
 
-import numpy as np
-
 import tocha
 from tocha.fx.graph_module import GraphModule
 
@@ -124,10 +122,11 @@ def _code(mod: tocha.nn.Module) -> tuple[list[dict], list[type]]:
 
 def _shadow_input(value: tocha.Tensor, dims: dict[int, DynamicDim]) -> tocha.Tensor | None:
     """A copy of `value` whose dynamic dimensions take their shadow sizes."""
-    data = value.detach().numpy()
+    shadow = value.detach()
     for d, dim in dims.items():
-        data = np.take(data, np.arange(dim.shadow) % dim.example, axis=d)
-    return tocha.from_numpy(np.ascontiguousarray(data))
+        rows = tocha.arange(dim.shadow, device=value.device) % dim.example
+        shadow = shadow.index_select(d, rows)
+    return shadow.contiguous()
 
 
 def _trace(
