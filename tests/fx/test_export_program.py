@@ -577,3 +577,24 @@ def test_layers_export_decompose_save_and_load(name):
             assert len(got) == len(expected)
             for a, b in zip(got, expected):
                 _close(a, b)
+
+
+def test_load_refuses_getattr_of_private_attributes():
+    ep = export(nn.Linear(3, 2), (_randn(2, 3),))
+    buffer = io.BytesIO()
+    tocha.export.save(ep, buffer)
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+        program = json.loads(archive.read("program.json"))
+        tensors = archive.read("tensors.pt")
+    for node in program["nodes"]:
+        if node["op"] == "call_function":
+            node["target"] = "builtins.getattr"
+            node["args"] = [{"node": "input"}, "__class__"]
+            node["kwargs"] = {}
+    hostile = io.BytesIO()
+    with zipfile.ZipFile(hostile, "w") as archive:
+        archive.writestr("program.json", json.dumps(program))
+        archive.writestr("tensors.pt", tensors)
+    hostile.seek(0)
+    with pytest.raises(ValueError, match="getattr of a private"):
+        tocha.export.load(hostile)

@@ -29,12 +29,13 @@ The file is a zip archive (stored, not compressed) holding:
 Loading runs no code from the file: the JSON is data, the tensors are read with
 ``tocha.load(weights_only=True)``, and each call target is resolved by its dotted name
 against an allowlist (tocha's public functions and Tensor methods, ``tocha.export.ops``
-primitives, ``operator`` functions, ``builtins.getattr``); any other name (``os.system``)
-raises ValueError.
+primitives, ``operator`` functions, ``builtins.getattr`` of a public attribute named in the
+file); any other name (``os.system``) raises ValueError.
 """
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import os
@@ -263,9 +264,12 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
     if op == "placeholder":
         node = named_placeholder(graph, name)
     elif op == "call_function":
-        node = graph.create_node(
-            "call_function", resolve(str(record["target"])), tuple(args), dict(kwargs), name=name
-        )
+        target = resolve(str(record["target"]))
+        if target is builtins.getattr and not (
+            len(args) == 2 and isinstance(args[1], str) and not args[1].startswith("_")
+        ):
+            raise ValueError("refusing to load a getattr of a private or computed attribute")
+        node = graph.create_node("call_function", target, tuple(args), dict(kwargs), name=name)
     elif op == "output":
         node = graph.output(args[0])
     else:
