@@ -218,7 +218,7 @@ def _format(value: Any) -> str:
 def _annotation(node: Any) -> str:
     meta = node.meta.get("tensor_meta")
     val = node.meta.get("val")
-    if meta is not None and not isinstance(meta, tuple) or hasattr(meta, "shape"):
+    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
         dtype = _DTYPE_ABBREVIATIONS.get(str(meta.dtype).removeprefix("tocha."), str(meta.dtype))
         dims = ", ".join(repr(d) for d in meta.shape)
         return f'"{dtype}[{dims}]"'
