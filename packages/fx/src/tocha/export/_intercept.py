@@ -210,7 +210,7 @@ def _method_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
         if tracer.passive():
             return fn(self, *args, **kwargs)
         if name in _DATA_DEPENDENT and tracer.traced(self):
-            raise tracer.data_dependent(f"{name}()")
+            return tracer.python_value(name, fn, self, args, kwargs)
         target = _method_target(name, fn)
         if name in _VARARGS and target is not fn and args and all(isinstance(a, int) for a in args):
             return tracer.record_call(

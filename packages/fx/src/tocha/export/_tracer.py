@@ -15,12 +15,15 @@ differs depends on the dynamic sizes; a size query on it returns a `SymInt`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import math
 import operator
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -35,19 +38,49 @@ from ._dims import ValueRanges
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
 from ._symint import SizeName, SymInt
 
-__all__ = ["Tracer", "named_placeholder", "state_name", "tensor_metadata"]
+__all__ = ["Tracer", "named_placeholder", "specialising", "state_name", "tensor_metadata"]
 
 _ndarray = np.ndarray
 _SIZE = tocha.Tensor.size
+
+# The warning category under which tracers started now specialise Python values read from
+# traced tensors (None: they raise GuardOnDataDependentSymNode, as export does).
+_SPECIALISE: contextvars.ContextVar[type[Warning] | None] = contextvars.ContextVar(
+    "specialise", default=None
+)
+# What each conversion makes of a tensor, as torch.jit.trace's warnings name it; a
+# conversion missing here (``__index__``) specialises without a warning, as in PyTorch.
+_CONVERTED_TO = {
+    "__bool__": "a Python boolean",
+    "__int__": "a Python integer",
+    "__float__": "a Python float",
+    "__complex__": "a Python complex",
+    "item": "a Python number",
+    "tolist": "a Python list",
+    "numpy": "a NumPy array",
+}
+
+
+@contextlib.contextmanager
+def specialising(category: type[Warning]) -> Iterator[None]:
+    """Within the block, tracers specialise Python values read from traced tensors
+    (``bool(x.sum() > 0)``, ``x.item()``...): each conversion warns `category` at the user's
+    line and returns the example's value, which the trace keeps as a constant."""
+    token = _SPECIALISE.set(category)
+    try:
+        yield
+    finally:
+        _SPECIALISE.reset(token)
 
 
 class Tracer:
     """One recording; see the module docstring. `primitive`: record kernels instead of public
     functions."""
 
-    def __init__(self, primitive: bool = False) -> None:
+    def __init__(self, primitive: bool = False, *, specialise: type[Warning] | None = None) -> None:
         self.graph = Graph()
         self.primitive = primitive
+        self.specialise = specialise or _SPECIALISE.get()
         self.values: dict[int, tuple[Node, Any]] = {}
         self.pending: dict[int, tuple[Node, int, Any]] = {}
         self.shadows: dict[int, Any] = {}
@@ -375,6 +408,44 @@ class Tracer:
         return self.graph.call_function(fn, self.to_args(args))
 
     # -- data-dependent control flow -------------------------------------------------------
+
+    def python_value(
+        self, name: str, fn: Any, value: tocha.Tensor, args: tuple, kwargs: dict
+    ) -> Any:
+        """``value.<name>(*args, **kwargs)``, a conversion of a traced tensor to a Python value
+        (``__bool__``, ``item``...): GuardOnDataDependentSymNode, or when specialising, the
+        example's value after a warning at the user's line (the trace keeps it constant)."""
+        if self.specialise is None:
+            raise self.data_dependent(f"{name}()")
+        what = _CONVERTED_TO.get(name)
+        if what is not None:
+            self.warn_at_user(
+                f"Converting a tensor to {what} might cause the trace to be incorrect. We "
+                "can't record the data flow of Python values, so this value will be treated "
+                "as a constant in the future. This means that the trace might not generalize "
+                "to other inputs!"
+            )
+        self.depth += 1
+        try:
+            return fn(value, *args, **kwargs)
+        finally:
+            self.depth -= 1
+
+    def warn_at_user(self, message: str) -> None:
+        """Warn `message` (of the specialising category) at the innermost user frame."""
+        frame = _user_frame()
+        if frame is None:
+            warnings.warn(message, self.specialise, stacklevel=3)
+            return
+        warnings.warn_explicit(
+            message,
+            self.specialise,
+            frame.f_code.co_filename,
+            frame.f_lineno,
+            frame.f_globals.get("__name__"),
+            frame.f_globals.setdefault("__warningregistry__", {}),
+            frame.f_globals,
+        )
 
     def data_dependent(self, what: str) -> GuardOnDataDependentSymNode:
         frame = _user_frame()

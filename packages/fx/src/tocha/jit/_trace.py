@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import difflib
 import warnings
 from functools import partial
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 import tocha
 import tocha.export as export
 import tocha.nn as nn
+from tocha.export._tracer import specialising
 
 from . import _decorators, _types
 from ._compile import compile_saved
@@ -215,9 +217,12 @@ def _traceable(value: Any) -> bool:
 
 
 def _export(module: nn.Module, inputs: tuple, kwargs: dict | None = None) -> Any:
+    """Export as tracing does: Python values read from tensors become constants, with a
+    `TracerWarning` at the line reading them."""
     _decorators._TRACING[0] += 1
     try:
-        return export.export(module, inputs, kwargs, strict=False)
+        with specialising(TracerWarning):
+            return export.export(module, inputs, kwargs, strict=False)
     finally:
         _decorators._TRACING[0] -= 1
 
@@ -288,12 +293,15 @@ def _tree(module: nn.Module, top: bool = False) -> nn.Module:
     return node
 
 
-def _calls(ep: Any) -> list[str]:
-    return [
-        f"{getattr(n.target, '__module__', '')}.{getattr(n.target, '__name__', n.target)}"
-        for n in ep.graph.nodes
-        if n.op == "call_function"
-    ]
+def _graph_text(ep: Any) -> list[str]:
+    """The lines of ``ep``'s graph, then its constant tensors' values: two traces on which
+    these agree record the same computation."""
+    lines = str(ep.graph).splitlines()
+    for target, value in sorted(ep.constants.items()):
+        lines.append(
+            f"{target} = {value.detach().tolist() if isinstance(value, tocha.Tensor) else value}"
+        )
+    return lines
 
 
 def _check(
@@ -304,8 +312,10 @@ def _check(
     check_inputs: list[tuple[tuple, dict]],
     tolerance: float,
 ) -> None:
-    """``check_trace``: warn for random nodes, trace again on each of ``check_inputs`` (with
-    ``again``) and compare the calls, then compare the outputs with ``func``'s."""
+    """``check_trace``: warn for random nodes, then for each of ``check_inputs`` trace again
+    (with ``again``), compare the outputs with ``func``'s (a `TracerWarning` when they differ)
+    and raise `TracingCheckError` when the second trace recorded another computation (code
+    whose Python values, branches included, depend on the inputs)."""
     random_names = {n.name for n in ep.graph.nodes if n.op == "call_function" and _random(n)}
     random = [
         ast.unparse(s)
@@ -321,25 +331,18 @@ def _check(
             ),
             stacklevel=3,
         )
-    expected_calls = _calls(ep)
+    expected = _graph_text(ep)
     for inputs, kwargs in check_inputs:
-        try:
-            retraced = again(copy.deepcopy(inputs), copy.deepcopy(kwargs))
-        except export.GuardOnDataDependentSymNode as error:
-            raise TracingCheckError(
-                "", "", f"ERROR: Tracing on check inputs failed:\n{error}\n"
-            ) from None
-        if _calls(retraced) != expected_calls:
-            raise TracingCheckError(
-                "ERROR: Graphs differed across invocations!\n"
-                f"\tFirst trace calls:\n\t\t{expected_calls}\n"
-                f"\tSecond trace calls:\n\t\t{_calls(retraced)}\n",
-                "",
-            )
+        retraced = _graph_text(again(copy.deepcopy(inputs), copy.deepcopy(kwargs)))
         with tocha.no_grad():
             got = traced(*copy.deepcopy(inputs), **copy.deepcopy(kwargs))
             want = func(*copy.deepcopy(inputs), **copy.deepcopy(kwargs))
         _compare_outputs(got, want, tolerance)
+        if retraced != expected:
+            diff = "".join(f"\t\t{line.rstrip()}\n" for line in difflib.ndiff(expected, retraced))
+            raise TracingCheckError(
+                f"ERROR: Graphs differed across invocations!\n\tGraph diff:\n{diff}", ""
+            )
 
 
 def _leaves(value: Any) -> list[Any]:
