@@ -215,12 +215,49 @@ def test_conversions_outside_a_trace_do_not_warn():
         assert tocha.tensor(POSITIVE).sum().item() == 6.0
 
 
-def test_sizes_are_constants_of_the_trace():
-    def flatten(x):
-        return x.view(x.size(0), -1) + x.shape[1]
+def flatten(x):
+    return x.view(x.size(0), -1) + x.shape[1]
 
+
+def test_sizes_are_recorded_as_torch_records_aten_size(torch):
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        traced = jit.trace(flatten, tocha.ones(2, 3, 4))
-    assert "size" not in traced.code
-    np.testing.assert_allclose(traced(tocha.ones(2, 3, 4)).numpy(), np.full((2, 12), 4.0))
+        warnings.simplefilter("error", jit.TracerWarning)
+        ours = jit.trace(flatten, tocha.ones(2, 3, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        theirs = torch.jit.trace(flatten, torch.ones(2, 3, 4))
+    assert _tracer_warnings(caught) == []
+    assert "tocha.Tensor.size(x, 0)" in ours.code
+    assert "size(x, 2)" not in ours.code  # read by x.shape, unused: left out
+    got = ours(tocha.arange(30.0).reshape(5, 3, 2))
+    want = np.asarray(theirs(torch.arange(30.0).reshape(5, 3, 2)))
+    assert tuple(got.shape) == want.shape == (5, 6)
+    np.testing.assert_allclose(got.numpy(), want)
+    buffer = io.BytesIO()
+    jit.save(ours, buffer)
+    buffer.seek(0)
+    assert tuple(jit.load(buffer)(tocha.ones(7, 3, 1)).shape) == (7, 3)
+
+
+def by_size(x):
+    if x.shape[0] > 2:
+        return x * 2
+    return x - 1
+
+
+def test_branch_on_a_size_warns_as_torch(torch):
+    (ours, ours_warned), (_, theirs_warned) = _trace_both(
+        torch, by_size, POSITIVE, check_trace=False
+    )
+    assert ours_warned == theirs_warned
+    assert len(ours_warned) == 1 and "Python boolean" in ours_warned[0]
+    np.testing.assert_allclose(ours(tocha.ones(1)).numpy(), [2.0])
+    with pytest.warns(jit.TracerWarning) as caught:
+        jit.trace(by_size, tocha.ones(3), check_inputs=[(tocha.ones(4),)])
+    assert caught[0].lineno == _line_of(by_size, "if x.shape[0] > 2")
+
+
+def test_dead_branch_conditions_are_left_out_of_the_code():
+    with pytest.warns(jit.TracerWarning):
+        traced = jit.trace(branch, tocha.tensor(POSITIVE), check_trace=False)
+    assert "sum" not in traced.code and "gt" not in traced.code

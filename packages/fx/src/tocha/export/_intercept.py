@@ -272,7 +272,7 @@ def _same_call(method: Any, function: Any) -> bool:
 
 def _size_method(tracer: Tracer, fn: Any) -> Any:
     def size(self: Any, dim: Any = None) -> Any:
-        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.records_sizes or not tracer.traced(self):
             return fn(self, dim)
         if dim is None:
             return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
@@ -284,7 +284,7 @@ def _size_method(tracer: Tracer, fn: Any) -> Any:
 
 def _numel_method(tracer: Tracer, fn: Any) -> Any:
     def numel(self: Any) -> Any:
-        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.records_sizes or not tracer.traced(self):
             return fn(self)
         total: Any = 1
         for d in range(self.ndim):
@@ -298,7 +298,7 @@ def _shape_property(tracer: Tracer, prop: property) -> property:
     getter = prop.fget
 
     def shape(self: Any) -> Any:
-        if tracer.passive() or not tracer.dynamic or not tracer.traced(self):
+        if tracer.passive() or not tracer.records_sizes or not tracer.traced(self):
             return getter(self)
         return tocha.Size([tracer.size(self, d) for d in range(self.ndim)])
 

@@ -297,11 +297,20 @@ class Tracer:
 
     # -- sizes -----------------------------------------------------------------------------
 
+    @property
+    def records_sizes(self) -> bool:
+        """Whether size queries on traced tensors may give `SymInt`s: with dynamic
+        dimensions, and when specialising (as torch.jit.trace records ``aten::size``, so that
+        ``x.view(x.size(0), -1)`` follows the input's batch size)."""
+        return self.dynamic or self.specialise is not None
+
     def size(self, value: tocha.Tensor, dim: int) -> int:
-        """Size `dim` of `value`: a SymInt when it depends on a dynamic dimension."""
+        """Size `dim` of `value`: a SymInt when it depends on a dynamic dimension, or when
+        specialising (a SymInt whose other size is its own: recorded, never guarded)."""
         size = value._data.shape[dim]
         shadow = self.shadows.get(id(value._data)) if self.traced(value) else None
-        if shadow is None or shadow._data.shape[dim] == size:
+        other = size if shadow is None else shadow._data.shape[dim]
+        if other == size and (self.specialise is None or not self.traced(value)):
             return size
         node = self.node_of(value)
         dim %= value.ndim
@@ -310,12 +319,12 @@ class Tracer:
             size_node = self.graph.create_node(
                 "call_function", _SIZE, (node, dim), name="sym_size_int"
             )
-            other = shadow._data.shape[dim]
-            expr = self.expression(size, other)
+            expr = str(size) if other == size else self.expression(size, other)
             symbols = frozenset(
                 d for d in self.symbols if (d.example, d.shadow) == (size, other)
             ) or frozenset(d for d in self.symbols if d.shadow != d.example)
-            known = SymInt(size, other, size_node, self, expr, symbols)
+            kind = SymInt if other != size else _RecordedSize
+            known = kind(size, other, size_node, self, expr, symbols)
             size_node.meta["val"] = SizeName(size, expr)
             self.size_nodes[(node, dim)] = known
         return known
@@ -417,22 +426,25 @@ class Tracer:
         example's value after a warning at the user's line (the trace keeps it constant)."""
         if self.specialise is None:
             raise self.data_dependent(f"{name}()")
-        what = _CONVERTED_TO.get(name)
-        if what is not None:
-            self.warn_at_user(
-                f"Converting a tensor to {what} might cause the trace to be incorrect. We "
-                "can't record the data flow of Python values, so this value will be treated "
-                "as a constant in the future. This means that the trace might not generalize "
-                "to other inputs!"
-            )
+        self.warn_conversion(name)
         self.depth += 1
         try:
             return fn(value, *args, **kwargs)
         finally:
             self.depth -= 1
 
-    def warn_at_user(self, message: str) -> None:
-        """Warn `message` (of the specialising category) at the innermost user frame."""
+    def warn_conversion(self, name: str) -> None:
+        """Warn, at the innermost user frame, that conversion `name` (``__bool__``...) of a
+        traced value is kept as a constant; ``__index__`` is silent, as in PyTorch."""
+        what = _CONVERTED_TO.get(name)
+        if what is None:
+            return
+        message = (
+            f"Converting a tensor to {what} might cause the trace to be incorrect. We can't "
+            "record the data flow of Python values, so this value will be treated as a "
+            "constant in the future. This means that the trace might not generalize to other "
+            "inputs!"
+        )
         frame = _user_frame()
         if frame is None:
             warnings.warn(message, self.specialise, stacklevel=3)
@@ -535,6 +547,25 @@ class Tracer:
         return value
 
 
+class _RecordedSize(SymInt):
+    """A traced tensor's size read while specialising, recorded as torch.jit.trace records
+    ``aten::size``. There it is a tensor, so Python comparing it (``if x.size(0) > 2``)
+    converts a traced value to a Python boolean: that warns, and the answer is kept."""
+
+    def _binary(self, fn: Any, other: Any, reflected: bool, symbol: str) -> Any:
+        out = super()._binary(fn, other, reflected, symbol)
+        if not isinstance(out, SymInt):
+            return out
+        return _RecordedSize(int(out), out.shadow, out.node, out.tracer, out.expr, out.symbols)
+
+    def _compare(self, fn: Any, other: Any, symbol: str) -> Any:
+        result = super()._compare(fn, other, symbol)
+        # only the user's comparisons: tocha's own modules (nn.LSTM) check sizes silently
+        if result is not NotImplemented and not _in_tocha(sys._getframe(2)):
+            self.tracer.warn_conversion("__bool__")
+        return result
+
+
 def tensor_metadata(value: tocha.Tensor, sizes: list) -> TensorMetadata:
     """``node.meta['tensor_meta']`` of `value`, its dynamic sizes named (`SizeName`)."""
     contiguous = value.is_contiguous()
@@ -609,10 +640,13 @@ def _label(target: Any) -> str:
     return getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
 
 
+def _in_tocha(frame: Any) -> bool:
+    return frame.f_code.co_filename.startswith(tuple(p + "/" for p in tocha.__path__))
+
+
 def _user_frame() -> Any:
     """The innermost frame outside tocha's packages."""
-    folders = tuple(p + "/" for p in tocha.__path__)
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(folders):
+    while frame is not None and _in_tocha(frame):
         frame = frame.f_back
     return frame

@@ -135,6 +135,29 @@ def _nest(layout: Any, leaves: list[str]) -> str:
     return "{" + ", ".join(f"{k!r}: {_nest(item, leaves)}" for k, item in layout["dict"]) + "}"
 
 
+def _dead_nodes(graph: Any) -> set[Any]:
+    """The calls whose results nothing uses and that change nothing (the comparisons that
+    decided a traced branch, sizes read and not used): traced code leaves them out."""
+    dead: set[Any] = set()
+    for node in reversed(graph.nodes):
+        if (
+            node.op == "call_function"
+            and all(user in dead for user in node.users)
+            and not node.is_impure()
+            and not _writes(node)
+        ):
+            dead.add(node)
+    return dead
+
+
+def _writes(node: Any) -> bool:
+    """Whether a call may write into its arguments: ``out=``, ``inplace=True`` (or a
+    positional ``True``, as ``relu(x, True)``)."""
+    if "out" in node.kwargs or node.kwargs.get("inplace"):
+        return True
+    return any(arg is True for arg in node.args)
+
+
 def forward_source(ep: Any, name: str = "forward", method: bool = True) -> tuple[str, list[str]]:
     """The text of ``forward`` for exported program ``ep``, and its argument names."""
     writer = _Writer()
@@ -156,8 +179,9 @@ def forward_source(ep: Any, name: str = "forward", method: bool = True) -> tuple
         if source != writer.name(node):
             lines.append(f"{writer.name(node)} = {source}")
     outputs: list[str] = []
+    dead = _dead_nodes(ep.graph)
     for node in ep.graph.nodes:
-        if node.op == "call_function":
+        if node.op == "call_function" and node not in dead:
             lines.append(f"{writer.name(node)} = {writer.call(node)}")
         elif node.op == "output":
             flat = node.args[0] if isinstance(node.args[0], (tuple, list)) else (node.args[0],)
