@@ -109,8 +109,8 @@ def test_a_saved_input_overwritten_in_place_keeps_its_old_values_for_backward():
             "linalg.det(): argument 'A' (position 1) must be Tensor, not list",
         ),
         (
-            lambda: tocha.ones(2).copy_(3),
-            "copy_(): argument 'src' (position 1) must be Tensor, not int",
+            lambda: tocha.ones(2).copy_([1, 2]),
+            "copy_(): argument 'other' (position 1) must be Tensor, not list",
         ),
         (
             lambda: tocha.cat([tocha.ones(1), 2]),

@@ -28,7 +28,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     self's memory; differentiable with respect to `src`. A Python number fills self."""
     if isinstance(src, (int, float, complex)):
         return self.fill_(src)
-    expect_tensor("copy_", src, "src")
+    expect_tensor("copy_", src, "other")
     _check_broadcast(src._data.shape, self._data.shape)
     return inplace(self, (src,), _cast_to, _copy_direct, self, src)
 
