@@ -62,3 +62,26 @@ def test_empty_outputs_as_torch(name, torch):
     want = EMPTY[name](torch.nn.functional, torch)
     got = EMPTY[name](F, tocha)
     assert tuple(got.shape) == tuple(want.shape)
+
+
+def _ctc(F, lib, input_lengths, target_lengths):
+    log_probs = lib.zeros(5, 2, 4).log_softmax(2)
+    targets = lib.tensor([[1, 2], [1, 1]])
+    return F.ctc_loss(log_probs, targets, lib.tensor(input_lengths), lib.tensor(target_lengths))
+
+
+MORE = {
+    "softmax_bool_dim": lambda F, lib: lib.ones(2, 3).softmax(True),
+    "log_softmax_float_dim": lambda F, lib: F.log_softmax(lib.ones(2, 3), 1.0),
+    "ctc_negative_target_length": lambda F, lib: _ctc(F, lib, [5, 5], [-1, 2]),
+    "ctc_negative_input_length": lambda F, lib: _ctc(F, lib, [-5, 5], [1, 2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_refused_as_torch(name, torch):
+    with pytest.raises(Exception) as want:
+        MORE[name](torch.nn.functional, torch)
+    with pytest.raises(want.type) as got:
+        MORE[name](F, tocha)
+    assert str(got.value) == str(want.value)

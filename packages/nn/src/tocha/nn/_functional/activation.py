@@ -170,6 +170,12 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
     expect_tensor(name, input)
     if dim is None:
         dim = _get_softmax_dim(name, input.dim(), 4)
+    elif type(dim) is not int:
+        if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
+            raise TypeError(
+                f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}"
+            )
+        dim = dim.__index__()
     ndim = max(input.dim(), 1)
     if not -ndim <= dim < ndim:
         raise IndexError(

@@ -1330,6 +1330,11 @@ def _lengths(lengths, name: str, batch: int) -> tuple:
 
 def _check_ctc_sizes(targets: Tensor, il: tuple, tl: tuple, steps: int) -> None:
     where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    for what, lengths in (("input_lengths", il), ("target_lengths", tl)):
+        if lengths and min(lengths) < 0:
+            raise RuntimeError(
+                f"Expected {what} to have value at least 0, but got value {min(lengths)} {where}"
+            )
     if targets.dim() == 1 and targets.shape[0] != sum(tl):
         raise RuntimeError(
             f"Expected tensor to have size {sum(tl)} at dimension 0, but got size "
