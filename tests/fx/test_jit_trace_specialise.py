@@ -261,3 +261,36 @@ def test_dead_branch_conditions_are_left_out_of_the_code():
     with pytest.warns(jit.TracerWarning):
         traced = jit.trace(branch, tocha.tensor(POSITIVE), check_trace=False)
     assert "sum" not in traced.code and "gt" not in traced.code
+
+
+def test_tochas_own_modules_never_give_a_wrong_answer_at_other_sizes():
+    # nn.LSTM's Python code uses its sizes as plain counts: a trace of it either
+    # generalises or refuses the other sequence length, never computing wrong numbers
+    lstm = nn.LSTM(3, 4, 2).eval()
+    traced = jit.trace(lstm, tocha.randn(5, 2, 3))
+    other = tocha.randn(6, 2, 3)
+    try:
+        got = traced(other)[0]
+    except RuntimeError:
+        return
+    np.testing.assert_allclose(got.detach().numpy(), lstm(other)[0].detach().numpy(), atol=1e-5)
+
+
+class Flattening(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 2)
+
+    def forward(self, x):
+        return self.fc(x.view(x.size(0), -1))
+
+
+def test_module_reading_the_batch_size_generalises():
+    model = Flattening().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jit.TracerWarning)
+        traced = jit.trace(model, tocha.randn(2, 3, 4))
+    other = tocha.randn(5, 3, 4)
+    np.testing.assert_allclose(
+        traced(other).detach().numpy(), model(other).detach().numpy(), rtol=1e-6
+    )

@@ -20,6 +20,7 @@ import contextvars
 import inspect
 import math
 import operator
+import os
 import sys
 import threading
 import warnings
@@ -41,6 +42,7 @@ from ._symint import SizeName, SymInt
 __all__ = ["Tracer", "named_placeholder", "specialising", "state_name", "tensor_metadata"]
 
 _ndarray = np.ndarray
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _SIZE = tocha.Tensor.size
 
 # The warning category under which tracers started now specialise Python values read from
@@ -306,11 +308,15 @@ class Tracer:
 
     def size(self, value: tocha.Tensor, dim: int) -> int:
         """Size `dim` of `value`: a SymInt when it depends on a dynamic dimension, or when
-        specialising (a SymInt whose other size is its own: recorded, never guarded)."""
+        specialising and the user's code asks (a SymInt whose other size is its own:
+        recorded, never guarded; tocha's own modules, which may use it as a plain count, get
+        the number)."""
         size = value._data.shape[dim]
         shadow = self.shadows.get(id(value._data)) if self.traced(value) else None
         other = size if shadow is None else shadow._data.shape[dim]
-        if other == size and (self.specialise is None or not self.traced(value)):
+        if other == size and (
+            self.specialise is None or not self.traced(value) or not _asked_by_user()
+        ):
             return size
         node = self.node_of(value)
         dim %= value.ndim
@@ -320,11 +326,13 @@ class Tracer:
                 "call_function", _SIZE, (node, dim), name="sym_size_int"
             )
             expr = str(size) if other == size else self.expression(size, other)
-            symbols = frozenset(
-                d for d in self.symbols if (d.example, d.shadow) == (size, other)
-            ) or frozenset(d for d in self.symbols if d.shadow != d.example)
-            kind = SymInt if other != size else _RecordedSize
-            known = kind(size, other, size_node, self, expr, symbols)
+            if other == size:
+                known = _RecordedSize(size, size, size_node, self, expr, frozenset())
+            else:
+                symbols = frozenset(
+                    d for d in self.symbols if (d.example, d.shadow) == (size, other)
+                ) or frozenset(d for d in self.symbols if d.shadow != d.example)
+                known = SymInt(size, other, size_node, self, expr, symbols)
             size_node.meta["val"] = SizeName(size, expr)
             self.size_nodes[(node, dim)] = known
         return known
@@ -549,7 +557,7 @@ class Tracer:
 
 class _RecordedSize(SymInt):
     """A traced tensor's size read while specialising, recorded as torch.jit.trace records
-    ``aten::size``. There it is a tensor, so Python comparing it (``if x.size(0) > 2``)
+    ``aten::size``. In PyTorch it is a tensor, so Python comparing it (``if x.size(0) > 2``)
     converts a traced value to a Python boolean: that warns, and the answer is kept."""
 
     def _binary(self, fn: Any, other: Any, reflected: bool, symbol: str) -> Any:
@@ -560,8 +568,7 @@ class _RecordedSize(SymInt):
 
     def _compare(self, fn: Any, other: Any, symbol: str) -> Any:
         result = super()._compare(fn, other, symbol)
-        # only the user's comparisons: tocha's own modules (nn.LSTM) check sizes silently
-        if result is not NotImplemented and not _in_tocha(sys._getframe(2)):
+        if result is not NotImplemented and _asked_by_user():
             self.tracer.warn_conversion("__bool__")
         return result
 
@@ -638,6 +645,15 @@ def _violated(dims: list) -> str:
 
 def _label(target: Any) -> str:
     return getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
+
+
+def _asked_by_user() -> bool:
+    """Whether the code that reached the tracer's machinery (this folder) is the user's, not
+    tocha's."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    return frame is not None and not _in_tocha(frame)
 
 
 def _in_tocha(frame: Any) -> bool:
