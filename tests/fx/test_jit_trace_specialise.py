@@ -294,3 +294,25 @@ def test_module_reading_the_batch_size_generalises():
     np.testing.assert_allclose(
         traced(other).detach().numpy(), model(other).detach().numpy(), rtol=1e-6
     )
+
+
+def size_arithmetic(x):
+    rows = int(x.size(0))
+    double = x.size(0) * 2
+    half = x.size(1) // 2
+    return x.new_zeros(rows, double) + half, x.reshape(-1, half)
+
+
+def test_size_arithmetic_is_recorded_and_int_of_a_size_warns_as_torch(torch):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        theirs = torch.jit.trace(size_arithmetic, torch.ones(2, 4), check_trace=False)
+    with pytest.warns(jit.TracerWarning) as ours_caught:
+        ours = jit.trace(size_arithmetic, tocha.ones(2, 4), check_trace=False)
+    assert _tracer_warnings(ours_caught) == _tracer_warnings(caught)
+    assert "Python integer" in _tracer_warnings(ours_caught)[0]
+    assert ours_caught[0].lineno == _line_of(size_arithmetic, "rows = int(x.size(0))")
+    got = ours(tocha.ones(3, 6))
+    want = theirs(torch.ones(3, 6))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), np.asarray(b))

@@ -11,6 +11,12 @@ primitive whose result the written array takes (functionalisation).
 With dynamic dimensions, every recorded call also runs on *shadow* values: the inputs with
 each dynamic dimension one larger (or smaller). A dimension of a result whose shadow size
 differs depends on the dynamic sizes; a size query on it returns a `SymInt`.
+
+Export refuses Python values read from traced tensors (``bool``, ``item()``...:
+GuardOnDataDependentSymNode). Within `specialising` (what ``tocha.jit.trace`` uses) they
+are the example's values after a warning at the user's line, and the sizes the user's code
+reads are recorded (``x.view(x.size(0), -1)`` follows the input's batch), as
+``torch.jit.trace`` does.
 """
 
 from __future__ import annotations
@@ -557,8 +563,9 @@ class Tracer:
 
 class _RecordedSize(SymInt):
     """A traced tensor's size read while specialising, recorded as torch.jit.trace records
-    ``aten::size``. In PyTorch it is a tensor, so Python comparing it (``if x.size(0) > 2``)
-    converts a traced value to a Python boolean: that warns, and the answer is kept."""
+    ``aten::size``. In PyTorch it is a tensor, so the user's code comparing it (``if
+    x.size(0) > 2``) or calling ``int``/``float`` on it converts a traced value to a Python
+    value: that warns, and the value is kept."""
 
     def _binary(self, fn: Any, other: Any, reflected: bool, symbol: str) -> Any:
         out = super()._binary(fn, other, reflected, symbol)
@@ -566,9 +573,20 @@ class _RecordedSize(SymInt):
             return out
         return _RecordedSize(int(out), out.shadow, out.node, out.tracer, out.expr, out.symbols)
 
+    def __int__(self) -> int:
+        if not _in_tocha(sys._getframe(1)):
+            self.tracer.warn_conversion("__int__")
+        return int.__int__(self)
+
+    def __float__(self) -> float:
+        if not _in_tocha(sys._getframe(1)):
+            self.tracer.warn_conversion("__float__")
+        return int.__float__(self)
+
     def _compare(self, fn: Any, other: Any, symbol: str) -> Any:
         result = super()._compare(fn, other, symbol)
-        if result is not NotImplemented and _asked_by_user():
+        # the caller of the operator (``__gt__``...) that called this
+        if result is not NotImplemented and not _in_tocha(sys._getframe(2)):
             self.tracer.warn_conversion("__bool__")
         return result
 

@@ -89,11 +89,15 @@ def trace(
 ) -> Any:
     """Run ``func`` on ``example_inputs`` and record its tensor operations as code.
 
-    Python control flow and Python values are fixed at their traced values; the result
-    runs the recorded operations on new inputs of the same kind. ``check_trace`` traces
-    again on ``check_inputs`` (default: the example) and raises `TracingCheckError` when the
-    recorded operations differ, and warns `TracerWarning` when the traced outputs differ
-    from the Python function's (random operations) beyond ``check_tolerance``.
+    Python control flow and Python values are fixed at their traced values: converting a
+    traced tensor to a Python value (``if x.sum() > 0``, ``x.item()``, ``int(t)``,
+    ``t.tolist()``, comparing ``x.size(0)``) warns `TracerWarning` at that line and the value
+    becomes a constant. Sizes read by the traced code are recorded, so that
+    ``x.view(x.size(0), -1)`` follows the input's batch size. The result runs the recorded
+    operations on new inputs of the same kind. ``check_trace`` traces again on
+    ``check_inputs`` (default: the example), warns `TracerWarning` when the traced outputs
+    differ from the Python function's beyond ``check_tolerance`` (random operations, another
+    branch) and raises `TracingCheckError` when the recorded operations or constants differ.
 
     Args:
         func: an ``nn.Module`` (its ``forward`` is traced) or a Python function.
