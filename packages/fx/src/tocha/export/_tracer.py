@@ -437,10 +437,12 @@ class Tracer:
     ) -> Any:
         """``value.<name>(*args, **kwargs)``, a conversion of a traced tensor to a Python value
         (``__bool__``, ``item``...): GuardOnDataDependentSymNode, or when specialising, the
-        example's value after a warning at the user's line (the trace keeps it constant)."""
+        example's value (the trace keeps it constant), after a warning at the user's line
+        when the user's code converts."""
         if self.specialise is None:
             raise self.data_dependent(f"{name}()")
-        self.warn_conversion(name)
+        if _asked_by_user():  # tocha's own code converts silently, as PyTorch's library
+            self.warn_conversion(name)
         self.depth += 1
         try:
             return fn(value, *args, **kwargs)
