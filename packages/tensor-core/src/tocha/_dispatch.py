@@ -155,10 +155,13 @@ def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
 
     Returns a Tensor, or a tuple of Tensors when the kernel returns a tuple.
     """
-    dev = inputs[0]._device
-    for t in inputs:
-        if t._device is not dev:
-            raise device_mismatch(dev, t._device)
+    try:
+        dev = inputs[0]._device
+        for t in inputs:
+            if t._device is not dev:
+                raise device_mismatch(dev, t._device)
+    except AttributeError:
+        raise _not_tensors(op, inputs) from None
     if STATE.autocast is not None:
         inputs = LAYERS.autocast(op, inputs)
     result = _kernel_context().run(op.kernels[dev], *[t._data for t in inputs], *args)
@@ -169,6 +172,14 @@ def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
     if LAYERS.autograd is not None and needs_grad(inputs):
         return LAYERS.autograd(op, (*inputs, *args), out)
     return out
+
+
+def _not_tensors(op, inputs) -> TypeError:
+    """The TypeError for the first of `inputs` that is not a Tensor."""
+    for position, value in enumerate(inputs, 1):
+        if not hasattr(value, "_device"):
+            return not_a_tensor(op.name, value, position=position)
+    return TypeError(f"{op.name}(): expected Tensors")
 
 
 def call_one(op, x, *args):
@@ -225,7 +236,10 @@ def unary(op, x, int_to_float):
     when `int_to_float` (``exp`` of an int tensor is float32, as in PyTorch)."""
     if STATE.autocast is not None:
         (x,) = LAYERS.autocast(op, (x,))
-    data = x._data
+    try:
+        data = x._data
+    except AttributeError:
+        raise not_a_tensor(op.name, x) from None
     if int_to_float and data.dtype.kind in "biu":
         data = data.astype(_dtype.DEFAULTS.float.np)
     dev = x._device

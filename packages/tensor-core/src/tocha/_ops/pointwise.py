@@ -333,7 +333,10 @@ INPLACE_ERRORS = {
 
 def _unary_inplace(op, to_float):
     def fn(self: Tensor) -> Tensor:
-        error = INPLACE_ERRORS.get((op.name, self._data.dtype.kind))
+        try:
+            error = INPLACE_ERRORS.get((op.name, self._data.dtype.kind))
+        except AttributeError:
+            raise not_a_tensor(op.name + "_", self) from None
         if error is not None:
             raise RuntimeError(error)
         return inplace(self, (), unary, _unary_direct, op, self, to_float)
