@@ -316,3 +316,11 @@ def test_size_arithmetic_is_recorded_and_int_of_a_size_warns_as_torch(torch):
     want = theirs(torch.ones(3, 6))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.numpy(), np.asarray(b))
+
+
+def test_ignore_lib_warnings_keeps_the_users_warnings():
+    with warnings.catch_warnings():
+        jit.TracerWarning.ignore_lib_warnings()
+        assert warnings.filters[0][2] is jit.TracerWarning
+        with pytest.warns(jit.TracerWarning, match="Python boolean"):
+            jit.trace(branch, tocha.tensor(POSITIVE), check_trace=False)

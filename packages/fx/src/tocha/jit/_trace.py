@@ -51,7 +51,13 @@ def _random(node: Any) -> bool:
 
 
 class TracerWarning(Warning):
-    """A trace may not generalise: outputs differ from Python's, or it holds random nodes."""
+    """A trace may not generalise: it kept a Python value read from a tensor as a constant,
+    its outputs differ from Python's, or it holds random nodes."""
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        """Ignore the TracerWarnings raised from tocha's own modules (tocha.jit's excepted)."""
+        warnings.filterwarnings("ignore", category=TracerWarning, module=r"tocha\.(?!jit)")
 
 
 class TracingCheckError(Exception):
