@@ -331,15 +331,15 @@ class Tracer:
             size_node = self.graph.create_node(
                 "call_function", _SIZE, (node, dim), name="sym_size_int"
             )
-            expr = str(size) if other == size else self.expression(size, other)
             if other == size:
-                known = _RecordedSize(size, size, size_node, self, expr, frozenset())
+                known = _RecordedSize(size, size, size_node, self, str(size), frozenset())
             else:
                 symbols = frozenset(
                     d for d in self.symbols if (d.example, d.shadow) == (size, other)
                 ) or frozenset(d for d in self.symbols if d.shadow != d.example)
+                expr = self.expression(size, other)
                 known = SymInt(size, other, size_node, self, expr, symbols)
-            size_node.meta["val"] = SizeName(size, expr)
+            size_node.meta["val"] = SizeName(size, known.expr)
             self.size_nodes[(node, dim)] = known
         return known
 
