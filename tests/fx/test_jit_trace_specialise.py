@@ -324,3 +324,10 @@ def test_ignore_lib_warnings_keeps_the_users_warnings():
         assert warnings.filters[0][2] is jit.TracerWarning
         with pytest.warns(jit.TracerWarning, match="Python boolean"):
             jit.trace(branch, tocha.tensor(POSITIVE), check_trace=False)
+
+
+def test_module_check_inputs_on_the_other_branch_raise():
+    with pytest.warns(jit.TracerWarning), pytest.raises(jit.TracingCheckError) as error:
+        jit.trace(Branching(), tocha.tensor(POSITIVE), check_inputs=[(tocha.tensor(NEGATIVE),)])
+    assert "Graphs differed across invocations!" in str(error.value)
+    assert "sub" in str(error.value)
