@@ -211,8 +211,8 @@ def export(
     Example:
         >>> program = tocha.onnx.export(tocha.nn.Linear(3, 2), (tocha.randn(4, 3),),
         ...                             input_names=["x"], dynamic_axes={"x": {0: "batch"}})
-        >>> [i.name for i in program.model_proto.graph.input]
-        ['x']
+        >>> program.model_proto.graph.input[0].name
+        'x'
     """
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     native = opset if MIN_OPSET <= opset <= MAX_OPSET else DEFAULT_OPSET
