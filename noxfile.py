@@ -1,6 +1,7 @@
 """Sessions of the tocha monorepo: ``nox -s tests`` (every test), ``nox -s tests_package``
 (each package alone on its dependency chain), ``build``, ``publish``, ``release_check``,
-``lint``, ``typecheck``, ``bench``, ``api_report``, ``demo`` (the main job) and ``docs``.
+``lint``, ``typecheck``, ``bench``, ``api_report``, ``array_api``, ``demo`` (the main job) and
+``docs``.
 
 Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``, and
 ``TOCHA_CUDA=1`` (on a GPU machine) to install CuPy for tocha-cuda.
@@ -44,6 +45,8 @@ TEST_DEPS = ["pytest", "hypothesis"]
 # onnxruntime runs the models that tocha-onnx writes (tests/onnx).
 ONNX_TEST_DEPS = ["onnxruntime"]
 ORACLE = "torch==2.13.0"
+# tests/array_api: array-api-compat's torch namespace on tocha against array-api-strict.
+ARRAY_API_DEPS = ["array-api-compat>=1.16", "array-api-strict>=2.6"]
 # MPI for tests/distributed (also tocha-distributed's dependencies): mpi4py, and MPICH's
 # mpiexec and library as a wheel where PyPI has one.
 MPI_DEPS = ["mpi4py", "mpich; sys_platform == 'linux' and platform_machine == 'x86_64'"]
@@ -120,6 +123,7 @@ def tests(session: nox.Session) -> None:
         "matplotlib",
         *MPI_DEPS,
         *ONNX_TEST_DEPS,
+        *ARRAY_API_DEPS,
         *PLUGINS,
     )
     if os.environ.get("TOCHA_ORACLE") == "1":
@@ -128,6 +132,16 @@ def tests(session: nox.Session) -> None:
     else:
         env = {"TOCHA_ORACLE_MODE": "replay"}
     session.run("python", "-m", "pytest", "tests/", *session.posargs, env=env)
+
+
+@nox.session
+def array_api(session: nox.Session) -> None:
+    """The Python array API standard: array-api-compat's torch namespace, wrapping tocha
+    through the torch alias, against array-api-strict on hypothesis-drawn inputs
+    (tests/array_api; data-apis/array-api-tests itself is not on PyPI)."""
+    install_packages(session, [p for p in PRESENT if p not in NO_DEPS])
+    session.install(*TEST_DEPS, *ARRAY_API_DEPS)
+    session.run("python", "-m", "pytest", "tests/array_api", *session.posargs)
 
 
 @nox.session

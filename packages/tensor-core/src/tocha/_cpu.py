@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ._backend import Backend
+from ._device import CPU, device
 
 # PyTorch's CPU kernels are silent on overflow, division by zero and invalid values, where
 # NumPy warns. NumPy keeps its error state in a context variable: tocha runs its kernels in a
@@ -49,6 +50,10 @@ class CPUBackend(Backend):
     device_type = "cpu"
     xp = np
     array_type = np.ndarray
+
+    def normalize(self, dev: device) -> device:
+        """CPU tensors live on ``cpu`` whatever index was asked (``cpu:1`` too), as in PyTorch."""
+        return CPU
 
     def asarray(self, data, dtype=None, dev=None):
         return np.asarray(data, dtype=dtype)

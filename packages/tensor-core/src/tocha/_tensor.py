@@ -284,6 +284,9 @@ class Tensor:
             )
         if self._data.dtype.name == "bfloat16" and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if not isinstance(self._data, np.ndarray):
+            # A kernel left a NumPy scalar: hold a 0-d array instead, which the caller may write.
+            self._data = np.asarray(self._data)
         return self._data
 
     def _host(self) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 from . import _dtype
 from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
+from ._ops import aliases as _aliases
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -566,3 +567,5 @@ def istft(
 
 export(stft, method=True)
 export(istft, method=True)
+
+_aliases.alias_module(globals())

@@ -22,6 +22,7 @@ from . import _dtype
 from . import return_types as _rt
 from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
+from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
 from ._ops._out import write_out
 from ._tensor import Tensor
@@ -1026,3 +1027,5 @@ for _fn, _name in (
     (lu_unpack, "lu_unpack"),
 ):
     export(_fn, _name, method=_name != "lu_unpack")
+
+_aliases.alias_module(globals())

@@ -20,6 +20,7 @@ import numpy as np
 from . import _dtype
 from ._api import PUBLIC, export
 from ._dispatch import binary, call, defop, expect_tensor, unary
+from ._ops import aliases as _aliases
 from ._ops import special_kernels as _k
 from ._ops._out import write_out
 from ._tensor import Tensor
@@ -592,3 +593,5 @@ __all__ += [
     "shifted_chebyshev_polynomial_w",
     "spherical_bessel_j0",
 ]
+
+_aliases.alias_module(globals())

@@ -1,7 +1,9 @@
 """NumPy's keyword names, as PyTorch accepts them: ``axis`` for ``dim`` and ``keepdims``
 for ``keepdim`` in every function and Tensor method with those parameters
 (``x.sum(axis=0, keepdims=True)``), but those PyTorch writes in Python, which take no alias
-(`NO_ALIASES`). `tocha._ops` runs `add_aliases` once every op module has exported.
+(`NO_ALIASES`). `tocha._ops` runs `add_aliases` once every op module has exported;
+`tocha.linalg`, `tocha.fft` and `tocha.special`, whose functions PyTorch also writes natively,
+run `alias_module` on themselves.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import types
 from .._api import PUBLIC
 from .._tensor import Tensor
 
-__all__: list[str] = []
+__all__ = ["add_aliases", "alias_module"]
 
 # PyTorch's functions written in Python (torch.functional, torch.Tensor's Python methods):
 # they take no `axis` / `keepdims`.
@@ -63,3 +65,12 @@ def add_aliases() -> None:
     for name, fn in list(vars(Tensor).items()):
         if not name.startswith("_") and name not in NO_ALIASES and _takes_dim(fn):
             setattr(Tensor, name, wrapper_of(fn))
+
+
+def alias_module(namespace: dict) -> None:
+    """Wrap the functions of a module's ``__all__`` (`namespace` is its globals) that have
+    `dim` or `keepdim`."""
+    for name in namespace["__all__"]:
+        fn = namespace.get(name)
+        if name not in NO_ALIASES and _takes_dim(fn):
+            namespace[name] = _with_aliases(fn)
