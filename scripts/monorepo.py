@@ -43,6 +43,14 @@ class Package:
     requires: tuple[str, ...]
     import_root: str
     entry_points: dict[str, dict[str, str]]
+    # Further parts of the namespace the package owns beside `import_root` (tocha-fx owns
+    # tocha/jit/ and tocha/export/ too), from ``[tool.tocha] also-owns`` in its pyproject.
+    other_roots: tuple[str, ...] = ()
+
+    @property
+    def import_roots(self) -> tuple[str, ...]:
+        """Every part of the namespace the package's wheel may hold."""
+        return (self.import_root, *self.other_roots)
 
     @property
     def key(self) -> str:
@@ -90,6 +98,10 @@ def load_package(path: Path) -> Package:
         requires=tuple(project.get("dependencies", ())),
         import_root=root + "/",
         entry_points=entry_points(project),
+        other_roots=tuple(
+            r.rstrip("/") + "/"
+            for r in pyproject.get("tool", {}).get("tocha", {}).get("also-owns", ())
+        ),
     )
 
 

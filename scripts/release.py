@@ -112,8 +112,8 @@ def find_artifacts(dist: Path, packages: list[Package]) -> tuple[list[Artifacts]
 
 def owner(path: str, packages: list[Package]) -> Package | None:
     """The package whose part of the namespace holds `path` (the deepest that does)."""
-    roots = [p for p in packages if path.startswith(p.import_root)]
-    return max(roots, key=lambda p: len(p.import_root), default=None)
+    roots = [(len(r), p) for p in packages for r in p.import_roots if path.startswith(r)]
+    return max(roots, key=lambda found: found[0], default=(0, None))[1]
 
 
 def check_wheel_files(wheel: Path, package: Package, packages: list[Package]) -> list[str]:

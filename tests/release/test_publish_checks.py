@@ -5,6 +5,7 @@ has; and the upload order. No network: the index is a fake."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,18 @@ def test_a_wheel_with_tocha_init_outside_tocha_core_is_refused(dist, packages):
 def test_a_wheel_with_another_packages_files_is_refused(dist, packages, name, files, message):
     make_wheel(dist, by_name(packages, name), files=files)
     with pytest.raises(ReleaseError, match="^" + message.replace(".", r"\.") + "$"):
+        release.check(dist, packages, run_twine=False)
+
+
+def test_a_package_may_own_several_parts_of_the_namespace(dist, packages):
+    """``[tool.tocha] also-owns`` (tocha-fx owns tocha/jit and tocha/export too)."""
+    packages = [
+        replace(p, other_roots=("tocha/jit/",)) if p.name == "tocha-nn" else p for p in packages
+    ]
+    make_wheel(dist, by_name(packages, "tocha-nn"), files=["tocha/nn/a.py", "tocha/jit/b.py"])
+    release.check(dist, packages, run_twine=False)
+    make_wheel(dist, by_name(packages, "tocha-mp"), files=["tocha/jit/c.py"])
+    with pytest.raises(ReleaseError, match="tocha/jit/c.py belongs to tocha-nn$"):
         release.check(dist, packages, run_twine=False)
 
 
