@@ -176,20 +176,25 @@ def tolerance(dtype) -> dict:
     return {"rtol": 1e-9, "atol": 1e-12}
 
 
-def assert_same(expected, actual, what: str, check_dtype: bool = True, **tol) -> None:
-    """Values (NaN positions included), dtype and shape of `actual` equal `expected`'s."""
+def assert_same(expected, actual, what: str, zero_signs: bool = False, **tol) -> None:
+    """Values (NaN positions included), dtype and shape of `actual` equal `expected`'s;
+    with `zero_signs`, the signs of zeros too (the standard's elementwise special cases)."""
     if isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), what
         for e, a in zip(expected, actual, strict=True):
-            assert_same(e, a, what, check_dtype, **tol)
+            assert_same(e, a, what, zero_signs, **tol)
         return
     if not isinstance(expected, np.ndarray):
         assert expected == actual or (expected != expected and actual != actual), what
         return
     assert isinstance(actual, np.ndarray), f"{what}: {type(actual)}"
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if check_dtype:
-        assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    if expected.dtype.kind == "f" and zero_signs:
+        zeros = expected == 0
+        np.testing.assert_array_equal(
+            np.signbit(actual[zeros]), np.signbit(expected[zeros]), err_msg=f"{what}: signed zeros"
+        )
     if expected.dtype.kind in "fc":
         np.testing.assert_allclose(
             actual, expected, equal_nan=True, **(tol or tolerance(expected.dtype)), err_msg=what
@@ -199,7 +204,13 @@ def assert_same(expected, actual, what: str, check_dtype: bool = True, **tol) ->
 
 
 def compare(
-    name: str, make_args: Callable, *arrays_in, default_float: bool = False, namespace="", **tol
+    name: str,
+    make_args: Callable,
+    *arrays_in,
+    default_float: bool = False,
+    zero_signs: bool = False,
+    namespace="",
+    **tol,
 ):
     """Call `name` of both namespaces with the arrays made from `arrays_in` (NumPy arrays)
     and compare; `make_args(ns, *arrays)` gives (args, kwargs). `default_float`: the result's
@@ -226,7 +237,7 @@ def compare(
         )
     prefix = f"{namespace}." if namespace else ""
     what = f"{prefix}{name}{tuple(a.dtype for a in arrays_in)}{[a.shape for a in arrays_in]}"
-    assert_same(expected, to_numpy(actual), what, **tol)
+    assert_same(expected, to_numpy(actual), what, zero_signs, **tol)
 
 
 def plain(ns, *a):
@@ -319,7 +330,7 @@ def test_unary_elementwise(name):
         reason = UNARY_SKIPS.get((name, x.dtype.name))
         if reason:
             pytest.skip(reason)
-        compare(name, plain, x)
+        compare(name, plain, x, zero_signs=True)
 
     check()
 
@@ -359,7 +370,7 @@ def test_binary_elementwise(name):
             and (x2 == 0).any()
         ):
             x2 = np.where(x2 == 0, 1, x2).astype(dtype)
-        compare(name, plain, x1, x2)
+        compare(name, plain, x1, x2, zero_signs=True)
 
     check()
 
@@ -518,45 +529,41 @@ test_sort = sort_test("sort")
 test_argsort = sort_test("argsort")
 
 
-def sorted_unique(result):
-    """A unique_* result with its values in ascending order (the standard leaves it open)."""
-    parts = to_numpy(result)
-    if not isinstance(parts, list):
-        return np.sort(parts)
+def in_value_order(parts: list[np.ndarray]) -> list[np.ndarray]:
+    """unique_values / unique_counts' arrays ordered by value (the standard leaves it open)."""
     order = np.argsort(parts[0], kind="stable")
-    return [parts[0][order]] + [
-        p[order] if p.shape == parts[0].shape and i != 2 else p for i, p in enumerate(parts[1:], 1)
-    ]
+    return [p[order] for p in parts]
 
 
-@pytest.mark.parametrize("name", ["unique_values", "unique_counts", "unique_inverse"])
-def test_unique(name):
-    @SETTINGS
-    @given(
-        x=arrays(
-            INTS + FLOATS,
-            elements=lambda dt: (
-                st.integers(-3, 3).map(float) if np.dtype(dt).kind == "f" else st.integers(0, 3)
-            ),
-        )
-    )
-    def check(x):
-        expected = sorted_unique(getattr(xps, name)(xps.asarray(x)))
-        actual_raw = getattr(xp, name)(xp.asarray(x))
-        actual = sorted_unique(actual_raw)
-        if name in ("unique_inverse", "unique_all"):
-            parts = to_numpy(actual_raw)
-            inverse = parts[-2] if name == "unique_all" else parts[1]
-            np.testing.assert_array_equal(parts[0][inverse], x)
-            expected = expected[:-2] + expected[-1:] if name == "unique_all" else expected[:1]
-            actual = actual[:-2] + actual[-1:] if name == "unique_all" else actual[:1]
-        if name == "unique_all":
-            first = to_numpy(actual_raw)[1]
-            np.testing.assert_array_equal(x.reshape(-1)[first], to_numpy(actual_raw)[0])
-            expected, actual = [expected[0], expected[2]], [actual[0], actual[2]]
-        assert_same(expected, actual, f"{name}{x.dtype}{x.shape}")
+SMALL_VALUES = arrays(
+    INTS + FLOATS,
+    elements=lambda dt: (
+        st.integers(-3, 3).map(float) if np.dtype(dt).kind == "f" else st.integers(0, 3)
+    ),
+)
 
-    check()
+
+@SETTINGS
+@given(x=SMALL_VALUES)
+def test_unique_values_and_counts(x):
+    with torch_is_tocha():
+        values = to_numpy(xp.unique_values(xp.asarray(x)))
+        counts = to_numpy(list(xp.unique_counts(xp.asarray(x))))
+    assert_same(np.sort(np.asarray(xps.unique_values(xps.asarray(x)))), np.sort(values), "values")
+    expected = in_value_order(to_numpy(list(xps.unique_counts(xps.asarray(x)))))
+    assert_same(expected, in_value_order(counts), f"unique_counts{x.dtype}{x.shape}")
+
+
+@SETTINGS
+@given(x=SMALL_VALUES)
+def test_unique_inverse(x):
+    """The values (in any order) as the standard's, and values[inverse] gives back x."""
+    with torch_is_tocha():
+        values, inverse = to_numpy(list(xp.unique_inverse(xp.asarray(x))))
+    expected_values, expected_inverse = to_numpy(list(xps.unique_inverse(xps.asarray(x))))
+    assert_same(np.sort(expected_values), np.sort(values), f"unique_inverse{x.dtype}{x.shape}")
+    assert inverse.shape == expected_inverse.shape and inverse.dtype == expected_inverse.dtype
+    np.testing.assert_array_equal(values[inverse], x)
 
 
 @SETTINGS
@@ -588,13 +595,15 @@ def test_broadcast_arrays_and_shapes(shapes):
 
 
 @SETTINGS
-@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3), data=st.data())
-def test_broadcast_to(shape, data):
-    target = data.draw(hnp.broadcastable_shapes(shape, min_side=0, max_side=3)).__class__
-    x = data.draw(hnp.arrays(np.float32, shape))
-    full = tuple(reversed([*reversed(shape)] + [2]))
-    compare("broadcast_to", lambda ns, a: ((a, full), {}), x)
-    del target
+@given(
+    x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)),
+    lead=st.lists(st.integers(0, 2), max_size=2),
+    stretch=st.booleans(),
+)
+def test_broadcast_to(x, lead, stretch):
+    """To a shape with more leading dims, and with its size-1 dims stretched to 2."""
+    shape = tuple(2 if stretch and s == 1 else s for s in x.shape)
+    compare("broadcast_to", lambda ns, a: ((a, (*lead, *shape)), {}), x)
 
 
 @SETTINGS
@@ -1083,7 +1092,9 @@ CHECKED_BY = {
             "isdtype",
         )
     },
-    **{n: "test_unique" for n in ("unique_values", "unique_counts", "unique_inverse")},
+    "unique_values": "test_unique_values_and_counts",
+    "unique_counts": "test_unique_values_and_counts",
+    "unique_inverse": "test_unique_inverse",
     **{n: "test_broadcast_arrays_and_shapes" for n in ("broadcast_arrays", "broadcast_shapes")},
     **{n: "test_concat_and_stack" for n in ("concat", "stack", "unstack")},
     **{n: "test_expand_dims_flip_roll" for n in ("expand_dims", "flip", "roll")},
