@@ -307,17 +307,18 @@ class Stub:
     def import_block(self) -> list[str]:
         """The imports in ruff's (isort's) order: standard library, third party, then tocha;
         in each, ``import x`` lines, then ``from x import ...`` by module (a re-export,
-        ``y as y``, on a line of its own)."""
+        ``y as y``, on a line of its own, the plain names on one line sorted among them by
+        the first)."""
         sections: dict[int, list[tuple[tuple, str]]] = {0: [], 1: [], 2: []}
         for name in self.imports:
             sections[_section(name)].append(((0, name), f"import {name}"))
         for home, names in self.from_imports.items():
             plain = sorted((n for n in names if " as " not in n), key=_isort_key)
-            if plain:
-                key = (1, home, 0, "")
+            if plain:  # one statement, placed among the re-exports by its first name
+                key = (1, home, *_isort_key(plain[0]))
                 sections[_section(home)].append((key, f"from {home} import {', '.join(plain)}"))
             for name in sorted(names - set(plain), key=_isort_key):
-                key = (1, home, 1, *_isort_key(name))
+                key = (1, home, *_isort_key(name))
                 sections[_section(home)].append((key, f"from {home} import {name}"))
         blocks = [[line for _, line in sorted(entries)] for entries in sections.values()]
         return "\n\n".join("\n".join(block) for block in blocks if block).split("\n")

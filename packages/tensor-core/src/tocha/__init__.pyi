@@ -15,12 +15,16 @@ from tocha import compat as compat
 from tocha import cuda as cuda
 from tocha import distributed as distributed
 from tocha import distributions as distributions
+from tocha import export as export
 from tocha import fft as fft
 from tocha import func as func
+from tocha import fx as fx
+from tocha import jit as jit
 from tocha import library as library
 from tocha import linalg as linalg
 from tocha import multiprocessing as multiprocessing
 from tocha import nn as nn
+from tocha import onnx as onnx
 from tocha import optim as optim
 from tocha import profiler as profiler
 from tocha import return_types as return_types
@@ -39,9 +43,9 @@ from tocha._grad_mode import inference_mode as inference_mode
 from tocha._grad_mode import no_grad as no_grad
 from tocha._grad_mode import set_grad_enabled as set_grad_enabled
 from tocha._ops.random import Generator as Generator
-from tocha._storage import _LegacyStorage
 from tocha._storage import TypedStorage as TypedStorage
 from tocha._storage import UntypedStorage as UntypedStorage
+from tocha._storage import _LegacyStorage
 from tocha._storage import layout as layout
 from tocha._tensor import Size as Size
 from tocha._tensor import Tensor as Tensor
@@ -357,7 +361,13 @@ def compile(
 ) -> Callable[..., Any]: ...
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def concat(tensors: Any, dim: builtins.int = ..., *, out: Tensor | None = ...) -> Tensor: ...
-def concatenate(tensors: Any, axis: builtins.int = ..., *, out: Tensor | None = ...) -> Tensor: ...
+def concatenate(
+    tensors: Any,
+    axis: builtins.int = ...,
+    *,
+    dim: builtins.int | None = ...,
+    out: Tensor | None = ...,
+) -> Any: ...
 def conj(input: Tensor) -> Tensor: ...
 def conj_physical(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def conj_physical_(self: Tensor) -> Tensor: ...
@@ -516,7 +526,8 @@ def embedding(
     sparse: builtins.bool = ...,
 ) -> Tensor: ...
 def empty(
-    *size: Any,
+    *sizes: Any,
+    size: Any = ...,
     out: Tensor | None = ...,
     dtype: dtype | None = ...,
     layout: Any = ...,
@@ -590,7 +601,7 @@ def fix_(self: Tensor) -> Tensor: ...
 def flatten(
     input: Tensor, start_dim: builtins.int = ..., end_dim: builtins.int = ...
 ) -> Tensor: ...
-def flip(input: Tensor, *dims: Any) -> Tensor: ...
+def flip(input: Tensor, *dim_args: Any, dims: Any = ...) -> Tensor: ...
 def fliplr(input: Tensor) -> Tensor: ...
 def flipud(input: Tensor) -> Tensor: ...
 def float_power(input: Any, exponent: Any, *, out: Tensor | None = ...) -> Tensor: ...
@@ -1102,7 +1113,8 @@ def nuclear_norm(
 ) -> Any: ...
 def numel(input: Tensor) -> builtins.int: ...
 def ones(
-    *size: Any,
+    *sizes: Any,
+    size: Any = ...,
     out: Tensor | None = ...,
     dtype: dtype | None = ...,
     layout: Any = ...,
@@ -1183,7 +1195,8 @@ def quantile(
 def rad2deg(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def rad2deg_(self: Tensor) -> Tensor: ...
 def rand(
-    *size: Any,
+    *sizes: Any,
+    size: Any = ...,
     generator: Generator | None = ...,
     out: Tensor | None = ...,
     dtype: dtype | None = ...,
@@ -1228,7 +1241,8 @@ def randint_like(
     memory_format: Any = ...,
 ) -> Tensor: ...
 def randn(
-    *size: Any,
+    *sizes: Any,
+    size: Any = ...,
     generator: Generator | None = ...,
     out: Tensor | None = ...,
     dtype: dtype | None = ...,
@@ -1686,7 +1700,8 @@ def xlogy(input: Any, other: Any, *, out: Tensor | None = ...) -> Tensor: ...
 def xlogy_(self: Tensor, *args: Any, **kwargs: Any) -> Tensor: ...
 def zero_(self: Tensor) -> Tensor: ...
 def zeros(
-    *size: Any,
+    *sizes: Any,
+    size: Any = ...,
     out: Tensor | None = ...,
     dtype: dtype | None = ...,
     layout: Any = ...,
