@@ -1185,3 +1185,9 @@ def test_linalg_fft_special_take_axis_and_keepdims():
     assert tocha.special.logsumexp(x, axis=0).shape == (3,)
     with pytest.raises(TypeError, match="multiple values for argument 'dim'"):
         tocha.linalg.vector_norm(x, dim=0, axis=0)
+
+
+def test_every_name_dir_lists_is_there():
+    """array-api-compat copies torch's namespace with ``hasattr`` over ``dir(torch)``: dir(tocha)
+    lists only what tocha has with the distributions installed."""
+    assert all(hasattr(tocha, name) for name in dir(tocha))

@@ -114,4 +114,14 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_SUBPACKAGES) | set(_PROVIDED))
+    """The names `tocha` has: its own, and those of the subpackages whose distribution is
+    installed (a program that calls ``hasattr`` on each, as array-api-compat does, must not
+    meet a missing distribution's error)."""
+    import importlib.util
+
+    def installed(subpackage: str) -> bool:
+        return importlib.util.find_spec(f"tocha.{subpackage.partition('.')[0]}") is not None
+
+    names = {n for n in _SUBPACKAGES if installed(n)}
+    names |= {n for n, subpackage in _PROVIDED.items() if installed(subpackage)}
+    return sorted(set(globals()) | names)
