@@ -31,43 +31,51 @@ from hypothesis import strategies as st  # noqa: E402
 import tocha  # noqa: E402
 import tocha.compat  # noqa: E402
 
-
-def load_compat_namespace():
-    """array_api_compat.torch bound to tocha: imported under the torch alias, which is then
-    undone (and a real PyTorch already imported by other tests put back)."""
-    real = {n: m for n, m in sys.modules.items() if n == "torch" or n.startswith("torch.")}
-    for name in real:
-        del sys.modules[name]
-    stale = [n for n in sys.modules if n.startswith("array_api_compat.torch")]
-    for name in stale:
-        del sys.modules[name]
-    tocha.compat.alias_torch()
-    try:
-        namespace = importlib.import_module("array_api_compat.torch")
-        importlib.import_module("array_api_compat.torch.linalg")
-        importlib.import_module("array_api_compat.torch.fft")
-    finally:
-        tocha.compat.unalias_torch()
-        sys.modules.update(real)
-    return namespace
+# The modules that name torch: the alias's while these tests call array-api-compat, a real
+# PyTorch's (or none) otherwise, so that other tests in the process see what they expect.
+SWAPPED = ("torch", "array_api_compat.torch")
 
 
-xp = load_compat_namespace()
+def swapped(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in SWAPPED)
 
 
 @contextlib.contextmanager
-def torch_is_tocha():
-    """``sys.modules["torch"]`` is tocha meanwhile: array-api-compat looks the namespace of
-    an array up there (`array_namespace`), as in a program run under the alias."""
-    real = sys.modules.get("torch")
-    sys.modules["torch"] = tocha
+def torch_is_tocha(modules: dict | None = None):
+    """``import torch`` gives tocha meanwhile, and array-api-compat's torch namespace is
+    `modules`' (`TOCHA_MODULES`: the one bound to tocha; None: imported afresh under the
+    alias). array-api-compat looks an array's namespace up in ``sys.modules["torch"]``
+    (`array_namespace`), as in a program run under the alias. Afterwards sys.modules and
+    ``array_api_compat.torch`` are as before."""
+    saved = {n: m for n, m in sys.modules.items() if swapped(n)}
+    attribute = vars(compat).get("torch")
+    for name in saved:
+        del sys.modules[name]
+    tocha.compat.alias_torch()
+    sys.modules.update(modules or {})
     try:
         yield
     finally:
-        if real is None:
-            del sys.modules["torch"]
+        tocha.compat.unalias_torch()
+        for name in [n for n in sys.modules if swapped(n)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        if attribute is None:
+            vars(compat).pop("torch", None)
         else:
-            sys.modules["torch"] = real
+            compat.torch = attribute
+
+
+def load_compat_namespace() -> dict:
+    """array_api_compat.torch and its linalg and fft, imported with tocha as torch."""
+    with torch_is_tocha():
+        importlib.import_module("array_api_compat.torch.linalg")
+        importlib.import_module("array_api_compat.torch.fft")
+        return {n: m for n, m in sys.modules.items() if n.startswith("array_api_compat.torch")}
+
+
+TOCHA_MODULES = {"torch": tocha, **load_compat_namespace()}
+xp = TOCHA_MODULES["array_api_compat.torch"]
 
 
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=None)
@@ -225,7 +233,7 @@ def compare(
     except Exception:
         return  # outside the standard's domain: nothing to compare
     args, kwargs = make_args(xp, *tocha_in)
-    with torch_is_tocha():
+    with torch_is_tocha(TOCHA_MODULES):
         actual = getattr(ns_tocha, name)(*args, **kwargs)
     expected = to_numpy(expected)
     if default_float:
@@ -549,7 +557,7 @@ SMALL_VALUES = arrays(
 @SETTINGS
 @given(x=SMALL_VALUES)
 def test_unique_values_and_counts(x):
-    with torch_is_tocha():
+    with torch_is_tocha(TOCHA_MODULES):
         values = to_numpy(xp.unique_values(xp.asarray(x)))
         counts = to_numpy(list(xp.unique_counts(xp.asarray(x))))
     assert_same(np.sort(np.asarray(xps.unique_values(xps.asarray(x)))), np.sort(values), "values")
@@ -561,7 +569,7 @@ def test_unique_values_and_counts(x):
 @given(x=SMALL_VALUES)
 def test_unique_inverse(x):
     """The values (in any order) as the standard's, and values[inverse] gives back x."""
-    with torch_is_tocha():
+    with torch_is_tocha(TOCHA_MODULES):
         values, inverse = to_numpy(list(xp.unique_inverse(xp.asarray(x))))
     expected_values, expected_inverse = to_numpy(list(xps.unique_inverse(xps.asarray(x))))
     assert_same(np.sort(expected_values), np.sort(values), f"unique_inverse{x.dtype}{x.shape}")
@@ -578,7 +586,7 @@ def test_isin(x, y):
     compare("isin", plain, x, y.astype(x.dtype))
     # array-api-strict 2.6 ignores invert=True (isin(0, 0, invert=True) is True there): the
     # inverted result is checked against the plain one.
-    with torch_is_tocha():
+    with torch_is_tocha(TOCHA_MODULES):
         plain_result = xp.isin(xp.asarray(x), xp.asarray(y.astype(x.dtype)))
         inverted = xp.isin(xp.asarray(x), xp.asarray(y.astype(x.dtype)), invert=True)
     np.testing.assert_array_equal(to_numpy(inverted), ~to_numpy(plain_result))
