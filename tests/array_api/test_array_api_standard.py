@@ -25,7 +25,7 @@ xps = pytest.importorskip("array_api_strict")
 hypothesis = pytest.importorskip("hypothesis")
 
 import hypothesis.extra.numpy as hnp  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import tocha  # noqa: E402
@@ -78,7 +78,14 @@ TOCHA_MODULES = {"torch": tocha, **load_compat_namespace()}
 xp = TOCHA_MODULES["array_api_compat.torch"]
 
 
-SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=None)
+# Few examples, drawn the same on every run; no timing checks (a loaded machine is slow).
+SETTINGS = settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 BOOL = ["bool"]
 INTS = ["int8", "int16", "int32", "int64", "uint8"]
