@@ -598,3 +598,14 @@ def test_load_refuses_getattr_of_private_attributes():
     hostile.seek(0)
     with pytest.raises(ValueError, match="getattr of a private"):
         tocha.export.load(hostile)
+
+
+def test_a_function_published_in_two_namespaces_loads_in_a_fresh_process(tmp_path):
+    """``tocha.conv2d`` is ``tocha.nn.functional.conv2d``, in ``tocha`` once accessed: the
+    saved name must load where it was never accessed."""
+    assert tocha.conv2d is nn.functional.conv2d
+    ep = export(nn.Conv2d(1, 2, 3), (_randn(1, 1, 5, 5),))
+    path = tmp_path / "conv.pt2"
+    tocha.export.save(ep, path)
+    child = "import sys, tocha, tocha.export\ntocha.export.load(sys.argv[1])\n"
+    subprocess.run([sys.executable, "-c", child, str(path)], check=True, cwd=tmp_path)

@@ -20,7 +20,10 @@ from . import ops
 
 __all__ = ["resolve", "target_name"]
 
-_NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
+# Most specific first: a function published in two namespaces (``tocha.conv2d`` is
+# ``tocha.nn.functional.conv2d``, put in ``tocha`` on first access) is named by the same one
+# in every process.
+_NAMESPACES = ("tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special", "tocha")
 _OPERATORS = frozenset(
     {
         "getitem",
@@ -90,7 +93,10 @@ def resolve(name: str) -> Any:
         if isinstance(value, types.FunctionType):
             return value
     elif head in _NAMESPACES and not short.startswith("_") and short not in _REFUSED:
-        value = vars(importlib.import_module(head)).get(short)
+        try:  # getattr: a name tocha provides on first access (tocha.conv2d) counts too
+            value = getattr(importlib.import_module(head), short)
+        except (AttributeError, ImportError):
+            value = None
         if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith("tocha."):
             return value
     raise ValueError(

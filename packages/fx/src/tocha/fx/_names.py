@@ -41,6 +41,8 @@ def _find_qualified_name(obj: Any) -> str:
         return repr(obj)
     if getattr(builtins, short, None) is obj:
         return f"builtins.{short}"
+    if not short.startswith("_") and _provided_by_tocha(short) is obj:
+        return f"tocha.{short}"
     for namespace in _PUBLIC_NAMESPACES:
         module = sys.modules.get(namespace)
         if module is not None and module.__dict__.get(short) is obj:
@@ -50,6 +52,18 @@ def _find_qualified_name(obj: Any) -> str:
         module_name = "operator"
     qualname = getattr(obj, "__qualname__", short)
     return f"{module_name}.{qualname}"
+
+
+def _provided_by_tocha(short: str) -> Any:
+    """``tocha.<short>``, also when tocha provides it on first access (``tocha.conv2d`` is
+    ``tocha.nn.functional.conv2d``, as ``torch.conv2d`` is torch's), so that a function is
+    named the same whether or not it was reached through ``tocha`` before."""
+    import tocha
+
+    try:
+        return getattr(tocha, short)
+    except (AttributeError, ImportError):
+        return None
 
 
 def snake_case(name: str) -> str:
