@@ -7,16 +7,19 @@ gradient. Each node runs once, in a valid topological order.
 
 from __future__ import annotations
 
-import operator
 import weakref
 
 from tocha import Tensor
-from tocha.library import GRAD_MODE, LAYERS, bump_version, kernel_context, wrap
+from tocha.library import GRAD_MODE, LAYERS, REGISTRY, bump_version, kernel_context, wrap
 
 from ._graph import AccumulateGrad
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
 from .transforms import LEAF_GRADIENTS
+
+# Gradients are summed in place with the add kernel, so that kernel-level recorders (the
+# profiler, make_fx) see the sums.
+ADD = REGISTRY["add"]
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -89,7 +92,9 @@ class _Buffer:
             and current._data.shape == grad._data.shape
             and current._data.dtype == grad._data.dtype
         ):
-            kernel_context().run(operator.iadd, current._data, grad._data)
+            kernel_context().run(
+                ADD.kernels[current._device], current._data, grad._data, out=current._data
+            )
         else:
             self.grads[k] = gradient_sum(current, grad)
             self.owned[k] = True
@@ -380,7 +385,9 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         and current._data.shape == grad._data.shape
         and current._data.dtype == grad._data.dtype
     ):
-        kernel_context().run(operator.iadd, current._data, grad._data)
+        kernel_context().run(
+            ADD.kernels[current._device], current._data, grad._data, out=current._data
+        )
         bump_version(current)
     elif type(current) is Tensor:
         current += grad
