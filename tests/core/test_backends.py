@@ -46,7 +46,7 @@ def run_python(code: str) -> str:
 
 # -- the public module ----------------------------------------------------------------------
 def test_backends_module_reexports_the_protocol():
-    assert tocha.backends.__all__ == ["Backend", "PLUGIN_API_VERSION", "status"]
+    assert {"Backend", "PLUGIN_API_VERSION", "status"} <= set(tocha.backends.__all__)
     assert tocha.backends.Backend is _backend.Backend
     assert tocha.backends.status is _backend.status
     assert isinstance(PLUGIN_API_VERSION, int)
@@ -213,8 +213,10 @@ def test_import_tocha_reads_no_entry_points():
         "import importlib.metadata\n"
         "def refuse(*args, **kwargs):\n"
         "    raise AssertionError('entry points read')\n"
+        "read = importlib.metadata.entry_points\n"
         "importlib.metadata.entry_points = refuse\n"
         "import tocha\n"
+        "importlib.metadata.entry_points = read\n"  # the first op asks for kernel providers
         "x = tocha.ones(3, device='cpu') * 2\n"
         "print(tocha._backend._discovered, x.tolist())\n"
     )

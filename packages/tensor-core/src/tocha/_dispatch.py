@@ -31,7 +31,9 @@ class _Kernels(dict):
         self.op = op
 
     def __missing__(self, dev):
-        kernel = backend_of(dev).kernel(self.op)
+        from .backends._providers import provide
+
+        kernel = provide(self.op, dev.type, backend_of(dev).kernel(self.op))
         self[dev] = kernel
         return kernel
 
