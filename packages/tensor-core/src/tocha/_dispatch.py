@@ -242,9 +242,9 @@ def unary(op, x, int_to_float):
         data = x._data
     except AttributeError:
         raise not_a_tensor(op.name, x) from None
-    if int_to_float and data.dtype.kind in "biu":
-        data = data.astype(_dtype.DEFAULTS.float.np)
     dev = x._device
+    if int_to_float and data.dtype.kind in "biu":
+        data = cast(data, _dtype.DEFAULTS.float.np, dev)
     out = wrap(as_array(_kernel_context().run(op.kernels[dev], data), dev), dev)
     if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x,), out)
@@ -339,6 +339,12 @@ def _any_grad(a, b) -> bool:
     )
 
 
+def cast(data, np_dtype, dev):
+    """`data` converted to `np_dtype` by the ``to_dtype`` kernel, so that kernel-level recorders
+    (the profiler, ``make_fx``) see the conversions the dispatcher makes."""
+    return _kernel_context().run(REGISTRY["to_dtype"].kernels[dev], data, np_dtype)
+
+
 def _promote_binary(a, b, int_to_float):
     """Slow path of `binary`: mixed dtypes, scalars of a higher category, 0-dim CPU tensors
     beside tensors on another device, NumPy scalars."""
@@ -363,7 +369,7 @@ def _promote_binary(a, b, int_to_float):
     def operand(x, is_t):
         if is_t:
             d = x._data
-            return d if d.dtype == target else d.astype(target)
+            return d if d.dtype == target else cast(d, target, dev)
         if isinstance(x, _np.generic):
             x = x.item()
         if _dtype.SCALAR_RANK.get(type(x), 0) > result.rank:

@@ -45,9 +45,15 @@ def compile(
     disable: bool = False,
     **kwargs,
 ) -> Callable:
-    """`model` itself, as ``torch.compile``: tocha runs eagerly, so the "compiled" callable is
-    the original module or function (state dict keys unchanged). Used as ``@compile(...)``
-    without `model`, returns a decorator.
+    """`model` compiled, as ``torch.compile``: with tocha-compiler installed, a module comes
+    back as an ``OptimizedModule`` holding it as ``_orig_mod`` (state dict keys start with
+    ``_orig_mod.``) and a function as a compiled callable, which capture each call's kernels
+    (forward and backward) and replay them without per-op dispatch, with elementwise chains
+    fused. `backend` names a compile backend (``"inductor"``, the default; ``"aot_eager"``,
+    ``"eager"``; or one another distribution declares in the ``tocha.compile_backends``
+    entry-point group) or is a callable ``backend(gm, example_inputs)``. Without
+    tocha-compiler, or with ``disable=True``, `model` itself runs eagerly. Used as
+    ``@compile(...)`` without `model`, returns a decorator.
 
     Example:
         >>> model = tocha.compile(tocha.nn.Linear(2, 2), mode="max-autotune")
@@ -58,11 +64,18 @@ def compile(
         raise RuntimeError(
             "Either mode or options can be specified, but both can't be specified at the same time."
         )
+    settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode)
     if model is None:
-        return lambda fn: fn
+        return lambda fn: compile(fn, options=options, disable=disable, **settings)
     if not callable(model):
         raise RuntimeError("model must be a callable")
-    return model
+    if disable:
+        return model
+    try:
+        import tocha.compiler as compiler  # tocha-compiler, when installed
+    except ImportError:
+        return model
+    return compiler.compile(model, **settings)
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

@@ -396,6 +396,35 @@ def _patch_public(
                 patches.set_attr(owner, attr, staticmethod(wrappers[id(value.__func__)]))
 
 
+# Conversions of a tensor to Python that `recording(reads=True)` records, printing included.
+_READS = (
+    "__repr__",
+    "__str__",
+    "__format__",
+    "tolist",
+    "numpy",
+    *sorted(_DATA_DEPENDENT - {"numpy", "tolist"}),
+)
+
+
+def _patch_reads(tracer: Tracer, patches: _Patches) -> None:
+    cls = tocha.Tensor
+    for name in _READS:
+        fn = cls.__dict__.get(name)
+        if fn is not None:
+            patches.set_attr(cls, name, _read_wrapper(tracer, name, fn))
+
+
+def _read_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if tracer.passive() or tracer.kernel_depth or not tracer.traced(self):
+            return fn(self, *args, **kwargs)
+        return tracer.record_read(name, fn, self, args, kwargs)
+
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
 class _Captured:
     """One op's kernel on one device, recorded while a tracer records."""
 
@@ -462,11 +491,17 @@ def recording(
     code_globals: list[dict],
     classes: list[type],
     keep: frozenset = frozenset(),
+    *,
+    grad: bool = False,
+    reads: bool = False,
 ) -> Iterator[Tracer]:
     """Record with `tracer` inside the block: public functions (unless the tracer records
     primitives: then only those in `keep`) and kernels are wrapped, then put back.
     `code_globals` and `classes`: the traced code's module globals and classes, whose
-    references to public functions (by name, or as static methods) are wrapped too."""
+    references to public functions (by name, or as static methods) are wrapped too. The
+    block runs without grad mode unless `grad` (autograd records, and a backward run inside
+    is recorded too); with `reads`, Python values read from traced tensors are recorded
+    (`Tracer.record_read`)."""
     patches = _Patches()
     _ACTIVE_TRACER.append(tracer)
     restore_kernels = None
@@ -475,8 +510,10 @@ def recording(
             _patch_public(tracer, patches, code_globals, classes)
         elif keep:
             _patch_public(tracer, patches, code_globals, classes, keep)
+        if reads:
+            _patch_reads(tracer, patches)
         restore_kernels = _patch_kernels(tracer)
-        with tocha.no_grad():
+        with contextlib.nullcontext() if grad else tocha.no_grad():
             yield tracer
     finally:
         if restore_kernels is not None:

@@ -494,6 +494,24 @@ class Tracer:
             )
         )
 
+    def record_read(
+        self, name: str, fn: Any, value: tocha.Tensor, args: tuple, kwargs: dict
+    ) -> Any:
+        """``value.<name>(*args, **kwargs)``, a Python value read from a traced tensor at the
+        primitive level (``make_fx``): it is computed, and recorded as a `python_value` node
+        holding the value the trace saw, so that running the graph on other values checks
+        that the read still gives it."""
+        from tocha.fx.experimental.proxy_tensor import python_value
+
+        self.depth += 1
+        try:
+            out = fn(value, *args, **kwargs)
+        finally:
+            self.depth -= 1
+        node = self.graph.call_function(python_value, (self.node_of(value), name, *args, out))
+        node.meta["val"] = out
+        return out
+
     # -- recording primitives --------------------------------------------------------------
 
     def record_kernel(self, op: Any, kernel: Any, device: Any, args: tuple, kwargs: dict) -> Any:

@@ -1,0 +1,30 @@
+"""The compiler's process-wide settings (``tocha._dynamo.config``) and the switch that turns
+compiled code off (``tocha.compiler.disable``)."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+__all__ = ["config", "disabled"]
+
+# As ``torch._dynamo.config``: how many compiled entries a function keeps before it runs
+# eagerly, and whether tocha.compile does anything at all.
+config = SimpleNamespace(cache_size_limit=8, recompile_limit=8, disable=False, verbose=False)
+
+_LOCAL = threading.local()
+
+
+def disabled() -> bool:
+    """Whether compiled functions run their original code now."""
+    return config.disable or getattr(_LOCAL, "off", 0) > 0
+
+
+class Disabled:
+    """Inside the block (or the decorated function), compiled functions run eagerly."""
+
+    def __enter__(self) -> None:
+        _LOCAL.off = getattr(_LOCAL, "off", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _LOCAL.off -= 1
