@@ -86,12 +86,13 @@ class Function:
 
 class RawModule:
     """CuPy's ``RawModule(code=..., options=(...))`` built by g++; ``-Dscalar_t=...`` is the
-    one option the kernel files use."""
+    one option the kernel files use (generated kernels, tocha-compiler's, use none)."""
 
     def __init__(self, code: str, options=()):
-        (scalar,) = [o.split("=", 1)[1] for o in options if o.startswith("-Dscalar_t=")]
+        scalars = [o.split("=", 1)[1] for o in options if o.startswith("-Dscalar_t=")]
+        scalar = scalars[0] if scalars else ""
         self.kernels = {name: _parameters(text) for name, text in _KERNEL.findall(code)}
-        self.scalar = _SCALAR_T[scalar]
+        self.scalar = _SCALAR_T.get(scalar)
         self.library = ctypes.CDLL(str(_build(code, scalar, self.kernels)))
 
     def get_function(self, name: str) -> Function:
@@ -122,7 +123,7 @@ def _build(code: str, scalar: str, kernels: dict) -> Path:
         tmp = BUILD_DIR / f"{digest}.{id(source)}.so"
         command = ["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread"]
         done = subprocess.run(
-            [*command, f"-Dscalar_t={scalar}", str(src), "-o", str(tmp)],
+            [*command, *([f"-Dscalar_t={scalar}"] if scalar else []), str(src), "-o", str(tmp)],
             capture_output=True,
             text=True,
         )
