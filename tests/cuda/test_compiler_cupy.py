@@ -161,7 +161,7 @@ BINARY = _spec(
     [
         ("add_", "add", ("x", "y"), "float32"),
         ("sub_", "sub", ("x", "s"), "float32"),
-        ("mul_", "mul", ("x", 2.5), "float32"),
+        ("mul_", "mul", ("x", np.float32(2.5)), "float32"),
         ("div_", "div", ("y", "x"), "float32"),
         ("pow_", "pow", ("p", "y"), "float32"),
         ("max_", "maximum", ("x", "y"), "float32"),
@@ -180,6 +180,7 @@ BINARY = _spec(
         ("and_", "logical_and", ("gt_", "x"), "bool", "float32"),
         ("or_", "logical_or", ("lt_", "x"), "bool", "float32"),
         ("where_", "where", ("gt_", "x", math.nan), "float32"),
+        ("where_lit", "where", (np.True_, "x", 0), "float32"),
         ("to_f64", "cast", ("x",), "float64", "float32"),
         ("to_i32", "cast", ("p",), "int32", "float32"),
         ("to_bool", "cast", ("x",), "bool", "float32"),
@@ -390,13 +391,13 @@ def test_generated_kernel_matches_numpy(xp, case):
 
 # -- plumbing -----------------------------------------------------------------------------------
 def test_layout_merges_dims_every_strided_input_walks_contiguously():
-    x, b = np.zeros((4, 3, 5)), np.zeros((3, 5))
-    assert _layout([x, b], (4, 3, 5), 60) == (("dense", "strided"), [4, 15], [[0, 1]])
-    scalar, col = np.zeros(()), np.zeros((4, 1, 1))
-    kinds, sizes, strides = _layout([scalar, col, b], (4, 3, 5), 60)
+    x, b = (4, 3, 5), (3, 5)
+    assert _layout([x, b], x, 60) == (("dense", "strided"), [4, 15], [[0, 1]])
+    kinds, sizes, strides = _layout([(), (4, 1, 1), b], x, 60)
     assert kinds == ("scalar", "strided", "strided")
     assert sizes == [4, 15] and strides == [[1, 0], [0, 1]]
-    assert _layout([x, x], (4, 3, 5), 60) == (("dense", "dense"), [], [])
+    assert _layout([(1, 3, 1), (4, 1, 5)], x, 60)[1:] == ([4, 3, 5], [[0, 1, 0], [5, 0, 1]])
+    assert _layout([x, x], x, 60) == (("dense", "dense"), [], [])
 
 
 def test_wide_indices_past_narrow_limit(emulated, monkeypatch):
@@ -435,5 +436,7 @@ def test_declines_half_precision_and_rejects_bad_specs():
         compile_cupy(_spec([("x", "float32")], [("y", "frobnicate", ("x",), "float32")]), None)
     with pytest.raises(ValueError, match="unknown 'z'"):
         compile_cupy(_spec([("x", "float32")], [("y", "add", ("x", "z"), "float32")]), None)
+    with pytest.raises(NotImplementedError, match="no CUDA literal"):
+        compile_cupy(_spec([("x", "float32")], [("y", "add", ("x", 1j), "float32")]), None)
     with pytest.raises(TypeError, match="takes 3 inputs but 1 were given"):
         compile_cupy(_chain(), _emulated_namespace())(np.zeros(3, np.float32))

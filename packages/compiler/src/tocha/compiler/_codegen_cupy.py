@@ -67,6 +67,7 @@ KERNEL = "tocha_fused"
 # Below this many elements a kernel indexes with 32-bit ints (64-bit division is slow on a
 # GPU); the margin keeps a grid-stride step past the end from overflowing.
 NARROW_LIMIT = 2**30
+MAX_LAUNCHES = 256  # input shapes remembered per kernel (more: forget them all)
 
 # Device helpers every generated kernel starts with. The comparisons are written so that NaN
 # propagates (fmaxf/fminf would drop it).
@@ -124,7 +125,8 @@ _FUNCTIONS: dict = {}
 
 
 class FusedCupyKernel:
-    """The callable `compile_cupy` returns (see there)."""
+    """The callable `compile_cupy` returns (see there). What a call needs beyond its arrays
+    (kernel, grid, sizes and strides) is worked out once per input shapes and dtypes."""
 
     def __init__(self, spec: FusedSpec, xp):
         self.spec, self.xp = spec, xp
@@ -132,80 +134,58 @@ class FusedCupyKernel:
         # The elementwise kernel does not depend on the reduction: specs that differ only in
         # one CuPy reduces after it share it.
         self.map_key = replace(spec, reduce=None).key()
+        self._launches: dict = {}  # ((shape, dtype) of each input) -> _Launch
 
     def __call__(self, *arrays):
-        plan = self._plan(arrays)
-        if plan.reduced is None:
-            outputs = self._elementwise(plan)
-            if self.spec.reduce is None:
-                return outputs
-            return _reduce_after(self.xp, outputs, self.spec.reduce, plan.shape)
-        return self._reduced(plan)
+        xp = self.xp
+        arrays = tuple(
+            a if isinstance(a, xp.ndarray) and a.flags.c_contiguous else _contiguous(xp, a)
+            for a in arrays
+        )
+        signature = tuple((a.shape, a.dtype) for a in arrays)
+        launch = self._launches.get(signature)
+        if launch is None:
+            if len(self._launches) >= MAX_LAUNCHES:
+                self._launches.clear()
+            launch = self._launches[signature] = self._launch(signature)
+        return launch(xp, arrays)
 
     def source(self, *arrays) -> str:
         """The CUDA source of the kernel that a call with `arrays` runs (for logs)."""
-        return generate_source(self.spec, self._plan(arrays).variant)
+        xp = self.xp
+        arrays = [_contiguous(xp, a) for a in arrays]
+        layout = _Layout(self.spec, tuple((a.shape, a.dtype) for a in arrays))
+        return generate_source(self.spec, layout.variant)
 
-    def _plan(self, arrays) -> _Plan:
-        spec, xp = self.spec, self.xp
-        if len(arrays) != len(spec.inputs):
-            raise TypeError(
-                f"fused kernel takes {len(spec.inputs)} inputs but {len(arrays)} were given"
-            )
-        arrays = tuple(_contiguous(xp, a) for a in arrays)
-        dtypes = tuple(a.dtype.name for a in arrays)
-        for dtype in dtypes:
-            _c_type(dtype)
-        shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
-        n = math.prod(shape)
-        kinds, sizes, strides = _layout(arrays, shape, n)
-        reduced = None
-        if spec.reduce is not None and n:
-            dims = _reduced_dims(spec.reduce, len(shape))
-            if dims == tuple(range(len(shape) - len(dims), len(shape))):
-                reduced = dims
-        wide = n >= NARROW_LIMIT
-        variant = Variant(dtypes, kinds, len(sizes), reduced is not None, wide)
-        index = np.int64 if wide else np.int32
-        index_args = tuple(index(v) for v in (*sizes, *(v for walk in strides for v in walk)))
-        return _Plan(arrays, shape, n, index, variant, index_args, reduced)
-
-    def _elementwise(self, plan: _Plan) -> tuple:
-        spec = self.spec
-        outputs = tuple(
-            self.xp.empty(plan.shape, dtype=_output_dtype(spec, name, plan.variant.dtypes))
-            for name in spec.outputs
-        )
-        if plan.n:
-            threads = _block(plan.n)
-            grid = (min(-(-plan.n // threads), MAX_BLOCKS),)
-            args = (*plan.arrays, *outputs, plan.index(plan.n), *plan.index_args)
-            self._function(self.map_key, plan.variant)(grid, (threads,), args)
-        return outputs
-
-    def _reduced(self, plan: _Plan) -> tuple:
-        xp, spec, reduce = self.xp, self.spec, self.spec.reduce
-        shape, dims = plan.shape, plan.reduced
+    def _launch(self, signature) -> _Launch:
+        layout = _Layout(self.spec, signature)
+        variant, n, shape = layout.variant, layout.n, layout.shape
+        dtypes = [
+            np.dtype(_output_dtype(self.spec, name, variant.dtypes)) for name in self.spec.outputs
+        ]
+        index = np.int64 if variant.wide else np.int32
+        strides = tuple(index(v) for v in layout.index_args)
+        if layout.reduced is None:
+            fn = self._function(self.map_key, variant) if n else None
+            threads = _block(n)
+            grid = (min(max(-(-n // threads), 1), MAX_BLOCKS),)
+            tail = (index(n), *strides)
+            return _Launch(fn, grid, (threads,), tail, shape, dtypes, None, self.spec.reduce)
+        reduce, dims = self.spec.reduce, layout.reduced
         inner = math.prod(shape[len(shape) - len(dims) :])
-        outer = plan.n // inner
-        stored = tuple(
-            xp.empty(shape, dtype=_output_dtype(spec, name, plan.variant.dtypes))
-            for name in spec.outputs[:-1]
-        )
+        outer = n // inner
         threads = _block(inner)
         chunks = max(1, min(-(-inner // (threads * VALUES_PER_THREAD)), REDUCE_BLOCKS // outer))
         tasks = outer * chunks
-        partial = xp.empty((tasks,), dtype=reduce.dtype)
-        counts = (plan.index(inner), plan.index(chunks), plan.index(tasks))
-        args = (*plan.arrays, *stored, partial, *counts, *plan.index_args)
-        self._function(self.key, plan.variant)((min(tasks, MAX_BLOCKS),), (threads,), args)
-        if chunks > 1:
-            partial = _reduce_rows(xp, partial.reshape(outer, chunks), reduce.op, inner)
         if reduce.keepdim:
             out_shape = tuple(1 if d in dims else s for d, s in enumerate(shape))
         else:
             out_shape = shape[: len(shape) - len(dims)]
-        return (*stored, partial.astype(reduce.dtype, copy=False).reshape(out_shape))
+        rows = _Rows(reduce.op, np.dtype(reduce.dtype), outer, chunks, inner, out_shape)
+        tail = (index(inner), index(chunks), index(tasks), *strides)
+        fn = self._function(self.key, variant)
+        grid = (min(tasks, MAX_BLOCKS),)
+        return _Launch(fn, grid, (threads,), tail, shape, dtypes[:-1], rows, None)
 
     def _function(self, key: str, variant: Variant):
         cache_key = (self.xp, key, variant)
@@ -216,19 +196,73 @@ class FusedCupyKernel:
         return fn
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """One call: its contiguous inputs, iteration shape and size, the NumPy type of the
-    kernel's index arguments, the kernel variant, the sizes and strides it passes, and the dims
-    the kernel reduces (None: no reduction in it)."""
+class _Layout:
+    """How a call with inputs of `signature` ((shape, dtype) pairs) runs: the iteration
+    shape and size, the kernel variant, the sizes and strides it takes, and the dims the kernel
+    reduces (None: none, CuPy reduces after it if the spec reduces)."""
 
-    arrays: tuple
+    def __init__(self, spec: FusedSpec, signature):
+        if len(signature) != len(spec.inputs):
+            raise TypeError(
+                f"fused kernel takes {len(spec.inputs)} inputs but {len(signature)} were given"
+            )
+        dtypes = tuple(dtype.name for _, dtype in signature)
+        for dtype in dtypes:
+            _c_type(dtype)
+        shapes = [s for s, _ in signature]
+        self.shape = shape = tuple(np.broadcast_shapes(*shapes))
+        self.n = n = math.prod(shape)
+        kinds, sizes, strides = _layout(shapes, shape, n)
+        self.index_args = (*sizes, *(v for walk in strides for v in walk))
+        self.reduced = None
+        if spec.reduce is not None and n:
+            dims = _reduced_dims(spec.reduce, len(shape))
+            if dims == tuple(range(len(shape) - len(dims), len(shape))):
+                self.reduced = dims
+        wide = n >= NARROW_LIMIT
+        self.variant = Variant(dtypes, kinds, len(sizes), self.reduced is not None, wide)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A reduction in the kernel: `outer` rows of `inner` values, each split over `chunks`
+    blocks, reduced by `op` in `dtype` to an array of `shape`."""
+
+    op: str
+    dtype: np.dtype
+    outer: int
+    chunks: int
+    inner: int
     shape: tuple[int, ...]
-    n: int
-    index: type
-    variant: Variant
-    index_args: tuple
-    reduced: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """One call's kernel `fn` (None: nothing to compute) on `grid` x `block` threads, the
+    arguments after the arrays, the iteration shape, the dtypes of the arrays it stores,
+    `rows` if it reduces, and the reduction CuPy does `after` it, if any."""
+
+    fn: Callable | None
+    grid: tuple[int]
+    block: tuple[int]
+    tail: tuple
+    shape: tuple[int, ...]
+    dtypes: tuple
+    rows: _Rows | None
+    after: Reduce | None
+
+    def __call__(self, xp, arrays) -> tuple:
+        outputs = tuple(xp.empty(self.shape, dtype=d) for d in self.dtypes)
+        rows = self.rows
+        if rows is None:
+            if self.fn is not None:
+                self.fn(self.grid, self.block, (*arrays, *outputs, *self.tail))
+            return outputs if self.after is None else _reduce_after(xp, outputs, self.after)
+        partial = xp.empty((rows.outer * rows.chunks,), dtype=rows.dtype)
+        self.fn(self.grid, self.block, (*arrays, *outputs, partial, *self.tail))
+        if rows.chunks > 1:
+            partial = _reduce_rows(xp, partial.reshape(rows.outer, rows.chunks), rows)
+        return (*outputs, partial.reshape(rows.shape))
 
 
 # -- per-call layout ------------------------------------------------------------------------
@@ -246,13 +280,15 @@ def _block(n: int) -> int:
     return threads
 
 
-def _layout(arrays, shape, n):
-    """(kinds, sizes, strides): how each input is read, and the merged dims of the strided
-    reads with each strided input's element strides over them."""
+def _layout(shapes, shape, n):
+    """(kinds, sizes, strides): how each input (of `shapes`, C-contiguous) is read over
+    iteration `shape` of `n` elements, and the merged dims of the strided reads with each
+    strided input's element strides over them."""
+    sizes_in = [math.prod(s) for s in shapes]
     kinds = tuple(
-        "dense" if a.size == n else "scalar" if a.size == 1 else "strided" for a in arrays
+        "dense" if size == n else "scalar" if size == 1 else "strided" for size in sizes_in
     )
-    walks = [_element_strides(a.shape, shape) for a, k in zip(arrays, kinds) if k == "strided"]
+    walks = [_element_strides(s, shape) for s, k in zip(shapes, kinds) if k == "strided"]
     sizes: list[int] = []
     strides: list[list[int]] = [[] for _ in walks]
     if walks:
@@ -295,20 +331,22 @@ def _reduced_dims(reduce: Reduce, ndim: int) -> tuple[int, ...]:
     return tuple(sorted({d % ndim for d in reduce.dims}))
 
 
-def _reduce_rows(xp, partial, op: str, inner: int):
+def _reduce_rows(xp, partial, rows: _Rows):
     """The partial results of rows split across blocks, reduced along axis 1."""
-    if op == "amax":
+    if rows.op == "amax":
         return xp.max(partial, axis=1)
-    if op == "amin":
+    if rows.op == "amin":
         return xp.min(partial, axis=1)
-    total = xp.sum(partial, axis=1, dtype=partial.dtype)
-    return total / inner if op == "mean" else total
+    total = xp.sum(partial, axis=1, dtype=rows.dtype)
+    if rows.op == "mean":
+        total = (total / rows.inner).astype(rows.dtype, copy=False)
+    return total
 
 
-def _reduce_after(xp, outputs: tuple, reduce: Reduce, shape) -> tuple:
+def _reduce_after(xp, outputs: tuple, reduce: Reduce) -> tuple:
     """`outputs` with the last one reduced by `xp` (dims the kernel does not reduce)."""
-    dims = _reduced_dims(reduce, len(shape))
     last = outputs[-1]
+    dims = _reduced_dims(reduce, last.ndim)
     if reduce.op in ("sum", "mean"):
         fn = xp.sum if reduce.op == "sum" else xp.mean
         value = fn(last, axis=dims, dtype=reduce.dtype, keepdims=reduce.keepdim)
@@ -343,7 +381,9 @@ def _check(spec: FusedSpec) -> None:
             elif arg is None:
                 if step.op != "clamp":
                     raise ValueError(f"compile_cupy: step {step.name!r} has a None argument")
-            elif not isinstance(arg, Number) or isinstance(arg, complex):
+            elif not isinstance(arg, (Number, np.bool_)) or isinstance(
+                arg, (complex, np.complexfloating)
+            ):
                 raise NotImplementedError(f"compile_cupy: no CUDA literal for {arg!r}")
         known.add(step.name)
     if not spec.outputs:
