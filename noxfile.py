@@ -1,7 +1,7 @@
 """Sessions of the tocha monorepo: ``nox -s tests`` (every test), ``nox -s tests_package``
 (each package alone on its dependency chain), ``build``, ``publish``, ``release_check``,
-``lint``, ``typecheck``, ``bench``, ``api_report``, ``array_api``, ``demo`` (the main job) and
-``docs``.
+``lint``, ``typecheck``, ``bench``, ``api_report``, ``array_api``, ``fidelity`` (the full
+differential sweep and bad-input fuzzer against PyTorch), ``demo`` (the main job) and ``docs``.
 
 Set ``TOCHA_ORACLE=1`` to install PyTorch as the test oracle in ``tests``, and
 ``TOCHA_CUDA=1`` (on a GPU machine) to install CuPy for tocha-cuda.
@@ -31,8 +31,10 @@ PACKAGES = {
     "func": ["autograd", "nn"],
     "fx": ["autograd", "nn"],
     "onnx": ["fx"],
+    "compiler": ["fx"],
     "distributed": ["tensor-core", "autograd", "nn"],
     "cuda": ["tensor-core"],
+    "onednn": ["tensor-core"],
 }
 # The folders that exist yet, in dependency order.
 PRESENT = [name for name in PACKAGES if (ROOT / "packages" / name / "pyproject.toml").exists()]
@@ -44,6 +46,8 @@ CUPY = "cupy-cuda12x"
 TEST_DEPS = ["pytest", "hypothesis"]
 # onnxruntime runs the models that tocha-onnx writes (tests/onnx).
 ONNX_TEST_DEPS = ["onnxruntime"]
+# numba compiles tocha-compiler's fused CPU kernels (an optional dependency of the package).
+COMPILER_TEST_DEPS = ["numba"]
 ORACLE = "torch==2.13.0"
 # tests/array_api: array-api-compat's torch namespace on tocha against array-api-strict.
 ARRAY_API_DEPS = ["array-api-compat>=1.16", "array-api-strict>=2.6"]
@@ -51,7 +55,7 @@ ARRAY_API_DEPS = ["array-api-compat>=1.16", "array-api-strict>=2.6"]
 # mpiexec and library as a wheel where PyPI has one.
 MPI_DEPS = ["mpi4py", "mpich; sys_platform == 'linux' and platform_machine == 'x86_64'"]
 # What `demo` installs of the packages, and what `docs` needs to build the site.
-DEMO_PACKAGES = {"tensor-core", "autograd", "nn", "optim", "mp", "utils", "cuda"}
+DEMO_PACKAGES = {"tensor-core", "autograd", "nn", "optim", "mp", "utils", "cuda", "onednn"}
 DOCS_DEPS = ["mkdocs", "mkdocstrings[python]"]
 # The type checker of `typecheck`, pinned: a new release may report new errors.
 MYPY = "mypy==2.4.1"
@@ -123,6 +127,7 @@ def tests(session: nox.Session) -> None:
         "matplotlib",
         *MPI_DEPS,
         *ONNX_TEST_DEPS,
+        *COMPILER_TEST_DEPS,
         *ARRAY_API_DEPS,
         *PLUGINS,
     )
@@ -145,12 +150,29 @@ def array_api(session: nox.Session) -> None:
 
 
 @nox.session
+def fidelity(session: nox.Session) -> None:
+    """The fidelity instruments in full (tests/fidelity): the differential sweep of every op
+    against PyTorch and the bad-input fuzzer, each writing its report under build/fidelity
+    (CI runs a recorded sample of both within ``tests``)."""
+    install_packages(session, PRESENT)
+    session.install("ml_dtypes")
+    install_oracle(session, required=True)
+    for instrument in ("sweep", "fuzz"):
+        report = f"build/fidelity/{instrument}.md"
+        session.run("python", "-m", f"tests.fidelity.{instrument}", "--full", "--report", report)
+
+
+@nox.session
 @nox.parametrize("package", PRESENT)
 def tests_package(session: nox.Session, package: str) -> None:
     """One package's tests, on its dependency chain alone (catches undeclared imports)."""
     install_packages(session, chain(package))
     session.install(
-        *TEST_DEPS, "ml_dtypes", *PLUGINS, *(ONNX_TEST_DEPS if package == "onnx" else ())
+        *TEST_DEPS,
+        "ml_dtypes",
+        *PLUGINS,
+        *(ONNX_TEST_DEPS if package == "onnx" else ()),
+        *(COMPILER_TEST_DEPS if package == "compiler" else ()),
     )
     folder = test_folder(package)
     if not (ROOT / folder).is_dir():

@@ -30,6 +30,7 @@ PACKAGES = [
     ("func", "tocha-func", ("tocha.func",), ("tocha-autograd", "tocha-nn")),
     ("fx", "tocha-fx", ("tocha.fx", "tocha.jit", "tocha.export"), ("tocha-autograd", "tocha-nn")),
     ("onnx", "tocha-onnx", ("tocha.onnx",), ("tocha-fx",)),
+    ("compiler", "tocha-compiler", ("tocha.compiler", "tocha._dynamo"), ("tocha-fx",)),
     ("mp", "tocha-mp", ("tocha.multiprocessing",), ("tocha-core",)),
     ("utils", "tocha-utils", ("tocha.utils",), ("tocha-core", "tocha-mp")),
     (
@@ -39,6 +40,7 @@ PACKAGES = [
         ("tocha-core", "tocha-autograd", "tocha-nn"),
     ),
     ("cuda", "tocha-cuda", ("tocha_cuda",), ("tocha-core",)),
+    ("onednn", "tocha-onednn", ("tocha_onednn",), ("tocha-core",)),
 ]
 FOLDERS = [folder for folder, *_ in PACKAGES]
 OWNER = {module: dist for _, dist, modules, _ in PACKAGES for module in modules}

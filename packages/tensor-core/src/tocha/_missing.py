@@ -42,6 +42,8 @@ SUBPACKAGES = {
     "jit": "tocha-fx",
     "export": "tocha-fx",
     "onnx": "tocha-onnx",
+    "compiler": "tocha-compiler",
+    "_dynamo": "tocha-compiler",
     "distributions": "tocha-distributions",
     "multiprocessing": "tocha-mp",
     "utils": "tocha-utils",
@@ -110,11 +112,13 @@ FOLDERS = {
     "tocha-func": "func",
     "tocha-fx": "fx",
     "tocha-onnx": "onnx",
+    "tocha-compiler": "compiler",
     "tocha-distributions": "distributions",
     "tocha-mp": "mp",
     "tocha-utils": "utils",
     "tocha-distributed": "distributed",
     "tocha-cuda": "cuda",
+    "tocha-onednn": "onednn",
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import tocha
 from tocha.fx import GraphModule, Node
 from tocha.fx.experimental.proxy_tensor import make_fx, python_value
+from tocha.library import generator_stream
 
 __all__ = ["Capture", "GraphBreak", "capture", "flatten", "partition"]
 
@@ -84,6 +85,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
         return flat_out, list(grads)
 
     gm = make_fx(traced)(*inputs)
+    _fetch_streams(gm, inputs)
     try:
         _check_reads(gm)
     except GraphBreak as exc:
@@ -102,6 +104,24 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
             cap.grad_inputs.append(positions[id(t)])
     _flatten_output(gm)
     return cap
+
+
+def _fetch_streams(gm: GraphModule, inputs: list) -> None:
+    """The default generator's random stream, which re-seeding replaces, is fetched when the
+    graph runs (``tocha.library.generator_stream``) rather than kept from the trace."""
+    devices = {t.device for t in inputs if isinstance(t, tocha.Tensor)} or {tocha.device("cpu")}
+    streams = {id(generator_stream(None, d)): d for d in devices}
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        args = list(node.args)
+        for i, arg in enumerate(args):
+            if id(arg) in streams:
+                with graph.inserting_before(node):
+                    args[i] = graph.call_function(generator_stream, (None, streams[id(arg)]))
+        node.args = tuple(args)
+    gm.recompile()
 
 
 def _grad_inputs(outputs: list, inputs: list) -> list:

@@ -19,7 +19,7 @@ import tocha
 from tocha.export import ops
 from tocha.fx import Node
 from tocha.fx.experimental.proxy_tensor import python_value
-from tocha.library import REGISTRY
+from tocha.library import REGISTRY, generator_stream
 
 __all__ = ["GeneratedFunction", "ValueGuardFailed", "generate"]
 
@@ -133,6 +133,11 @@ def _emit(
         xp = "_xp"
         env[xp] = np if device.type == "cpu" else tocha.library.backend_of(device).xp
         return [f"{xp}.copyto({names[dst]}, {names[src]})"], used
+    if target is generator_stream:
+        env["_stream"] = generator_stream
+        return [
+            f"{var} = _stream({_ref(node.args[0], names, env)}, {_ref(node.args[1], names, env)})"
+        ], used
     if not isinstance(target, ops.Primitive):
         raise TypeError(f"tocha.compile: cannot generate code for {target!r}")
     kname = f"_k_{target.name}"

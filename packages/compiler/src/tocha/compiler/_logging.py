@@ -46,9 +46,11 @@ def _emit(artifact: str, message: str) -> None:
 
 
 def graph(name: str, gm: Any) -> None:
-    """A captured graph."""
+    """A captured graph (always logged at DEBUG level as "captured <name>")."""
     if enabled("graph"):
-        _emit("graph", f"captured graph of {name}:\n{gm.graph}")
+        _emit("graph", f"captured {name}:\n{gm.graph}")
+    else:
+        LOGGER.debug(f"captured {name}")
 
 
 def code(source: str) -> None:

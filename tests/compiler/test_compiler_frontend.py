@@ -1,0 +1,310 @@
+"""tocha.compile with tocha-compiler: what it returns, correctness against eager (forward,
+gradients, optimizer steps), guards and recompilation, graph breaks, backends, logging."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import warnings
+
+import pytest
+
+import tocha
+import tocha._dynamo
+import tocha.compiler
+import tocha.nn as nn
+import tocha.nn.functional as F
+from tests.compiler.models import CASES
+
+BACKENDS = ["inductor", "aot_eager", "eager"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    tocha.compiler.reset()
+    yield
+    tocha.compiler.reset()
+
+
+@pytest.fixture
+def captures(caplog):
+    """The number of captures made so far (read from the compiler's DEBUG log)."""
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
+    return lambda: sum("captured" in r.getMessage() for r in caplog.records)
+
+
+def test_compiling_a_module_returns_a_wrapper_holding_it():
+    model = nn.Linear(3, 2)
+    compiled = tocha.compile(model)
+    assert isinstance(compiled, nn.Module) and type(compiled).__name__ == "OptimizedModule"
+    assert compiled._orig_mod is model
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert compiled.in_features == 3 and compiled.weight is model.weight
+    fresh = nn.Linear(3, 2)
+    tocha.compile(fresh).load_state_dict(compiled.state_dict())
+    assert tocha.equal(fresh.weight, model.weight)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(CASES))
+def test_training_matches_eager_over_20_adamw_steps(name, backend):
+    make_model, make_inputs, loss_of = CASES[name]
+    tocha.manual_seed(0)
+    model = make_model()
+    reference = copy.deepcopy(model)
+    compiled = tocha.compile(model, backend=backend)
+    opt = tocha.optim.AdamW(model.parameters(), lr=1e-2)
+    opt_ref = tocha.optim.AdamW(reference.parameters(), lr=1e-2)
+    for step in range(20):
+        tocha.manual_seed(100 + step)
+        inputs = make_inputs()
+        out = compiled(*inputs)
+        tocha.manual_seed(100 + step)
+        want = reference(*make_inputs())
+        tocha.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+        loss, loss_ref = loss_of(out), loss_of(want)
+        loss.backward()
+        loss_ref.backward()
+        for p, q in zip(model.parameters(), reference.parameters()):
+            tocha.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-5)
+        opt.step()
+        opt_ref.step()
+        opt.zero_grad()
+        opt_ref.zero_grad()
+    for a, b in zip(model.state_dict().values(), reference.state_dict().values()):
+        tocha.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_inference_under_no_grad_and_eval_matches_eager():
+    make_model, make_inputs, _ = CASES["cnn"]
+    model = make_model()
+    compiled = tocha.compile(model)
+    x = make_inputs()
+    compiled(*x)
+    model.eval()
+    with tocha.no_grad():
+        got = compiled(*x)
+        assert got.grad_fn is None
+        tocha.testing.assert_close(got, model(*x))
+
+
+def test_a_new_shape_or_mode_recompiles_and_the_same_does_not(captures):
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    compiled = tocha.compile(model)
+    compiled(tocha.randn(3, 4))
+    compiled(tocha.randn(3, 4))
+    assert captures() == 1
+    compiled(tocha.randn(5, 4))
+    assert captures() == 2
+    model.eval()
+    compiled(tocha.randn(5, 4))
+    assert captures() == 3
+    with tocha.no_grad():
+        compiled(tocha.randn(5, 4))
+    assert captures() == 4
+    model.train()
+    compiled(tocha.randn(3, 4))
+    assert captures() == 4
+
+
+def test_replacing_a_parameter_recompiles(captures):
+    model = nn.Linear(2, 2)
+    compiled = tocha.compile(model)
+    x = tocha.randn(1, 2)
+    compiled(x)
+    model.weight = nn.Parameter(tocha.ones(2, 2))
+    tocha.testing.assert_close(compiled(x), model(x))
+    assert captures() == 2
+
+
+def test_gradients_accumulate_and_reach_hooks_as_in_eager():
+    model = nn.Linear(3, 1)
+    seen = []
+    model.weight.register_hook(lambda g: seen.append(g.clone()))
+    compiled = tocha.compile(model)
+    x = tocha.randn(4, 3)
+    for _ in range(3):
+        compiled(x).sum().backward()
+    expected = x.sum(0, keepdim=True) * 3
+    tocha.testing.assert_close(model.weight.grad, expected)
+    assert len(seen) == 3
+    loss = compiled(x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    tocha.testing.assert_close(model.weight.grad, x.sum(0, keepdim=True) * 5)
+
+
+def test_gradients_flow_to_inputs_and_to_tensors_read_from_outside():
+    w = tocha.randn(3, requires_grad=True)
+
+    def f(x):
+        return (x * w).tanh().sum()
+
+    compiled = tocha.compile(f)
+    for _ in range(2):
+        x = tocha.randn(3, requires_grad=True)
+        compiled(x).backward()
+        x_ref = x.detach().requires_grad_()
+        w_ref = w.detach().requires_grad_()
+        (x_ref * w_ref).tanh().sum().backward()
+        tocha.testing.assert_close(x.grad, x_ref.grad)
+    tocha.testing.assert_close(w.grad, 2 * w_ref.grad, rtol=0.5, atol=10)
+    assert w.grad is not None
+
+
+def test_an_input_the_function_follows_upstream_history():
+    a = tocha.randn(3, requires_grad=True)
+    compiled = tocha.compile(lambda x: (x * x).sum())
+    compiled(a.exp()).backward()
+    tocha.testing.assert_close(a.grad, 2 * a.exp() * a.exp())
+
+
+def test_branching_on_a_tensor_is_guarded_by_its_value(captures):
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x * 3
+
+    compiled = tocha.compile(f)
+    pos, neg = tocha.ones(3), -tocha.ones(3)
+    tocha.testing.assert_close(compiled(pos), pos * 2)
+    tocha.testing.assert_close(compiled(pos), pos * 2)
+    tocha.testing.assert_close(compiled(neg), neg * 3)
+    tocha.testing.assert_close(compiled(pos), pos * 2)
+
+
+def test_item_and_printing_break_the_graph_and_run_eagerly(caplog, capsys):
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
+
+    def f(x):
+        scale = x.max().item()
+        print(x.sum())
+        return x / scale
+
+    compiled = tocha.compile(f)
+    for x in (tocha.tensor([1.0, 2.0]), tocha.tensor([1.0, 4.0])):
+        tocha.testing.assert_close(compiled(x), x / x.max())
+    assert capsys.readouterr().out.count("tensor(") == 2
+    assert any("graph break" in r.getMessage() for r in caplog.records)
+
+
+def test_fullgraph_raises_at_the_break():
+    compiled = tocha.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(tocha._dynamo.exc.Unsupported, match="item"):
+        compiled(tocha.ones(2))
+
+
+def test_the_cache_size_limit_falls_back_to_eager_with_one_warning(monkeypatch):
+    monkeypatch.setattr(tocha._dynamo.config, "cache_size_limit", 2)
+    compiled = tocha.compile(lambda x: x + 1)
+    with pytest.warns(UserWarning, match="cache size limit"):
+        for n in range(1, 6):
+            tocha.testing.assert_close(compiled(tocha.zeros(n)), tocha.ones(n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled(tocha.zeros(7))
+
+
+def test_reset_and_disable(captures):
+    compiled = tocha.compile(lambda x: x.sin())
+    x = tocha.randn(3)
+    compiled(x)
+    tocha.compiler.reset()
+    compiled(x)
+    assert captures() == 2
+    tocha._dynamo.reset()
+    with tocha.compiler.disable():
+        tocha.testing.assert_close(compiled(x), x.sin())
+    assert captures() == 2
+    assert tocha.compiler.disable(compiled)(x).shape == (3,)
+    assert captures() == 2
+
+
+def test_is_compiling_is_true_only_inside_a_capture():
+    seen = []
+
+    def f(x):
+        seen.append(tocha.compiler.is_compiling())
+        return x + 1
+
+    compiled = tocha.compile(f)
+    compiled(tocha.ones(1))
+    compiled(tocha.ones(1))
+    assert seen == [True] and not tocha.compiler.is_compiling()
+
+
+def test_backends_by_name_by_callable_and_unknown():
+    assert "inductor" in tocha.compiler.list_backends()
+    assert {"eager", "aot_eager"} <= set(tocha._dynamo.list_backends(exclude_tags=()))
+    received = []
+
+    def backend(gm, example_inputs):
+        received.append((gm, example_inputs))
+        return gm.forward
+
+    compiled = tocha.compile(lambda x: x.relu() * 2, backend=backend)
+    x = tocha.randn(4)
+    tocha.testing.assert_close(compiled(x), x.relu() * 2)
+    tocha.testing.assert_close(compiled(x), x.relu() * 2)
+    ((gm, example),) = received
+    assert isinstance(gm, tocha.fx.GraphModule) and example[0] is x
+    with pytest.raises(tocha._dynamo.exc.InvalidBackend, match="nonsense"):
+        tocha.compile(lambda x: x, backend="nonsense")
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        tocha.compile(lambda x: x, mode="fastest")
+
+
+def test_decorator_forms_and_disable_argument():
+    @tocha.compile
+    def f(x):
+        return x * 2
+
+    @tocha.compile(fullgraph=True, mode="reduce-overhead")
+    def g(x):
+        return x + 2
+
+    x = tocha.ones(2)
+    tocha.testing.assert_close(f(x), x * 2)
+    tocha.testing.assert_close(g(x), x + 2)
+    model = nn.Linear(1, 1)
+    assert tocha.compile(model, disable=True) is model
+
+
+def test_dropout_draws_as_eager_with_the_same_seed():
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+    compiled = tocha.compile(model)
+    x = tocha.randn(4, 8)
+    for seed in (1, 2, 3):
+        tocha.manual_seed(seed)
+        got = compiled(x)
+        tocha.manual_seed(seed)
+        tocha.testing.assert_close(got, model(x))
+
+
+def test_outputs_keep_their_structure_and_non_tensor_values():
+    def f(x):
+        return {"double": x * 2, "pair": (x + 1, 3), "n": x.shape[0]}
+
+    compiled = tocha.compile(f)
+    for _ in range(2):
+        out = compiled(tocha.ones(2))
+        assert out["n"] == 2 and out["pair"][1] == 3
+        tocha.testing.assert_close(out["pair"][0], tocha.full((2,), 2.0))
+
+
+def test_logs_print_graphs_and_code(monkeypatch, caplog):
+    monkeypatch.setenv("TOCHA_LOGS", "graph,code")
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
+    tocha.compile(lambda x: (x * 2).exp())(tocha.ones(2))
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "captured" in text and "def " in text and "_forward" in text
+
+
+def test_functional_cross_entropy_and_integer_inputs():
+    emb = nn.Embedding(10, 4)
+    compiled = tocha.compile(lambda idx, y: F.cross_entropy(emb(idx), y))
+    for _ in range(2):
+        idx, y = tocha.randint(0, 10, (6,)), tocha.randint(0, 4, (6,))
+        loss = compiled(idx, y)
+        tocha.testing.assert_close(loss, F.cross_entropy(emb(idx), y))
+        loss.backward()
