@@ -400,11 +400,11 @@ def test_layout_merges_dims_every_strided_input_walks_contiguously():
     assert _layout([x, x], x, 60) == (("dense", "dense"), [], [])
 
 
-def test_wide_indices_past_narrow_limit(emulated, monkeypatch):
+def test_wide_indices_past_narrow_limit(xp, monkeypatch):
     monkeypatch.setattr(_codegen_cupy, "NARROW_LIMIT", 0)
     case = CASES[8]  # a reduction with a broadcast input: every index kind in the kernel
-    assert "long long i = row * inner + j;" in compile_cupy(case.spec, emulated).source(*case.args)
-    _check(emulated, case.spec, case.args)
+    assert "long long i = row * inner + j;" in compile_cupy(case.spec, xp).source(*case.args)
+    _check(xp, case.spec, case.args)
 
 
 def test_kernels_are_compiled_once_per_variant(emulated):
