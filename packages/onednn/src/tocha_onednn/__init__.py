@@ -1,0 +1,47 @@
+"""tocha-onednn: oneDNN's CPU kernels for tocha, as a kernel provider.
+
+Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
+3 spatial dims, transposed) on the CPU through oneDNN's C API (``libdnnl`` from the
+onednn-cpu-gomp wheel, bound with ctypes). The entry point `register` is cheap: oneDNN loads
+on the first call of an op it serves. Calls it does not support (not float32, a shape oneDNN
+refuses) run tocha's built-in kernels. ``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
+``tocha.backends.set_kernel_provider_enabled("onednn", False)`` turns it off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tocha.backends import KernelProvider
+
+from ._version import __version__
+
+__all__ = ["OneDNN", "register", "__version__"]
+
+# op name -> (module, kernel factory name): each factory takes the built-in kernel.
+KERNELS = {
+    "convolution": ("_conv", "convolution"),
+    "convolution_transpose": ("_conv", "convolution_transpose"),
+    "convolution_backward_weight": ("_conv", "convolution_backward_weight"),
+}
+
+
+class OneDNN(KernelProvider):
+    """The oneDNN kernel provider of the CPU."""
+
+    name = "onednn"
+    device_type = "cpu"
+    priority = 10
+    ops = frozenset(KERNELS)
+
+    def kernel(self, op: Any, fallback):
+        """oneDNN's kernel of `op`, handing the calls it declines to `fallback`."""
+        import importlib
+
+        module, factory = KERNELS[op.name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), factory)(fallback)
+
+
+def register() -> OneDNN:
+    """The ``tocha.kernels`` entry point: the provider (oneDNN is not loaded yet)."""
+    return OneDNN()

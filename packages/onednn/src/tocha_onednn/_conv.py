@@ -1,0 +1,225 @@
+"""Convolution kernels on oneDNN: tocha-nn's three convolution primitives.
+
+- ``convolution(x, w, [b], stride, pads, dilation, groups, out_size, needs)``: oneDNN's
+  forward convolution;
+- ``convolution_transpose(x, w, [b], ...)``: oneDNN's backward-data convolution (x is the
+  gradient of a convolution's output, w its weight), plus the bias;
+- ``convolution_backward_weight(x, g, stride, pads, dilation, groups, ksize)``: oneDNN's
+  backward-weights convolution.
+
+1, 2 and 3 spatial dims; stride, padding (each side its own), dilation and groups. Each
+primitive lets oneDNN choose its layouts (blocked on AVX2/AVX-512) and reorders to and from
+NumPy's C order around it. Calls that are not float32, or whose shapes oneDNN refuses, go to
+the built-in kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dnnl as D
+from ._plan import Cache, Plan
+from ._runtime import library, threads
+
+_F32 = np.dtype(np.float32)
+_cache = Cache()
+
+
+def _ok(*arrays) -> bool:
+    """Whether oneDNN takes these operands: float32, 3 to 5 dims, nothing empty."""
+    for a in arrays:
+        if a.dtype != _F32 or a.size == 0:
+            return False
+    return 3 <= arrays[0].ndim <= 5
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _weights_desc(lib, shape, groups):
+    """The C-ordered weight ``(O, C/g, *k)`` as oneDNN's grouped ``(g, O/g, C/g, *k)``."""
+    if groups == 1:
+        return D.shape_desc(lib, shape)
+    return D.shape_desc(lib, (groups, shape[0] // groups, *shape[1:]))
+
+
+def _geometry(stride, pads, dilation):
+    return (
+        D.dims(stride),
+        D.dims([d - 1 for d in dilation]),
+        D.dims([lo for lo, _ in pads]),
+        D.dims([hi for _, hi in pads]),
+    )
+
+
+def _any(lib, shape):
+    return D.MemoryDesc.any(lib, shape)
+
+
+def _forward_pd(lib, src, wshape, bias, dst, groups, geometry):
+    """A forward-training convolution descriptor on layouts oneDNN chooses."""
+    if groups > 1:
+        wshape = (groups, wshape[0] // groups, *wshape[1:])
+    w = _any(lib, wshape)
+    b = D.shape_desc(lib, (dst[1],)) if bias else None
+    s, d = _any(lib, src), _any(lib, dst)
+    pd = D.create_pd(
+        lib,
+        "dnnl_convolution_forward_primitive_desc_create",
+        D.FORWARD_TRAINING,
+        D.CONVOLUTION_DIRECT,
+        s.handle,
+        w.handle,
+        b.handle if b else None,
+        d.handle,
+        *geometry,
+        None,
+    )
+    return pd, (s, w, b, d)
+
+
+def _build_forward(src, wshape, bias, dst, groups, geometry):
+    lib = library()
+    pd, _ = _forward_pd(lib, src, wshape, bias, dst, groups, geometry)
+    args = [
+        (D.ARG_SRC, D.shape_desc(lib, src), False),
+        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups), False),
+    ]
+    if bias:
+        args.append((D.ARG_BIAS, D.shape_desc(lib, (dst[1],)), False))
+    args.append((D.ARG_DST, D.shape_desc(lib, dst), True))
+    return Plan(lib, pd, args)
+
+
+def _build_backward_data(src, wshape, dst, groups, geometry):
+    """diff_src (shape `src`) from diff_dst (shape `dst`) and weights."""
+    lib = library()
+    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry)
+    s, w, _, d = keep
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_convolution_backward_data_primitive_desc_create",
+            D.CONVOLUTION_DIRECT,
+            s.handle,
+            w.handle,
+            d.handle,
+            *geometry,
+            hint,
+            None,
+        )
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(hint)
+    args = [
+        (D.ARG_DIFF_DST, D.shape_desc(lib, dst), False),
+        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups), False),
+        (D.ARG_DIFF_SRC, D.shape_desc(lib, src), True),
+    ]
+    return Plan(lib, pd, args)
+
+
+def _build_backward_weights(src, wshape, dst, groups, geometry):
+    lib = library()
+    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry)
+    s, w, _, d = keep
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_convolution_backward_weights_primitive_desc_create",
+            D.CONVOLUTION_DIRECT,
+            s.handle,
+            w.handle,
+            None,
+            d.handle,
+            *geometry,
+            hint,
+            None,
+        )
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(hint)
+    args = [
+        (D.ARG_SRC, D.shape_desc(lib, src), False),
+        (D.ARG_DIFF_DST, D.shape_desc(lib, dst), False),
+        (D.ARG_DIFF_WEIGHTS, _weights_desc(lib, wshape, groups), True),
+    ]
+    return Plan(lib, pd, args)
+
+
+def convolution(fallback):
+    """The forward convolution kernel."""
+
+    def kernel(x, w, *rest):
+        *bias, stride, pads, dilation, groups, out_size, _ = rest
+        if not _ok(x, w, *bias):
+            return fallback(x, w, *rest)
+        x, w = _contiguous(x), _contiguous(w)
+        dst = (x.shape[0], w.shape[0], *out_size)
+        key = ("fwd", x.shape, w.shape, bool(bias), stride, pads, dilation, groups, dst, threads())
+        plan = _cache.get(
+            key,
+            lambda: _build_forward(
+                x.shape, w.shape, bool(bias), dst, groups, _geometry(stride, pads, dilation)
+            ),
+        )
+        if plan is None:
+            return fallback(x, w, *rest)
+        out = np.empty(dst, _F32)
+        if bias:
+            plan.run(x, w, _contiguous(bias[0]), out)
+        else:
+            plan.run(x, w, out)
+        return out
+
+    return kernel
+
+
+def convolution_transpose(fallback):
+    """The transposed convolution kernel: a backward-data convolution, plus the bias."""
+
+    def kernel(x, w, *rest):
+        *bias, stride, pads, dilation, groups, out_size, _ = rest
+        if not _ok(x, w, *bias):
+            return fallback(x, w, *rest)
+        x, w = _contiguous(x), _contiguous(w)
+        src = (x.shape[0], w.shape[1] * groups, *out_size)
+        key = ("bwd_data", x.shape, w.shape, stride, pads, dilation, groups, src, threads())
+        plan = _cache.get(
+            key,
+            lambda: _build_backward_data(
+                src, w.shape, x.shape, groups, _geometry(stride, pads, dilation)
+            ),
+        )
+        if plan is None:
+            return fallback(x, w, *rest)
+        out = np.empty(src, _F32)
+        plan.run(x, w, out)
+        if bias:
+            out += bias[0].reshape((-1,) + (1,) * len(out_size))
+        return out
+
+    return kernel
+
+
+def convolution_backward_weight(fallback):
+    """The weight-gradient kernel of a convolution."""
+
+    def kernel(x, g, stride, pads, dilation, groups, ksize):
+        if not _ok(x, g):
+            return fallback(x, g, stride, pads, dilation, groups, ksize)
+        x, g = _contiguous(x), _contiguous(g)
+        wshape = (g.shape[1], x.shape[1] // groups, *ksize)
+        key = ("bwd_w", x.shape, g.shape, stride, pads, dilation, groups, wshape, threads())
+        plan = _cache.get(
+            key,
+            lambda: _build_backward_weights(
+                x.shape, wshape, g.shape, groups, _geometry(stride, pads, dilation)
+            ),
+        )
+        if plan is None:
+            return fallback(x, g, stride, pads, dilation, groups, ksize)
+        out = np.empty(wshape, _F32)
+        plan.run(x, g, out)
+        return out
+
+    return kernel

@@ -1,0 +1,305 @@
+"""ctypes bindings to oneDNN 3.x's C API (``libdnnl.so`` from the onednn-cpu-gomp wheel).
+
+Only the calls tocha-onednn needs. Every call's status is checked (`check`); enum values are
+those of oneDNN 3.x's ``dnnl_types.h`` and ``dnnl_common_types.h``. Memory descriptors are
+opaque handles (`MemoryDesc`, destroyed with their Python object); memories wrap NumPy
+buffers without copying them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_int64, c_size_t, c_uint, c_void_p
+
+import numpy as np
+
+# dnnl_status_t
+SUCCESS = 0
+STATUS = {
+    1: "out of memory",
+    2: "invalid arguments",
+    3: "unimplemented",
+    4: "last implementation reached",
+    5: "runtime error",
+    6: "not required",
+}
+# dnnl_data_type_t
+F32, BF16, F64 = 3, 2, 7
+# dnnl_engine_kind_t, dnnl_stream_flags_t
+ENGINE_CPU, STREAM_IN_ORDER = 1, 1
+# dnnl_format_tag_t
+FORMAT_ANY = 1
+# dnnl_prop_kind_t
+FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
+BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
+# dnnl_alg_kind_t
+CONVOLUTION_DIRECT = 0x1
+# dnnl_normalization_flags_t (3.x values)
+USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 0x1, 0x2, 0x4
+# dnnl_query_t
+QUERY_IMPL_INFO_STR, QUERY_EXEC_ARG_MD = 8, 255
+# DNNL_ARG_*
+ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
+ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
+ARG_WORKSPACE, ARG_SCRATCHPAD = 64, 80
+ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS, ARG_DIFF_BIAS = 129, 145, 161, 169
+ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
+
+MAX_NDIMS = 12
+Dims = c_int64 * MAX_NDIMS
+
+
+class ExecArg(ctypes.Structure):
+    """``dnnl_exec_arg_t``: an argument index and a memory."""
+
+    _fields_ = [("arg", c_int), ("memory", c_void_p)]
+
+
+class DnnlError(RuntimeError):
+    """A oneDNN call failed."""
+
+
+def _library_path() -> str:
+    """Where the onednn-cpu-gomp wheel put ``libdnnl.so.3``."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("onednn-cpu-gomp")
+    except PackageNotFoundError:
+        return "libdnnl.so.3"
+    for file in dist.files or ():
+        if file.name.startswith("libdnnl.so"):
+            path = str(dist.locate_file(file))
+            if os.path.exists(path):
+                return path
+    return "libdnnl.so.3"
+
+
+def _bind(lib):
+    """Declare the argument and result types of the calls used."""
+    p = c_void_p
+    pp = POINTER(c_void_p)
+    signatures = {
+        "dnnl_engine_create": [pp, c_int, c_size_t],
+        "dnnl_stream_create": [pp, p, c_uint],
+        "dnnl_stream_wait": [p],
+        "dnnl_memory_desc_create_with_strides": [pp, c_int, Dims, c_int, Dims],
+        "dnnl_memory_desc_create_with_tag": [pp, c_int, Dims, c_int, c_int],
+        "dnnl_memory_desc_destroy": [p],
+        "dnnl_memory_desc_equal": [p, p],
+        "dnnl_memory_desc_get_size": [p],
+        "dnnl_memory_create": [pp, p, p, p],
+        "dnnl_memory_set_data_handle": [p, p],
+        "dnnl_memory_destroy": [p],
+        "dnnl_primitive_desc_query": [p, c_int, c_int, p],
+        "dnnl_primitive_desc_query_md": [p, c_int, c_int],
+        "dnnl_primitive_desc_destroy": [p],
+        "dnnl_primitive_create": [pp, p],
+        "dnnl_primitive_execute": [p, p, c_int, POINTER(ExecArg)],
+        "dnnl_primitive_destroy": [p],
+        "dnnl_reorder_primitive_desc_create": [pp, p, p, p, p, p],
+        "dnnl_convolution_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, p, p, Dims, Dims, Dims, Dims, p,
+        ],
+        "dnnl_convolution_backward_data_primitive_desc_create": [
+            pp, p, c_int, p, p, p, Dims, Dims, Dims, Dims, p, p,
+        ],
+        "dnnl_convolution_backward_weights_primitive_desc_create": [
+            pp, p, c_int, p, p, p, p, Dims, Dims, Dims, Dims, p, p,
+        ],
+        "dnnl_layer_normalization_forward_primitive_desc_create": [
+            pp, p, c_int, p, p, p, c_float, c_uint, p,
+        ],
+        "dnnl_layer_normalization_backward_primitive_desc_create": [
+            pp, p, c_int, p, p, p, p, c_float, c_uint, p, p,
+        ],
+        "dnnl_batch_normalization_forward_primitive_desc_create": [
+            pp, p, c_int, p, p, c_float, c_uint, p,
+        ],
+        "dnnl_batch_normalization_backward_primitive_desc_create": [
+            pp, p, c_int, p, p, p, c_float, c_uint, p, p,
+        ],
+    }  # fmt: skip
+    for name, argtypes in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = c_int
+    lib.dnnl_memory_desc_equal.restype = c_int
+    lib.dnnl_memory_desc_get_size.restype = c_size_t
+    lib.dnnl_primitive_desc_query_md.restype = c_void_p
+
+
+class Library:
+    """libdnnl loaded, with one CPU engine and one in-order stream."""
+
+    def __init__(self, path: str | None = None):
+        self.lib = ctypes.CDLL(path or _library_path())
+        _bind(self.lib)
+        self.engine = c_void_p()
+        self.check("dnnl_engine_create", byref(self.engine), ENGINE_CPU, 0)
+        self.stream = c_void_p()
+        self.check("dnnl_stream_create", byref(self.stream), self.engine, STREAM_IN_ORDER)
+        self.omp = _openmp()
+        self.local = threading.local()
+
+    def check(self, name: str, *args) -> None:
+        """Call ``name``; DnnlError naming the call and its status unless it succeeded."""
+        status = getattr(self.lib, name)(*args)
+        if status != SUCCESS:
+            raise DnnlError(f"oneDNN: {name} failed: {STATUS.get(status, status)}")
+
+    def set_threads(self, n: int) -> None:
+        """Let this thread's OpenMP regions (oneDNN's parallel loops) use `n` threads."""
+        if getattr(self.local, "threads", None) != n:
+            if self.omp is not None:
+                self.omp.omp_set_num_threads(n)
+            self.local.threads = n
+
+
+def _openmp():
+    """GNU OpenMP (loaded by libdnnl), to set the thread count; None where it is absent."""
+    try:
+        omp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return None
+    omp.omp_set_num_threads.argtypes = [c_int]
+    omp.omp_set_num_threads.restype = None
+    return omp
+
+
+def dims(values) -> Dims:
+    out = Dims()
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+class MemoryDesc:
+    """An owned ``dnnl_memory_desc_t``."""
+
+    __slots__ = ("lib", "handle")
+
+    def __init__(self, lib: Library, handle: c_void_p):
+        self.lib = lib
+        self.handle = handle
+
+    @classmethod
+    def strided(cls, lib: Library, shape, strides, dtype: int = F32) -> MemoryDesc:
+        """A plain layout: `shape` with `strides` in elements."""
+        handle = c_void_p()
+        lib.check(
+            "dnnl_memory_desc_create_with_strides",
+            byref(handle),
+            len(shape),
+            dims(shape),
+            dtype,
+            dims(strides),
+        )
+        return cls(lib, handle)
+
+    @classmethod
+    def any(cls, lib: Library, shape, dtype: int = F32) -> MemoryDesc:
+        """A layout the primitive chooses."""
+        handle = c_void_p()
+        lib.check(
+            "dnnl_memory_desc_create_with_tag",
+            byref(handle),
+            len(shape),
+            dims(shape),
+            dtype,
+            FORMAT_ANY,
+        )
+        return cls(lib, handle)
+
+    def __del__(self):
+        if self.handle:
+            self.lib.lib.dnnl_memory_desc_destroy(self.handle)
+            self.handle = None
+
+
+def array_desc(lib: Library, array: np.ndarray) -> MemoryDesc:
+    """The memory descriptor of a float32 NumPy array as it lies in memory (no copy)."""
+    item = array.itemsize
+    return MemoryDesc.strided(lib, array.shape, [s // item for s in array.strides])
+
+
+def shape_desc(lib: Library, shape) -> MemoryDesc:
+    """A C-contiguous float32 layout of `shape`."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return MemoryDesc.strided(lib, shape, strides[::-1])
+
+
+class Primitive:
+    """A created primitive with the memories it runs on (their data handles set per call).
+
+    `args` are the DNNL_ARG_* indices, in the order `run` takes the arrays' addresses.
+    `scratch` holds memories the primitive owns (its scratchpad, workspaces) created from
+    the descriptor the primitive asks for.
+    """
+
+    __slots__ = ("lib", "pd", "prim", "memories", "exec_args", "nargs", "impl", "owned")
+
+    def __init__(self, lib: Library, pd: c_void_p, args, owned=()):
+        self.lib = lib
+        self.pd = pd
+        self.prim = c_void_p()
+        lib.check("dnnl_primitive_create", byref(self.prim), pd)
+        self.memories = []
+        arr = (ExecArg * (len(args) + len(owned)))()
+        for i, arg in enumerate(args):
+            md = lib.lib.dnnl_primitive_desc_query_md(pd, QUERY_EXEC_ARG_MD, arg)
+            mem = c_void_p()
+            lib.check("dnnl_memory_create", byref(mem), md, lib.engine, None)
+            self.memories.append(mem)
+            arr[i].arg, arr[i].memory = arg, mem
+        self.owned = []
+        for j, arg in enumerate(owned, len(args)):
+            md = lib.lib.dnnl_primitive_desc_query_md(pd, QUERY_EXEC_ARG_MD, arg)
+            size = lib.lib.dnnl_memory_desc_get_size(md)
+            buffer = np.empty(max(size, 1), np.uint8)
+            mem = c_void_p()
+            lib.check(
+                "dnnl_memory_create", byref(mem), md, lib.engine, c_void_p(buffer.ctypes.data)
+            )
+            self.owned.append((mem, buffer))
+            arr[j].arg, arr[j].memory = arg, mem
+        self.exec_args = arr
+        self.nargs = len(arr)
+        info = c_char_p()
+        lib.check("dnnl_primitive_desc_query", pd, QUERY_IMPL_INFO_STR, 0, byref(info))
+        self.impl = info.value.decode() if info.value else ""
+
+    def run(self, *addresses: int) -> None:
+        """Execute on the arrays at these addresses (one per argument) and wait."""
+        lib = self.lib
+        set_handle = lib.lib.dnnl_memory_set_data_handle
+        for mem, address in zip(self.memories, addresses):
+            set_handle(mem, address)
+        status = lib.lib.dnnl_primitive_execute(self.prim, lib.stream, self.nargs, self.exec_args)
+        if status != SUCCESS:
+            raise DnnlError(f"oneDNN: dnnl_primitive_execute failed: {STATUS.get(status, status)}")
+        lib.check("dnnl_stream_wait", lib.stream)
+
+    def __del__(self):
+        lib = self.lib.lib
+        for mem in self.memories:
+            lib.dnnl_memory_destroy(mem)
+        for mem, _ in self.owned:
+            lib.dnnl_memory_destroy(mem)
+        if self.prim:
+            lib.dnnl_primitive_destroy(self.prim)
+        if self.pd:
+            lib.dnnl_primitive_desc_destroy(self.pd)
+
+
+def create_pd(lib: Library, name: str, *args) -> c_void_p:
+    """A primitive descriptor from ``name`` (a ``*_primitive_desc_create`` call); DnnlError
+    when oneDNN has no implementation for these arguments."""
+    pd = c_void_p()
+    lib.check(name, byref(pd), lib.engine, *args)
+    return pd

@@ -1,0 +1,97 @@
+"""Running a primitive on NumPy arrays: layouts, reorders and the primitive cache.
+
+A `Plan` is one primitive with, for each of its arguments, the user's layout (the NumPy
+array as it lies in memory) and the layout the primitive chose. Where they agree, the array
+is handed to oneDNN without a copy; where they differ, a cached reorder primitive copies the
+input into (or the output out of) a buffer the plan owns. Plans are cached by everything
+that defines them (shapes, dtypes, attributes, thread count), so a training loop creates
+each primitive once.
+"""
+
+from __future__ import annotations
+
+import threading
+from ctypes import byref, c_void_p
+
+import numpy as np
+
+from . import _dnnl as D
+
+_state = threading.local()
+
+
+class _Arg:
+    """One argument of a plan: its index, direction, and the reorder it needs (or None)."""
+
+    __slots__ = ("arg", "out", "reorder", "buffer", "address")
+
+    def __init__(self, lib, pd, arg, user_md, out):
+        self.arg = arg
+        self.out = out
+        self.reorder = None
+        self.buffer = None
+        chosen = lib.lib.dnnl_primitive_desc_query_md(pd, D.QUERY_EXEC_ARG_MD, arg)
+        if user_md is not None and not lib.lib.dnnl_memory_desc_equal(user_md.handle, chosen):
+            src, dst = (chosen, user_md.handle) if out else (user_md.handle, chosen)
+            rpd = c_void_p()
+            lib.check(
+                "dnnl_reorder_primitive_desc_create",
+                byref(rpd),
+                src,
+                lib.engine,
+                dst,
+                lib.engine,
+                None,
+            )
+            self.reorder = D.Primitive(lib, rpd, (D.ARG_SRC, D.ARG_DST))
+            size = lib.lib.dnnl_memory_desc_get_size(chosen)
+            self.buffer = np.empty(max(size, 1), np.uint8)
+        self.address = self.buffer.ctypes.data if self.buffer is not None else 0
+
+
+class Plan:
+    """A primitive and its arguments' layouts; `run` executes it on NumPy arrays.
+
+    `args` is a sequence of ``(DNNL_ARG_*, user memory descriptor or None, is_output)``;
+    `owned` the arguments whose memory the plan allocates itself (a workspace).
+    """
+
+    __slots__ = ("lib", "prim", "args", "impl")
+
+    def __init__(self, lib: D.Library, pd: c_void_p, args, owned=()):
+        self.lib = lib
+        self.args = [_Arg(lib, pd, arg, md, out) for arg, md, out in args]
+        self.prim = D.Primitive(lib, pd, [a.arg for a in self.args], owned)
+        self.impl = self.prim.impl
+
+    def run(self, *arrays: np.ndarray) -> None:
+        """Execute on `arrays`, one per argument in the plan's order; outputs are written."""
+        addresses = []
+        for spec, array in zip(self.args, arrays):
+            if spec.reorder is None:
+                addresses.append(array.ctypes.data)
+            else:
+                if not spec.out:
+                    spec.reorder.run(array.ctypes.data, spec.address)
+                addresses.append(spec.address)
+        self.prim.run(*addresses)
+        for spec, array in zip(self.args, arrays):
+            if spec.out and spec.reorder is not None:
+                spec.reorder.run(spec.address, array.ctypes.data)
+
+
+class Cache:
+    """Plans by key; a key whose primitive oneDNN cannot create maps to None (declined)."""
+
+    def __init__(self):
+        self.plans: dict = {}
+
+    def get(self, key, build):
+        plan = self.plans.get(key, self)
+        if plan is self:
+            try:
+                plan = build()
+            except D.DnnlError:
+                plan = None
+            self.plans[key] = plan
+        return plan

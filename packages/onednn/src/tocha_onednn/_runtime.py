@@ -1,0 +1,38 @@
+"""The loaded library, shared by the kernels, and the thread count its calls run with.
+
+oneDNN runs on GNU OpenMP. Its thread count follows `tocha.set_num_threads`, which sets the
+thread count of NumPy's BLAS (through threadpoolctl): before each call the kernels read the
+BLAS libraries' count (a ctypes call; `tocha.get_num_threads` reads the same) and hand it to
+OpenMP when it changed.
+"""
+
+from __future__ import annotations
+
+from . import _dnnl as D
+
+_library: D.Library | None = None
+_blas: list = []
+
+
+def library() -> D.Library:
+    """libdnnl, loaded on the first call (the first run of a provided kernel)."""
+    global _library
+    if _library is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas[:] = ThreadpoolController().select(user_api="blas").lib_controllers
+        _library = D.Library()
+    return _library
+
+
+def threads() -> int:
+    """The thread count tocha's CPU kernels use now, given to OpenMP in this thread."""
+    n = max((c.get_num_threads() for c in _blas), default=0) or _default_threads()
+    library().set_threads(n)
+    return n
+
+
+def _default_threads() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
