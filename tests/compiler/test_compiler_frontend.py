@@ -308,3 +308,47 @@ def test_functional_cross_entropy_and_integer_inputs():
         loss = compiled(idx, y)
         tocha.testing.assert_close(loss, F.cross_entropy(emb(idx), y))
         loss.backward()
+
+
+def test_a_backend_from_another_distribution_is_found_by_name():
+    plugin = pytest.importorskip("tocha_testcompile")
+    assert "counting" in tocha.compiler.list_backends()
+    compiled = tocha.compile(lambda x: x.cos() + 1, backend="counting")
+    x = tocha.randn(3)
+    tocha.testing.assert_close(compiled(x), x.cos() + 1)
+    tocha.testing.assert_close(compiled(x), x.cos() + 1)
+    assert len(plugin.GRAPHS) >= 1 and isinstance(plugin.GRAPHS[-1][0], tocha.fx.GraphModule)
+
+
+def test_a_step_with_backward_and_an_optimizer_inside_runs_eagerly_and_trains(caplog):
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
+    tocha.manual_seed(0)
+    model = nn.Linear(3, 1)
+    reference = copy.deepcopy(model)
+    opt = tocha.optim.SGD(model.parameters(), lr=0.1)
+    opt_ref = tocha.optim.SGD(reference.parameters(), lr=0.1)
+
+    def step(m, o, x):
+        loss = m(x).square().mean()
+        loss.backward()
+        o.step()
+        o.zero_grad()
+        return loss
+
+    compiled = tocha.compile(step)
+    x = tocha.randn(8, 3)
+    for _ in range(3):
+        tocha.testing.assert_close(compiled(model, opt, x), step(reference, opt_ref, x))
+    assert any("backward()" in r.getMessage() for r in caplog.records)
+    tocha.testing.assert_close(model.weight, reference.weight)
+
+
+def test_an_optimizer_step_alone_is_not_replayed_silently():
+    model = nn.Linear(2, 1)
+    opt = tocha.optim.SGD(model.parameters(), lr=0.5)
+    compiled = tocha.compile(lambda: opt.step())
+    model(tocha.ones(1, 2)).sum().backward()
+    before = model.weight.detach().clone()
+    for k in range(1, 4):
+        compiled()
+        tocha.testing.assert_close(model.weight, before - 0.5 * k)

@@ -54,6 +54,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
     user = [i for i, v in enumerate(flat_args) if isinstance(v, tocha.Tensor)]
     inputs = [flat_args[i] for i in user] + list(state)
     result: dict[str, Any] = {}
+    before = _state_of(inputs)
 
     def traced(*tensors: Any) -> Any:
         leaves = list(flat_args)
@@ -64,6 +65,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
         flat_out, rebuild_out = flatten(out)
         result["out"], result["rebuild"] = out, rebuild_out
         result["flat"] = flat_out
+        _check_grads(inputs, before)
         if not tocha.is_grad_enabled():
             return flat_out
         differentiable = [
@@ -75,19 +77,28 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
         seeds = [tocha.empty_like(flat_out[k]) for k in differentiable]
         result["seeds"], result["differentiable"] = seeds, differentiable
         result["grad_inputs"] = grad_inputs
-        grads = tocha.autograd.grad(
-            [flat_out[k] for k in differentiable],
-            grad_inputs,
-            seeds,
-            retain_graph=True,
-            allow_unused=True,
-        )
+        try:
+            grads = tocha.autograd.grad(
+                [flat_out[k] for k in differentiable],
+                grad_inputs,
+                seeds,
+                retain_graph=True,
+                allow_unused=True,
+            )
+        except RuntimeError as exc:
+            if "backward through the graph a second time" in str(exc):
+                raise GraphBreak("the program runs backward() itself") from None
+            raise
         return flat_out, list(grads)
 
-    gm = make_fx(traced)(*inputs)
+    try:
+        gm = make_fx(traced)(*inputs)
+    except GraphBreak as exc:
+        raise GraphBreak(exc.args[0], result["out"]) from None
     _fetch_streams(gm, inputs)
     try:
         _check_reads(gm)
+        _check_effects(gm, inputs, before)
     except GraphBreak as exc:
         raise GraphBreak(exc.args[0], result["out"]) from None
     cap = Capture(gm, inputs, result["flat"], result["rebuild"])
@@ -151,6 +162,40 @@ def _grad_inputs(outputs: list, inputs: list) -> list:
     ordered = [t for t in inputs if id(t) in reached]
     ordered += [t for k, t in reached.items() if not any(k == id(i) for i in inputs)]
     return ordered
+
+
+def _state_of(inputs: list) -> list:
+    """What a call may change in its inputs outside the kernels a graph records: each one's
+    version counter (bumped by every write) and its ``.grad``."""
+    return [(t._version, t.grad if t.requires_grad else None) for t in inputs]
+
+
+def _check_effects(gm: GraphModule, inputs: list, before: list) -> None:
+    """A graph break when the call wrote into an input other than through recorded kernels
+    (an optimizer's step) or set a ``.grad`` (``backward()`` inside the program): a graph
+    would not repeat those writes."""
+    copied = {
+        id(node.args[0].meta.get("val"))
+        for node in gm.graph.nodes
+        if node.op == "call_function" and node.target is tocha.Tensor.copy_
+    }
+    _check_grads(inputs, before)
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").all_input_nodes
+    if not outputs and not copied:
+        raise GraphBreak(
+            "the program computes no tensor: only its effects matter, which run eagerly"
+        )
+    for t, (version, _) in zip(inputs, before):
+        if t._version != version and id(t) not in copied:
+            raise GraphBreak(
+                "the program writes into a tensor outside tocha's kernels (an optimizer step?)"
+            )
+
+
+def _check_grads(inputs: list, before: list) -> None:
+    for t, (_, grad) in zip(inputs, before):
+        if t.requires_grad and t.grad is not grad:
+            raise GraphBreak("the program sets a tensor's .grad (backward() inside the program)")
 
 
 def _check_reads(gm: GraphModule) -> None:

@@ -15,7 +15,7 @@ import tocha
 from tocha.autograd import Function
 from tocha.library import bump_version, kernel_context, wrap
 
-from . import _fusion, _logging
+from . import _fusion, _logging, _passes
 from ._capture import Capture, partition
 from ._codegen_python import GeneratedFunction, generate
 
@@ -28,6 +28,7 @@ class CompiledGraph:
 
     def __init__(self, cap: Capture, fuse: bool, name: str) -> None:
         gm = cap.gm
+        _passes.optimize(gm)
         self.n_inputs = len(cap.inputs)
         self.device = _device_of(cap.inputs)
         self.grad_inputs = cap.grad_inputs
