@@ -87,3 +87,13 @@ def test_tocha_run_console_script_and_module_agree():
     assert run_program([str(script), *args]) == run_program(
         [sys.executable, "-m", "tocha.run", *args]
     )
+
+
+def test_the_gpt_compiled_trains_as_torch_eager():
+    """nanoGPT's way: ``model = torch.compile(model)`` after building the optimizer; the losses
+    are eager PyTorch's."""
+    pytest.importorskip("tocha.compiler")
+    args = [str(PROGRAMS / "dropin_gpt.py"), *CASES["dropin_gpt.py"]]
+    losses = run_program([sys.executable, "-m", "tocha.run", *args, "--compile"])["losses"]
+    want = torch_answer("dropin_gpt.py", args)["losses"]
+    assert losses == pytest.approx(want, rel=1e-4, abs=1e-4)

@@ -82,6 +82,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--cuda", action="store_true", help="train on the GPU if there is one")
+    parser.add_argument("--compile", action="store_true", help="train the torch.compile'd model")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
@@ -97,6 +98,8 @@ def main():
         betas=(0.9, 0.95),
     )
     scheduler = CosineAnnealingLR(optimizer, T_max=args.steps, eta_min=1e-4)
+    if args.compile:
+        model = torch.compile(model)
     rng = np.random.default_rng(2)
     pattern = np.arange(200) % vocab
     losses = []
