@@ -96,3 +96,51 @@ def test_errors(fn, message):
 def test_dim_out_of_range():
     with pytest.raises(IndexError):
         tocha.fft.fft(tocha.ones(4), dim=3)
+
+
+OUT_CASES = [
+    ("fft", REAL, "complex64"),
+    ("fft", REAL, "complex128"),
+    ("ifftn", CPLX, "complex64"),
+    ("rfft2", REAL, "complex64"),
+    ("irfft", CPLX, "float32"),
+    ("hfftn", CPLX, "float64"),
+    ("ihfft2", REAL, "complex64"),
+]
+
+
+@pytest.mark.parametrize("name, array, out_dtype", OUT_CASES)
+def test_out_receives_the_transform(torch, name, array, out_dtype):
+    a = array.astype("complex64" if array.dtype.kind == "c" else "float32")
+    out = tocha.empty(0, dtype=getattr(tocha, out_dtype))
+    mine = getattr(tocha.fft, name)(tocha.from_numpy(a.copy()), out=out)
+    theirs = getattr(torch.fft, name)(
+        torch.from_numpy(a.copy()), out=torch.empty(0, dtype=getattr(torch, out_dtype))
+    )
+    assert mine is out
+    assert_tensor(mine, theirs.resolve_conj(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, array, out_dtype", [("fft", REAL, "float32"), ("irfft", CPLX, "complex64")]
+)
+def test_out_of_the_wrong_kind_is_refused(torch, name, array, out_dtype):
+    a = array.astype("complex64" if array.dtype.kind == "c" else "float32")
+    with pytest.raises(RuntimeError) as want:
+        getattr(torch.fft, name)(
+            torch.from_numpy(a.copy()), out=torch.empty(0, dtype=getattr(torch, out_dtype))
+        )
+    with pytest.raises(RuntimeError) as got:
+        getattr(tocha.fft, name)(
+            tocha.from_numpy(a.copy()), out=tocha.empty(0, dtype=getattr(tocha, out_dtype))
+        )
+    assert str(got.value) == str(want.value)
+
+
+def test_frequencies_fill_out(torch):
+    out = tocha.empty(0, dtype=tocha.float64)
+    assert tocha.fft.fftfreq(5, out=out) is out
+    assert_tensor(out, torch.fft.fftfreq(5, out=torch.empty(0, dtype=torch.float64)))
+    out = tocha.empty(0)
+    assert tocha.fft.rfftfreq(6, 0.5, out=out) is out
+    assert_tensor(out, torch.fft.rfftfreq(6, 0.5))

@@ -22,6 +22,7 @@ from . import _dtype
 from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
 from ._ops import aliases as _aliases
+from ._ops._out import write_out
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -171,6 +172,19 @@ def _resize_all(x: Tensor, dims, sizes) -> Tensor:
 
 
 # -- the transforms ---------------------------------------------------------------------------
+def _written(name: str, result: Tensor, out: Tensor | None) -> Tensor:
+    """`result`, or the ``out=`` tensor holding it (of the result's kind: complex, or real;
+    a wider precision is allowed, as in PyTorch)."""
+    if out is None:
+        return result
+    if isinstance(out, Tensor) and out.is_complex() != result.is_complex():
+        kind = "a complex" if result.is_complex() else "a floating point"
+        raise RuntimeError(
+            f"{name} expects {kind} output tensor, but got {_dtype.TITLE[out.dtype]}"
+        )
+    return write_out(out, result)
+
+
 def _c2c_or_r2c(x: Tensor, dims, norm, forward: bool) -> Tensor:
     scale = _scale(norm, forward)
     if x.is_complex():
@@ -178,63 +192,96 @@ def _c2c_or_r2c(x: Tensor, dims, norm, forward: bool) -> Tensor:
     return call(R2C, (x,), dims, scale, False, forward)
 
 
-def fftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def fftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The n-dimensional discrete Fourier transform over `dim` (every dim by default; the last
     ``len(s)`` with `s`), each trimmed or zero-padded to the size in `s`."""
     x = _input(input, "fftn")
     dims, sizes = _dims_and_sizes(x, s, dim)
-    return _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, True)
+    return _written("fftn", _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, True), out)
 
 
-def ifftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def ifftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The inverse of `fftn`."""
     x = _input(input, "ifftn")
     dims, sizes = _dims_and_sizes(x, s, dim)
-    return _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, False)
+    return _written("ifftn", _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, False), out)
 
 
-def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def fft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """The one-dimensional discrete Fourier transform along `dim` (trimmed or zero-padded
     to `n` points first).
 
     Example: ``tocha.fft.fft(tocha.ones(4))`` is ``[4, 0, 0, 0]`` (complex64).
     """
-    return fftn(input, None if n is None else (n,), (dim,), norm)
+    return _written("fft", fftn(input, None if n is None else (n,), (dim,), norm), out)
 
 
-def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ifft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """The inverse of `fft`."""
-    return ifftn(input, None if n is None else (n,), (dim,), norm)
+    return _written("ifft", ifftn(input, None if n is None else (n,), (dim,), norm), out)
 
 
-def fft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def fft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`fftn` over the last two dims."""
-    return fftn(input, s, dim, norm)
+    return _written("fft2", fftn(input, s, dim, norm), out)
 
 
-def ifft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def ifft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`ifftn` over the last two dims."""
-    return ifftn(input, s, dim, norm)
+    return _written("ifft2", ifftn(input, s, dim, norm), out)
 
 
-def rfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def rfftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`fftn` of a real input, keeping the non-negative frequencies of the last dim
     (``n // 2 + 1`` of them)."""
     x = _input(input, "rfftn", real=True)
     dims, sizes = _dims_and_sizes(x, s, dim)
     x = _resize_all(x, dims, sizes)
-    return call(R2C, (x,), dims, _scale(norm, True), True, True)
+    return _written("rfftn", call(R2C, (x,), dims, _scale(norm, True), True, True), out)
 
 
-def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def rfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """`fft` of a real input: the ``n // 2 + 1`` non-negative frequencies."""
     x = _input(input, "rfft", real=True)
-    return rfftn(x, None if n is None else (n,), (dim,), norm)
+    return _written("rfft", rfftn(x, None if n is None else (n,), (dim,), norm), out)
 
 
-def rfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def rfft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`rfftn` over the last two dims."""
-    return rfftn(input, s, dim, norm)
+    return _written("rfft2", rfftn(input, s, dim, norm), out)
 
 
 def _c2r(x: Tensor, dims, sizes, norm, forward: bool) -> Tensor:
@@ -248,65 +295,98 @@ def _c2r(x: Tensor, dims, sizes, norm, forward: bool) -> Tensor:
     return call(C2R, (x,), dims, _scale(norm, forward), last, forward)
 
 
-def irfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def irfftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The inverse of `rfftn`: a real signal (last dim of size ``s[-1]``, by default
     ``2 (m - 1)``)."""
     x = _input(input, "irfftn", complex_=True)
     dims, sizes = _dims_and_sizes(x, s, dim)
-    return _c2r(x, dims, sizes, norm, False)
+    return _written("irfftn", _c2r(x, dims, sizes, norm, False), out)
 
 
-def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def irfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """The inverse of `rfft`: `n` real points (default ``2 (m - 1)``)."""
-    return irfftn(input, None if n is None else (n,), (dim,), norm)
+    return _written("irfft", irfftn(input, None if n is None else (n,), (dim,), norm), out)
 
 
-def irfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def irfft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`irfftn` over the last two dims."""
-    return irfftn(input, s, dim, norm)
+    return _written("irfft2", irfftn(input, s, dim, norm), out)
 
 
-def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def hfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """The (real) forward transform of a Hermitian-symmetric signal given by its first half:
     `n` real points (default ``2 (m - 1)``)."""
     x = _input(input, "hfft", complex_=True)
     dims = (_wrap_dim(dim, x.ndim),)
-    return _c2r(x, dims, [n], norm, True)
+    return _written("hfft", _c2r(x, dims, [n], norm, True), out)
 
 
-def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ihfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """The inverse of `hfft`: the half spectrum of a real signal (``n // 2 + 1`` points)."""
     x = _input(input, "ihfft", real=True)
     dims = (_wrap_dim(dim, x.ndim),)
     if n is not None:
         x = _resized(x, dims[0], n)
-    return call(R2C, (x,), dims, _scale(norm, False), True, False)
+    return _written("ihfft", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
 
 
-def hfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def hfftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The n-dimensional `hfft`: the real forward transform of a Hermitian-symmetric signal
     given by the first half of its last dim (``s[-1]`` real points, default ``2 (m - 1)``)."""
     x = _input(input, "hfftn", complex_=True)
     dims, sizes = _dims_and_sizes(x, s, dim)
-    return _c2r(x, dims, sizes, norm, True)
+    return _written("hfftn", _c2r(x, dims, sizes, norm, True), out)
 
 
-def hfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def hfft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`hfftn` over the last two dims."""
-    return hfftn(input, s, dim, norm)
+    return _written("hfft2", hfftn(input, s, dim, norm), out)
 
 
-def ihfftn(input: Tensor, s=None, dim=None, norm: str | None = None) -> Tensor:
+def ihfftn(
+    input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """The inverse of `hfftn`: the half spectrum (last dim) of a real signal."""
     x = _input(input, "ihfftn", real=True)
     dims, sizes = _dims_and_sizes(x, s, dim)
     x = _resize_all(x, dims, sizes)
-    return call(R2C, (x,), dims, _scale(norm, False), True, False)
+    return _written("ihfftn", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
 
 
-def ihfft2(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
+def ihfft2(
+    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """`ihfftn` over the last two dims."""
-    return ihfftn(input, s, dim, norm)
+    return _written("ihfft2", ihfftn(input, s, dim, norm), out)
 
 
 # -- frequencies and shifts -------------------------------------------------------------------
@@ -330,7 +410,9 @@ def fftfreq(
 ) -> Tensor:
     """The sample frequencies of an `n`-point transform with sample spacing `d`:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``."""
-    return _frequencies(np.fft.fftfreq(n, d), dtype, device, requires_grad)
+    return _written(
+        "fftfreq", _frequencies(np.fft.fftfreq(n, d), dtype, device, requires_grad), out
+    )
 
 
 def rfftfreq(
@@ -345,7 +427,8 @@ def rfftfreq(
 ) -> Tensor:
     """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
     (d n)``."""
-    return _frequencies(np.fft.rfftfreq(n, d), dtype, device, requires_grad)
+    result = _frequencies(np.fft.rfftfreq(n, d), dtype, device, requires_grad)
+    return _written("rfftfreq", result, out)
 
 
 def _rolled(x: Tensor, dims, inverse: bool) -> Tensor:
