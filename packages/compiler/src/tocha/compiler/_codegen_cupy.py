@@ -23,7 +23,9 @@ its arguments need, generates and compiles it once (``xp.RawModule``), and launc
   propagate NaN as NumPy does. float16, bfloat16 and complex are declined with
   `NotImplementedError`, for the caller to fall back.
 
-Variants are cached per CuPy-like namespace, spec key, input dtypes, input kinds and rank.
+Compiled variants are cached per namespace, spec key and variant (input dtypes and kinds,
+rank, index width); each callable also keeps its launch (grid, sizes, strides) per input
+shapes and dtypes, so a repeated call costs a lookup, the output allocations and the launch.
 """
 
 from __future__ import annotations
