@@ -11,6 +11,7 @@ graph is then the **joint** forward and backward graph, which `partition` splits
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -281,6 +282,10 @@ def partition(cap: Capture) -> tuple[list[Node], list[Node], list[Node]]:
     inputs = {n for n in nodes if n.op == "placeholder"} - tangents
     backward_roots = [v for v in flat[n_out:] if isinstance(v, Node)]
     backward = _ancestors(backward_roots) - forward - inputs - tangents
+    for node in nodes:  # the backward reads parts of a forward tuple as saved values
+        if node in backward and node.target is operator.getitem and node.args[0] not in backward:
+            backward.discard(node)
+            forward.add(node)
     saved = []
     seen: set[Node] = set()
     for node in nodes:
