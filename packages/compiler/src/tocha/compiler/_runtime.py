@@ -2,7 +2,7 @@
 calls, and run through autograd as one primitive.
 
 With grad inputs, the forward function is declared as a primitive of its own
-(`tocha.library.defop`, named ``compiled_<n>``) whose outputs are the graph's outputs then
+(`tocha.library.defop`, named ``compiled::graph_<n>`` as custom operators are) whose outputs are the graph's outputs then
 the values the backward needs, and whose derivative (`tocha.autograd.derivatives.d`) runs
 the backward function: a call goes through the dispatcher's hot path and records one node,
 no tape is built for the ops inside, and the engine delivers the gradients of the grad inputs
@@ -112,7 +112,7 @@ class CompiledGraph:
 
 def _declare(graph: CompiledGraph) -> Any:
     """The compiled forward as a primitive of its own, with its derivative."""
-    name = f"compiled_{next(_NUMBER)}"
+    name = f"compiled::graph_{next(_NUMBER)}"
     forward = graph.forward.fn
     op = defop(name, lambda xp: forward)
 
