@@ -2,12 +2,13 @@
 calls, and run through autograd as one primitive.
 
 With grad inputs, the forward function is declared as a primitive of its own
-(`tocha.library.defop`, named ``compiled::graph_<n>`` as custom operators are) whose outputs are the graph's outputs then
-the values the backward needs, and whose derivative (`tocha.autograd.derivatives.d`) runs
-the backward function: a call goes through the dispatcher's hot path and records one node,
-no tape is built for the ops inside, and the engine delivers the gradients of the grad inputs
-as for any op (``.grad`` accumulation, hooks, ``retain_graph``). Without grad mode, or
-without grad inputs, the forward function runs alone.
+(`tocha.library.defop`, named ``compiled::graph_<n>`` as custom operators are) whose
+outputs are the graph's outputs then the values the backward needs, and whose derivative
+(`tocha.autograd.derivatives.d`) runs the backward function: a call goes through the
+dispatcher's hot path and records one node, no tape is built for the ops inside, and the
+engine delivers the gradients of the grad inputs as for any op (``.grad`` accumulation,
+hooks, ``retain_graph``). Without grad mode, or without grad inputs, the forward function
+runs alone.
 """
 
 from __future__ import annotations
