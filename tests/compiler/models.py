@@ -68,12 +68,12 @@ CASES = {
     "cnn": (
         CNN,
         lambda: (tocha.randn(3, 1, 8, 8),),
-        lambda out: F.cross_entropy(out, tocha.tensor([1, 2, 3])),
+        lambda out: F.cross_entropy(out, tocha.tensor([1, 2, 3], device=out.device)),
     ),
     "lstm": (
         LSTMModel,
         lambda: (tocha.randint(0, 20, (2, 7)),),
-        lambda out: F.cross_entropy(out.reshape(-1, 20), tocha.arange(14) % 20),
+        lambda out: F.cross_entropy(out.reshape(-1, 20), tocha.arange(14, device=out.device) % 20),
     ),
     "gpt": (Block, lambda: (tocha.randn(2, 16, 32),), lambda out: out.square().mean()),
 }
