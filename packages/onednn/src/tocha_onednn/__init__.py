@@ -1,7 +1,8 @@
 """tocha-onednn: oneDNN's CPU kernels for tocha, as a kernel provider.
 
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
-3 spatial dims, transposed) on the CPU through oneDNN's C API (``libdnnl`` from the
+3 spatial dims, transposed), layer norm and training batch norm (forward and backward) on the
+CPU through oneDNN's C API (``libdnnl`` from the
 onednn-cpu-gomp wheel, bound with ctypes). The entry point `register` is cheap: oneDNN loads
 on the first call of an op it serves. Calls it does not support (not float32, a shape oneDNN
 refuses) run tocha's built-in kernels. ``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
@@ -23,6 +24,10 @@ KERNELS = {
     "convolution": ("_conv", "convolution"),
     "convolution_transpose": ("_conv", "convolution_transpose"),
     "convolution_backward_weight": ("_conv", "convolution_backward_weight"),
+    "native_layer_norm": ("_norm", "layer_norm"),
+    "native_layer_norm_backward": ("_norm", "layer_norm_backward"),
+    "native_batch_norm": ("_norm", "batch_norm"),
+    "native_batch_norm_backward": ("_norm", "batch_norm_backward"),
 }
 
 

@@ -1,0 +1,288 @@
+"""Normalization kernels on oneDNN: tocha-nn's layer norm and training batch norm, forward
+and backward.
+
+tocha's primitives keep the inverse standard deviation (``rstd``/``invstd``) where oneDNN
+keeps the variance: the forward turns oneDNN's variance into ``1 / sqrt(var + eps)``, and the
+backward hands oneDNN ``1 / rstd**2`` as the variance with an epsilon of 0, which is the same
+normalisation. float32 only, with both affine parameters or none; other calls go to the
+built-in kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _dnnl as D
+from ._plan import Cache, Plan
+from ._runtime import library, threads
+
+_F32 = np.dtype(np.float32)
+_cache = Cache()
+
+
+def _ok(affine: str, *arrays) -> bool:
+    if affine not in ("", "wb"):
+        return False
+    for a in arrays:
+        if a.dtype != _F32 or a.size == 0:
+            return False
+    return True
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def _flags(affine: str) -> int:
+    return D.USE_SCALE | D.USE_SHIFT if affine else 0
+
+
+def _vector(lib, n):
+    return D.shape_desc(lib, (n,))
+
+
+# -- layer norm: rows (T, C) ------------------------------------------------------------------
+def _layer_forward_pd(lib, rows, eps, flags):
+    src = D.shape_desc(lib, rows)
+    stat = _vector(lib, rows[0])
+    pd = D.create_pd(
+        lib,
+        "dnnl_layer_normalization_forward_primitive_desc_create",
+        D.FORWARD_TRAINING,
+        src.handle,
+        src.handle,
+        stat.handle,
+        eps,
+        flags,
+        None,
+    )
+    return pd, src, stat
+
+
+def _build_layer_forward(rows, eps, affine):
+    lib = library()
+    pd, src, stat = _layer_forward_pd(lib, rows, eps, _flags(affine))
+    args = [(D.ARG_SRC, src, False)]
+    if affine:
+        args += [(D.ARG_SCALE, _vector(lib, rows[1]), False)]
+        args += [(D.ARG_SHIFT, _vector(lib, rows[1]), False)]
+    args += [(D.ARG_DST, src, True), (D.ARG_MEAN, stat, True), (D.ARG_VARIANCE, stat, True)]
+    return Plan(lib, pd, args)
+
+
+def _build_layer_backward(rows, affine):
+    lib = library()
+    flags = _flags(affine)
+    hint, src, stat = _layer_forward_pd(lib, rows, 0.0, flags)
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_layer_normalization_backward_primitive_desc_create",
+            D.BACKWARD,
+            src.handle,
+            src.handle,
+            src.handle,
+            stat.handle,
+            0.0,
+            flags,
+            hint,
+            None,
+        )
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(hint)
+    args = [
+        (D.ARG_DIFF_DST, src, False),
+        (D.ARG_SRC, src, False),
+        (D.ARG_MEAN, stat, False),
+        (D.ARG_VARIANCE, stat, False),
+    ]
+    if affine:
+        args.append((D.ARG_SCALE, _vector(lib, rows[1]), False))
+        args.append((D.ARG_SHIFT, _vector(lib, rows[1]), False))
+    args.append((D.ARG_DIFF_SRC, src, True))
+    if affine:
+        args += [
+            (D.ARG_DIFF_SCALE, _vector(lib, rows[1]), True),
+            (D.ARG_DIFF_SHIFT, _vector(lib, rows[1]), True),
+        ]
+    return Plan(lib, pd, args)
+
+
+def _rows_of(x, nd):
+    c = math.prod(x.shape[x.ndim - nd :])
+    return (x.size // c, c)
+
+
+def layer_norm(fallback):
+    """``native_layer_norm(x, [w], [b], nd, eps, affine) -> (y, mean, rstd)``."""
+
+    def kernel(x, *rest):
+        *params, nd, eps, affine = rest
+        if not _ok(affine, x, *params):
+            return fallback(x, *rest)
+        x = _contiguous(x)
+        rows = _rows_of(x, nd)
+        plan = _cache.get(
+            ("ln", rows, eps, affine, threads()), lambda: _build_layer_forward(rows, eps, affine)
+        )
+        if plan is None:
+            return fallback(x, *rest)
+        y = np.empty(x.shape, _F32)
+        mean = np.empty(rows[0], _F32)
+        var = np.empty(rows[0], _F32)
+        weights = [_contiguous(p) for p in params]
+        plan.run(x, *weights, y, mean, var)
+        var += np.float32(eps)
+        rstd = np.sqrt(var, out=var)
+        np.divide(np.float32(1), rstd, out=rstd)
+        stat_shape = x.shape[: x.ndim - nd] + (1,) * nd
+        return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
+
+    return kernel
+
+
+def layer_norm_backward(fallback):
+    """``native_layer_norm_backward(g, x, mean, rstd, [w], nd, affine) -> (gx, [gw], [gb])``."""
+
+    def kernel(g, x, mean, rstd, *rest):
+        *w, nd, affine = rest
+        if not _ok(affine, g, x, mean, rstd, *w):
+            return fallback(g, x, mean, rstd, *rest)
+        g, x = _contiguous(g), _contiguous(x)
+        rows = _rows_of(x, nd)
+        plan = _cache.get(
+            ("ln_bwd", rows, affine, threads()), lambda: _build_layer_backward(rows, affine)
+        )
+        if plan is None:
+            return fallback(g, x, mean, rstd, *rest)
+        r = rstd.reshape(-1)
+        var = np.divide(np.float32(1), r * r)
+        gx = np.empty(x.shape, _F32)
+        if not affine:
+            plan.run(g, x, _contiguous(mean.reshape(-1)), var, gx)
+            return (gx,)
+        wshape = x.shape[x.ndim - nd :]
+        gw, gb = np.empty(wshape, _F32), np.empty(wshape, _F32)
+        weight = _contiguous(w[0])  # the shift is not read: any vector of its size
+        plan.run(g, x, _contiguous(mean.reshape(-1)), var, weight, weight, gx, gw, gb)
+        return gx, gw, gb
+
+    return kernel
+
+
+# -- batch norm: (N, C, *spatial), statistics per channel ---------------------------------------
+def _batch_forward_pd(lib, shape, eps, flags):
+    src = D.shape_desc(lib, shape)
+    pd = D.create_pd(
+        lib,
+        "dnnl_batch_normalization_forward_primitive_desc_create",
+        D.FORWARD_TRAINING,
+        src.handle,
+        src.handle,
+        eps,
+        flags,
+        None,
+    )
+    return pd, src
+
+
+def _build_batch_forward(shape, eps, affine):
+    lib = library()
+    pd, src = _batch_forward_pd(lib, shape, eps, _flags(affine))
+    c = _vector(lib, shape[1])
+    args = [(D.ARG_SRC, src, False)]
+    if affine:
+        args += [(D.ARG_SCALE, c, False), (D.ARG_SHIFT, c, False)]
+    args += [(D.ARG_DST, src, True), (D.ARG_MEAN, c, True), (D.ARG_VARIANCE, c, True)]
+    return Plan(lib, pd, args)
+
+
+def _build_batch_backward(shape, affine):
+    lib = library()
+    flags = _flags(affine)
+    hint, src = _batch_forward_pd(lib, shape, 0.0, flags)
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_batch_normalization_backward_primitive_desc_create",
+            D.BACKWARD,
+            src.handle,
+            src.handle,
+            src.handle,
+            0.0,
+            flags,
+            hint,
+            None,
+        )
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(hint)
+    c = _vector(lib, shape[1])
+    args = [
+        (D.ARG_DIFF_DST, src, False),
+        (D.ARG_SRC, src, False),
+        (D.ARG_MEAN, c, False),
+        (D.ARG_VARIANCE, c, False),
+    ]
+    if affine:
+        args.append((D.ARG_SCALE, c, False))
+    args.append((D.ARG_DIFF_SRC, src, True))
+    if affine:
+        args += [(D.ARG_DIFF_SCALE, c, True), (D.ARG_DIFF_SHIFT, c, True)]
+    return Plan(lib, pd, args)
+
+
+def _batch_ok(x) -> bool:
+    return 2 <= x.ndim <= 5
+
+
+def batch_norm(fallback):
+    """``native_batch_norm(x, [w], [b], eps, affine) -> (y, mean, invstd)`` (training)."""
+
+    def kernel(x, *rest):
+        *params, eps, affine = rest
+        if not (_batch_ok(x) and _ok(affine, x, *params)):
+            return fallback(x, *rest)
+        x = _contiguous(x)
+        plan = _cache.get(
+            ("bn", x.shape, eps, affine, threads()),
+            lambda: _build_batch_forward(x.shape, eps, affine),
+        )
+        if plan is None:
+            return fallback(x, *rest)
+        c = x.shape[1]
+        y, mean, var = np.empty(x.shape, _F32), np.empty(c, _F32), np.empty(c, _F32)
+        plan.run(x, *[_contiguous(p) for p in params], y, mean, var)
+        var += np.float32(eps)
+        invstd = np.sqrt(var, out=var)
+        np.divide(np.float32(1), invstd, out=invstd)
+        return y, mean, invstd
+
+    return kernel
+
+
+def batch_norm_backward(fallback):
+    """``native_batch_norm_backward(g, x, mean, invstd, [w], affine) -> (gx, [gw], [gb])``."""
+
+    def kernel(g, x, mean, invstd, *rest):
+        *w, affine = rest
+        if not (_batch_ok(x) and _ok(affine, g, x, mean, invstd, *w)):
+            return fallback(g, x, mean, invstd, *rest)
+        g, x = _contiguous(g), _contiguous(x)
+        plan = _cache.get(
+            ("bn_bwd", x.shape, affine, threads()), lambda: _build_batch_backward(x.shape, affine)
+        )
+        if plan is None:
+            return fallback(g, x, mean, invstd, *rest)
+        var = np.divide(np.float32(1), invstd * invstd)
+        gx = np.empty(x.shape, _F32)
+        if not affine:
+            plan.run(g, x, _contiguous(mean), var, gx)
+            return (gx,)
+        c = x.shape[1]
+        gw, gb = np.empty(c, _F32), np.empty(c, _F32)
+        plan.run(g, x, _contiguous(mean), var, _contiguous(w[0]), gx, gw, gb)
+        return gx, gw, gb
+
+    return kernel

@@ -1,0 +1,122 @@
+"""tocha-onednn's layer norm and batch norm kernels against tocha's built-in ones, forward and
+backward, with and without affine parameters; the calls they decline; gradients end to end
+through the provider against the built-in float64 ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tocha_onednn")
+pytest.importorskip("tocha.nn")
+import tocha  # noqa: E402
+import tocha.nn.functional as F  # noqa: E402
+from tocha.library import REGISTRY  # noqa: E402
+from tocha_onednn import _norm  # noqa: E402
+
+RNG = np.random.default_rng(1)
+
+
+class Spy:
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.kernel(*args)
+
+
+def pair(op_name, factory):
+    generic = REGISTRY[op_name].generic(np)
+    spy = Spy(generic)
+    return getattr(_norm, factory)(spy), generic, spy
+
+
+def close(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(b).max())))
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape, dtype=np.float32)
+
+
+LAYER = [
+    ("rows", (64, 32), 1),
+    ("seq", (4, 10, 24), 1),
+    ("two-dims", (3, 5, 6, 7), 2),
+    ("one-row", (1, 9), 1),
+]
+
+
+@pytest.mark.parametrize("affine", ["wb", ""], ids=["affine", "plain"])
+@pytest.mark.parametrize("shape,nd", [c[1:] for c in LAYER], ids=[c[0] for c in LAYER])
+def test_layer_norm_matches_built_in(shape, nd, affine):
+    x = f32(*shape)
+    params = [f32(*shape[len(shape) - nd :]) for _ in affine]
+    forward, generic, spy = pair("native_layer_norm", "layer_norm")
+    out = forward(x, *params, nd, 1e-5, affine)
+    ref = generic(x, *params, nd, 1e-5, affine)
+    close(out, ref)
+    g = f32(*shape)
+    backward, generic_b, spy_b = pair("native_layer_norm_backward", "layer_norm_backward")
+    args = (g, x, ref[1], ref[2], *params[:1], nd, affine)
+    close(backward(*args), generic_b(*args))
+    assert spy.calls == spy_b.calls == 0
+
+
+BATCH = [("2d", (16, 5)), ("conv", (4, 3, 6, 7)), ("1d", (3, 4, 11)), ("3d", (2, 3, 4, 3, 5))]
+
+
+@pytest.mark.parametrize("affine", ["wb", ""], ids=["affine", "plain"])
+@pytest.mark.parametrize("shape", [c[1] for c in BATCH], ids=[c[0] for c in BATCH])
+def test_batch_norm_matches_built_in(shape, affine):
+    x = f32(*shape) * 3 + 1
+    params = [f32(shape[1]) for _ in affine]
+    forward, generic, spy = pair("native_batch_norm", "batch_norm")
+    out = forward(x, *params, 1e-5, affine)
+    ref = generic(x, *params, 1e-5, affine)
+    close(out, ref)
+    g = f32(*shape)
+    backward, generic_b, spy_b = pair("native_batch_norm_backward", "batch_norm_backward")
+    args = (g, x, ref[1], ref[2], *params[:1], affine)
+    close(backward(*args), generic_b(*args))
+    assert spy.calls == spy_b.calls == 0
+
+
+def test_declined_calls_reach_the_built_in_kernels():
+    forward, _, spy = pair("native_layer_norm", "layer_norm")
+    x = f32(4, 6)
+    forward(x.astype(np.float64), 1, 1e-5, "")
+    forward(x, f32(6), 1, 1e-5, "w")
+    assert spy.calls == 2
+    bn, _, bn_spy = pair("native_batch_norm", "batch_norm")
+    bn(x.astype(np.float64), 1e-5, "")
+    bn(f32(2, 3, 2, 2, 2, 2), 1e-5, "")
+    assert bn_spy.calls == 2
+
+
+def _grads(fn, arrays, dtype):
+    tensors = [tocha.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    out = fn(*tensors)
+    out.backward(tocha.tensor(np.cos(np.arange(out.numel())).reshape(out.shape), dtype=dtype))
+    return [out.detach().numpy()] + [t.grad.numpy() for t in tensors]
+
+
+MODELS = [
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b), (5, 3, 8), 8),
+    ("batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (6, 4, 5), 4),
+]
+
+
+@pytest.mark.parametrize("fn,shape,c", [m[1:] for m in MODELS], ids=[m[0] for m in MODELS])
+def test_gradients_through_the_provider_match_built_in_float64(fn, shape, c):
+    arrays = [RNG.standard_normal(shape), RNG.standard_normal(c), RNG.standard_normal(c)]
+    ours = _grads(fn, arrays, tocha.float32)
+    assert tocha.backends.provided_kernels()["native_layer_norm"] == "onednn"
+    ref = _grads(fn, arrays, tocha.float64)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(b).max()))
