@@ -352,3 +352,20 @@ def test_an_optimizer_step_alone_is_not_replayed_silently():
     for k in range(1, 4):
         compiled()
         tocha.testing.assert_close(model.weight, before - 0.5 * k)
+
+
+def test_a_compiled_module_deep_copies_and_pickles():
+    import io
+    import pickle
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    compiled = tocha.compile(model)
+    x = tocha.randn(2, 3)
+    compiled(x)
+    twin = copy.deepcopy(compiled)
+    assert twin._orig_mod is not model
+    tocha.testing.assert_close(twin(x), compiled(x))
+    buffer = io.BytesIO()
+    pickle.dump(compiled, buffer)
+    restored = pickle.loads(buffer.getvalue())
+    tocha.testing.assert_close(restored(x), model(x))

@@ -217,6 +217,20 @@ class OptimizedModule(tocha.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._compiled(*args, **kwargs)
 
+    def __getstate__(self) -> dict:
+        """Pickled and deep-copied without its compiled entries, which are made again."""
+        state = dict(self.__dict__)
+        compiled = state.pop("_compiled")
+        state["_settings"] = (compiled.backend, compiled.fullgraph, compiled.dynamic, compiled.mode)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        backend, fullgraph, dynamic, mode = state.pop("_settings")
+        self.__dict__.update(state)
+        mod = self._orig_mod
+        compiled = CompiledFunction(mod.__call__, mod, backend, fullgraph, dynamic, mode)
+        object.__setattr__(self, "_compiled", compiled)
+
     def __getattr__(self, name: str) -> Any:
         try:
             return super().__getattr__(name)
