@@ -72,6 +72,32 @@ def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Ten
     return assign(target, out_of_place(*args))
 
 
+# PyTorch's C++ names of the dtypes, in its messages about out= dtypes.
+CPP_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def write_out_same_dtype(out: Tensor, result: Tensor) -> Tensor:
+    """`write_out` for the ops whose ``out=`` must have the result's dtype exactly (argmax,
+    isin, softmax...), with PyTorch's message for them."""
+    if isinstance(out, Tensor) and out.dtype != result.dtype:
+        want, got = (CPP_NAMES.get(str(t.dtype).split(".")[-1], "?") for t in (result, out))
+        raise RuntimeError(f"Expected out tensor to have dtype {want}, but got {got} instead")
+    return write_out(out, result)
+
+
 def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
     """Copy `result` into the ``out=`` tensor, resizing `out` when its shape differs. With
     `exact`, `out` must have the result's dtype (PyTorch's rule for ops that keep the input's

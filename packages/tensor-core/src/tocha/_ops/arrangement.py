@@ -19,7 +19,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import broadcast_error, call, call_view, defop
 from .._tensor import Size, Tensor, _wrap_dim
-from ._out import assign, write_out
+from ._out import assign, write_out, write_out_same_dtype
 from .creation import _from_host
 from .shape import _dims, _unaliased, int_tuple, restrider
 
@@ -630,6 +630,8 @@ def diff(
     dim: int = -1,
     prepend: Tensor | None = None,
     append: Tensor | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The n-th forward difference along `dim` (``out[i] = x[i + 1] - x[i]``, applied `n`
     times), after joining `prepend` and `append` to `input` along `dim`; bool tensors give
@@ -650,7 +652,8 @@ def diff(
             break
         ahead, behind = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
         x = ahead.ne(behind) if x.dtype is _dtype.bool else ahead - behind
-    return input.clone() if x is input else x
+    result = input.clone() if x is input else x
+    return result if out is None else write_out(out, result)
 
 
 def _along(t: Tensor, dim: int, ndim: int) -> Tensor:
@@ -831,7 +834,9 @@ def cross(
     return linalg.cross(input, other, dim=dim, out=out)
 
 
-def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+def renorm(
+    input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | None = None
+) -> Tensor:
     """`input` with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
     norm `maxnorm`."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
@@ -848,7 +853,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(k for k in range(ndim) if k != dim)
     norms = input.norm(p, others, keepdim=True) if others else input.abs()
     factor = _where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return input * factor.to(input.dtype.to_real())
+    result = input * factor.to(input.dtype.to_real())
+    return result if out is None else write_out_same_dtype(out, result)
 
 
 def renorm_(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:

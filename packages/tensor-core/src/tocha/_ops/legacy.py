@@ -17,6 +17,7 @@ from .._api import PUBLIC, export
 from .._backend import resolve_device
 from .._device import CPU
 from .._tensor import Size, Tensor, wrap
+from ._out import write_out_same_dtype
 
 __all__ = ["legacy_new"]
 
@@ -209,23 +210,39 @@ def _functional():
     return F
 
 
-def softmax(input: Tensor, dim: builtins.int, dtype: _dtype.dtype | None = None) -> Tensor:
+def softmax(
+    input: Tensor,
+    dim: builtins.int,
+    dtype: _dtype.dtype | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (tocha-nn's fused primitive when installed)."""
     F = _functional()
     if F is not None:
-        return F.softmax(input, dim, dtype=dtype)
-    x = input if dtype is None else input.to(dtype)
-    e = (x - x.amax(dim, keepdim=True).detach()).exp()
-    return e / e.sum(dim, keepdim=True)
+        result = F.softmax(input, dim, dtype=dtype)
+    else:
+        x = input if dtype is None else input.to(dtype)
+        e = (x - x.amax(dim, keepdim=True).detach()).exp()
+        result = e / e.sum(dim, keepdim=True)
+    return result if out is None else write_out_same_dtype(out, result)
 
 
-def log_softmax(input: Tensor, dim: builtins.int, dtype: _dtype.dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor,
+    dim: builtins.int,
+    dtype: _dtype.dtype | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """x - log(sum(exp(x))) along `dim` (tocha-nn's fused primitive when installed)."""
     F = _functional()
     if F is not None:
-        return F.log_softmax(input, dim, dtype=dtype)
-    x = input if dtype is None else input.to(dtype)
-    return x - x.logsumexp(dim, keepdim=True)
+        result = F.log_softmax(input, dim, dtype=dtype)
+    else:
+        x = input if dtype is None else input.to(dtype)
+        result = x - x.logsumexp(dim, keepdim=True)
+    return result if out is None else write_out_same_dtype(out, result)
 
 
 export(softmax, method=True)

@@ -16,7 +16,7 @@ from .. import _dtype, return_types
 from .._api import PUBLIC, export
 from .._dispatch import binary, call, call_view, defop, not_a_tensor, unary
 from .._tensor import Tensor
-from ._out import assign, write_out
+from ._out import assign, write_out, write_out_same_dtype
 from .pointwise import (
     BOOL,
     COMPLEX,
@@ -315,7 +315,14 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool((input == other).all())
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+def isin(
+    elements,
+    test_elements,
+    *,
+    assume_unique: bool = False,
+    invert: bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """Whether each element of `elements` is among `test_elements` (either may be a number);
     the result has the shape of `elements`. `invert` negates it."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
@@ -328,7 +335,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
             (test_elements, _device_of(test_elements, elements)),
         )
     ]
-    return call(isin_op, tuple(tensors), bool(invert))
+    result = call(isin_op, tuple(tensors), bool(invert))
+    return result if out is None else write_out_same_dtype(out, result)
 
 
 def _device_of(x, other):

@@ -39,7 +39,7 @@ from .._cpu import kernel_context
 from .._dispatch import LAYERS, call, call_one, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._out import write_out
+from ._out import write_out, write_out_same_dtype
 
 _INT64 = np.dtype("int64")
 _FLOAT32 = np.dtype("float32")
@@ -749,16 +749,18 @@ def _arg_extreme(op, name: str, input: Tensor, dim, keepdim) -> Tensor:
     return _run(op, input, d if data.ndim else None, keepdim)
 
 
-def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Index (int64) of the largest element, of the flattened input when `dim` is None;
     the first on ties, a NaN's if any."""
-    return _arg_extreme(argmax_op, "argmax", input, dim, keepdim)
+    result = _arg_extreme(argmax_op, "argmax", input, dim, keepdim)
+    return result if out is None else write_out_same_dtype(out, result)
 
 
-def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """Index (int64) of the smallest element, of the flattened input when `dim` is None;
     the first on ties, a NaN's if any."""
-    return _arg_extreme(argmin_op, "argmin", input, dim, keepdim)
+    result = _arg_extreme(argmin_op, "argmin", input, dim, keepdim)
+    return result if out is None else write_out_same_dtype(out, result)
 
 
 # -- statistics -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from .. import _dtype
 from .._api import export
 from .._dispatch import call, check_same_device, defop, expect_tensor
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._out import assign, inplace
+from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
 from .indexing import getitem_op, index_op, index_put, scalar_value, setitem_op
 
@@ -603,12 +603,20 @@ def _long_index(name: str, index: Tensor) -> None:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {_title(index)}")
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elements of `input`, read as a flat vector, at `index` (int64; negative counts from
     the end). Shape: index's."""
     _long_index("take", index)
     _check_flat_bounds(index, input._data.size)
-    return call(index_op, (input.reshape(-1), index), (0,))
+    result = call(index_op, (input.reshape(-1), index), (0,))
+    if out is None:
+        return result
+    if isinstance(out, Tensor) and out.dtype != input.dtype:
+        raise RuntimeError(
+            "take(): self and out expected to have the same dtype, but got self.dtype = "
+            f"{_title(input)} and out.dtype = {_title(out)}"
+        )
+    return write_out(out, result)
 
 
 def take_along_dim(
@@ -757,12 +765,15 @@ def slice_scatter(
     start: int | None = None,
     end: int | None = None,
     step: int = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """A copy of `input` with `src` written at ``start:end:step`` along `dim`."""
     shape = input._data.shape
     dim = _wrap_dim(dim, len(shape))
     key = (slice(None),) * dim + (slice(start, end, step),)
-    return _embed(input, src, key, np.empty(shape, dtype=np.bool_)[key].shape)
+    result = _embed(input, src, key, np.empty(shape, dtype=np.bool_)[key].shape)
+    return result if out is None else write_out_same_dtype(out, result)
 
 
 def diagonal_scatter(
