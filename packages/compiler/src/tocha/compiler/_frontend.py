@@ -22,7 +22,7 @@ from typing import Any
 import tocha
 from tocha.fx.experimental.proxy_tensor import DataDependentValueChanged
 
-from . import _logging
+from . import _logging, _state
 from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
 from ._runtime import CompiledGraph
@@ -91,8 +91,6 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from . import _state
-
         if _state.disabled() or compiling():
             return self.fn(*args, **kwargs)
         key = _guard_key(args, kwargs)
@@ -128,8 +126,6 @@ class CompiledFunction:
         return entry.rebuild(flat_out)
 
     def _compile(self, key: Any, args: tuple, kwargs: dict) -> Any:
-        from . import _state
-
         entries = self.cache.setdefault(key, [])
         total = sum(len(v) for v in self.cache.values())
         if total >= _state.config.cache_size_limit:
