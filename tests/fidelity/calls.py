@@ -114,17 +114,20 @@ def _array(shape, dtype: str, seed: int, fill: str) -> np.ndarray:
 def _tensor(lib: Library, shape, dtype: str, layout: str, seed: int, fill: str):
     shape = tuple(shape)
     if layout == "t" and len(shape) >= 2:
-        base = _array(shape[::-1], dtype, seed, fill)
-        t = lib.module.from_numpy(base.copy()).permute(*range(len(shape) - 1, -1, -1))
+        stored = shape[::-1]
     elif layout == "s" and len(shape) >= 1:
-        base = _array(shape[:-1] + (2 * shape[-1],), dtype, seed, fill)
-        t = lib.module.from_numpy(base.copy())[..., ::2]
+        stored = shape[:-1] + (2 * shape[-1],)
     else:
-        t = lib.module.from_numpy(np.ascontiguousarray(_array(shape, dtype, seed, fill)))
+        stored = shape
+    t = lib.module.from_numpy(np.array(_array(stored, dtype, seed, fill), order="C"))
     if dtype == "bool" and t.dtype != lib.module.bool:
         t = t != 0
-    if str(t.dtype).split(".")[-1] != dtype:
+    if _dtype_name(t.dtype) != dtype:
         t = t.to(lib.dtype(dtype))
+    if stored != shape and layout == "t":
+        return t.permute(*range(len(shape) - 1, -1, -1))
+    if stored != shape:
+        return t[..., ::2]
     return t
 
 

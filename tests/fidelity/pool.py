@@ -12,7 +12,7 @@ import time
 from multiprocessing.connection import wait
 
 # Each worker's address space, so that a huge allocation fails instead of swapping the machine.
-MEMORY_LIMIT = 12 * 2**30
+MEMORY_LIMIT = 8 * 2**30
 
 
 def _worker(job_path: str, connection) -> None:

@@ -3,6 +3,7 @@ same generated inputs, the outcomes compared and counted by class.
 
     python -m tests.fidelity.sweep --full --report build/fidelity/sweep.md
     python -m tests.fidelity.sweep --record      # rewrite the CI sample's answers and known list
+    python -m tests.fidelity.sweep --relist      # after a fix: rewrite the known list (no torch)
 
 Needs PyTorch (``/work/venv-torch`` or ``nox -s fidelity``). Without ``--full`` it runs the
 CI sample (about one case in `SAMPLE_EVERY`). ``tests/fidelity/test_sweep_sample.py``
@@ -74,16 +75,23 @@ def tocha_job(case):
 
 job.warm = libraries
 tocha_job.warm = _tocha_library
+JOB_TOCHA = "tests.fidelity.sweep:tocha_job"
 
 
-def replay(name: str, job_path: str, timeout: float = 20.0):
-    """Replay a recorded sample on tocha: the disagreements found, ``(op, class) ->
-    example``, and those of the known list that are gone."""
+def replay_found(name: str, timeout: float = 20.0) -> dict:
+    """Replay a recorded sample on tocha alone: its disagreements, ``(op, class) ->
+    example``."""
     from tests.fidelity.pool import run_bounded
 
     records = record.load_answers(name)
-    results = run_bounded(job_path, [r[0] for r in records], timeout=timeout)
-    _, found, _ = summarize([(*r, got) for r, got in zip(records, results)])
+    results = run_bounded(JOB_TOCHA, [r[0] for r in records], timeout=timeout)
+    return summarize([(*r, got) for r, got in zip(records, results)])[1]
+
+
+def replay(name: str, timeout: float = 20.0):
+    """Replay a recorded sample on tocha: the disagreements missing from the known list,
+    ``(op, class) -> example``, and the known ones that are gone."""
+    found = replay_found(name, timeout)
     known = record.load_known(name)
     new = {key: text for key, text in found.items() if key not in known}
     fixed = sorted(key for key in known if key not in found)
@@ -219,11 +227,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="every case, not the CI sample")
     parser.add_argument("--record", action="store_true", help="rewrite the CI sample's answers")
+    parser.add_argument(
+        "--relist",
+        action="store_true",
+        help="replay the recorded sample on tocha alone and rewrite the known list (no PyTorch)",
+    )
     parser.add_argument("--report", type=Path, help="write a Markdown report here")
     parser.add_argument("--ops", nargs="*", default=[], help="glob patterns of ops")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=20.0)
     options = parser.parse_args(argv)
+    if options.relist:
+        record.save_known(NAME, replay_found(NAME), KNOWN_HEADER)
+        return 0
     cases, n_ops = all_cases(options.ops)
     if not options.full:
         cases = [case for case in cases if in_sample(case)]
@@ -245,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
 
 KNOWN_HEADER = """Known disagreements of the sweep's CI sample with PyTorch: op | class | reason.
 The test fails on a disagreement not listed here, and on a listed one that is gone (fixed:
-remove its line). `python -m tests.fidelity.sweep --record` rewrites it, keeping reasons."""
+remove its line, or run `python -m tests.fidelity.sweep --relist`, which keeps the reasons
+written)."""
 
 
 def _progress(done: int, total: int) -> None:

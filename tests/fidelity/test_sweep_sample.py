@@ -9,7 +9,8 @@ from tests.fidelity.sweep import NAME, replay
 
 
 def test_the_sample_agrees_with_pytorch_as_recorded():
-    new, fixed = replay(NAME, "tests.fidelity.sweep:tocha_job")
+    new, fixed = replay(NAME)
     lines = [f"new: {op} | {cls} | {text}" for (op, cls), text in sorted(new.items())]
-    lines += [f"fixed (remove from known_sweep.txt): {op} | {cls}" for op, cls in fixed]
+    relist = "python -m tests.fidelity.sweep --relist"
+    lines += [f"fixed (remove its line, or run `{relist}`): {op} | {cls}" for op, cls in fixed]
     assert not lines, "\n".join(lines)
