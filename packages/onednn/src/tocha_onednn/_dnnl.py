@@ -88,6 +88,7 @@ def _bind(lib):
         "dnnl_memory_desc_create_with_strides": [pp, c_int, Dims, c_int, Dims],
         "dnnl_memory_desc_create_with_tag": [pp, c_int, Dims, c_int, c_int],
         "dnnl_memory_desc_destroy": [p],
+        "dnnl_memory_desc_clone": [pp, p],
         "dnnl_memory_desc_equal": [p, p],
         "dnnl_memory_desc_get_size": [p],
         "dnnl_memory_create": [pp, p, p, p],
@@ -211,6 +212,13 @@ class MemoryDesc:
             dtype,
             FORMAT_ANY,
         )
+        return cls(lib, handle)
+
+    @classmethod
+    def clone(cls, lib: Library, md) -> MemoryDesc:
+        """An owned copy of a descriptor a primitive descriptor holds."""
+        handle = c_void_p()
+        lib.check("dnnl_memory_desc_clone", byref(handle), md)
         return cls(lib, handle)
 
     def __del__(self):
