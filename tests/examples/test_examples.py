@@ -168,3 +168,11 @@ def test_hogwild_without_sklearn_trains_on_its_fallback(tmp_path):
     after = float(re.search(r"^after .*: loss (\S+)$", out, re.M)[1])
     assert math.isfinite(before) and math.isfinite(after), out
     assert after < before / 2, out
+
+
+def test_compiled_training(tmp_path):
+    pytest.importorskip("tocha.compiler")
+    out = succeed(tmp_path, "compiled_training.py", "--steps", "5")
+    assert "largest loss difference" in out
+    worst = float(re.search(r"largest loss difference ([0-9.e+-]+)", out).group(1))
+    assert worst < 1e-4
