@@ -73,6 +73,9 @@ def forward_graph(cap: Capture) -> GraphModule:
     for node in list(graph.nodes):
         if node.op == "placeholder" and node.name.startswith("tangents_"):
             graph.erase_node(node)
+    for node in graph.nodes:  # the trace's example values would keep its tensors alive
+        node.meta.pop("val", None)
+        node.meta.pop("tensor_meta", None)
     cap.gm.recompile()
     return cap.gm
 

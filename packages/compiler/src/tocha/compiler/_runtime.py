@@ -40,7 +40,8 @@ class CompiledGraph:
         self.device = _device_of(cap.inputs)
         self.grad_inputs = cap.grad_inputs
         self.differentiable = cap.differentiable
-        self.template = list(cap.outputs)
+        # the outputs' non-tensor values (the first call's tensors are not kept alive)
+        self.template = [None if isinstance(v, tocha.Tensor) else v for v in cap.outputs]
         constants = {n.target: getattr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"}
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         inputs = [n for n in placeholders if not n.name.startswith("tangents_")]
