@@ -369,3 +369,18 @@ def test_a_compiled_module_deep_copies_and_pickles():
     pickle.dump(compiled, buffer)
     restored = pickle.loads(buffer.getvalue())
     tocha.testing.assert_close(restored(x), model(x))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compiled_entries_keep_no_output_alive(backend):
+    import gc
+    import weakref
+
+    compiled = tocha.compile(nn.Sequential(nn.Linear(4, 4), nn.Tanh()), backend=backend)
+    x = tocha.randn(2, 4)
+    for _ in range(2):
+        out = compiled(x)
+        ref = weakref.ref(out)
+        del out
+        gc.collect()
+        assert ref() is None
