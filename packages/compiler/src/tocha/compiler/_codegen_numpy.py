@@ -68,13 +68,17 @@ _INT_CLOSED = frozenset(
 )
 # Ops whose kernel reads its arguments only before its first write into ``out``, so that
 # ``out`` may be the buffer of an argument that dies at this step.
-_ALIAS_SAFE = frozenset(_BINARY) | frozenset(_UNARY) | {
-    "reciprocal",
-    "rsqrt",
-    "sigmoid",
-    "relu",
-    "clamp",
-}
+_ALIAS_SAFE = (
+    frozenset(_BINARY)
+    | frozenset(_UNARY)
+    | {
+        "reciprocal",
+        "rsqrt",
+        "sigmoid",
+        "relu",
+        "clamp",
+    }
+)
 _SQRT_HALF = 0.7071067811865476
 _TANH_K = 0.7978845608028654
 _TANH_C = 0.044715
@@ -229,9 +233,7 @@ def _convert(value, dtype: np.dtype):
 def iteration_shape(spec: FusedSpec, arrays: tuple) -> tuple[int, ...]:
     """The broadcast shape of the spec's inputs, with a clear error on a wrong call."""
     if len(arrays) != len(spec.inputs):
-        raise TypeError(
-            f"fused kernel takes {len(spec.inputs)} inputs ({len(arrays)} given)"
-        )
+        raise TypeError(f"fused kernel takes {len(spec.inputs)} inputs ({len(arrays)} given)")
     try:
         return np.broadcast_shapes(*(np.shape(a) for a in arrays))
     except ValueError:
