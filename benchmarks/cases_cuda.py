@@ -92,6 +92,17 @@ def train_step(lib, model, opt, x):
     opt.step()
 
 
+def compiled(maker):
+    """`maker` with the model compiled by tocha.compile for tocha (PyTorch's stays eager: the
+    comparison is with its eager step)."""
+
+    def make(lib):
+        model, opt, x = maker(lib)
+        return (lib.compile(model) if lib.__name__ == "tocha" else model), opt, x
+
+    return make
+
+
 # The training steps timed here and measured by peak_memory.py: name -> maker of
 # (model, optimizer, input) on the GPU.
 TRAINING = {"mlp": mlp, "transformer": encoder_layer}
@@ -137,6 +148,22 @@ CASES = [
         "batch 256 float32",
         _no_inputs,
         OnGpu(mlp, train_step),
+        goal=WITHIN_1_5,
+        repeats=5,
+    ),
+    Case(
+        "compiled MLP step: Adam, 1024-4096-1024 (cuda)",
+        "batch 256 float32",
+        _no_inputs,
+        OnGpu(compiled(mlp), train_step),
+        goal=WITHIN_1_5,
+        repeats=5,
+    ),
+    Case(
+        "compiled TransformerEncoderLayer step: AdamW (cuda)",
+        "d 512, 8 heads, ff 2048, 32x128 float32",
+        _no_inputs,
+        OnGpu(compiled(encoder_layer), train_step),
         goal=WITHIN_1_5,
         repeats=5,
     ),
