@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The checks of tocha-cuda on a machine with an NVIDIA GPU and CuPy, in one run: the tests
-# marked `cuda`, the GPU benchmarks beside PyTorch (when installed) and the digits demo on cuda.
+# marked `cuda` (tocha-compiler's on the GPU too), the GPU benchmarks beside PyTorch (when
+# installed), the compiler's CPU benchmarks at 1 thread (that machine's idle cores give steadier
+# figures than a busy workstation) and the digits demo on cuda. A stage whose *_S is 0 is skipped.
 #
 #   pip wheel --no-deps -w .whl packages/*/      # here: tocha's wheels, carried to the GPU machine
 #   bash scripts/gpu_check.sh                    # there, in the repository root
@@ -22,4 +24,14 @@ timeout "${TESTS_S:-300}" python3 -m pytest tests/cuda -q -n "${WORKERS:-12}" -p
 (cd benchmarks && timeout "${BENCH_S:-120}" python3 run.py --quick --filter cuda --json "$OUT/bench.json") 2>&1 \
     | tee "$OUT/bench.log"
 
-timeout "${DEMO_S:-90}" python3 examples/digits.py --device cuda --quick 2>&1 | tee "$OUT/demo.log" | tail -n 15
+if [ "${CPU_BENCH_S:-0}" != 0 ]; then
+    for filter in compiled "tocha eager"; do
+        (cd benchmarks && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+            timeout "$CPU_BENCH_S" python3 run.py --quick --filter "$filter" --json "$OUT/bench_cpu_${filter// /_}.json") 2>&1 \
+            | tee -a "$OUT/bench_cpu.log"
+    done
+fi
+
+if [ "${DEMO_S:-90}" != 0 ]; then
+    timeout "${DEMO_S:-90}" python3 examples/digits.py --device cuda --quick 2>&1 | tee "$OUT/demo.log" | tail -n 15
+fi
