@@ -236,3 +236,18 @@ def test_plans_are_cached():
     provided(x + 1, w, *args)
     assert len(_conv._cache.plans) == count
     assert math.isfinite(float(provided(x, w, *args).sum()))
+
+
+def test_concurrent_calls_from_threads_agree():
+    from concurrent.futures import ThreadPoolExecutor
+
+    x, w, _, osize = operands(CASES[2], False)
+    provided, generic, spy = kernels("convolution", "convolution")
+    stride, pads, dilation, groups = CASES[2][6:]
+    args = (stride, pads, dilation, groups, osize, (True, True))
+    want = generic(x, w, *args)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: provided(x, w, *args), range(16)))
+    for got in results:
+        close(got, want)
+    assert spy.calls == 0

@@ -74,7 +74,6 @@ def _forward_pd(lib, src, wshape, bias, dst, groups, geometry):
         b.handle if b else None,
         d.handle,
         *geometry,
-        None,
     )
     return pd, (s, w, b, d)
 
@@ -107,7 +106,6 @@ def _build_backward_data(src, wshape, dst, groups, geometry):
             d.handle,
             *geometry,
             hint,
-            None,
         )
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)
@@ -134,7 +132,6 @@ def _build_backward_weights(src, wshape, dst, groups, geometry):
             d.handle,
             *geometry,
             hint,
-            None,
         )
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)

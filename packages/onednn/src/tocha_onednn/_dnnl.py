@@ -38,6 +38,8 @@ BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
 CONVOLUTION_DIRECT = 0x1
 # dnnl_normalization_flags_t (3.x values)
 USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 0x1, 0x2, 0x4
+# dnnl_scratchpad_mode_t
+SCRATCHPAD_USER = 1
 # dnnl_query_t
 QUERY_IMPL_INFO_STR, QUERY_EXEC_ARG_MD = 8, 255
 # DNNL_ARG_*
@@ -94,6 +96,8 @@ def _bind(lib):
         "dnnl_memory_create": [pp, p, p, p],
         "dnnl_memory_set_data_handle": [p, p],
         "dnnl_memory_destroy": [p],
+        "dnnl_primitive_attr_create": [pp],
+        "dnnl_primitive_attr_set_scratchpad_mode": [p, c_int],
         "dnnl_primitive_desc_query": [p, c_int, c_int, p],
         "dnnl_primitive_desc_query_md": [p, c_int, c_int],
         "dnnl_primitive_desc_destroy": [p],
@@ -133,17 +137,29 @@ def _bind(lib):
 
 
 class Library:
-    """libdnnl loaded, with one CPU engine and one in-order stream."""
+    """libdnnl loaded, with one CPU engine, an in-order stream per thread, and the attributes
+    every primitive is created with: a scratchpad the caller provides, so that primitives
+    hold no memory shared with others and may run in any thread."""
 
     def __init__(self, path: str | None = None):
         self.lib = ctypes.CDLL(path or _library_path())
         _bind(self.lib)
         self.engine = c_void_p()
         self.check("dnnl_engine_create", byref(self.engine), ENGINE_CPU, 0)
-        self.stream = c_void_p()
-        self.check("dnnl_stream_create", byref(self.stream), self.engine, STREAM_IN_ORDER)
+        self.attr = c_void_p()
+        self.check("dnnl_primitive_attr_create", byref(self.attr))
+        self.check("dnnl_primitive_attr_set_scratchpad_mode", self.attr, SCRATCHPAD_USER)
         self.omp = _openmp()
         self.local = threading.local()
+
+    @property
+    def stream(self) -> c_void_p:
+        """This thread's stream (oneDNN's streams are not shared between threads)."""
+        stream = getattr(self.local, "stream", None)
+        if stream is None:
+            stream = self.local.stream = c_void_p()
+            self.check("dnnl_stream_create", byref(stream), self.engine, STREAM_IN_ORDER)
+        return stream
 
     def check(self, name: str, *args) -> None:
         """Call ``name``; DnnlError naming the call and its status unless it succeeded."""
@@ -246,8 +262,8 @@ class Primitive:
     """A created primitive with the memories it runs on (their data handles set per call).
 
     `args` are the DNNL_ARG_* indices, in the order `run` takes the arrays' addresses.
-    `scratch` holds memories the primitive owns (its scratchpad, workspaces) created from
-    the descriptor the primitive asks for.
+    `owned` names memories the primitive owns (workspaces) besides its scratchpad, created
+    from the descriptors the primitive asks for.
     """
 
     __slots__ = ("lib", "pd", "prim", "memories", "exec_args", "nargs", "impl", "owned")
@@ -258,6 +274,7 @@ class Primitive:
         self.prim = c_void_p()
         lib.check("dnnl_primitive_create", byref(self.prim), pd)
         self.memories = []
+        owned = (*owned, ARG_SCRATCHPAD)
         arr = (ExecArg * (len(args) + len(owned)))()
         for i, arg in enumerate(args):
             md = lib.lib.dnnl_primitive_desc_query_md(pd, QUERY_EXEC_ARG_MD, arg)
@@ -309,5 +326,5 @@ def create_pd(lib: Library, name: str, *args) -> c_void_p:
     """A primitive descriptor from ``name`` (a ``*_primitive_desc_create`` call); DnnlError
     when oneDNN has no implementation for these arguments."""
     pd = c_void_p()
-    lib.check(name, byref(pd), lib.engine, *args)
+    lib.check(name, byref(pd), lib.engine, *args, lib.attr)
     return pd

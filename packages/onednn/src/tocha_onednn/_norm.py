@@ -56,7 +56,6 @@ def _layer_forward_pd(lib, rows, eps, flags):
         stat.handle,
         eps,
         flags,
-        None,
     )
     return pd, src, stat
 
@@ -88,7 +87,6 @@ def _build_layer_backward(rows, affine):
             0.0,
             flags,
             hint,
-            None,
         )
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)
@@ -195,7 +193,6 @@ def _channel_blocked(lib, shape):
             zeros,
             zeros,
             zeros,
-            None,
         )
     except D.DnnlError:
         return D.shape_desc(lib, shape)
@@ -216,7 +213,6 @@ def _batch_forward_pd(lib, shape, eps, flags):
         src.handle,
         eps,
         flags,
-        None,
     )
     return pd, src
 
@@ -247,7 +243,6 @@ def _build_batch_backward(shape, affine):
             0.0,
             flags,
             hint,
-            None,
         )
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)

@@ -17,8 +17,6 @@ import numpy as np
 
 from . import _dnnl as D
 
-_state = threading.local()
-
 
 class _Arg:
     """One argument of a plan: its index, direction, and the reorder it needs (or None)."""
@@ -41,7 +39,7 @@ class _Arg:
                 lib.engine,
                 dst,
                 lib.engine,
-                None,
+                lib.attr,
             )
             self.reorder = D.Primitive(lib, rpd, (D.ARG_SRC, D.ARG_DST))
             size = lib.lib.dnnl_memory_desc_get_size(chosen)
@@ -56,16 +54,22 @@ class Plan:
     `owned` the arguments whose memory the plan allocates itself (a workspace).
     """
 
-    __slots__ = ("lib", "prim", "args", "impl")
+    __slots__ = ("lib", "prim", "args", "impl", "lock")
 
     def __init__(self, lib: D.Library, pd: c_void_p, args, owned=()):
         self.lib = lib
+        # the reorder buffers are the plan's own: one call at a time (ctypes releases the GIL)
+        self.lock = threading.Lock()
         self.args = [_Arg(lib, pd, arg, md, out) for arg, md, out in args]
         self.prim = D.Primitive(lib, pd, [a.arg for a in self.args], owned)
         self.impl = self.prim.impl
 
     def run(self, *arrays: np.ndarray) -> None:
         """Execute on `arrays`, one per argument in the plan's order; outputs are written."""
+        with self.lock:
+            self._run(arrays)
+
+    def _run(self, arrays) -> None:
         addresses = []
         for spec, array in zip(self.args, arrays):
             if spec.reorder is None:
