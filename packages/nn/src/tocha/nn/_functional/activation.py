@@ -286,12 +286,17 @@ def _gelu_backward_kernel(xp):
             t = xp.tanh(TANH_K * (x + TANH_C * x2 * x))
             dt = (1 - t * t) * (TANH_K * (1 + 3 * TANH_C * x2))
             return g * (0.5 * (1 + t) + 0.5 * x * dt)
-        pdf = xp.exp(-0.5 * x * x)
-        pdf *= INV_SQRT_2PI
-        pdf *= x
-        pdf += 0.5 * (1 + erf(x * SQRT_HALF))
-        pdf *= g
-        return pdf
+        # g * (Phi(x) + x phi(x)) = g/2 * (1 + erf(x / sqrt 2) + 2 x phi(x)), in place.
+        out = xp.multiply(x, x, out=xp.empty_like(x))
+        out *= -0.5
+        xp.exp(out, out=out)
+        out *= x
+        out *= 2 * INV_SQRT_2PI
+        out += erf(x * SQRT_HALF)
+        out += 1
+        out *= g
+        out *= 0.5
+        return out
 
     return kernel
 
