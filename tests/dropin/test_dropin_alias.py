@@ -17,13 +17,14 @@ from torch.utils.data import DataLoader
 import tocha
 import torch.nn.modules.linear
 import torch.optim.lr_scheduler as late
-assert torch is tocha and nn is tocha.nn and F is tocha.nn.functional
+assert torch.Tensor is tocha.Tensor and torch.add is tocha.add and torch.__version__ == "2.13.0"
+assert nn is tocha.nn and F is tocha.nn.functional and tocha.__version__ != "2.13.0"
 assert torch.nn.modules.linear.Linear is tocha.nn.Linear
 assert DataLoader is tocha.utils.data.DataLoader
 assert late is tocha.optim.lr_scheduler and sys.modules["torch.optim"] is tocha.optim
 assert tocha.nn.__spec__.name == "tocha.nn"
 try:
-    import torch._dynamo
+    import torch._lazy
 except ImportError as exc:
     print("missing:", exc)
 print("argv:", sys.argv[1:], "main:", __name__)
@@ -42,7 +43,7 @@ def run(args, tmp_path, code=PROGRAM):
 
 def test_run_aliases_torch(tmp_path):
     out = run(lambda s: ["-m", "tocha.run", str(s), "--flag", "x"], tmp_path)
-    assert "missing: torch._dynamo is not in tocha yet" in out
+    assert "missing: torch._lazy is not in tocha yet" in out
     assert "argv: ['--flag', 'x'] main: __main__" in out
 
 
@@ -61,7 +62,7 @@ def test_alias_torch_in_a_running_interpreter(tmp_path):
     """)
     )
     out = run(lambda s: [str(s)], tmp_path, code)
-    assert "missing: torch._dynamo is not in tocha yet" in out
+    assert "missing: torch._lazy is not in tocha yet" in out
 
 
 def test_alias_refuses_when_real_torch_is_imported(tmp_path):

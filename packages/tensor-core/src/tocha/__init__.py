@@ -9,8 +9,23 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from . import _missing, _ops, _printing, _storage, amp, fft, linalg, sparse, special  # noqa: E402, F401
+from . import (  # noqa: E402, F401  # noqa: E402, F401
+    _C,
+    _missing,
+    _ops,
+    _printing,
+    _storage,
+    amp,
+    fft,
+    linalg,
+    overrides,
+    sparse,
+    special,
+    torch_version,
+    version,
+)
 from ._api import PUBLIC as _PUBLIC  # noqa: E402
+from ._custom_ops import ops  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402
     bfloat16,
@@ -24,6 +39,8 @@ from ._dtype import (  # noqa: E402
     dtype,
     finfo,
     float,
+    float8_e4m3fn,
+    float8_e5m2,
     float16,
     float32,
     float64,
@@ -41,6 +58,9 @@ from ._dtype import (  # noqa: E402
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._grad_mode import (  # noqa: E402
     enable_grad,

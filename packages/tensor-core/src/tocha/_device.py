@@ -11,6 +11,7 @@ _INTERNED: dict[tuple[str, int | None], device] = {}
 
 class device:
     """A device, as `torch.device`: ``device('cpu')``, ``device('cuda:1')``, ``device('cuda', 1)``.
+    As a context manager, it is the default device of the tensors made inside.
 
     Devices are interned: equal devices are the same object, so equality and hashing are
     identity's (C-level, which the dispatcher's per-device kernel caches rely on), and
@@ -75,6 +76,23 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+    def __enter__(self) -> device:
+        """``with device(...)``: the default device (`tocha.set_default_device`) inside."""
+        from ._runtime import get_default_device, set_default_device
+
+        _ENTERED.append(get_default_device())
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from ._runtime import set_default_device
+
+        set_default_device(_ENTERED.pop())
+
+
+# The default devices that ``with device(...)`` blocks replaced, innermost last.
+_ENTERED: list = []
 
 
 # The device types PyTorch knows, in the order its error message lists them; any other type

@@ -18,6 +18,11 @@ __all__ = [
     "int64",
     "float16",
     "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "uint16",
+    "uint32",
+    "uint64",
     "float32",
     "float64",
     "complex64",
@@ -71,9 +76,10 @@ class dtype:
 
     @property
     def np(self) -> np.dtype:
-        """The NumPy dtype that stores this dtype (bfloat16 loads ml_dtypes on first use)."""
+        """The NumPy dtype that stores this dtype (bfloat16 and the float8 dtypes load
+        ml_dtypes on first use)."""
         if self._np is None:
-            _load_bfloat16()
+            _load_ml_dtype(self)
         return self._np
 
     def to_real(self) -> dtype:
@@ -105,6 +111,14 @@ float32 = dtype("float32", "float32", 4, FLOATING, True)
 float64 = dtype("float64", "float64", 8, FLOATING, True)
 complex64 = dtype("complex64", "complex64", 8, COMPLEX, True)
 complex128 = dtype("complex128", "complex128", 16, COMPLEX, True)
+# PyTorch's float8 and wide unsigned dtypes hold values and convert to and from the others
+# (``.to``); as in PyTorch, they take no part in type promotion (arithmetic).
+float8_e4m3fn = dtype("float8_e4m3fn", "", 1, FLOATING, True)
+float8_e5m2 = dtype("float8_e5m2", "", 1, FLOATING, True)
+uint16 = dtype("uint16", "uint16", 2, INTEGRAL, False)
+uint32 = dtype("uint32", "uint32", 4, INTEGRAL, False)
+uint64 = dtype("uint64", "uint64", 8, INTEGRAL, False)
+STORAGE_ONLY = (float8_e4m3fn, float8_e5m2, uint16, uint32, uint64)
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
@@ -124,7 +138,7 @@ ALL = (
     complex64,
     complex128,
 )
-BY_NAME = {d.name: d for d in ALL}
+BY_NAME = {d.name: d for d in (*ALL, *STORAGE_ONLY)}
 # PyTorch's C++ names of the dtypes, which its conversion errors print.
 C_NAME = dict(
     zip(
@@ -165,15 +179,18 @@ TITLE = dict(
         ),
     )
 )
-# NumPy dtype -> tocha dtype; bfloat16 joins when ml_dtypes is loaded.
-FROM_NP = {d._np: d for d in ALL if d._np is not None}
+TITLE.update(zip(STORAGE_ONLY, ("Float8_e4m3fn", "Float8_e5m2", "UInt16", "UInt32", "UInt64")))
+# NumPy dtype -> tocha dtype; those of ml_dtypes join when it is loaded.
+FROM_NP = {d._np: d for d in (*ALL, *STORAGE_ONLY) if d._np is not None}
+ML_DTYPES = {d.name: d for d in (bfloat16, float8_e4m3fn, float8_e5m2)}
 
 
-def _load_bfloat16() -> None:
+def _load_ml_dtype(d: dtype) -> None:
+    """Give `d`, one of `ML_DTYPES`, its NumPy dtype from ml_dtypes."""
     import ml_dtypes
 
-    bfloat16._np = np.dtype(ml_dtypes.bfloat16)
-    FROM_NP[bfloat16._np] = bfloat16
+    d._np = np.dtype(getattr(ml_dtypes, d.name))
+    FROM_NP[d._np] = d
 
 
 def from_np(np_dtype) -> dtype:
@@ -181,9 +198,10 @@ def from_np(np_dtype) -> dtype:
     try:
         return FROM_NP[np_dtype]
     except KeyError:
-        if getattr(np_dtype, "name", "") == "bfloat16":
-            _load_bfloat16()
-            return bfloat16
+        ml = ML_DTYPES.get(getattr(np_dtype, "name", ""))
+        if ml is not None:
+            _load_ml_dtype(ml)
+            return ml
         converted = _NP_ALIASES.get(np.dtype(np_dtype).kind, {}).get(np.dtype(np_dtype).itemsize)
         if converted is not None:
             return converted
@@ -354,7 +372,7 @@ class finfo:
 
 
 def _finfo_np(np_dtype):
-    if np_dtype.name == "bfloat16":
+    if np_dtype.name in ML_DTYPES:
         import ml_dtypes
 
         return ml_dtypes.finfo(np_dtype)

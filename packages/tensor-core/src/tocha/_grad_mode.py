@@ -65,15 +65,26 @@ class _GradModeContext:
         return False
 
 
-class no_grad(_GradModeContext):
-    """Context manager and decorator that turns gradient recording off."""
+class _BareDecorator(_GradModeContext):
+    """A grad mode that also decorates when named without parentheses (``@tocha.no_grad``)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecorator):
+    """Context manager and decorator (``@no_grad()`` or ``@no_grad``) that turns gradient
+    recording off."""
 
     def _apply(self):
         STATE.grad_enabled = False
 
 
-class enable_grad(_GradModeContext):
-    """Context manager and decorator that turns gradient recording on."""
+class enable_grad(_BareDecorator):
+    """Context manager and decorator (``@enable_grad()`` or ``@enable_grad``) that turns
+    gradient recording on."""
 
     def _apply(self):
         STATE.grad_enabled = True
@@ -103,7 +114,13 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like `no_grad`, and tensors made inside can never join a graph later."""
+    """Like `no_grad`, and tensors made inside can never join a graph later. Decorates
+    with or without parentheses (``@inference_mode`` is ``@inference_mode()``)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

@@ -1,11 +1,20 @@
 """Running programs written for PyTorch on tocha: `alias_torch` makes ``import torch`` and
 ``from torch.X import Y`` resolve to tocha, in the running interpreter.
 
-The alias is a meta-path finder placed first on `sys.meta_path`: it answers for ``torch``
-and every ``torch.X`` with the module object ``tocha.X`` (imported if needed), so ``torch.X``
-and ``tocha.X`` are the same objects however late either is imported. A ``torch.X`` that
-tocha lacks raises ModuleNotFoundError naming it. ``python -m tocha.run SCRIPT`` (`tocha.run`)
+The alias is a meta-path finder placed first on `sys.meta_path`: it answers for every
+``torch.X`` with the module object ``tocha.X`` (imported if needed), so ``torch.X`` and
+``tocha.X`` are the same objects however late either is imported. A ``torch.X`` that tocha
+lacks raises ModuleNotFoundError naming it. ``python -m tocha.run SCRIPT`` (`tocha.run`)
 runs a whole program this way.
+
+``torch`` itself is a module that shares tocha's names (``torch.Tensor is tocha.Tensor``;
+setting or deleting ``torch.X`` sets or deletes ``tocha.X``) with one difference, for the
+libraries that check which PyTorch they run on: ``torch.__version__`` is the PyTorch version
+whose API tocha follows, a `tocha.torch_version.TorchVersion` (``"2.13.0"``, which compares as
+a version: ``torch.__version__ >= "2.6"``), while ``tocha.__version__`` stays tocha's own.
+The finder also answers `importlib.metadata` for the distribution ``torch``: its version
+(``importlib.metadata.version("torch")``) is that same PyTorch version, and its summary says
+that tocha provides it.
 
 Example:
     >>> import tocha.compat
@@ -18,9 +27,18 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import sys
+import types
 
-__all__ = ["alias_torch", "unalias_torch", "is_aliased", "TorchAliasFinder"]
+__all__ = [
+    "alias_torch",
+    "unalias_torch",
+    "is_aliased",
+    "TorchAliasFinder",
+    "TorchModule",
+    "TorchDistribution",
+]
 
 
 def torch_name(name: str) -> str:
@@ -43,11 +61,112 @@ class _AliasLoader(importlib.abc.Loader):
         module.__spec__ = self.spec
 
 
+class TorchModule(types.ModuleType):
+    """``torch`` under the alias: tocha's names (copied when it is made, looked up in tocha
+    when missing) and PyTorch's version. Setting or deleting a name does so in tocha too."""
+
+    def __init__(self, spec: importlib.machinery.ModuleSpec) -> None:
+        import tocha
+        import tocha.torch_version
+
+        super().__init__("torch", tocha.__doc__)
+        own = {
+            "__spec__": spec,
+            "__loader__": spec.loader,
+            "__package__": "torch",
+            "__path__": tocha.__path__,
+            "__file__": tocha.__file__,
+            "__version__": tocha.torch_version.__version__,
+        }
+        shared = {k: v for k, v in vars(tocha).items() if not _is_dunder(k)}
+        vars(self).update(shared, **own)
+
+    def __getattr__(self, name: str):
+        import tocha
+
+        try:
+            value = getattr(tocha, name)
+        except ModuleNotFoundError as exc:
+            if name != "distributed" or exc.name != "tocha.distributed":
+                raise
+            value = _distributed_module()
+        vars(self)[name] = value
+        return value
+
+    def __setattr__(self, name: str, value) -> None:
+        if not _is_dunder(name):
+            import tocha
+
+            setattr(tocha, name, value)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not _is_dunder(name):
+            import tocha
+
+            delattr(tocha, name)
+        vars(self).pop(name, None)
+
+    def __dir__(self) -> list[str]:
+        import tocha
+
+        return sorted(set(dir(tocha)) | set(vars(self)))
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+class _TorchModuleLoader(importlib.abc.Loader):
+    """Makes the `TorchModule` for ``import torch``."""
+
+    def create_module(self, spec):
+        return TorchModule(spec)
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+class TorchDistribution(importlib.metadata.Distribution):
+    """The ``torch`` distribution's metadata under the alias: tocha provides PyTorch's API at
+    the version `tocha.torch_version.__version__`. It lists no files."""
+
+    def read_text(self, filename: str) -> str | None:
+        import tocha
+        from tocha.torch_version import __version__
+
+        if filename == "METADATA":
+            return (
+                "Metadata-Version: 2.1\n"
+                "Name: torch\n"
+                f"Version: {__version__}\n"
+                f"Summary: PyTorch's API, provided by tocha {tocha.__version__} "
+                "(tocha.compat.alias_torch)\n"
+            )
+        if filename == "top_level.txt":
+            return "torch\n"
+        return None
+
+    def locate_file(self, path):
+        import pathlib
+
+        import tocha
+
+        return pathlib.Path(tocha.__file__).parent.parent / path
+
+
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
-    """The meta-path finder behind `alias_torch`: ``torch[.X]`` is ``tocha[.X]``."""
+    """The meta-path finder behind `alias_torch`: ``torch.X`` is ``tocha.X``, ``torch`` a
+    `TorchModule`, and the ``torch`` distribution a `TorchDistribution`."""
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if fullname != "torch" and not fullname.startswith("torch."):
+        if fullname == "torch":
+            import tocha
+
+            spec = importlib.machinery.ModuleSpec("torch", _TorchModuleLoader(), is_package=True)
+            spec.submodule_search_locations = list(tocha.__path__)
+            return spec
+        if not fullname.startswith("torch."):
             return None
         name = "tocha" + fullname[len("torch") :]
         try:
@@ -55,8 +174,38 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
         except ModuleNotFoundError as exc:
             if exc.name is None or not name.startswith(exc.name):
                 raise
-            raise ModuleNotFoundError(_missing_message(exc.name, fullname), name=fullname) from None
+            module = _submodule_attribute(name)
+            if module is None and exc.name == name == "tocha.distributed":
+                module = _distributed_module()
+            if module is None:
+                message = _missing_message(exc.name, fullname)
+                raise ModuleNotFoundError(message, name=fullname) from None
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), origin=None)
+
+    def find_distributions(self, context=None):
+        """The ``torch`` distribution, when `context` asks for it or for every one."""
+        name = None if context is None else context.name
+        if name is None or name.replace("_", "-").replace(".", "-").lower() == "torch":
+            yield TorchDistribution()
+
+
+def _submodule_attribute(name: str):
+    """The module that tocha's module ``a.b`` holds as its attribute ``c`` for `name`
+    ``a.b.c`` (``tocha.cuda.amp``), None when there is none."""
+    parent, _, child = name.rpartition(".")
+    value = vars(sys.modules[parent]).get(child) if parent in sys.modules else None
+    return value if isinstance(value, types.ModuleType) else None
+
+
+def _distributed_module():
+    """``torch.distributed`` without tocha-distributed: its ``is_available()`` is False."""
+    from tocha._unavailable_distributed import unavailable_distributed
+
+    module = sys.modules.get("torch.distributed")
+    if module is None:
+        module = unavailable_distributed()
+        module.__spec__ = importlib.machinery.ModuleSpec("torch.distributed", None)
+    return module
 
 
 def _missing_message(missing: str, fullname: str) -> str:
@@ -84,7 +233,7 @@ def alias_torch() -> None:
     if is_aliased():
         return
     real = sys.modules.get("torch")
-    if real is not None and not getattr(real, "__name__", "").startswith("tocha"):
+    if real is not None and not isinstance(real, TorchModule):
         raise RuntimeError(
             "torch is already imported in this interpreter: call tocha.compat.alias_torch() "
             "before the first `import torch` (or restart the interpreter)"
@@ -97,5 +246,8 @@ def unalias_torch() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
-        if getattr(sys.modules[name], "__name__", "").startswith("tocha"):
+        module = sys.modules[name]
+        if getattr(module, "__name__", "").startswith("tocha") or type(
+            module
+        ).__module__.startswith("tocha."):
             del sys.modules[name]

@@ -19,7 +19,14 @@ from ._dtype import bfloat16 as _bfloat16
 from ._ops.random import manual_seed_device_type
 from .amp import _cuda as amp
 
+# `amp` is an attribute; a path makes ``import torch.cuda.amp`` reach the torch alias's finder.
+__path__: list[str] = []
+
 __all__ = [
+    "CUDAGraph",
+    "StreamContext",
+    "graph",
+    "is_current_stream_capturing",
     "OutOfMemoryError",
     "Event",
     "Stream",
@@ -340,6 +347,30 @@ class Event:
         return self._backend.elapsed_time(self._native, end_event._native)
 
 
+class CUDAGraph:
+    """A captured sequence of GPU work, as `torch.cuda.CUDAGraph`: the type exists (for
+    annotations and ``isinstance``), but tocha does not capture graphs yet; constructing one
+    raises RuntimeError without a GPU and NotImplementedError with one."""
+
+    def __init__(self, keep_graph: bool = False):
+        _require()
+        raise NotImplementedError("torch.cuda.CUDAGraph is not in tocha yet")
+
+
+class graph:  # noqa: N801 - PyTorch's name
+    """Context manager capturing GPU work into a `CUDAGraph`, as `torch.cuda.graph`: not in
+    tocha yet, as `CUDAGraph`."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode: str = "global"):
+        _require()
+        raise NotImplementedError("torch.cuda.graph is not in tocha yet")
+
+
+def is_current_stream_capturing() -> bool:
+    """Whether GPU work is being captured into a graph now: never in tocha."""
+    return False
+
+
 def current_stream(device=None) -> Stream:
     """The stream ops on a GPU (default: the current one) are queued on now."""
     backend = _require()
@@ -362,3 +393,6 @@ class stream:  # noqa: N801 - PyTorch's name
         if self.stream is not None:
             self.stream._native.__exit__(*exc)
         return False
+
+
+StreamContext = stream  # PyTorch's name for the context manager that `stream` gives

@@ -33,6 +33,10 @@ Grad mode and randomness
     `GRAD_MODE` is the grad-mode state (``GRAD_MODE.grad_enabled``); `generator_stream(
     generator, device)` is the bit stream a sampling kernel draws from (`generator`'s, else
     the device's default).
+PyTorch's custom operators
+    `custom_op(name, fn, mutates_args=...)` registers a Python function as the operator
+    ``"namespace::name"`` (``tocha.ops.namespace.name``), as ``torch.library.custom_op``;
+    `register_autograd` gives it a backward and `register_fake` its shape function.
 Errors
     `expect_tensor(fn_name, value, arg="input", position=1)` returns `value` if it is a
     Tensor, else raises PyTorch's TypeError for it (`not_a_tensor` builds that error);
@@ -44,6 +48,7 @@ Errors
 
 from ._backend import Backend, backend_of
 from ._cpu import kernel_context
+from ._custom_ops import CustomOpDef, custom_op, register_autograd, register_fake
 from ._device import CPU
 from ._dispatch import (
     LAYERS,
@@ -73,10 +78,12 @@ __all__ = [
     "TENSOR_TYPES",
     "TITLE",
     "Backend",
+    "CustomOpDef",
     "assign",
     "backend_of",
     "bump_version",
     "call",
+    "custom_op",
     "defop",
     "expect_tensor",
     "expect_tensors",
@@ -86,5 +93,7 @@ __all__ = [
     "missing_attribute",
     "missing_module",
     "not_a_tensor",
+    "register_autograd",
+    "register_fake",
     "wrap",
 ]

@@ -6,7 +6,7 @@ import threading
 
 from ._graph import Node
 
-__all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "Node"]
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "Node"]
 
 
 class _HookState(threading.local):
@@ -50,6 +50,22 @@ class saved_tensors_hooks:
     def __exit__(self, *exc):
         HOOKS.stack = HOOKS.stack[:-1]
         return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager: tensors saved for backward inside it are kept in CPU memory (a copy,
+    when `pin_memory`) and moved back to their device when backward needs them."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(tensor):
+            kept = tensor.detach().clone().cpu() if pin_memory else tensor.cpu()
+            return tensor.device, kept
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
 
 
 class disable_saved_tensors_hooks:

@@ -290,13 +290,17 @@ def _dims(dims, ndim: int) -> tuple:
 
 
 # -- view and reshape ------------------------------------------------------------------------
-def view(self: Tensor, *shape) -> Tensor:
+def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
     """A view of `self` with another shape (one size may be -1), or, given a dtype, of
-    its memory read as that dtype.
+    its memory read as that dtype. The shape or dtype may be given as ``size=`` or ``dtype=``.
 
     Shape: ``view(*shape)`` holds the same number of elements; ``view(dtype)`` scales the last
     dimension by the ratio of the item sizes.
     """
+    if size is not None or dtype is not None:
+        if shape or (size is not None and dtype is not None):
+            raise TypeError("view() received an invalid combination of arguments")
+        shape = (dtype,) if dtype is not None else (size,)
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(self, shape[0])
     shape = infer_size(int_tuple(shape, "view"), self._data.size)

@@ -1,0 +1,2 @@
+"""``tocha.distributed._composable``, as PyTorch's: the composable parallelisms
+(`tocha.distributed._composable.fsdp`)."""
