@@ -384,3 +384,20 @@ def test_compiled_entries_keep_no_output_alive(backend):
         del out
         gc.collect()
         assert ref() is None
+
+
+def test_autocast_and_the_default_dtype_are_guarded(captures):
+    compiled = tocha.compile(lambda a, b: a @ b)
+    a, b = tocha.randn(4, 4), tocha.randn(4, 4)
+    assert compiled(a, b).dtype == tocha.float32
+    with tocha.autocast("cpu", dtype=tocha.bfloat16):
+        assert compiled(a, b).dtype == tocha.bfloat16
+    assert compiled(a, b).dtype == tocha.float32
+    assert captures() == 2
+    default = tocha.get_default_dtype()
+    try:
+        tocha.set_default_dtype(tocha.float64)
+        ones = tocha.compile(lambda x: x + tocha.ones(4))
+        assert ones(tocha.zeros(4, dtype=tocha.float64)).dtype == tocha.float64
+    finally:
+        tocha.set_default_dtype(default)

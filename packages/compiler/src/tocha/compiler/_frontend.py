@@ -2,7 +2,8 @@
 recompilation and the fall back to eager code.
 
 Each call computes a *guard key* from its arguments (every tensor's shape, dtype, device and
-``requires_grad``; other arguments by value) and grad mode. Under a key, an entry also
+``requires_grad``; other arguments by value) and the global state a graph depends on (grad
+mode, autocast, active function transforms, the default dtype). Under a key, an entry also
 checks that the module still holds the same parameters and buffers and that every
 submodule's training flag is the one captured. A miss captures the call (`_capture`) and
 compiles it (`_runtime`); after ``tocha._dynamo.config.cache_size_limit`` entries for one
@@ -21,6 +22,7 @@ from typing import Any
 
 import tocha
 from tocha.fx.experimental.proxy_tensor import DataDependentValueChanged
+from tocha.library import GRAD_MODE
 
 from . import _logging, _state
 from ._capture import GraphBreak, capture, flatten
@@ -167,7 +169,13 @@ def _count_tensors(args: tuple, kwargs: dict) -> int:
 
 
 def _guard_key(args: tuple, kwargs: dict) -> Any:
-    parts: list[Any] = [tocha.is_grad_enabled()]
+    # global state a graph depends on: grad mode, autocast, the default dtype, transforms
+    parts: list[Any] = [
+        GRAD_MODE.grad_enabled,
+        None if GRAD_MODE.autocast is None else tuple(GRAD_MODE.autocast.items()),
+        GRAD_MODE.transforms,
+        tocha.get_default_dtype(),
+    ]
     if kwargs:
         flat, _ = flatten((args, kwargs))
         parts.append(tuple(kwargs))
