@@ -202,3 +202,15 @@ def test_import_tocha_reads_no_entry_points():
         "print(_providers._entries is None, 'tocha_testkernels' in sys.modules)"
     )
     assert out.split() == ["True", "False"]
+
+
+def test_backends_mkldnn_answers_without_the_provider():
+    out = run_python(
+        "import tocha\n"
+        "m = tocha.backends.mkldnn\n"
+        "m.enabled = False\n"
+        "print(m.is_available(), m.enabled)",
+        TOCHA_KERNEL_PROVIDERS_DISABLE="onednn",
+    )
+    installed_onednn = installed("tocha-onednn")
+    assert out.split() == [str(installed_onednn), "False"]

@@ -251,3 +251,18 @@ def test_concurrent_calls_from_threads_agree():
     for got in results:
         close(got, want)
     assert spy.calls == 0
+
+
+def test_backends_mkldnn_switches_the_provider():
+    mkldnn = tocha.backends.mkldnn
+    assert mkldnn.is_available() and mkldnn.enabled is True
+    with mkldnn.flags(enabled=False):
+        assert mkldnn.enabled is False
+        assert "convolution" not in tocha.backends.provided_kernels()
+    assert mkldnn.enabled is True
+    mkldnn.enabled = False
+    try:
+        assert tocha.backends.kernel_providers()["onednn"]["enabled"] is False
+    finally:
+        mkldnn.enabled = True
+    assert tocha.backends.provided_kernels()["convolution"] == "onednn"
