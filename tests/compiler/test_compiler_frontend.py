@@ -401,3 +401,15 @@ def test_autocast_and_the_default_dtype_are_guarded(captures):
         assert ones(tocha.zeros(4, dtype=tocha.float64)).dtype == tocha.float64
     finally:
         tocha.set_default_dtype(default)
+
+
+def test_under_vmap_and_forward_ad_the_function_runs_through_the_transforms():
+    compiled = tocha.compile(lambda x: (x * x).sum())
+    xs = tocha.randn(3, 4)
+    tocha.testing.assert_close(tocha.vmap(compiled)(xs), (xs * xs).sum(1))
+    import tocha.autograd.forward_ad as fwAD
+
+    x, t = tocha.randn(4), tocha.randn(4)
+    with fwAD.dual_level():
+        out = compiled(fwAD.make_dual(x, t))
+        tocha.testing.assert_close(fwAD.unpack_dual(out).tangent, (2 * x * t).sum())

@@ -93,7 +93,8 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _state.disabled() or compiling():
+        if GRAD_MODE.transforms or _state.disabled() or compiling():
+            # under vmap or forward AD the function runs eagerly, through the transforms
             return self.fn(*args, **kwargs)
         key = _guard_key(args, kwargs)
         if key in self.eager_keys:
