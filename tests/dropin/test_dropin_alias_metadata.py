@@ -98,3 +98,12 @@ def test_distributed_is_unavailable_without_tocha_distributed():
     """)
     assert out["attribute"] is False and out["imported"] is False and out["same"]
     assert "tocha-distributed, which is not installed" in out["missing"] and not out["has"]
+
+
+def test_help_says_what_libraries_see():
+    proc = subprocess.run(
+        [sys.executable, "-m", "tocha.run", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: python -m tocha.run")
+    assert "Libraries see PyTorch 2.13.0 installed" in proc.stdout
+    assert "importlib.metadata" in proc.stdout and "tocha.__version__ stays" in proc.stdout

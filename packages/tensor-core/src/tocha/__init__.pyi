@@ -26,14 +26,18 @@ from tocha import multiprocessing as multiprocessing
 from tocha import nn as nn
 from tocha import onnx as onnx
 from tocha import optim as optim
+from tocha import overrides as overrides
 from tocha import profiler as profiler
 from tocha import return_types as return_types
 from tocha import serialization as serialization
 from tocha import sparse as sparse
 from tocha import special as special
 from tocha import testing as testing
+from tocha import torch_version as torch_version
 from tocha import types as types
 from tocha import utils as utils
+from tocha import version as version
+from tocha._custom_ops import _Ops
 from tocha._device import device as device
 from tocha._dtype import dtype as dtype
 from tocha._dtype import finfo as finfo
@@ -71,6 +75,8 @@ float: dtype
 float16: dtype
 float32: dtype
 float64: dtype
+float8_e4m3fn: dtype
+float8_e5m2: dtype
 half: dtype
 inf: builtins.float
 int: dtype
@@ -81,11 +87,15 @@ int8: dtype
 long: dtype
 nan: builtins.float
 newaxis: None
+ops: _Ops
 pi: builtins.float
 preserve_format: memory_format
 short: dtype
 sparse_coo: layout
 strided: layout
+uint16: dtype
+uint32: dtype
+uint64: dtype
 uint8: dtype
 
 def abs(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...

@@ -179,7 +179,12 @@ TITLE = dict(
         ),
     )
 )
-TITLE.update(zip(STORAGE_ONLY, ("Float8_e4m3fn", "Float8_e5m2", "UInt16", "UInt32", "UInt64")))
+# PyTorch's scalar type names of every dtype: TITLE's (which also name the legacy tensor
+# types), and those of the dtypes that have no legacy type.
+SCALAR_NAME = {
+    **TITLE,
+    **dict(zip(STORAGE_ONLY, ("Float8_e4m3fn", "Float8_e5m2", "UInt16", "UInt32", "UInt64"))),
+}
 # NumPy dtype -> tocha dtype; those of ml_dtypes join when it is loaded.
 FROM_NP = {d._np: d for d in (*ALL, *STORAGE_ONLY) if d._np is not None}
 ML_DTYPES = {d.name: d for d in (bfloat16, float8_e4m3fn, float8_e5m2)}

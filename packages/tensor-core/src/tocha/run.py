@@ -5,6 +5,12 @@ Every ``import torch`` and ``from torch.X import Y`` in the program, and in the 
 imports, resolves to tocha (`tocha.compat.alias_torch`). The script runs as ``__main__`` with
 ``sys.argv`` set to ``[SCRIPT, *ARGS]`` and its folder first on ``sys.path``, as
 ``python SCRIPT ARGS`` would run it; ``-m MODULE`` runs a module instead, as ``python -m``.
+
+Libraries see an installed PyTorch: ``importlib.metadata.version("torch")`` and
+``torch.__version__`` are the PyTorch version whose API tocha follows
+(`tocha.torch_version.__version__`, a version string that compares as a version), so that
+checks such as transformers' "requires PyTorch >= 2.6" pass; ``tocha.__version__`` stays
+tocha's own. Without tocha-distributed, ``torch.distributed.is_available()`` is False.
 """
 
 from __future__ import annotations
@@ -18,15 +24,35 @@ from .compat import alias_torch
 __all__ = ["main"]
 
 _USAGE = "usage: python -m tocha.run [-m MODULE | SCRIPT] [ARGS...]"
+_HELP = """{usage}
+
+Run a program written for PyTorch on tocha, unchanged: every `import torch` (and torch.X)
+in it and in the libraries it imports gives tocha.
+
+Libraries see PyTorch {version} installed (the version of the PyTorch API tocha follows):
+importlib.metadata answers for the `torch` distribution with that version, and
+torch.__version__ is it (a string that compares as a version); tocha.__version__ stays
+tocha's own ({tocha}).
+
+  SCRIPT [ARGS...]     run SCRIPT as __main__ with sys.argv = [SCRIPT, *ARGS]
+  -m MODULE [ARGS...]  run MODULE as __main__, as python -m
+  -h, --help           show this help
+"""
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the program `argv` names (default: this process's arguments) with torch aliased to
     tocha. Exits with status 2 and a usage line when no program is named."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(_USAGE, file=sys.stderr if not argv else sys.stdout)
-        raise SystemExit(0 if argv else 2)
+    if not argv:
+        print(_USAGE, file=sys.stderr)
+        raise SystemExit(2)
+    if argv[0] in ("-h", "--help"):
+        import tocha
+        from tocha.torch_version import __version__
+
+        print(_HELP.format(usage=_USAGE, version=__version__, tocha=tocha.__version__))
+        raise SystemExit(0)
     alias_torch()
     if argv[0] == "-m":
         if len(argv) < 2:

@@ -310,7 +310,10 @@ def view(self: Tensor, *shape, size=None, dtype=None) -> Tensor:
 def _view_dtype(self: Tensor, d: _dtype.dtype) -> Tensor:
     old = self.dtype
     if d.itemsize != old.itemsize:
-        what = f"to view {_dtype.TITLE[old]} as {_dtype.TITLE[d]} (different element sizes)"
+        what = (
+            f"to view {_dtype.SCALAR_NAME[old]} as {_dtype.SCALAR_NAME[d]} "
+            "(different element sizes)"
+        )
         if self.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         if self.stride(-1) != 1:
