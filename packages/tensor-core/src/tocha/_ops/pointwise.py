@@ -766,7 +766,11 @@ def _binary_direct(op, self: Tensor, other, to_float: bool) -> None:
     result_dtype = _dtype.promote_operands((self, other))
     if to_float and result_dtype.rank < _dtype.FLOATING:
         result_dtype = _dtype.DEFAULTS.float
-    check_castable(self, result_dtype)
+    try:
+        check_castable(self, result_dtype)
+    except RuntimeError:
+        if op.name not in BOOL_RESULT:  # a comparison's bool result fits any tensor
+            raise
     data = self._data
     if isinstance(other, Tensor):
         if other._device is not self._device:
