@@ -131,6 +131,10 @@ REFERENCE = {
     "where": lambda a, b, c: np.where(a, b, c),
     "cast": lambda a: a,
 }
+FLOAT_ONLY = set(
+    """div atan2 reciprocal rsqrt exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan tanh
+    sigmoid erf silu gelu gelu_tanh""".split()
+)
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or"}
 UNARY = set(
     """neg abs square reciprocal rsqrt exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan tanh
@@ -157,6 +161,9 @@ def _all_ops_spec(dtype: str, ops) -> FusedSpec:
     for op in sorted(ops):
         out = "bool" if op in COMPARISONS else dtype
         steps.append(Step(f"s_{op}", op, _args(op, dtype), out, dtype))
+    if dtype == "int64":
+        for op in ("div", "exp", "sigmoid", "gelu", "rsqrt", "atan2"):
+            steps.append(Step(f"s_{op}_float", op, _args(op, dtype), "float32", dtype))
     if dtype != "bool":
         steps.append(Step("s_clamp_high", "clamp", ("x", None, 2), dtype, dtype))
         steps.append(Step("s_cast_bool", "cast", ("x",), "bool", dtype))
@@ -175,6 +182,8 @@ def _reference_step(step: Step, values: dict) -> np.ndarray:
             args.append(values[arg].astype(target))
         elif arg is not None:
             args.append(target.type(arg))
+    if step.op in FLOAT_ONLY and compute.kind != "f":
+        args = [a.astype(np.float64) for a in args]
     if step.op == "clamp" and step.args[1] is None:
         result = np.minimum(args[0], args[1])
     else:
@@ -341,8 +350,34 @@ def test_inputs_are_not_written(generator):
         np.testing.assert_array_equal(a, s)
 
 
-def test_wrong_calls_raise():
-    f = _codegen_numpy.compile_numpy(CHAIN)
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_inputs_are_converted_to_declared_dtypes(generator):
+    """float64 arrays, Python numbers and byte-swapped arrays given for float32 inputs."""
+    x = np.linspace(-2, 2, 30).reshape(6, 5)
+    w = np.linspace(1, 2, 5).astype(">f4")
+    got = compiled(generator, CHAIN)(x, w, 0.5)
+    want = reference(CHAIN, x, w, 0.5)
+    for name, value in zip(CHAIN.outputs, got):
+        assert_close(value, want[name], "float32", name)
+
+
+def test_float16_specs_run_through_numpy():
+    steps = (
+        Step("a", "mul", ("x", 3), "float16", "float16"),
+        Step("b", "exp", ("a",), "float16", "float16"),
+    )
+    spec = FusedSpec((("x", "float16"),), steps, ("b",))
+    x = np.linspace(-1, 1, 11).astype(np.float16)
+    want = reference(spec, x)["b"]
+    for generator in ("numpy", "numba") if HAS_NUMBA else ("numpy",):
+        (got,) = compiled(generator, spec)(x)
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+
+
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_wrong_calls_raise(generator):
+    f = compiled(generator, CHAIN)
     with pytest.raises(TypeError, match="takes 3 inputs"):
         f(np.ones(3, np.float32))
     with pytest.raises(RuntimeError, match="do not broadcast"):

@@ -30,6 +30,7 @@ with relu, libm's tanhf takes about 2.5x NumPy's unfused time, the approximation
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import math
@@ -56,6 +57,11 @@ _DTYPES = frozenset(
     "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64".split()
 )
 _BOOL_RESULT = frozenset("eq ne lt le gt ge logical_not logical_and logical_or".split())
+# Ops that take integers (converted to compute) in float64, as NumPy's float ufuncs do.
+_FLOAT_ONLY = frozenset(
+    """div atan2 reciprocal rsqrt exp exp2 expm1 log log2 log10 log1p sqrt sin cos tan tanh
+    sigmoid erf silu gelu gelu_tanh""".split()
+)
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
 _MATH = frozenset("exp expm1 log log2 log10 log1p sqrt sin cos tan erf".split())
@@ -67,6 +73,7 @@ _LOCK = threading.Lock()
 _MODULES: dict[str, object] = {}
 
 
+@functools.cache
 def available() -> bool:
     """Whether numba can be imported (it is an optional dependency of tocha-compiler)."""
     try:
@@ -92,12 +99,11 @@ class _Source:
         self.helpers: set[str] = set()
 
     def const(self, value, dtype: str) -> str:
-        if isinstance(value, (bool, np.bool_)) or dtype == "bool":
+        """The name of a module-level constant holding `value` as a `dtype` scalar."""
+        if dtype == "bool":
             literal = f"np.bool_({bool(value)})"
         elif np.dtype(dtype).kind == "f":
             literal = f"np.{dtype}(float.fromhex({float(value).hex()!r}))"
-        elif isinstance(value, float):
-            literal = f"np.{dtype}({int(value)})"
         else:
             literal = f"np.{dtype}({int(value)})"
         key = (literal,)
@@ -118,9 +124,17 @@ def _convert(src: _Source, expr: str, source: str, target: str) -> str:
     return f"np.{target}({expr})"
 
 
+def _work_dtype(step: Step) -> str:
+    """The dtype a step computes in: its compute dtype, float64 for the float-only ops of
+    integers and booleans."""
+    if step.op in _FLOAT_ONLY and np.dtype(step.compute).kind != "f":
+        return "float64"
+    return step.compute
+
+
 def _op_expr(src: _Source, step: Step, a: list[str], fast32: bool) -> str:
-    """The expression of one step over argument expressions already in its compute dtype."""
-    op, t = step.op, step.compute
+    """The expression of one step over argument expressions already in its work dtype."""
+    op, t = step.op, _work_dtype(step)
     kind = np.dtype(t).kind
     one, zero = src.const(1, t), src.const(0, t)
     if op in _ARITH:
@@ -208,15 +222,16 @@ def _body(src: _Source, spec: FusedSpec, names: dict[str, tuple[str, str]], fast
     lines = []
     for n, step in enumerate(spec.steps):
         args = []
+        work = _work_dtype(step)
         for pos, arg in enumerate(step.args):
             target = "bool" if step.op == "where" and pos == 0 else step.compute
             if arg is None:
                 args.append(None)
             elif isinstance(arg, str):
                 var, dtype = names[arg]
-                args.append(_convert(src, var, dtype, target))
+                args.append(_convert(src, _convert(src, var, dtype, target), target, work))
             else:
-                args.append(src.const(arg, target))
+                args.append(src.const(np.dtype(target).type(arg), work))
         expr = _op_expr(src, step, args, fast32)
         if step.dtype != "bool":
             expr = f"np.{step.dtype}({expr})"

@@ -61,7 +61,8 @@ _UNARY = {
 _BOOL_RESULT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and"}) | {
     "logical_or"
 }
-# Ops that keep an integer compute dtype; the others compute integers in float64 (NumPy's rule).
+# Ops that keep an integer compute dtype; the others take integers converted to compute, then
+# to float64 (NumPy's rule for its float ufuncs).
 _INT_CLOSED = frozenset(
     """add sub mul pow maximum minimum neg abs square relu leaky_relu clamp floor ceil trunc
     sign where cast""".split()
@@ -310,6 +311,8 @@ def _run(plan: _Plan, arrays: tuple) -> tuple:
     owned: set[str] = set()
     for step, kernel, compute, natural, dtype, dying in plan.steps:
         args = [_convert(_lookup(values, a), compute) for a in step.args]
+        if natural != compute and step.op not in _BOOL_RESULT:
+            args = [_convert(a, natural) for a in args]
         if step.op == "where":
             args[0] = np.asarray(_lookup(values, step.args[0])).astype(bool, copy=False)
         alias_safe = step.op in _ALIAS_SAFE
