@@ -107,3 +107,25 @@ def test_help_says_what_libraries_see():
     assert proc.returncode == 0 and proc.stdout.startswith("usage: python -m tocha.run")
     assert "Libraries see PyTorch 2.13.0 installed" in proc.stdout
     assert "importlib.metadata" in proc.stdout and "tocha.__version__ stays" in proc.stdout
+
+
+def test_compiler_names_libraries_use_at_import():
+    """transformers decorates with these while it imports (tocha-compiler provides them)."""
+    out = run("""
+        import json
+        import tocha.compat
+        tocha.compat.alias_torch()
+        import torch
+
+        @torch.compiler.disable(recursive=False)
+        def eager(x):
+            return x + 1
+
+        @torch._dynamo.assume_constant_result
+        def constant():
+            return 3
+
+        print(json.dumps([eager(1), constant(), torch._dynamo.allow_in_graph(len)("ab"),
+                          torch.compiler.is_compiling(), eager.__name__]))
+    """)
+    assert out == [2, 3, 2, False, "eager"]

@@ -5,11 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from tocha.compiler import config, disable, list_backends, reset
+from tocha.compiler import (
+    allow_in_graph,
+    assume_constant_result,
+    config,
+    disable,
+    list_backends,
+    reset,
+)
 
 from . import exc
 
-__all__ = ["config", "disable", "exc", "list_backends", "mark_dynamic", "reset"]
+__all__ = [
+    "allow_in_graph",
+    "assume_constant_result",
+    "config",
+    "disable",
+    "exc",
+    "list_backends",
+    "mark_dynamic",
+    "reset",
+]
 
 
 def mark_dynamic(t: Any, index: Any, min: Any = None, max: Any = None) -> None:

@@ -28,3 +28,15 @@ class Disabled:
 
     def __exit__(self, *exc: object) -> None:
         _LOCAL.off -= 1
+
+    def __call__(self, fn):
+        """``disable(recursive=False)(fn)``, as PyTorch's decorator form: `fn` runs as in the
+        block."""
+        import functools
+
+        @functools.wraps(fn)
+        def run_eagerly(*args, **kwargs):
+            with Disabled():
+                return fn(*args, **kwargs)
+
+        return run_eagerly
