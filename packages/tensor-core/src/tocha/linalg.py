@@ -305,13 +305,15 @@ def _check(name: str, A, *, square: bool = True, arg: str = "A") -> None:
     _check_floating(name, A)
 
 
-def _check_floating(name: str, A: Tensor) -> None:
+def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
+    """Refuse an input that is not floating or complex, and a float16/bfloat16 one unless the
+    function takes those (`low_precision`: the norms that need no factorization)."""
     dt = A.dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {_dtype.TITLE[dt]}"
         )
-    if dt in (_dtype.float16, _dtype.bfloat16):
+    if not low_precision and dt in (_dtype.float16, _dtype.bfloat16):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.TITLE[dt]}")
 
 
@@ -876,7 +878,7 @@ def vector_norm(
     largest / smallest |x|; ord 0: the count of nonzeros. Real result."""
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
-    _check_floating("linalg.vector_norm", x)
+    _check_floating("linalg.vector_norm", x, low_precision=True)
     return _finish(PUBLIC["norm"](x, float(ord), _dims_tuple(dim), keepdim, dtype=dtype), out)
 
 
@@ -895,7 +897,7 @@ def matrix_norm(
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
         )
-    _check_floating("linalg.matrix_norm", A)
+    _check_floating("linalg.matrix_norm", A, low_precision=ord not in ("nuc", 2, -2))
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = (d % A.ndim for d in dim)
