@@ -36,6 +36,7 @@ FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
 # dnnl_alg_kind_t
 CONVOLUTION_DIRECT = 0x1
+SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
 # dnnl_normalization_flags_t (3.x values)
 USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 0x1, 0x2, 0x4
 # dnnl_scratchpad_mode_t
@@ -114,6 +115,8 @@ def _bind(lib):
         "dnnl_convolution_backward_weights_primitive_desc_create": [
             pp, p, c_int, p, p, p, p, Dims, Dims, Dims, Dims, p, p,
         ],
+        "dnnl_softmax_forward_primitive_desc_create": [pp, p, c_int, c_int, p, p, c_int, p],
+        "dnnl_softmax_backward_primitive_desc_create": [pp, p, c_int, p, p, p, c_int, p, p],
         "dnnl_layer_normalization_forward_primitive_desc_create": [
             pp, p, c_int, p, p, p, c_float, c_uint, p,
         ],
