@@ -94,8 +94,7 @@ class _Source:
     """Generated source text, with its module-level constants typed in their dtypes."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.constants: dict[tuple, str] = {}
+        self.constants: dict[str, str] = {}
         self.helpers: set[str] = set()
 
     def const(self, value, dtype: str) -> str:
@@ -106,13 +105,13 @@ class _Source:
             literal = f"np.{dtype}(float.fromhex({float(value).hex()!r}))"
         else:
             literal = f"np.{dtype}({int(value)})"
-        key = (literal,)
-        if key not in self.constants:
-            self.constants[key] = f"K{len(self.constants)}"
-        return self.constants[key]
+        if literal not in self.constants:
+            self.constants[literal] = f"K{len(self.constants)}"
+        return self.constants[literal]
 
     def helper(self, name: str) -> str:
-        self.helpers.add(name)
+        """`name`, a function of `_HELPERS`, which the module will then define."""
+        self.helpers.update((name, *_HELPER_NEEDS.get(name, ())))
         return name
 
 
@@ -355,6 +354,7 @@ def block_min(tmp, m):
     return r
 """,
 }
+_HELPER_NEEDS = {"block_max": ("nanmax",), "block_min": ("nanmin",)}
 _TANH_P = (
     0.9999999801162323,
     0.1338101452836654,
@@ -393,7 +393,7 @@ def _module_text(src: _Source, kernel_lines: list[str], parallel: bool) -> str:
         "from numba import prange",
         "",
     ]
-    for (literal,), name in src.constants.items():
+    for literal, name in src.constants.items():
         head.append(f"{name} = {literal}")
     if "tanh32" in src.helpers:
         for n, c in enumerate(_TANH_P):
@@ -430,9 +430,7 @@ def _rows_kernel(spec: FusedSpec, kinds: str, reduce_op: str | None, fast32: boo
             loads.append(f"x{n} = a{n}[{ {'c': 'k', 'i': 'j', 'o': 'i'}[kind] }]")
     body = _body(src, spec, names, fast32)
     stores = [f"o{n}[k] = {names[name][0]}" for n, name in enumerate(written)]
-    lines += [
-        "    for g in prange((outer + group - 1) // group):",
-    ]
+    lines.append("    for g in prange((outer + group - 1) // group):")
     if reduce_op is None:
         lines += [
             "        for i in range(g * group, min(outer, (g + 1) * group)):",
@@ -452,7 +450,6 @@ def _rows_kernel(spec: FusedSpec, kinds: str, reduce_op: str | None, fast32: boo
         }[reduce_op]
         final = {"sum": "stk[t] + r", "amax": "nanmax(stk[t], r)", "amin": "nanmin(stk[t], r)"}
         src.helper(block)
-        src.helper({"amax": "nanmax", "amin": "nanmin"}.get(reduce_op, "block_sum"))
         zero = src.const(0, rdtype)
         lines += [
             f"        tmp = np.empty({_BLOCK}, np.{rdtype})",
