@@ -49,6 +49,10 @@ ONNX_TEST_DEPS = ["onnxruntime"]
 # numba compiles tocha-compiler's fused CPU kernels (an optional dependency of the package).
 COMPILER_TEST_DEPS = ["numba"]
 ORACLE = "torch==2.13.0"
+# tests/dropin: libraries run unchanged on tocha through the torch alias (safetensors is in
+# the tests session's list already). Pinned: transformers' use of torch's internals changes
+# between releases; move the pin with scripts/record_hf_fixtures.py.
+ECOSYSTEM_TEST_DEPS = ["transformers==5.24.0", "einops==0.8.2"]
 # tests/array_api: array-api-compat's torch namespace on tocha against array-api-strict.
 ARRAY_API_DEPS = ["array-api-compat>=1.16", "array-api-strict>=2.6"]
 # MPI for tests/distributed (also tocha-distributed's dependencies): mpi4py, and MPICH's
@@ -129,6 +133,7 @@ def tests(session: nox.Session) -> None:
         *ONNX_TEST_DEPS,
         *COMPILER_TEST_DEPS,
         *ARRAY_API_DEPS,
+        *ECOSYSTEM_TEST_DEPS,
         *PLUGINS,
     )
     if os.environ.get("TOCHA_ORACLE") == "1":
