@@ -16,16 +16,18 @@ runs the numba kernel generated for that layout:
   over dims that are not trailing, reduces the fused elementwise result with NumPy.
 
 The source of each kernel is written once to a file under the compile cache directory
-(``TOCHA_COMPILE_CACHE``, default ``~/.cache/tocha/compile``), named by a hash of the spec's
-key, the layout and numba's version, and compiled with ``cache=True``: a later process loads
-the machine code instead of compiling. Loops run under ``numba.prange`` when the iteration
-is large and numba has more than one thread. No fast-math flag is set: NaN, infinities and
-signed zeros keep NumPy's semantics, and float32 steps compute in float32 (every constant and
-every step result is typed). float32 ``tanh`` and ``exp`` are computed by approximations
-written here in plain arithmetic (a rational function; a polynomial scaled by exponent bits),
-a few ulp from the correctly rounded values: libm's calls keep LLVM from vectorising a loop,
-and cost a fused chain more than it saves (on the 10M-element chain ``tanh(x*w+b)*0.5+x``
-with relu, libm's tanhf takes about 2.5x NumPy's unfused time, the approximation 0.3-0.45x).
+(``TOCHA_COMPILE_CACHE``, default ``~/.cache/tocha/compile``), named by a hash of that source
+(which holds the spec's steps and the layout) and numba's version, and compiled with
+``cache=True``: a later process loads the machine code instead of compiling. Loops run under
+``numba.prange`` when the iteration is large and numba has more than one thread. No fast-math
+flag is set: NaN, infinities and signed zeros keep NumPy's semantics, and float32 steps
+compute in float32 (every constant and every step result is typed).
+
+float32 ``tanh``, ``erf`` and ``exp`` are approximations written here in plain arithmetic
+(rational functions; a polynomial scaled by exponent bits), a few ulp from the correctly
+rounded values: libm's calls keep LLVM from vectorising a loop and cost a fused chain more
+than fusion saves (on the 10M-element chain ``relu(tanh(x*w+b)*0.5+x)``, with libm's tanhf
+the kernel takes 1.6-3.8x NumPy's unfused time, with the approximation 0.15-0.45x).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from ._spec import FusedSpec, Step
 
 __all__ = ["available", "cache_dir", "compile_numba", "kernel_source"]
 
-_CODEGEN_VERSION = "2"
+_CODEGEN_VERSION = "3"
 PARALLEL_MIN = 1 << 16
 """Iterations of at least this many elements run under ``prange`` (when numba has threads)."""
 _CHUNK = 1 << 14
@@ -156,8 +158,11 @@ def _op_expr(src: _Source, step: Step, a: list[str], fast32: bool) -> str:
         return f"({one} / {a[0]})"
     if op == "rsqrt":
         return f"({one} / math.sqrt({a[0]}))"
-    if op == "exp" and fast32 and t == "float32":
+    fast = fast32 and t == "float32"
+    if op == "exp" and fast:
         return f"{src.helper('exp32')}({a[0]})"
+    if op == "erf" and fast:
+        return f"{src.helper('erf32')}({a[0]})"
     if op in _MATH:
         return f"math.{op}({a[0]})"
     if op == "exp2":
@@ -175,7 +180,8 @@ def _op_expr(src: _Source, step: Step, a: list[str], fast32: bool) -> str:
         return f"({a[0]} if ({a[0]} > {zero} or {a[0]} != {a[0]}) else {zero})"
     if op == "gelu":
         half, c = src.const(0.5, t), src.const(_SQRT_HALF, t)
-        return f"((math.erf({a[0]} * {c}) + {one}) * {a[0]} * {half})"
+        erf = src.helper("erf32") if fast else "math.erf"
+        return f"(({erf}({a[0]} * {c}) + {one}) * {a[0]} * {half})"
     if op == "gelu_tanh":
         half, k, c = src.const(0.5, t), src.const(_TANH_K, t), src.const(_TANH_C, t)
         x = a[0]
@@ -266,6 +272,34 @@ def tanh32(x):
         y = TONE
     if y < -TONE:
         y = -TONE
+    return y
+""",
+    "erf32": """
+@numba.njit(cache=True)
+def erf32(x):
+    # x P(x^2) / Q(x^2), fitted to erf on [0, 3.92] (relative error 2e-8 in float64; erf
+    # rounds to 1 above 3.92). NaN passes through the clamp.
+    c = x
+    if x < RLOW:
+        c = RLOW
+    if x > RHIGH:
+        c = RHIGH
+    t = c * c
+    p = RP5 * t + RP4
+    p = p * t + RP3
+    p = p * t + RP2
+    p = p * t + RP1
+    p = p * t + RP0
+    q = RQ5 * t + RQ4
+    q = q * t + RQ3
+    q = q * t + RQ2
+    q = q * t + RQ1
+    q = q * t + RQ0
+    y = c * p / q
+    if y > RONE:
+        y = RONE
+    if y < -RONE:
+        y = -RONE
     return y
 """,
     "exp32": """
@@ -371,6 +405,22 @@ _TANH_Q = (
 )
 
 
+_ERF_P = (
+    1.1283791465846604,
+    0.190387087855404,
+    0.05274534572985034,
+    0.0037645797372330256,
+    0.00028482468874142797,
+    2.0497753530912544e-06,
+)
+_ERF_Q = (
+    1.0,
+    0.5020589116082972,
+    0.11410036800271615,
+    0.014967144897727436,
+    0.0011622204374569286,
+    3.808545185101514e-05,
+)
 _EXP32 = {
     "EHIGH": 88.72283935546875,  # the largest float32 whose exp is finite
     "ELOW": -103.97208404541016,  # below, exp rounds to 0
@@ -401,12 +451,14 @@ def _module_text(src: _Source, kernel_lines: list[str], parallel: bool) -> str:
         for n, c in enumerate(_TANH_Q):
             head.append(f"TQ{n} = np.float32({c!r})")
         head += ["TLOW = np.float32(-9.0)", "THIGH = np.float32(9.0)", "TONE = np.float32(1.0)"]
+    if "erf32" in src.helpers:
+        head += [f"RP{n} = np.float32({c!r})" for n, c in enumerate(_ERF_P)]
+        head += [f"RQ{n} = np.float32({c!r})" for n, c in enumerate(_ERF_Q)]
+        head += ["RLOW = np.float32(-3.92)", "RHIGH = np.float32(3.92)", "RONE = np.float32(1.0)"]
     if "exp32" in src.helpers:
         head += [f"EC{k} = np.float32({1 / math.factorial(k)!r})" for k in range(8)]
         head += [f"{k} = np.float32(float.fromhex({v.hex()!r}))" for k, v in _EXP32.items()]
-    for name in ("nanmax", "nanmin", "tanh32", "exp32", "block_sum", "block_max", "block_min"):
-        if name in src.helpers:
-            head.append(_HELPERS[name])
+    head += [text for name, text in _HELPERS.items() if name in src.helpers]
     flags = f'cache=True, error_model="numpy", nogil=True, parallel={parallel}'
     return "\n".join([*head, "", f"@numba.njit({flags})", *kernel_lines, ""])
 
@@ -743,9 +795,10 @@ def compile_numba(spec: FusedSpec, *, fast32: bool = True) -> Callable[..., tupl
 
     Args:
         spec: the fused kernel.
-        fast32: compute float32 ``tanh`` and ``exp`` (so ``sigmoid`` and ``silu``) with
-            vectorisable approximations (a few float32 ulp from the correctly rounded value)
-            rather than libm's ``tanhf`` and ``expf``, which keep a loop from vectorising.
+        fast32: compute float32 ``tanh``, ``exp`` and ``erf`` (so ``sigmoid``, ``silu``,
+            ``gelu``) with vectorisable approximations (a few float32 ulp from the correctly
+            rounded value) rather than libm's ``tanhf``, ``expf`` and ``erff``, which keep a
+            loop from vectorising.
 
     Returns:
         ``fn(*arrays) -> tuple`` of one array per name of ``spec.outputs``, as
