@@ -18,3 +18,40 @@ def test_a_string_for_the_input_is_a_type_error(name, torch):
     with pytest.raises(TypeError) as got:
         getattr(tocha, name)("abc")
     assert str(got.value) == str(want.value)
+
+
+M = [[1.0, 2.0], [3.0, 4.0]]
+# Functions that read their arguments' attributes in their own code: a non-tensor gets
+# PyTorch's TypeError naming the argument (found by tests/fidelity/fuzz.py).
+OWN_CODE = {
+    "addmm_mat2": lambda lib, x: lib.addmm(x, x, "abc"),
+    "addmv_input": lambda lib, x: lib.addmv("abc", x, x[0]),
+    "addbmm_batch1": lambda lib, x: lib.addbmm(x, object(), x[None]),
+    "baddbmm_input": lambda lib, x: lib.baddbmm("abc", x[None], x[None]),
+    "addr_vec2": lambda lib, x: lib.addr(x, x[0], "abc"),
+    "inner_other": lambda lib, x: lib.inner(x, "abc"),
+    "where_condition": lambda lib, x: lib.where("abc", x, x),
+    "masked_fill_mask": lambda lib, x: lib.masked_fill(x, "abc", 1.0),
+    "hsplit_input": lambda lib, x: lib.hsplit("abc", 2),
+    "broadcast_tensors_element": lambda lib, x: lib.broadcast_tensors(x, "abc"),
+    "atleast_2d_element": lambda lib, x: lib.atleast_2d(x, [1.0]),
+    "zeros_like_input": lambda lib, x: lib.zeros_like("abc"),
+    "ones_like_dtype": lambda lib, x: lib.ones_like(x, dtype="float32"),
+    "zeros_dtype": lambda lib, x: lib.zeros(2, 3, dtype="float32"),
+    "randn_like_input": lambda lib, x: lib.randn_like([1.0]),
+    "hann_window_dtype": lambda lib, x: lib.hann_window(4, dtype="float32"),
+    "linalg_cross_other": lambda lib, x: lib.linalg.cross(x, "abc"),
+    "householder_tau": lambda lib, x: lib.linalg.householder_product(x, "abc"),
+}
+
+
+@pytest.mark.parametrize("name", list(OWN_CODE))
+def test_own_code_names_the_argument(name, torch):
+    with pytest.raises(TypeError) as want:
+        OWN_CODE[name](torch, torch.tensor(M))
+    with pytest.raises(TypeError) as got:
+        OWN_CODE[name](tocha, tocha.tensor(M))
+    if "invalid combination of arguments" in str(want.value):  # PyTorch's overloads
+        assert str(got.value).split("(")[0] == str(want.value).split("(")[0]
+    else:
+        assert str(got.value) == str(want.value)

@@ -24,6 +24,7 @@ from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
+from ._ops._argcheck import check_tensors
 from ._ops._out import write_out
 from ._tensor import Tensor
 
@@ -751,6 +752,7 @@ def solve_triangular(
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The first n columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, v_i the i-th
     column of A below the diagonal with a 1 on it (LAPACK's orgqr)."""
+    check_tensors("linalg_householder_product", ("input", A), ("tau", tau))
     _check("torch.linalg.householder_product", A, square=False)
     m, n = A.shape[-2:]
     k = tau.shape[-1]
@@ -787,7 +789,12 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """The cross product of 3-vectors along `dim`, broadcast."""
-    if input.ndim != other.ndim:
+    try:
+        same = input.ndim == other.ndim
+    except AttributeError:
+        check_tensors("linalg_cross", ("input", input), ("other", other))
+        raise
+    if not same:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(

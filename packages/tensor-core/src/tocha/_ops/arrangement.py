@@ -17,8 +17,9 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
-from .._dispatch import broadcast_error, call, call_view, defop
+from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors
 from .._tensor import Size, Tensor, _wrap_dim
+from ._argcheck import check_tensors
 from ._out import assign, write_out, write_out_same_dtype
 from .creation import _from_host
 from .shape import _dims, _unaliased, int_tuple, restrider
@@ -308,6 +309,9 @@ def broadcast_tensors(*tensors) -> tuple:
             shape = np.broadcast_shapes(shape, t._data.shape)
         except ValueError:
             raise broadcast_error(shape, t._data.shape) from None
+        except AttributeError:
+            expect_tensors(tensors, 0)
+            raise
     return tuple(t.expand(shape) for t in tensors)
 
 
@@ -322,9 +326,13 @@ def _at_least(ndim: int, shape_of):
         one = len(tensors) == 1 and isinstance(tensors[0], Tensor)
         if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
             tensors = tuple(tensors[0])
-        results = tuple(
-            t if t._data.ndim >= ndim else t.reshape(shape_of(t._data.shape)) for t in tensors
-        )
+        try:
+            results = tuple(
+                t if t._data.ndim >= ndim else t.reshape(shape_of(t._data.shape)) for t in tensors
+            )
+        except AttributeError:
+            expect_tensors(tensors, 0)
+            raise
         return results[0] if one else results
 
     fn.__name__ = fn.__qualname__ = f"atleast_{ndim}d"
@@ -398,7 +406,11 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
 
 
 def _split_along(name: str, least: int, dim_of, input: Tensor, indices_or_sections) -> tuple:
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        check_tensors(name, ("input", input))
+        raise
     if ndim < least:
         raise RuntimeError(
             f"torch.{name} requires a tensor with at least {least} dimension, "

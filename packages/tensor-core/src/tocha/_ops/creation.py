@@ -18,6 +18,7 @@ from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
+from ._argcheck import check_dtype, check_tensors
 from ._out import write_out
 
 
@@ -90,7 +91,12 @@ def _filled_function(op):
         shape = parse_size(sizes, op.name, size)
         dev = _device_of(device)
         d = dtype or _dtype.DEFAULTS.float
-        return _finish(wrap(op.kernels[dev](shape, d.np), dev), requires_grad, out)
+        try:
+            d = d.np
+        except AttributeError:
+            check_dtype(op.name, dtype)
+            raise
+        return _finish(wrap(op.kernels[dev](shape, d), dev), requires_grad, out)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"A tensor of shape `size` filled by ``{op.name}`` (default dtype float32)."
@@ -107,8 +113,13 @@ def _like_function(op):
         requires_grad: builtins.bool = False,
         memory_format=None,
     ) -> Tensor:
-        dev = input._device if device is None else resolve_device(device)
-        d = (dtype or input.dtype).np
+        try:
+            dev = input._device if device is None else resolve_device(device)
+            d = (dtype or input.dtype).np
+        except AttributeError:
+            check_tensors(op.name + "_like", ("input", input))
+            check_dtype(op.name + "_like", dtype)
+            raise
         return _finish(wrap(op.kernels[dev](input._data.shape, d), dev), requires_grad)
 
     fn.__name__ = fn.__qualname__ = op.name + "_like"

@@ -31,6 +31,7 @@ from .._dispatch import (
 )
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
+from ._argcheck import check_tensors
 from ._out import inplace, write_out
 from .creation import full
 
@@ -728,8 +729,13 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     return result if out is None else write_out(out, result)
 
 
-def _check_mask(mask: Tensor, fn: str) -> None:
-    if mask._data.dtype.kind != "b":
+def _check_mask(mask: Tensor, fn: str, caller: str | None = None) -> None:
+    try:
+        kind = mask._data.dtype.kind
+    except AttributeError:
+        check_tensors(caller or fn, ("mask", mask))
+        raise
+    if kind != "b":
         raise RuntimeError(
             f"{fn} only supports boolean masks, but got mask with dtype "
             f"{_MASK_NAME[mask.dtype.name]}"
@@ -751,7 +757,7 @@ def _fill_value(input: Tensor, value):
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """A copy of `input` with `value` (a number or 0-dim tensor) where the bool `mask` (broadcast
     with `input`) is True. Shape: the broadcast shape of input and mask."""
-    _check_mask(mask, "masked_fill_")
+    _check_mask(mask, "masked_fill_", "masked_fill")
     v = _fill_value(input, value)
     if (
         isinstance(value, Tensor)
@@ -806,7 +812,12 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    if condition._data.dtype.kind not in "bu":
+    try:
+        kind = condition._data.dtype.kind
+    except AttributeError:
+        check_tensors("where", ("condition", condition))
+        raise
+    if kind not in "bu":
         raise RuntimeError(
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{_dtype.TITLE[condition.dtype]}"

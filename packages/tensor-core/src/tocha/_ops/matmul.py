@@ -30,6 +30,7 @@ from .._dispatch import (
 )
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim
+from ._argcheck import check_tensors
 from ._out import write_out
 from .pointwise import BINARY_OPS
 
@@ -671,10 +672,14 @@ def addmm(
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``: mat1 (n, k), mat2 (k, m), `input`
     broadcastable to (n, m). With beta == 0 `input` is ignored, NaN included."""
-    for name, m in (("mat1", mat1), ("mat2", mat2)):
-        if m._data.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
-    _check_add_dtypes(input, mat1, mat2)
+    try:
+        for name, m in (("mat1", mat1), ("mat2", mat2)):
+            if m._data.ndim != 2:
+                raise RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
+        _check_add_dtypes(input, mat1, mat2)
+    except AttributeError:
+        check_tensors("addmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
+        raise
     _mm_checks(mat1._data.shape, mat2._data.shape, mat1.dtype, mat2.dtype)
     _check_expand(input._data.shape, (mat1._data.shape[0], mat2._data.shape[1]), input.dtype)
     return _scaled_sum(input, _matmul(mat1, mat2), beta, alpha, out)
@@ -685,11 +690,15 @@ def addmv(
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``: mat (n, k), vec (k), `input` of n or 1
     elements (or 0-dim)."""
-    if mat._data.ndim != 2 or vec._data.ndim != 1 or input._data.ndim > 1:
-        raise RuntimeError(
-            "vector + matrix @ vector expected, got "
-            f"{input._data.ndim}, {mat._data.ndim}, {vec._data.ndim}"
-        )
+    try:
+        if mat._data.ndim != 2 or vec._data.ndim != 1 or input._data.ndim > 1:
+            raise RuntimeError(
+                "vector + matrix @ vector expected, got "
+                f"{input._data.ndim}, {mat._data.ndim}, {vec._data.ndim}"
+            )
+    except AttributeError:
+        check_tensors("addmv", ("input", input), ("mat", mat), ("vec", vec))
+        raise
     rows = mat._data.shape[0]
     size = input._data.shape[0] if input._data.ndim == 1 and input._data.shape[0] != 1 else rows
     _mv_checks(mat._data.shape, vec._data.shape[0], mat.dtype, vec.dtype, size)
@@ -707,10 +716,14 @@ def addbmm(
 ) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: batch1 (b, n, k),
     batch2 (b, k, m), `input` broadcastable to (n, m)."""
-    for name, m in (("batch1", batch1), ("batch2", batch2)):
-        if m._data.ndim != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
-    _check_add_dtypes(input, batch1, batch2)
+    try:
+        for name, m in (("batch1", batch1), ("batch2", batch2)):
+            if m._data.ndim != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor")
+        _check_add_dtypes(input, batch1, batch2)
+    except AttributeError:
+        check_tensors("addbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+        raise
     s1, s2 = batch1._data.shape, batch2._data.shape
     if s1[0] != s2[0]:
         raise RuntimeError(
@@ -731,10 +744,15 @@ def baddbmm(
 ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch: batch1 (b, n, k),
     batch2 (b, k, m), `input` broadcastable to (b, n, m)."""
-    for name, m in (("batch1", batch1), ("batch2", batch2)):
-        if m._data.ndim != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
-    if input.dtype is not batch1.dtype:
+    try:
+        for name, m in (("batch1", batch1), ("batch2", batch2)):
+            if m._data.ndim != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor")
+        input_dtype = input.dtype
+    except AttributeError:
+        check_tensors("baddbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
+        raise
+    if input_dtype is not batch1.dtype:
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {_CTYPE[input.dtype]}, batch1: "
             f"{_CTYPE[batch1.dtype]}, batch2: {_CTYPE[batch2.dtype]}"

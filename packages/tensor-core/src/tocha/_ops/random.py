@@ -25,6 +25,7 @@ from .._device import CPU
 from .._dispatch import LAYERS, broadcast_error, bump_version, check_same_device, defop
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
+from ._argcheck import check_dtype, check_tensors
 from .creation import _device_of, _finish, parse_size
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -414,8 +415,13 @@ def randn(
     return _finish(wrap(data, dev), requires_grad, out)
 
 
-def _like(input: Tensor, dtype, device):
-    dev = input._device if device is None else resolve_device(device)
+def _like(name: str, input: Tensor, dtype, device):
+    try:
+        dev = input._device if device is None else resolve_device(device)
+    except AttributeError:
+        check_tensors(name, ("input", input))
+        raise
+    check_dtype(name, dtype)
     return input._data.shape, dtype or input.dtype, dev
 
 
@@ -430,7 +436,7 @@ def rand_like(
     memory_format=None,
 ) -> Tensor:
     """`rand` with the shape (and by default the dtype and device) of `input`."""
-    shape, d, dev = _like(input, dtype, device)
+    shape, d, dev = _like("rand_like", input, dtype, device)
     _float_dtype(d, "check_uniform_bounds")
     data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
     return _finish(wrap(data, dev), requires_grad)
@@ -447,7 +453,7 @@ def randn_like(
     memory_format=None,
 ) -> Tensor:
     """`randn` with the shape (and by default the dtype and device) of `input`."""
-    shape, d, dev = _like(input, dtype, device)
+    shape, d, dev = _like("randn_like", input, dtype, device)
     _float_dtype(d, "normal_kernel_cpu")
     data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
     return _finish(wrap(data, dev), requires_grad)
@@ -500,7 +506,7 @@ def randint_like(
     if high is None:
         low, high = 0, low
     low, high = _int_arg(low, "randint_like", "low"), _int_arg(high, "randint_like", "high")
-    shape, d, dev = _like(input, dtype, device)
+    shape, d, dev = _like("randint_like", input, dtype, device)
     _check_range(low, high, d)
     data = integers_op.kernels[dev](_generator(generator, dev), shape, d.np, low, high)
     return _finish(wrap(data, dev), requires_grad)

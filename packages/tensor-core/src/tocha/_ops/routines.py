@@ -26,6 +26,7 @@ from .._backend import resolve_device
 from .._dispatch import expect_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
+from ._argcheck import check_tensors
 from ._out import inplace, write_out
 
 __all__: list[str] = []
@@ -234,7 +235,12 @@ export(isreal, method=True)
 def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The dot product over the last dims; a scalar operand multiplies. Shape:
     ``input.shape[:-1] + other.shape[:-1]``."""
-    if input.dim() == 0 or other.dim() == 0:
+    try:
+        scalar = input.dim() == 0 or other.dim() == 0
+    except AttributeError:
+        check_tensors("inner", ("input", input), ("other", other))
+        raise
+    if scalar:
         result = _F["mul"](input, other)
     else:
         result = _F["tensordot"](input, other, dims=([-1], [-1]))
@@ -245,6 +251,7 @@ def addr(
     input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; with beta == 0 `input` is ignored."""
+    check_tensors("addr", ("input", input), ("vec1", vec1), ("vec2", vec2))
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(
             f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"

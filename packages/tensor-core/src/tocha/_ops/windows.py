@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
+from ._argcheck import check_dtype
 
 __all__: list[str] = []
 
@@ -30,6 +31,8 @@ def _window(name: str, window_length, periodic, dtype, device, requires_grad, va
             f"{name} requires non-negative window_length, got window_length={window_length}"
         )
     dtype = _dtype.get_default_dtype() if dtype is None else dtype
+    if not isinstance(dtype, _dtype.dtype):
+        check_dtype(name, dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:

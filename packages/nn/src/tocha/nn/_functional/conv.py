@@ -27,7 +27,7 @@ import math
 
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
-from tocha.library import TITLE, call, defop
+from tocha.library import TITLE, call, defop, expect_tensor
 
 from ._jvp import plus
 
@@ -262,6 +262,14 @@ def _type_name(t: Tensor) -> str:
     return f"torch.{TITLE[t.dtype]}Tensor"
 
 
+def _check_tensors(name: str, input, weight, bias) -> None:
+    """PyTorch's TypeError for a non-tensor input, weight or bias (the error path)."""
+    expect_tensor(name, input, "input", 1)
+    expect_tensor(name, weight, "weight", 2)
+    if bias is not None:
+        expect_tensor(name, bias, "bias", 3)
+
+
 def _batched(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
     """`input` with a batch dim (added when unbatched) and whether it was added."""
     if input.dim() not in (nd + 1, nd + 2):
@@ -332,8 +340,12 @@ def _conv_pads(padding, ksize, stride, dilation) -> tuple:
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> Tensor:
-    x, unbatched = _batched(input, nd, f"conv{nd}d")
-    k = weight.dim() - 2
+    try:
+        x, unbatched = _batched(input, nd, f"conv{nd}d")
+        k = weight.dim() - 2
+    except AttributeError:
+        _check_tensors(f"conv{nd}d", input, weight, bias)
+        raise
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     ksize = tuple(weight.shape[2:])
     pads = _conv_pads(padding, ksize, stride, dilation)
@@ -359,8 +371,12 @@ _DIM_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
 def _conv_transposend(
     input, weight, bias, stride, padding, output_padding, groups, dilation, nd: int
 ) -> Tensor:
-    x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
-    k = weight.dim() - 2
+    try:
+        x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
+        k = weight.dim() - 2
+    except AttributeError:
+        _check_tensors(f"conv_transpose{nd}d", input, weight, bias)
+        raise
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     padding = _expand(padding, k, "padding")
     output_padding = _expand(output_padding, k, "output_padding")

@@ -12,7 +12,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop
+from tocha.library import TITLE, call, defop, expect_tensor
 
 from ._jvp import plus
 
@@ -82,7 +82,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         input ``(*, in_features)``, weight ``(out_features, in_features)``, bias
         ``(out_features)``; output ``(*, out_features)``.
     """
-    if input.dtype != weight.dtype:
+    try:
+        same = input.dtype == weight.dtype
+    except AttributeError:
+        expect_tensor("linear", input, "input", 1)
+        expect_tensor("linear", weight, "weight", 2)
+        raise
+    if not same:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: "
             f"{TITLE[input.dtype].lower()} != {TITLE[weight.dtype].lower()}"
@@ -110,6 +116,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         input1 ``(*, in1)``, input2 ``(*, in2)``, weight ``(out, in1, in2)``; output
         ``(*, out)``.
     """
+    for position, (name, t) in enumerate((("input1", input1), ("input2", input2)), 1):
+        expect_tensor("bilinear", t, name, position)
+    expect_tensor("bilinear", weight, "weight", 3)
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(
             f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "

@@ -23,7 +23,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear
-from tocha.library import call, defop
+from tocha.library import call, defop, expect_tensor
 
 from .activation import relu
 from .conv import _col2im, _pad, _windows
@@ -291,6 +291,7 @@ def _pool_message(nd: int, name: str) -> str:
 
 
 def _check_pool_input(input: Tensor, nd: int, name: str):
+    expect_tensor(name, input, "input", 1)
     message = _pool_message(nd, name).replace("{dims}", str(input.dim()))
     return _pool_input(input, nd, message)
 
@@ -312,6 +313,7 @@ def _output_sizes(x, ksize, stride, padding, dilation, ceil_mode):
 
 def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     name = f"max_pool{nd}d"
+    expect_tensor(name, input, "input", 1)
     ksize, stride, padding, dilation = _pool_args(name, nd, kernel_size, stride, padding, dilation)
     if nd == 1:
         message = (
