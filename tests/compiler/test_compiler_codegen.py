@@ -636,6 +636,30 @@ def test_generated_source_is_typed():
 # --- numpy: buffers are reused ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_buffers_are_not_reused_while_alive(generator):
+    """A cast to the same dtype hands its argument's buffer on: a later step must not write
+    over it (nor over an input, a clamp without bounds, or an output)."""
+    f32 = "float32"
+    steps = (
+        Step("a", "mul", ("x", 2), f32, f32),
+        Step("c", "cast", ("a",), f32, f32),
+        Step("d", "add", ("x", 1), f32, f32),
+        Step("e", "clamp", ("c", None, None), f32, f32),
+        Step("f", "mul", ("d", 3), f32, f32),
+        Step("g", "cast", ("x",), f32, f32),
+        Step("h", "neg", ("g",), f32, f32),
+    )
+    spec = FusedSpec((("x", f32),), steps, ("c", "e", "f", "h"))
+    x = np.arange(6, dtype=np.float32)
+    c, e, f, h = compiled(generator, spec)(x)
+    np.testing.assert_array_equal(c, x * 2)
+    np.testing.assert_array_equal(e, x * 2)
+    np.testing.assert_array_equal(f, (x + 1) * 3)
+    np.testing.assert_array_equal(h, -x)
+    np.testing.assert_array_equal(x, np.arange(6))
+
+
 def test_numpy_generator_reuses_buffers():
     """A 6-step chain over 1M float32 computes in place in one buffer: its output."""
     spec = FusedSpec(CHAIN.inputs, CHAIN.steps, ("t5",))

@@ -667,6 +667,7 @@ class _Plan:
             return
         self.kinds = kinds
         self.layout = "rows"
+        self.flatten = any(a.ndim != 1 for a in arrays)
         if all(k in "cs" for k in kinds) and (self.in_kernel is None or whole):
             self.inner = _CHUNK
             self.outer = -(-n // _CHUNK)
@@ -678,31 +679,30 @@ class _Plan:
 
     def run(self, arrays: list) -> tuple:
         shape, spec = self.shape, self.spec
-        outs = [np.empty(shape, d) for d in self.out_dtypes]
         if self.kernel is None:  # an empty iteration
-            if spec.reduce is not None:
-                outs[-1] = reduce_array(outs[-1], spec.reduce)
-            return tuple(outs)
-        if self.layout == "nd":
+            outs = [np.empty(shape, d) for d in self.out_dtypes]
+        elif self.layout == "nd":
+            outs = [np.empty(shape, d) for d in self.out_dtypes]
             ins = [
                 a.reshape(1) if k == "s" else np.broadcast_to(a, shape)
                 for a, k in zip(arrays, self.kinds)
             ]
             self.kernel(shape, *ins, *outs)
         else:
-            reduced = spec.reduce if self.in_kernel else None
-            part = _EMPTY
-            if reduced:
-                part = np.empty(self.outer, reduced.dtype)
-                outs[-1] = _EMPTY.astype(self.out_dtypes[-1])
-            flat = [a.reshape(-1) for a in arrays]
-            self.kernel(
-                self.n, self.outer, self.inner, self.group, *flat,
-                *(o.reshape(-1) for o in outs), part,
-            )  # fmt: skip
-            if reduced:
+            n = self.n
+            flat = [a.reshape(-1) for a in arrays] if self.flatten else arrays
+            outs = [np.empty(n, d) for d in self.out_dtypes]
+            if self.in_kernel:
+                part = np.empty(self.outer, spec.reduce.dtype)
+                outs[-1] = _EMPTY
+                self.kernel(n, self.outer, self.inner, self.group, *flat, *outs, part)
                 outs[-1] = self._finish(part)
+                if len(shape) != 1:
+                    outs[:-1] = [o.reshape(shape) for o in outs[:-1]]
                 return tuple(outs)
+            self.kernel(n, self.outer, self.inner, self.group, *flat, *outs, _EMPTY)
+            if len(shape) != 1:
+                outs = [o.reshape(shape) for o in outs]
         if spec.reduce is not None:
             outs[-1] = reduce_array(outs[-1], spec.reduce)
         return tuple(outs)
@@ -762,23 +762,31 @@ class _Compiled:
         return dispatcher
 
     def __call__(self, *arrays) -> tuple:
-        arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in arrays]
-        if len(arrays) != len(self.dtypes):
-            iteration_shape(self.spec, arrays)
-        arrays = [a if a.dtype == d else a.astype(d) for a, d in zip(arrays, self.dtypes)]
-        key = tuple((a.shape, a.strides) for a in arrays)
-        plans = self.plans.get(key)
-        if plans is None:
-            if len(self.plans) >= _PLANS:
-                self.plans.clear()
-            shape = iteration_shape(self.spec, arrays)
-            plans = self.plans[key] = [_Plan(self, arrays, shape, False), None]
+        try:
+            plans = self.plans[tuple([(a.shape, a.strides, a.dtype) for a in arrays])]
+        except (KeyError, AttributeError):
+            arrays, plans = self._plans_of(arrays)
         plan = plans[0]
         if plan.n >= PARALLEL_MIN and _threads() > 1:
             if plans[1] is None:
                 plans[1] = _Plan(self, arrays, plan.shape, True)
             plan = plans[1]
         return plan.run(arrays)
+
+    def _plans_of(self, arrays: tuple) -> tuple[list, list]:
+        """`arrays` as arrays of the declared dtypes, and their [serial, parallel] plans."""
+        arrays = [np.asarray(a) for a in arrays]
+        if len(arrays) != len(self.dtypes):
+            iteration_shape(self.spec, arrays)
+        arrays = [a if a.dtype == d else a.astype(d) for a, d in zip(arrays, self.dtypes)]
+        key = tuple([(a.shape, a.strides, a.dtype) for a in arrays])
+        plans = self.plans.get(key)
+        if plans is None:
+            if len(self.plans) >= _PLANS:
+                self.plans.clear()
+            shape = iteration_shape(self.spec, arrays)
+            plans = self.plans[key] = [_Plan(self, arrays, shape, False), None]
+        return arrays, plans
 
 
 _PLANS = 64

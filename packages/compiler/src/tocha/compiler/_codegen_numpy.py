@@ -171,11 +171,16 @@ def _leaky_relu(a, out):
 
 def _clamp(a, out):
     x, low, high = a
+    if low is None and high is None:
+        if out is None:
+            return x.copy()
+        out[...] = x
+        return out
     if low is not None:
         x = out = np.maximum(x, low, out=out)
     if high is not None:
         x = out = np.minimum(x, high, out=out)
-    return x if out is None else out
+    return out
 
 
 def _where(a, out):
@@ -270,13 +275,79 @@ def reduce_array(value: np.ndarray, reduce) -> np.ndarray:
     return total
 
 
+class _Step:
+    """A step ready to run: its kernel, how its arguments are read and converted, and which
+    values die once it has run."""
+
+    __slots__ = ("name", "kernel", "args", "compute", "work", "dtype", "dying", "alias_safe")
+
+    def __init__(self, step: Step, dying: tuple) -> None:
+        self.name = step.name
+        compute = self.compute = np.dtype(step.compute)
+        natural = _natural_dtype(step)
+        self.work = natural if natural != compute and step.op not in _BOOL_RESULT else None
+        self.dtype = np.dtype(step.dtype)
+        self.dying = dying
+        self.alias_safe = step.op in _ALIAS_SAFE and natural == self.dtype
+        if _integer_identity(step):
+            self.kernel = lambda a, out: a[0].copy()
+            self.alias_safe = False
+        else:
+            self.kernel = _kernel(step)
+        # (name, None) reads a value; (None, constant) is a constant already converted.
+        args = []
+        for pos, arg in enumerate(step.args):
+            target = np.dtype(bool) if step.op == "where" and pos == 0 else compute
+            if isinstance(arg, str):
+                args.append((arg, target))
+            else:
+                value = None if arg is None else _convert(target.type(arg), self.work or target)
+                args.append((None, value))
+        self.args = args
+
+    def run(self, values: dict, pool: dict, owned: set) -> None:
+        args = []
+        for name, target in self.args:
+            if name is None:
+                args.append(target)
+                continue
+            value = values[name].astype(target, copy=False)
+            if self.work is not None and target is self.compute:
+                value = value.astype(self.work, copy=False)
+            args.append(value)
+        out = None
+        if self.alias_safe:
+            _release(pool, values, owned, self.dying)
+            shapes = {a.shape for a in args if isinstance(a, np.ndarray)}
+            shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)
+            free = pool.get((shape, self.dtype))
+            out = free.pop() if free else None
+        result = self.kernel(args, out)
+        value = np.asarray(result).astype(self.dtype, copy=False)
+        values[self.name] = value
+        if out is not None or value is not result:
+            owned.add(self.name)
+        elif any(value is a for a in args):
+            # the step returned an argument (a cast to its own dtype): the buffer lives on
+            # under this step's name, and is not handed out when the argument dies.
+            for name in self.dying:
+                if values.get(name) is value:
+                    del values[name]
+                    if name in owned:
+                        owned.discard(name)
+                        owned.add(self.name)
+        elif value.base is None:
+            owned.add(self.name)
+        if not self.alias_safe:
+            _release(pool, values, owned, self.dying)
+
+
 class _Plan:
-    """The static part of a run: each step's kernel, argument names and what dies after it."""
+    """The static part of a run: the steps and what dies after each."""
 
     def __init__(self, spec: FusedSpec) -> None:
         self.spec = spec
-        inputs = {name for name, _ in spec.inputs}
-        kept = set(spec.outputs) | inputs
+        kept = set(spec.outputs) | {name for name, _ in spec.inputs}
         last_use: dict[str, int] = {}
         for i, step in enumerate(spec.steps):
             for arg in step.args:
@@ -284,81 +355,34 @@ class _Plan:
                     last_use[arg] = i
         self.steps = []
         for i, step in enumerate(spec.steps):
-            dying = tuple(
-                sorted({a for a in step.args if isinstance(a, str) and last_use[a] == i} - kept)
-            )
+            dying = {a for a in step.args if isinstance(a, str) and last_use[a] == i} - kept
             if step.name not in last_use and step.name not in kept:
-                dying = (*dying, step.name)
-            self.steps.append(
-                (
-                    step,
-                    _kernel(step),
-                    np.dtype(step.compute),
-                    _natural_dtype(step),
-                    np.dtype(step.dtype),
-                    dying,
-                )
-            )
+                dying.add(step.name)
+            self.steps.append(_Step(step, tuple(sorted(dying))))
+        self.computed = {step.name for step in spec.steps}
+        self.dtypes = [np.dtype(d) for _, d in spec.inputs]
+        self.names = [name for name, _ in spec.inputs]
 
-
-def _run(plan: _Plan, arrays: tuple) -> tuple:
-    spec = plan.spec
-    shape = iteration_shape(spec, arrays)
-    values: dict[str, object] = {}
-    for (name, dtype), array in zip(spec.inputs, arrays):
-        values[name] = np.asarray(array).astype(dtype, copy=False)
-    pool: dict[tuple, list] = {}
-    owned: set[str] = set()
-    for step, kernel, compute, natural, dtype, dying in plan.steps:
-        args = [_convert(_lookup(values, a), compute) for a in step.args]
-        if natural != compute and step.op not in _BOOL_RESULT:
-            args = [_convert(a, natural) for a in args]
-        if step.op == "where":
-            args[0] = np.asarray(_lookup(values, step.args[0])).astype(bool, copy=False)
-        alias_safe = step.op in _ALIAS_SAFE
-        if alias_safe:
-            _release(pool, values, owned, dying)
-        out = None
-        if _integer_identity(step):
-            result = args[0].copy()
-        else:
-            if alias_safe and natural == dtype:
-                out_shape = np.broadcast_shapes(*(np.shape(a) for a in args if a is not None))
-                free = pool.get((out_shape, natural))
-                out = free.pop() if free else None
-            result = kernel(args, out)
-        fresh = out is not None or (
-            isinstance(result, np.ndarray)
-            and result.base is None
-            and not any(result is a for a in args)
-        )
-        value = np.asarray(result)
-        if value is not result:
-            fresh = True
-        converted = value.astype(dtype, copy=False)
-        values[step.name] = converted
-        if fresh or converted is not value:
-            owned.add(step.name)
-        if not alias_safe:
-            _release(pool, values, owned, dying)
-    steps = _step_names(spec)
-    results = []
-    for i, name in enumerate(spec.outputs):
-        value = np.asarray(values[name])
-        if value.shape != shape or not value.flags.c_contiguous or name not in steps:
-            value = np.ascontiguousarray(np.broadcast_to(value, shape)).copy()
-        if spec.reduce is not None and i == len(spec.outputs) - 1:
-            value = reduce_array(value, spec.reduce)
-        results.append(value)
-    return tuple(results)
-
-
-def _step_names(spec: FusedSpec) -> set[str]:
-    return {step.name for step in spec.steps}
-
-
-def _lookup(values: dict, arg):
-    return values[arg] if isinstance(arg, str) else arg
+    def run(self, arrays: tuple) -> tuple:
+        spec = self.spec
+        shape = iteration_shape(spec, arrays)
+        values = {
+            name: np.asarray(a).astype(d, copy=False)
+            for name, d, a in zip(self.names, self.dtypes, arrays)
+        }
+        pool: dict[tuple, list] = {}
+        owned: set[str] = set()
+        for step in self.steps:
+            step.run(values, pool, owned)
+        results = []
+        for name in spec.outputs:
+            value = values[name]
+            if value.shape != shape or not value.flags.c_contiguous or name not in self.computed:
+                value = np.ascontiguousarray(np.broadcast_to(value, shape)).copy()
+            results.append(value)
+        if spec.reduce is not None:
+            results[-1] = reduce_array(results[-1], spec.reduce)
+        return tuple(results)
 
 
 def _release(pool: dict, values: dict, owned: set, dying: tuple) -> None:
@@ -382,7 +406,7 @@ def compile_numpy(spec: FusedSpec) -> Callable[..., tuple]:
 
     def run(*arrays):
         with np.errstate(all="ignore"):
-            return _run(plan, arrays)
+            return plan.run(arrays)
 
     run.spec = spec
     return run
