@@ -160,15 +160,23 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
     return polygamma(n, self)
 
 
+# The most lgamma terms (p times the input's elements) one mvlgamma call computes at once.
+MVLGAMMA_TERMS = 2**27
+
+
 def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The log of the multivariate gamma function of dimension `p`:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     x = _floating(expect_tensor("mvlgamma", input))
-    total = gammaln(x)
-    for j in range(1, p):
-        total = total + gammaln(x - j / 2)
+    if p * max(x.numel(), 1) > MVLGAMMA_TERMS:
+        raise RuntimeError(
+            f"mvlgamma: p = {p} needs {p} terms per element, more than the "
+            f"{MVLGAMMA_TERMS} this input allows"
+        )
+    halves = PUBLIC["arange"](p, dtype=x.dtype, device=x.device) / 2
+    total = gammaln(x.unsqueeze(-1) - halves).sum(-1)
     return _finish(total + p * (p - 1) / 4 * math.log(math.pi), out)
 
 

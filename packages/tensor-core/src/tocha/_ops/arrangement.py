@@ -365,6 +365,10 @@ def dstack(tensors, *, out: Tensor | None = None) -> Tensor:
 
 
 # -- splits ----------------------------------------------------------------------------------
+# The most sections tensor_split makes: each is a tensor object (PyTorch runs out of memory).
+MAX_SECTIONS = 2**26
+
+
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Views of `input` cut along `dim`: into `n` near-equal parts (an int: the first
     ``size % n`` parts have one element more), or at the given indices (a sequence)."""
@@ -398,6 +402,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
         n = operator.index(indices_or_sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > MAX_SECTIONS:
+            raise RuntimeError(f"tensor_split: {n} sections are more than {MAX_SECTIONS}")
         step, extra = divmod(size, n)
         bounds = list(itertools.accumulate(step + (i < extra) for i in range(n - 1)))
     starts = [0, *bounds]
