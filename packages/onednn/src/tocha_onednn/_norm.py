@@ -20,10 +20,12 @@ from ._runtime import library, threads
 
 _F32 = np.dtype(np.float32)
 _cache = Cache()
+# Below this many elements NumPy's kernel is quicker than a oneDNN call's fixed cost.
+SMALL = 4096
 
 
 def _ok(affine: str, *arrays) -> bool:
-    if affine not in ("", "wb"):
+    if affine not in ("", "wb") or arrays[0].size < SMALL:
         return False
     for a in arrays:
         if a.dtype != _F32 or a.size == 0:

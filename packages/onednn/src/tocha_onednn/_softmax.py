@@ -17,9 +17,13 @@ from ._runtime import library, threads
 
 _F32 = np.dtype(np.float32)
 _cache = Cache()
+# Below this many elements NumPy's kernel is quicker than a oneDNN call's fixed cost.
+SMALL = 4096
 
 
 def _ok(*arrays) -> bool:
+    if arrays[0].size < SMALL:
+        return False
     for a in arrays:
         if a.dtype != _F32 or a.size == 0 or not 1 <= a.ndim <= D.MAX_NDIMS:
             return False
