@@ -362,14 +362,22 @@ class _Plan:
         self.computed = {step.name for step in spec.steps}
         self.dtypes = [np.dtype(d) for _, d in spec.inputs]
         self.names = [name for name, _ in spec.inputs]
+        self.shapes: dict[tuple, tuple] = {}
 
     def run(self, arrays: tuple) -> tuple:
         spec = self.spec
-        shape = iteration_shape(spec, arrays)
+        if len(arrays) != len(self.names):
+            iteration_shape(spec, arrays)
         values = {
             name: np.asarray(a).astype(d, copy=False)
             for name, d, a in zip(self.names, self.dtypes, arrays)
         }
+        shapes = tuple([v.shape for v in values.values()])
+        shape = self.shapes.get(shapes)
+        if shape is None:
+            if len(self.shapes) >= 64:
+                self.shapes.clear()
+            shape = self.shapes[shapes] = iteration_shape(spec, arrays)
         pool: dict[tuple, list] = {}
         owned: set[str] = set()
         for step in self.steps:
