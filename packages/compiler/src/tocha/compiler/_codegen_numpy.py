@@ -58,9 +58,7 @@ _UNARY = {
     "sign": np.sign,
     "logical_not": np.logical_not,
 }
-_BOOL_RESULT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and"}) | {
-    "logical_or"
-}
+_BOOL_RESULT = frozenset("eq ne lt le gt ge logical_not logical_and logical_or".split())
 # Ops that keep an integer compute dtype; the others take integers converted to compute, then
 # to float64 (NumPy's rule for its float ufuncs).
 _INT_CLOSED = frozenset(
