@@ -266,3 +266,12 @@ def test_backends_mkldnn_switches_the_provider():
     finally:
         mkldnn.enabled = True
     assert tocha.backends.provided_kernels()["convolution"] == "onednn"
+
+
+def test_the_plan_cache_is_bounded():
+    from tocha_onednn._plan import Cache
+
+    cache = Cache(limit=3)
+    for key in range(5):
+        assert cache.get(key, lambda key=key: f"plan {key}") == f"plan {key}"
+    assert list(cache.plans) == [2, 3, 4]

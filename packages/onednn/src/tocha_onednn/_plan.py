@@ -85,10 +85,15 @@ class Plan:
 
 
 class Cache:
-    """Plans by key; a key whose primitive oneDNN cannot create maps to None (declined)."""
+    """Plans by key; a key whose primitive oneDNN cannot create maps to None (declined).
 
-    def __init__(self):
+    At most `limit` plans are kept (a program whose shapes keep changing, such as sequences
+    of every length, would otherwise hold buffers for each): the oldest goes first.
+    """
+
+    def __init__(self, limit: int = 512):
         self.plans: dict = {}
+        self.limit = limit
 
     def get(self, key, build):
         plan = self.plans.get(key, self)
@@ -97,5 +102,7 @@ class Cache:
                 plan = build()
             except D.DnnlError:
                 plan = None
+            if len(self.plans) >= self.limit:
+                self.plans.pop(next(iter(self.plans)), None)
             self.plans[key] = plan
         return plan
