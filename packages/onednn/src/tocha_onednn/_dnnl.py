@@ -26,19 +26,18 @@ STATUS = {
     6: "not required",
 }
 # dnnl_data_type_t
-F32, BF16, F64 = 3, 2, 7
+F32 = 3
 # dnnl_engine_kind_t, dnnl_stream_flags_t
 ENGINE_CPU, STREAM_IN_ORDER = 1, 1
 # dnnl_format_tag_t
 FORMAT_ANY = 1
 # dnnl_prop_kind_t
-FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
-BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
+FORWARD_TRAINING, BACKWARD = 64, 128
 # dnnl_alg_kind_t
 CONVOLUTION_DIRECT = 0x1
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
 # dnnl_normalization_flags_t (3.x values)
-USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 0x1, 0x2, 0x4
+USE_SCALE, USE_SHIFT = 0x2, 0x4
 # dnnl_scratchpad_mode_t
 SCRATCHPAD_USER = 1
 # dnnl_query_t
@@ -46,8 +45,8 @@ QUERY_IMPL_INFO_STR, QUERY_EXEC_ARG_MD = 8, 255
 # DNNL_ARG_*
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
-ARG_WORKSPACE, ARG_SCRATCHPAD = 64, 80
-ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS, ARG_DIFF_BIAS = 129, 145, 161, 169
+ARG_SCRATCHPAD = 80
+ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
 
 MAX_NDIMS = 12
@@ -246,12 +245,6 @@ class MemoryDesc:
             self.handle = None
 
 
-def array_desc(lib: Library, array: np.ndarray) -> MemoryDesc:
-    """The memory descriptor of a float32 NumPy array as it lies in memory (no copy)."""
-    item = array.itemsize
-    return MemoryDesc.strided(lib, array.shape, [s // item for s in array.strides])
-
-
 def shape_desc(lib: Library, shape) -> MemoryDesc:
     """A C-contiguous float32 layout of `shape`."""
     strides, step = [], 1
@@ -264,20 +257,19 @@ def shape_desc(lib: Library, shape) -> MemoryDesc:
 class Primitive:
     """A created primitive with the memories it runs on (their data handles set per call).
 
-    `args` are the DNNL_ARG_* indices, in the order `run` takes the arrays' addresses.
-    `owned` names memories the primitive owns (workspaces) besides its scratchpad, created
-    from the descriptors the primitive asks for.
+    `args` are the DNNL_ARG_* indices, in the order `run` takes the arrays' addresses. The
+    primitive's scratchpad is its own, sized as the primitive asks.
     """
 
     __slots__ = ("lib", "pd", "prim", "memories", "exec_args", "nargs", "impl", "owned")
 
-    def __init__(self, lib: Library, pd: c_void_p, args, owned=()):
+    def __init__(self, lib: Library, pd: c_void_p, args):
         self.lib = lib
         self.pd = pd
         self.prim = c_void_p()
         lib.check("dnnl_primitive_create", byref(self.prim), pd)
         self.memories = []
-        owned = (*owned, ARG_SCRATCHPAD)
+        owned = (ARG_SCRATCHPAD,)
         arr = (ExecArg * (len(args) + len(owned)))()
         for i, arg in enumerate(args):
             md = lib.lib.dnnl_primitive_desc_query_md(pd, QUERY_EXEC_ARG_MD, arg)

@@ -50,18 +50,17 @@ class _Arg:
 class Plan:
     """A primitive and its arguments' layouts; `run` executes it on NumPy arrays.
 
-    `args` is a sequence of ``(DNNL_ARG_*, user memory descriptor or None, is_output)``;
-    `owned` the arguments whose memory the plan allocates itself (a workspace).
+    `args` is a sequence of ``(DNNL_ARG_*, user memory descriptor or None, is_output)``.
     """
 
     __slots__ = ("lib", "prim", "args", "impl", "lock")
 
-    def __init__(self, lib: D.Library, pd: c_void_p, args, owned=()):
+    def __init__(self, lib: D.Library, pd: c_void_p, args):
         self.lib = lib
         # the reorder buffers are the plan's own: one call at a time (ctypes releases the GIL)
         self.lock = threading.Lock()
         self.args = [_Arg(lib, pd, arg, md, out) for arg, md, out in args]
-        self.prim = D.Primitive(lib, pd, [a.arg for a in self.args], owned)
+        self.prim = D.Primitive(lib, pd, [a.arg for a in self.args])
         self.impl = self.prim.impl
 
     def run(self, *arrays: np.ndarray) -> None:
