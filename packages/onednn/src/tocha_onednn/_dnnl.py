@@ -297,13 +297,11 @@ class Primitive:
     def run(self, *addresses: int) -> None:
         """Execute on the arrays at these addresses (one per argument) and wait."""
         lib = self.lib
-        set_handle = lib.lib.dnnl_memory_set_data_handle
         for mem, address in zip(self.memories, addresses):
-            set_handle(mem, address)
-        status = lib.lib.dnnl_primitive_execute(self.prim, lib.stream, self.nargs, self.exec_args)
-        if status != SUCCESS:
-            raise DnnlError(f"oneDNN: dnnl_primitive_execute failed: {STATUS.get(status, status)}")
-        lib.check("dnnl_stream_wait", lib.stream)
+            lib.check("dnnl_memory_set_data_handle", mem, address)
+        stream = lib.stream
+        lib.check("dnnl_primitive_execute", self.prim, stream, self.nargs, self.exec_args)
+        lib.check("dnnl_stream_wait", stream)
 
     def __del__(self):
         lib = self.lib.lib
