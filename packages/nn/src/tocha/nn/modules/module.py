@@ -23,6 +23,10 @@ __all__ = [
 _GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
+# The registries under PyTorch's names, which libraries read and clear.
+_global_forward_pre_hooks = _GLOBAL_FORWARD_PRE_HOOKS
+_global_forward_hooks = _GLOBAL_FORWARD_HOOKS
+_global_backward_hooks = _GLOBAL_BACKWARD_HOOKS
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
