@@ -163,7 +163,14 @@ def test_softmax_without_tocha_nn_is_a_composite(monkeypatch):
 # -- settings -------------------------------------------------------------------------------
 def test_compile_returns_what_behaves_as_the_original():
     model = tocha.nn.Linear(2, 2)
-    assert tocha.compile(model, mode="max-autotune", fullgraph=True) is model
+    compiled = tocha.compile(model, mode="max-autotune", fullgraph=True)
+    if importlib.util.find_spec("tocha.compiler") is None:
+        assert compiled is model
+    else:
+        assert compiled._orig_mod is model
+    x = tocha.randn(3, 2)
+    tocha.testing.assert_close(compiled(x), model(x))
+    assert tocha.compile(model, disable=True) is model
 
     @tocha.compile(dynamic=True)
     def double(x):
