@@ -312,7 +312,6 @@ def _layouts():
         "bias-over-rows": (_f32(rng, (6, 5)), _f32(rng, 5), _f32(rng, 5)),
         "scalar-0d-input": (_f32(rng, (6, 5)), _f32(rng, (6, 5)), np.array(0.25, np.float32)),
         "size-1-dims": (_f32(rng, (6, 5)), _f32(rng, (6, 1)), _f32(rng, (1, 5))),
-        "column": (_f32(rng, (4, 3, 5)), _f32(rng, (4, 1, 1)), _f32(rng, (1, 1, 1))),
         "transposed": (base.T, _f32(rng, 5), _f32(rng, (6, 1))),
         "negative-stride": (big[::-1, :, ::-2], _f32(rng, 3), np.float32(0.5)),
         "zero-stride": (np.broadcast_to(_f32(rng, (1, 5)), (6, 5)), _f32(rng, 5), _f32(rng, 1)),
