@@ -3,15 +3,20 @@
 oneDNN runs on GNU OpenMP. Its thread count follows `tocha.set_num_threads`, which sets the
 thread count of NumPy's BLAS (through threadpoolctl): before each call the kernels read the
 BLAS libraries' count (a ctypes call; `tocha.get_num_threads` reads the same) and hand it to
-OpenMP when it changed.
+OpenMP when it changed. GNU OpenMP's thread pool does not survive a fork: in a child process
+(a DataLoader worker, a multiprocessing child started by fork) oneDNN's calls run on one
+thread, which needs no pool.
 """
 
 from __future__ import annotations
+
+import os
 
 from . import _dnnl as D
 
 _library: D.Library | None = None
 _blas: list = []
+_forked = False
 
 
 def library() -> D.Library:
@@ -22,17 +27,25 @@ def library() -> D.Library:
 
         _blas[:] = ThreadpoolController().select(user_api="blas").lib_controllers
         _library = D.Library()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_after_fork)
     return _library
+
+
+def _after_fork() -> None:
+    global _forked
+    _forked = True
 
 
 def threads() -> int:
     """The thread count tocha's CPU kernels use now, given to OpenMP in this thread."""
-    n = max((c.get_num_threads() for c in _blas), default=0) or _default_threads()
+    if _forked:
+        n = 1
+    else:
+        n = max((c.get_num_threads() for c in _blas), default=0) or _default_threads()
     library().set_threads(n)
     return n
 
 
 def _default_threads() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
