@@ -129,8 +129,11 @@ def _tensordot_kernel(xp):
 def _einsum_kernel(xp):
     def kernel(*args):
         *arrays, equation, dt = args
-        arrays = [a.astype(dt, copy=False) for a in arrays]
+        work = xp.float32 if dt.name == "bfloat16" else dt  # NumPy's einsum has no bfloat16
+        arrays = [a.astype(work, copy=False) for a in arrays]
         r = xp.einsum(equation, *arrays, optimize=len(arrays) > 2)
+        if work is not dt:
+            return r.astype(dt)
         if len(arrays) == 1 and xp.may_share_memory(r, arrays[0]):
             r = r.copy()  # a permutation or diagonal comes back as a view of the input
         return r

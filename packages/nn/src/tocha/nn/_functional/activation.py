@@ -17,6 +17,7 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor
 
+from ._dtypes import fit_dtype
 from ._jvp import plus, pointwise
 
 __all__ = [
@@ -228,7 +229,7 @@ def _elu_kernel(xp):
         out = xp.where(x > 0, x, neg)
         if scale != 1:
             out *= scale
-        return out
+        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
 
     return kernel
 
@@ -244,7 +245,7 @@ def _gelu_kernel(xp):
         inner += 1
         inner *= x
         inner *= 0.5
-        return inner
+        return inner if inner.dtype == x.dtype else fit_dtype(inner, x.dtype)
 
     return kernel
 
@@ -259,21 +260,32 @@ def _softplus_kernel(xp):
 
 def _mish_kernel(xp):
     def kernel(x):
-        return x * xp.tanh(xp.logaddexp(x, 0))
+        out = x * xp.tanh(xp.logaddexp(x, 0))
+        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
 
     return kernel
 
 
 def _silu_kernel(xp):
     def kernel(x):
-        return x / (1 + xp.exp(-x))
+        out = x / (1 + xp.exp(-x))
+        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
 
     return kernel
 
 
-def _kernel(fn):
-    """A kernel factory from a function of (xp, x, *args)."""
-    return lambda xp: lambda x, *args: fn(xp, x, *args)
+def _kernel(fn, integers: bool = False):
+    """A kernel factory from a function of (xp, x, *args); the result keeps x's dtype (see
+    `fit_dtype`)."""
+
+    def make(xp):
+        def kernel(x, *args):
+            out = fn(xp, x, *args)
+            return out if out.dtype == x.dtype else fit_dtype(out, x.dtype, integers)
+
+        return kernel
+
+    return make
 
 
 def _gelu_backward_kernel(xp):
@@ -285,7 +297,8 @@ def _gelu_backward_kernel(xp):
             x2 = x * x
             t = xp.tanh(TANH_K * (x + TANH_C * x2 * x))
             dt = (1 - t * t) * (TANH_K * (1 + 3 * TANH_C * x2))
-            return g * (0.5 * (1 + t) + 0.5 * x * dt)
+            out = g * (0.5 * (1 + t) + 0.5 * x * dt)
+            return out if out.dtype == g.dtype else fit_dtype(out, g.dtype)
         # g * (Phi(x) + x phi(x)) = g/2 * (1 + erf(x / sqrt 2) + 2 x phi(x)), in place.
         out = xp.multiply(x, x, out=xp.empty_like(x))
         out *= -0.5
@@ -296,7 +309,7 @@ def _gelu_backward_kernel(xp):
         out += 1
         out *= g
         out *= 0.5
-        return out
+        return out if out.dtype == g.dtype else fit_dtype(out, g.dtype)
 
     return kernel
 
@@ -347,7 +360,9 @@ silu_op = defop("silu", _silu_kernel)
 mish_op = defop("mish", _mish_kernel)
 softplus_op = defop("softplus", _softplus_kernel)
 leaky_relu_op = defop("leaky_relu", _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope)))
-hardtanh_op = defop("hardtanh", _kernel(lambda xp, x, low, high: xp.clip(x, low, high)))
+hardtanh_op = defop(
+    "hardtanh", _kernel(lambda xp, x, low, high: xp.clip(x, low, high), integers=True)
+)
 hardsigmoid_op = defop("hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6))
 hardswish_op = defop("hardswish", _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6))
 log_sigmoid_op = defop(

@@ -22,6 +22,7 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import GRAD_MODE, TITLE, call, defop
 
+from ._dtypes import keeping_dtype
 from ._jvp import plus
 from .linear import linear
 
@@ -92,9 +93,11 @@ def _sdpa_backward_kernel(xp):
     return kernel
 
 
-sdpa_op = defop("scaled_dot_product_attention", _sdpa_kernel)
+sdpa_op = defop("scaled_dot_product_attention", keeping_dtype(_sdpa_kernel))
 sdpa_backward_op = defop(
-    "scaled_dot_product_attention_backward", _sdpa_backward_kernel, differentiable=False
+    "scaled_dot_product_attention_backward",
+    keeping_dtype(_sdpa_backward_kernel),
+    differentiable=False,
 )
 
 

@@ -29,6 +29,7 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
 from tocha.library import TITLE, call, defop, expect_tensor
 
+from ._dtypes import keeping_dtype
 from ._jvp import plus
 
 __all__ = [
@@ -159,9 +160,9 @@ def _conv_weight_kernel(xp):
     return kernel
 
 
-conv_op = defop("convolution", _conv_kernel)
-conv_transpose_op = defop("convolution_transpose", _conv_transpose_kernel)
-conv_weight_op = defop("convolution_backward_weight", _conv_weight_kernel)
+conv_op = defop("convolution", keeping_dtype(_conv_kernel))
+conv_transpose_op = defop("convolution_transpose", keeping_dtype(_conv_transpose_kernel))
+conv_weight_op = defop("convolution_backward_weight", keeping_dtype(_conv_weight_kernel))
 im2col_op = defop("im2col", _im2col_kernel)
 col2im_op = defop("col2im", _col2im_kernel)
 

@@ -34,7 +34,7 @@ def _linear_kernel(xp):
         out = x @ w.T
         if b is not None:
             out += b
-        return out
+        return out if out.dtype == x.dtype else out.astype(x.dtype)  # NumPy's bfloat16: float32
 
     return kernel
 

@@ -71,7 +71,8 @@ def _fit_pads(size, ksize, stride, pads, dilation, out_size):
 
 
 def _lowest(xp, dtype):
-    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+    floating = dtype.kind == "f" or dtype.name == "bfloat16"
+    return -xp.inf if floating else xp.iinfo(dtype).min
 
 
 def _flat_index(xp, size, starts, offsets):

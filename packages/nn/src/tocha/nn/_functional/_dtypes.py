@@ -1,0 +1,34 @@
+"""Kernels that keep their input's floating dtype: NumPy computes a bfloat16 or float16 array
+with a Python float (or a float32 operand) in float32, where PyTorch returns the input's
+dtype."""
+
+from __future__ import annotations
+
+
+def keeping_dtype(factory, integers: bool = False):
+    """A kernel factory whose kernel's floating results take its first operand's dtype when
+    that is floating (and, with `integers`, for clamps, an integer one): for heavy kernels
+    (convolutions, attention), where one more call costs nothing measurable."""
+
+    def make(xp):
+        kernel = factory(xp)
+
+        def run(x, *args):
+            out = kernel(x, *args)
+            if type(out) is tuple:
+                return tuple(fit_dtype(r, x.dtype, integers) for r in out)
+            return fit_dtype(out, x.dtype, integers)
+
+        return run
+
+    return make
+
+
+def fit_dtype(out, dtype, integers: bool = False):
+    """`out` cast to `dtype` where NumPy widened a floating `dtype` (or, with `integers`, an
+    integer one); kernels call it only when the dtypes differ, so float32 pays nothing."""
+    if out.dtype == dtype or out.dtype.kind != "f":
+        return out
+    if dtype.kind == "f" or dtype.name == "bfloat16" or (integers and dtype.kind in "iu"):
+        return out.astype(dtype)
+    return out
