@@ -75,7 +75,12 @@ def _apply(op, input: Tensor, inplace: bool, *args) -> Tensor:
 # -- softmax family: one primitive each, with a primitive backward --------------------------
 def _softmax_kernel(xp):
     def kernel(x, dim):
-        e = x - x.max(axis=dim, keepdims=True)
+        try:
+            e = x - x.max(axis=dim, keepdims=True)
+        except ValueError:  # NumPy's max of an empty dim: the result is empty too
+            if x.size:
+                raise
+            return x.copy()
         xp.exp(e, out=e)
         e *= 1 / e.sum(axis=dim, keepdims=True)  # one division per row, as PyTorch's kernel
         return e
@@ -85,7 +90,12 @@ def _softmax_kernel(xp):
 
 def _log_softmax_kernel(xp):
     def kernel(x, dim):
-        shifted = x - x.max(axis=dim, keepdims=True)
+        try:
+            shifted = x - x.max(axis=dim, keepdims=True)
+        except ValueError:  # NumPy's max of an empty dim: the result is empty too
+            if x.size:
+                raise
+            return x.copy()
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
 
