@@ -14,7 +14,7 @@ import math
 
 from .. import _dtype, return_types
 from .._api import PUBLIC, export
-from .._dispatch import binary, call, call_view, defop, not_a_tensor, unary
+from .._dispatch import binary, broadcast_error, call, call_view, defop, not_a_tensor, unary
 from .._tensor import Tensor
 from ._out import assign, write_out, write_out_same_dtype
 from .pointwise import (
@@ -507,7 +507,11 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor ``real + imag * 1j`` (float32 parts give complex64, float64
     complex128), broadcast."""
     _check_parts(real, imag, ("complex", "real", "imag"))
-    return _finish(call(complex_op, (real, imag)), out)
+    try:
+        result = call(complex_op, (real, imag))
+    except ValueError:
+        raise broadcast_error(real._data.shape, imag._data.shape) from None
+    return _finish(result, out)
 
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
