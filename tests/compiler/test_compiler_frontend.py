@@ -413,3 +413,29 @@ def test_under_vmap_and_forward_ad_the_function_runs_through_the_transforms():
     with fwAD.dual_level():
         out = compiled(fwAD.make_dual(x, t))
         tocha.testing.assert_close(fwAD.unpack_dual(out).tangent, (2 * x * t).sum())
+
+
+def test_a_long_elementwise_chain_is_fused_and_small_ones_are_not(monkeypatch, caplog):
+    monkeypatch.setenv("TOCHA_LOGS", "kernels")
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
+
+    def chain(x, w, b):
+        return ((x * w + b).tanh() * 0.5 + x).relu()
+
+    compiled = tocha.compile(chain)
+    small = [tocha.randn(100) for _ in range(3)]
+    compiled(*small)
+    assert not any("fused kernel" in r.getMessage() for r in caplog.records)
+    x = tocha.randn(64, 512, requires_grad=True)
+    w, b = tocha.randn(512, requires_grad=True), tocha.randn(512, requires_grad=True)
+    for _ in range(2):
+        out = compiled(x, w, b)
+        out.sum().backward()
+        x_ref, w_ref, b_ref = (t.detach().requires_grad_() for t in (x, w, b))
+        want = chain(x_ref, w_ref, b_ref)
+        want.sum().backward()
+        tocha.testing.assert_close(out, want)
+        for t, r in ((x, x_ref), (w, w_ref), (b, b_ref)):
+            tocha.testing.assert_close(t.grad, r.grad, rtol=1e-5, atol=1e-4)
+            t.grad = None
+    assert any("fused kernel" in r.getMessage() for r in caplog.records)
