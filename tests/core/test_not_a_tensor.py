@@ -55,3 +55,22 @@ def test_own_code_names_the_argument(name, torch):
         assert str(got.value).split("(")[0] == str(want.value).split("(")[0]
     else:
         assert str(got.value) == str(want.value)
+
+
+NOT_A_DTYPE = {
+    "sum": lambda lib, x: x.sum(dtype="float32"),
+    "mean": lambda lib, x: x.mean(dtype=object()),
+    "cumsum": lambda lib, x: x.cumsum(0, dtype="float32"),
+    "arange": lambda lib, x: lib.arange(0, 5, dtype=object()),
+    "linspace": lambda lib, x: lib.linspace(0, 1, 5, dtype="float32"),
+    "eye": lambda lib, x: lib.eye(3, dtype="float32"),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_A_DTYPE))
+def test_a_dtype_that_is_not_one_is_a_type_error(name, torch):
+    with pytest.raises(TypeError) as want:
+        NOT_A_DTYPE[name](torch, torch.tensor(M))
+    with pytest.raises(TypeError) as got:
+        NOT_A_DTYPE[name](tocha, tocha.tensor(M))
+    assert str(got.value).split("(")[0] == str(want.value).split("(")[0] == name

@@ -170,6 +170,7 @@ def full(
 
 def _refuse(kernel: str, d: _dtype.dtype, allow_complex: builtins.bool = True) -> None:
     """PyTorch's error for a range factory asked for a dtype it has no kernel for."""
+    check_dtype(kernel, d)
     if d is _dtype.bool or (d.is_complex and not allow_complex):
         raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_dtype.TITLE[d]}'")
 
@@ -343,6 +344,7 @@ def eye(
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dev = _device_of(device)
+    check_dtype("eye", dtype)
     d = dtype or _dtype.DEFAULTS.float
     return _finish(wrap(eye_op.kernels[dev](n, m, d.np), dev), requires_grad, out)
 

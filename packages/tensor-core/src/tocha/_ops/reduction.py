@@ -39,6 +39,7 @@ from .._cpu import kernel_context
 from .._dispatch import LAYERS, call, call_one, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
+from ._argcheck import check_dtype
 from ._out import write_out, write_out_same_dtype
 
 _INT64 = np.dtype("int64")
@@ -498,8 +499,15 @@ def _dims(dim, ndim: int, name: str, empty_is_all: bool = True):
     return dims if ndim else ()
 
 
-def _np_dtype(dtype):
-    return None if dtype is None else dtype.np
+def _np_dtype(dtype, name: str):
+    """The NumPy dtype of a reduction's `dtype` argument (None stays None)."""
+    if dtype is None:
+        return None
+    try:
+        return dtype.np
+    except AttributeError:
+        check_dtype(name, dtype)
+        raise
 
 
 def _title(data) -> str:
@@ -561,7 +569,7 @@ def sum(
             return LAYERS.autograd(sum_op, (input, None, keepdim, None), result)
         return result
     dims = _dims(dim, _array(input, "sum").ndim, "sum")
-    return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype)), out)
+    return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype, "sum")), out)
 
 
 def nansum(
@@ -572,7 +580,7 @@ def nansum(
     if data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = _dims(dim, data.ndim, "nansum")
-    return _finish(_run(nansum_op, input, dims, keepdim, _np_dtype(dtype)), out)
+    return _finish(_run(nansum_op, input, dims, keepdim, _np_dtype(dtype, "nansum")), out)
 
 
 def prod(
@@ -581,10 +589,11 @@ def prod(
     """Product of the elements, of all of them or over one `dim`; bool and integer inputs
     give int64. Shape: `input`'s without `dim` (kept with size 1 when `keepdim`)."""
     if dim is None:
-        return _finish(_run(prod_op, input, None, False, _np_dtype(dtype)), out)
+        return _finish(_run(prod_op, input, None, False, _np_dtype(dtype, "prod")), out)
     ndim = _array(input, "prod").ndim
     d = _dim(dim, ndim, "prod")
-    return _finish(_run(prod_op, input, (d,) if ndim else (), keepdim, _np_dtype(dtype)), out)
+    dims = (d,) if ndim else ()
+    return _finish(_run(prod_op, input, dims, keepdim, _np_dtype(dtype, "prod")), out)
 
 
 def _check_mean_dtype(name: str, data, dtype) -> None:
@@ -594,7 +603,9 @@ def _check_mean_dtype(name: str, data, dtype) -> None:
                 f"{name}(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {_title(data)}"
             )
-    elif not (dtype.is_floating_point or dtype.is_complex):
+        return
+    check_dtype(name, dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {_dtype.TITLE[dtype]}"
@@ -624,7 +635,7 @@ def mean(
     if dim is None and dtype is None and out is None:
         return _run(mean_op, input, None, keepdim, None)
     dims = _dims(dim, data.ndim, "mean")
-    return _finish(_run(mean_op, input, dims, keepdim, _np_dtype(dtype)), out)
+    return _finish(_run(mean_op, input, dims, keepdim, _np_dtype(dtype, "mean")), out)
 
 
 def nanmean(
@@ -640,7 +651,7 @@ def nanmean(
             f"{_title(data)}"
         )
     dims = _dims(dim, data.ndim, "nanmean")
-    return _finish(_run(nanmean_op, input, dims, keepdim, _np_dtype(dtype)), out)
+    return _finish(_run(nanmean_op, input, dims, keepdim, _np_dtype(dtype, "nanmean")), out)
 
 
 # -- extrema ----------------------------------------------------------------------------------
@@ -951,13 +962,13 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out: Tensor | None =
 def cumsum(input: Tensor, dim, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Cumulative sums along `dim`; bool and integer inputs give int64. Shape: `input`'s."""
     d = _dim(dim, _array(input, "cumsum").ndim, "cumsum")
-    return _finish(_run(cumsum_op, input, d, _np_dtype(dtype)), out)
+    return _finish(_run(cumsum_op, input, d, _np_dtype(dtype, "cumsum")), out)
 
 
 def cumprod(input: Tensor, dim, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Cumulative products along `dim`; bool and integer inputs give int64. Shape: `input`'s."""
     d = _dim(dim, _array(input, "cumprod").ndim, "cumprod")
-    return _finish(_run(cumprod_op, input, d, _np_dtype(dtype)), out)
+    return _finish(_run(cumprod_op, input, d, _np_dtype(dtype, "cumprod")), out)
 
 
 def _cumulative_extreme(op, name: str, rtype, input: Tensor, dim, out):
