@@ -26,3 +26,14 @@ def test_a_hook_put_in_a_registry_runs():
         del module_mod._global_forward_pre_hooks[-1]
     assert seen == ["Linear"]
     assert module_mod._global_backward_hooks is module_mod._GLOBAL_BACKWARD_HOOKS
+
+
+def test_parameters_take_attributes_and_deepcopy_keeps_them():
+    """Libraries mark parameters (transformers' ``_is_hf_initialized``), as PyTorch allows."""
+    import copy
+
+    p = tocha.nn.Parameter(tocha.ones(2))
+    p._is_hf_initialized = True
+    q = copy.deepcopy(p)
+    assert q._is_hf_initialized and q is not p and not hasattr(tocha.nn.Parameter(p), "_x")
+    assert module_mod._EXTRA_STATE_KEY_SUFFIX == "_extra_state"

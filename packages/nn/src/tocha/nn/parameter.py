@@ -22,9 +22,10 @@ def _share(cls, data: Tensor):
 
 class Parameter(Tensor):
     """A tensor that is a module parameter: assigned as a Module attribute it is registered
-    in ``parameters()``. Shares memory with `data`; ``requires_grad`` defaults to True."""
+    in ``parameters()``. Shares memory with `data`; ``requires_grad`` defaults to True.
+    Like PyTorch's, it takes attributes of its own (libraries mark parameters with them)."""
 
-    __slots__ = ()
+    __slots__ = ("__dict__",)
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -49,6 +50,10 @@ class Parameter(Tensor):
         data = wrap(self._data.copy(), self._device)
         result = type(self)(data, self.requires_grad)
         memo[id(self)] = result
+        if self.__dict__:
+            import copy
+
+            result.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return result
 
 

@@ -23,6 +23,8 @@ __all__ = [
 _GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
+# The state_dict key suffix of a module's extra state (`Module.get_extra_state`).
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 # The registries under PyTorch's names, which libraries read and clear.
 _global_forward_pre_hooks = _GLOBAL_FORWARD_PRE_HOOKS
 _global_forward_hooks = _GLOBAL_FORWARD_HOOKS
@@ -587,7 +589,7 @@ class Module:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         extra = getattr(type(self), "get_extra_state", None)
         if extra is not None and extra is not Module.get_extra_state:
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def get_extra_state(self) -> Any:
         raise RuntimeError(
