@@ -432,6 +432,10 @@ _CALLABLE = frozenset(
         _get_layout,
     }
 )
+# Constructors that would iterate a tensor argument, or read it as a size.
+_NO_TENSOR_ARGUMENTS = frozenset(
+    {collections.OrderedDict, collections.Counter, set, frozenset, bytearray, bytes, complex, Size}
+)
 _CHUNK = 1 << 20
 # A malformed pickle makes the pure-Python unpickler raise these; they become UnpicklingError.
 _MALFORMED = (
@@ -544,6 +548,12 @@ class WeightsUnpickler(pickle._Unpickler):
             func in (bytes, bytearray) and args and isinstance(args[0], int)
         ):
             raise pickle.UnpicklingError(f"invalid arguments for {func!r}")
+        if func in _NO_TENSOR_ARGUMENTS and any(isinstance(a, Tensor) for a in args):
+            # set(t) makes one object per row of a (maybe stride-0, so tiny in the file)
+            # tensor; bytearray(t) allocates t's value in bytes: memory bombs.
+            raise pickle.UnpicklingError(
+                f"weights_only loads do not build {func.__name__} objects from tensors"
+            )
         self.stack[-1] = func(*args)
 
     def load_newobj(self):
