@@ -59,7 +59,9 @@ def d(name: str, saves: str, formula) -> None:
     if name in FORMULAS:
         raise ValueError(f"derivative of {name!r} is declared twice")
     if "+" in saves:
-        positions = _From(int(saves[saves.index("+") - 1]))
+        head = saves[: saves.index("+")]
+        digits = len(head) - len(head.rstrip("0123456789"))
+        positions = _From(int(head[len(head) - digits :]))
     else:
         positions = frozenset(int(c) for c in saves if c.isdigit())
     FORMULAS[name] = Derivative(formula, (positions, "o" in saves))

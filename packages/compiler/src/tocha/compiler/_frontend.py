@@ -58,6 +58,7 @@ class _Entry:
         self.state_guards = guards
         self.state = [v for _, _, v in guards if isinstance(v, tocha.Tensor)]
         self.extra = extra
+        self.tail = self.state + extra  # the inputs after the arguments' tensors
         self.failures = 0
 
     def holds(self) -> bool:
@@ -111,12 +112,10 @@ class CompiledFunction:
 
     def _run(self, entry: _Entry, key: Any, args: tuple, kwargs: dict) -> Any:
         if not kwargs and all(type(a) is tocha.Tensor for a in args):
-            tensors = list(args)
+            tensors = [*args, *entry.tail]
         else:
             flat, _ = flatten((args, kwargs))
-            tensors = [v for v in flat if isinstance(v, tocha.Tensor)]
-        tensors += entry.state
-        tensors += entry.extra
+            tensors = [v for v in flat if isinstance(v, tocha.Tensor)] + entry.tail
         try:
             flat_out = entry.graph(tensors)
         except (ValueGuardFailed, DataDependentValueChanged) as exc:

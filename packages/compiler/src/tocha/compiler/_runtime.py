@@ -38,7 +38,6 @@ class CompiledGraph:
         _passes.optimize(gm)
         self.n_inputs = len(cap.inputs)
         self.device = _device_of(cap.inputs)
-        self.grad_inputs = cap.grad_inputs
         self.differentiable = cap.differentiable
         # the outputs' non-tensor values (the first call's tensors are not kept alive)
         self.template = [None if isinstance(v, tocha.Tensor) else v for v in cap.outputs]
@@ -50,11 +49,26 @@ class CompiledGraph:
         n_out = len(cap.outputs)
         self.tensor_outputs = [k for k, v in enumerate(cap.outputs) if isinstance(v, tocha.Tensor)]
         self.n_tensors = len(self.tensor_outputs)
+        self.single = self.template == [None]  # one output, a tensor
         fwd, bwd, saved = partition(cap)
+        # Inputs the backward reads are saved by the node as arguments (the last ones, from
+        # position `self.first_saved`), not returned as outputs: fewer tensors per call.
+        written = {n.args[0] for n in fwd if n.target is tocha.Tensor.copy_}
+        index = {n: i for i, n in enumerate(inputs)}
+        saved_inputs = [n for n in saved if n in index and n not in written]
+        saved_made = [n for n in saved if n not in saved_inputs]
+        kept = set(saved_inputs)
+        self.order = [i for i, n in enumerate(inputs) if n not in kept]
+        self.order += [index[n] for n in saved_inputs]
+        self.reorder = self.order != list(range(len(inputs)))
+        self.first_saved = len(inputs) - len(saved_inputs)
+        params = [inputs[i] for i in self.order]
         out_nodes = [flat[k] for k in self.tensor_outputs]
-        fused_fwd = _fusion.fuse(fwd, set(out_nodes) | set(saved), self.device) if fuse else None
+        keep = set(out_nodes) | set(saved)
+        fused_fwd = _fusion.fuse(fwd, keep, self.device) if fuse else None
+        results = out_nodes + saved_made
         self.forward: GeneratedFunction = generate(
-            f"{name}_forward", fwd, inputs, out_nodes + saved, self.device, constants, fused_fwd
+            f"{name}_forward", fwd, params, results, self.device, constants, fused_fwd
         )
         _logging.code(self.forward.source)
         self.op = None
@@ -65,14 +79,17 @@ class CompiledGraph:
             self.backward = generate(
                 f"{name}_backward",
                 bwd,
-                saved + tangents,
+                saved_inputs + saved_made + tangents,
                 results,
                 self.device,
                 constants,
                 fused_bwd,
             )
             _logging.code(self.backward.source)
-            self.grad_present = [g is not None for g in grads]
+            position = {original: i for i, original in enumerate(self.order)}
+            self.grad_targets = [
+                position[where] for g, where in zip(grads, cap.grad_inputs) if g is not None
+            ]
             self.op = _declare(self)
         position = {k: i for i, k in enumerate(self.tensor_outputs)}
         self.seeds = [position[k] for k in self.differentiable]
@@ -80,8 +97,10 @@ class CompiledGraph:
         self.detached = [i for i, k in enumerate(self.tensor_outputs) if k not in differentiable]
 
     def __call__(self, tensors: list) -> list:
+        if self.reorder:
+            tensors = [tensors[i] for i in self.order]
         if self.op is not None and tocha.is_grad_enabled():
-            outs = call(self.op, tensors)[: self.n_tensors]
+            outs = list(call(self.op, tensors)[: self.n_tensors])
             for i in self.detached:
                 outs[i] = wrap(outs[i]._data, self.device)
         else:
@@ -89,26 +108,31 @@ class CompiledGraph:
             outs = [wrap(a, self.device) for a in arrays[: self.n_tensors]]
         for i in self.forward.writes:
             bump_version(tensors[i])
+        if self.single:
+            return outs
         result = list(self.template)
         for k, t in zip(self.tensor_outputs, outs):
             result[k] = t
         return result
 
-    def gradients(self, grads: tuple, out: tuple) -> tuple:
+    def gradients(self, grads: tuple, out: tuple, args: tuple) -> tuple:
         """The derivative of the compiled primitive: the backward function on the saved
-        values and the output gradients, as one gradient per input."""
+        values (inputs from `args`, the rest from `out`) and the output gradients, as one
+        gradient per input."""
         device = self.device
         seeds = []
         for i in self.seeds:
             g = grads[i]
             seeds.append(tocha.zeros_like(out[i])._data if g is None else g._data)
-        saved = [t._data for t in out[self.n_tensors :]]
-        arrays = kernel_context().run(self.backward.fn, *saved, *seeds)
+        arrays = kernel_context().run(
+            self.backward.fn,
+            *[t._data for t in args[self.first_saved :]],
+            *[t._data for t in out[self.n_tensors :]],
+            *seeds,
+        )
         result: list[Any] = [None] * self.n_inputs
-        values = iter(arrays)
-        for present, where in zip(self.grad_present, self.grad_inputs):
-            if present:
-                result[where] = wrap(next(values), device)
+        for where, array in zip(self.grad_targets, arrays):
+            result[where] = wrap(array, device)
         return tuple(result)
 
 
@@ -119,10 +143,12 @@ def _declare(graph: CompiledGraph) -> Any:
     op = defop(name, lambda xp: forward)
 
     def formula(grad: Any, out: Any, *args: Any) -> tuple:
-        return graph.gradients(grad if isinstance(grad, tuple) else (grad,), out)
+        if not isinstance(out, tuple):  # a node of one output gives it alone
+            grad, out = (grad,), (out,)
+        return graph.gradients(grad, out, args)
 
     formula.accepts_none = True  # type: ignore[attr-defined]
-    d(name, "o", formula)
+    d(name, f"{graph.first_saved}+o", formula)
     return op
 
 
