@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 import struct
@@ -42,11 +43,12 @@ def atomic_writer(path):
 
     The data goes to a temporary file in the same folder, which is fsynced and then renamed
     over `path` (following a symlink at `path`); on any exception it is removed and `path`
-    is left as it was.
+    is left as it was. The temporary file's name holds the writer's process id: a later save
+    to the same path removes the ones whose writer died (killed mid-save, SIGKILL included).
     """
     target = os.path.realpath(os.fspath(path))
     folder, base = os.path.split(target)
-    tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     fd = os.open(tmp, flags, 0o666)
     try:
@@ -62,6 +64,34 @@ def atomic_writer(path):
             os.unlink(tmp)
         raise
     _fsync_folder(folder)
+    _remove_stale_temporaries(folder, base)
+
+
+def _remove_stale_temporaries(folder: str, base: str) -> None:
+    """Remove the temporary files of earlier saves to `base` whose writing process is gone."""
+    pattern = re.compile(rf"\.{re.escape(base)}\.(\d+)-[0-9a-f]{{12}}\.tmp")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # Windows' os.kill would end the process
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # another user's live process, or no way to tell: keep its file
+    return True
 
 
 def _fsync_folder(folder: str) -> None:
