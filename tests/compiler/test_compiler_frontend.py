@@ -439,3 +439,22 @@ def test_a_long_elementwise_chain_is_fused_and_small_ones_are_not(monkeypatch, c
             tocha.testing.assert_close(t.grad, r.grad, rtol=1e-5, atol=1e-4)
             t.grad = None
     assert any("fused kernel" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_and_its_backward_fuse_with_their_neighbours(approximate):
+    def block(x, b):
+        return F.gelu(x + b, approximate=approximate) * 2
+
+    compiled = tocha.compile(block)
+    for _ in range(2):
+        x = tocha.randn(64, 256, requires_grad=True)
+        b = tocha.randn(256, requires_grad=True)
+        out = compiled(x, b)
+        (out * out).sum().backward()
+        x_ref, b_ref = x.detach().requires_grad_(), b.detach().requires_grad_()
+        want = block(x_ref, b_ref)
+        (want * want).sum().backward()
+        tocha.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+        tocha.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
+        tocha.testing.assert_close(b.grad, b_ref.grad, rtol=1e-4, atol=1e-3)

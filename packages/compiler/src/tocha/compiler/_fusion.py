@@ -32,6 +32,10 @@ _SAME = {
     exp2 expm1 log log2 log10 log1p sqrt sin cos tan tanh sigmoid erf relu silu leaky_relu clamp
     floor ceil trunc sign eq ne lt le gt ge logical_not logical_and logical_or where""".split()
 }
+# Primitives written as several steps (`_expand`), and those worth a generated kernel even
+# alone (the generators' float32 transcendentals vectorise; NumPy's call libm per element).
+_EXPANDED = frozenset({"gelu", "gelu_backward", "to_dtype"})
+_COSTLY = frozenset({"gelu", "gelu_backward", "erf", "tanh", "sigmoid", "silu", "exp"})
 _COMPARISONS = frozenset(
     {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or"}
 )
@@ -112,7 +116,8 @@ def fuse(nodes: list[Node], keep: set, device: Any) -> dict[Node, FusedGroup]:
         group_of[node] = joined
     fused: dict[Node, FusedGroup] = {}
     for group in groups:
-        if len(group.nodes) < 2 or (device.type == "cpu" and _size(group.shape) < MIN_FUSED_SIZE):
+        alone = len(group.nodes) == 1 and group.nodes[0].target.name not in _COSTLY
+        if alone or (device.type == "cpu" and _size(group.shape) < MIN_FUSED_SIZE):
             continue
         spec = _spec(group, keep)
         try:
@@ -164,7 +169,7 @@ def _elementwise_shape(node: Node) -> tuple | None:
     if node.op != "call_function" or not isinstance(node.target, ops.Primitive):
         return None
     name = node.target.name
-    if name not in _SAME and name not in ("gelu", "to_dtype"):
+    if name not in _SAME and name not in _EXPANDED:
         return None
     if _dtype_name(node) not in _DTYPES or node.kwargs:
         return None
@@ -214,10 +219,12 @@ def _spec(group: FusedGroup, keep: set) -> FusedSpec:
                 args.append(names[arg])
             else:
                 args.append(arg)
-        op, args = _step_op(node, args)
         dtype = _dtype_name(node)
-        names[node] = f"s{len(steps)}"
-        steps.append(Step(names[node], op, tuple(args), dtype, _compute(node, op, dtype)))
+        for op, step_args in _expand(node, args):
+            here = len(steps)
+            step_args = tuple(f"s{here + a}" if isinstance(a, _Local) else a for a in step_args)
+            steps.append(Step(f"s{here}", op, step_args, dtype, _compute(node, op, dtype)))
+        names[node] = steps[-1].name
     last = members[-1]
     outputs = [n for n in members[:-1] if n in keep or any(u not in group.nodes for u in n.users)]
     outputs.append(last)
@@ -226,13 +233,62 @@ def _spec(group: FusedGroup, keep: set) -> FusedSpec:
     return FusedSpec(tuple(inputs), tuple(steps), tuple(names[n] for n in outputs), reduce)
 
 
-def _step_op(node: Node, args: list) -> tuple[str, list]:
+class _Local(int):
+    """A reference, in `_expand`'s steps, to the step this many places before the one being
+    written (``_Local(-1)``: the previous step)."""
+
+
+_SQRT_HALF = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_SQRT_2_OVER_PI = 0.7978845608028654
+
+
+def _expand(node: Node, args: list) -> list[tuple[str, tuple]]:
+    """`node` as steps: ``(op, args)`` pairs, args naming inputs, earlier steps of this node
+    (`_Local`) or constants; the last step gives the node's value."""
     name = node.target.name
+    prev = _Local(-1)
     if name == "gelu":
-        return ("gelu_tanh" if args[1] == "tanh" else "gelu"), args[:1]
+        return [("gelu_tanh" if args[1] == "tanh" else "gelu", (args[0],))]
     if name == "to_dtype":
-        return "cast", args[:1]
-    return name, args
+        return [("cast", (args[0],))]
+    if name != "gelu_backward":
+        return [(name, tuple(args))]
+    grad, x = args[0], args[1]
+    if args[2] == "tanh":  # d/dx of x/2 (1 + tanh(k (x + c x^3))), k = sqrt(2/pi)
+        return [
+            ("mul", (x, x)),  # 0: x^2
+            ("mul", (prev, x)),  # 1: x^3
+            ("mul", (prev, 0.044715)),
+            ("add", (x, prev)),
+            ("mul", (prev, _SQRT_2_OVER_PI)),
+            ("tanh", (prev,)),  # 5: t
+            ("add", (prev, 1.0)),
+            ("mul", (prev, 0.5)),  # 7: (1 + t) / 2
+            ("mul", (_Local(-3), _Local(-3))),  # 8: t^2
+            ("sub", (1.0, prev)),  # 9: 1 - t^2
+            ("mul", (_Local(-10), 0.134145)),  # 10: 3 c x^2
+            ("add", (prev, 1.0)),
+            ("mul", (prev, _SQRT_2_OVER_PI)),
+            ("mul", (_Local(-4), prev)),  # 13: (1 - t^2) k (1 + 3 c x^2)
+            ("mul", (prev, x)),
+            ("mul", (prev, 0.5)),
+            ("add", (_Local(-9), prev)),  # 16: the derivative
+            ("mul", (grad, prev)),
+        ]
+    return [  # d/dx of x Phi(x) = Phi(x) + x phi(x)
+        ("mul", (x, _SQRT_HALF)),
+        ("erf", (prev,)),
+        ("add", (prev, 1.0)),
+        ("mul", (prev, 0.5)),  # 3: Phi(x)
+        ("mul", (x, x)),
+        ("mul", (prev, -0.5)),
+        ("exp", (prev,)),
+        ("mul", (prev, _INV_SQRT_2PI)),
+        ("mul", (prev, x)),  # 8: x phi(x)
+        ("add", (_Local(-6), prev)),
+        ("mul", (grad, prev)),
+    ]
 
 
 def _compute(node: Node, op: str, dtype: str) -> str:
