@@ -111,6 +111,8 @@ def group_norm(
 
 def _dropout_family(name: str, functional_name: str | None, inplace: bool):
     def fn(input: Tensor, p: float, train: bool) -> Tensor:
+        if not 0 <= p <= 1:  # PyTorch's native check: a RuntimeError (nn.functional's: ValueError)
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
         if functional_name is None:
             result = _feature_dropout(input, p, train, alpha=name.startswith("feature_alpha"))
             return input.copy_(result) if inplace else result
