@@ -34,15 +34,18 @@ def _dependencies(roots) -> dict:
     """For every node reachable from `roots`: how many edges lead to it."""
     deps = {}
     stack = list(roots)
-    seen = set(map(id, roots))
+    first = set(roots)  # visited already
     while stack:
         node = stack.pop()
         for edge in node.edges:
             if edge is None:
                 continue
-            deps[edge] = deps.get(edge, 0) + 1
-            if id(edge) not in seen:
-                seen.add(id(edge))
+            count = deps.get(edge)
+            if count is not None:
+                deps[edge] = count + 1
+                continue
+            deps[edge] = 1
+            if edge not in first:
                 stack.append(edge)
     return deps
 
@@ -282,8 +285,13 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         if edge is None or grad is None:
             edges.append((edge, nr, None, False))
             continue
-        shaped = _conform(grad, meta)
-        edges.append((edge, nr, shaped, shaped is not grad or _exclusive(grad, grads, results)))
+        data = grad._data
+        if data.shape != meta.raw_shape or data.dtype is not meta.np_dtype:
+            shaped = _conform(grad, meta)
+            if shaped is not grad:
+                edges.append((edge, nr, shaped, True))
+                continue
+        edges.append((edge, nr, grad, _exclusive(grad, grads, results)))
     if ANOMALY.enabled:
         check_nan(node, [g for _, _, g, _ in edges])
     if node.hooks is not None:

@@ -16,31 +16,29 @@ from tocha import Tensor
 from tocha.library import wrap
 
 
-class AutogradMeta:
+class _RareMetaFields:
+    """Class-level defaults of the `AutogradMeta` fields few tensors set (a leaf's gradient
+    and accumulator, hooks, a tangent): a tensor gets its own value, in its ``__dict__``, when
+    one is first assigned, so a recorded op's output stores only three fields."""
+
+    __slots__ = ()
+    grad = None
+    retains_grad = False
+    hooks = None
+    post_accumulate_hooks = None
+    accumulator = None
+    fw = None  # (dual level, tangent) in forward-mode AD (see _forward)
+
+
+class AutogradMeta(_RareMetaFields):
     """What autograd knows of one tensor."""
 
-    __slots__ = (
-        "requires_grad",
-        "grad",
-        "grad_fn",
-        "output_nr",
-        "retains_grad",
-        "hooks",
-        "post_accumulate_hooks",
-        "accumulator",
-        "fw",
-    )
+    __slots__ = ("requires_grad", "grad_fn", "output_nr", "__dict__")
 
     def __init__(self, requires_grad: bool, grad_fn=None, output_nr: int = 0):
         self.requires_grad = requires_grad
-        self.grad = None
         self.grad_fn = grad_fn
         self.output_nr = output_nr
-        self.retains_grad = False
-        self.hooks = None
-        self.post_accumulate_hooks = None
-        self.accumulator = None
-        self.fw = None  # (dual level, tangent) in forward-mode AD (see _forward)
 
 
 class Node:
@@ -61,13 +59,16 @@ class Node:
         "out_data",
         "out_meta",
         "n_outputs",
-        "pre_hooks",
-        "hooks",
-        "released",
-        "materialize",
-        "trace",
+        "__dict__",
         "__weakref__",
     )
+    # Fields few nodes set, read from the class until a node assigns its own (`new_node`
+    # stores only the fields above).
+    pre_hooks = None
+    hooks = None
+    released = False
+    materialize = True
+    trace = None
 
     def name(self) -> str:
         if not self.op_name[:1].islower():  # a custom Function's class name
@@ -108,15 +109,15 @@ class Node:
 class AccumulateGrad:
     """The node that adds a gradient into a leaf tensor's ``.grad``."""
 
-    __slots__ = ("variable", "pre_hooks", "hooks", "__weakref__")
+    __slots__ = ("variable", "__dict__", "__weakref__")
     edges = ()
     edge_nrs = ()
     n_outputs = 1
+    pre_hooks = None
+    hooks = None
 
     def __init__(self, variable: Tensor):
         self.variable = variable
-        self.pre_hooks = None
-        self.hooks = None
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -160,11 +161,6 @@ def new_node(
     node.out_meta = out_meta
     node.out_data = out_data
     node.n_outputs = len(out_meta)
-    node.pre_hooks = None
-    node.hooks = None
-    node.released = False
-    node.materialize = True
-    node.trace = None
     return node
 
 

@@ -6,15 +6,22 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 
 from __future__ import annotations
 
+import weakref
+
 import tocha
 from tocha import Size, Tensor
 from tocha.library import FROM_NP, GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._forward import LEVEL, propagate, set_tangent, tangent_of
-from ._graph import AutogradMeta, accumulator_of, carrier, new_node
+from ._graph import AccumulateGrad, AutogradMeta, Node, carrier
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
+
+_new = object.__new__
+_weakref = weakref.ref
+# The saves of an op without a formula (its node raises when run): everything.
+_NO_FORMULA = (None, True)
 
 
 class TensorMeta:
@@ -65,20 +72,136 @@ def _version_counter(t: Tensor) -> list:
     return vc
 
 
-def record(op, args, out):
+def record(op, args, out, tape_only=False):
     """The autograd layer: record `op(*args) -> out` on the tape when grad mode is on and an
     argument requires grad, and give the outputs their tangents inside a forward-AD level.
     Inside vmap, `out` is first replaced by the batched result (`LAYERS.batching`).
-    Returns `out`."""
-    if GRAD_MODE.transforms:
-        if LAYERS.batching is not None:
-            out = LAYERS.batching(op, args, out)
-        if GRAD_MODE.grad_enabled and _requires_grad(args):
-            _record(op, args, out)
-        propagate(op, args, out)
-        _keep_carriers(out)
+    `tape_only` (the transforms' own call) records on the tape and does no more.
+    Returns `out`.
+
+    The common case, one output and no saved-tensor hooks, is written out in this one
+    function: each call or object fewer is a measurable part of recording a small op."""
+    if GRAD_MODE.transforms and not tape_only:
+        return _record_in_transforms(op, args, out)
+    if not op.differentiable:
         return out
-    return _record(op, args, out)
+    entry = FORMULAS.get(op.name)
+    saves, save_out = entry.saves if entry is not None else _NO_FORMULA
+    n = len(args)
+    edges = [None] * n
+    nrs = [0] * n
+    metas = [None] * n
+    saved = list(args)
+    versions = []
+    hooked = HOOKS.stack
+    tracked = False
+    shared = None
+    for i, arg in enumerate(args):
+        if type(arg) not in TENSOR_TYPES:
+            continue
+        ag = arg._ag
+        if ag is not None and ag.requires_grad:
+            tracked = True
+            edge = ag.grad_fn
+            if edge is None:
+                ref = ag.accumulator
+                edge = ref() if ref is not None else None
+                if edge is None:  # `accumulator_of`, inline
+                    edge = AccumulateGrad(arg)
+                    ag.accumulator = _weakref(edge)
+            edges[i] = edge
+            nrs[i] = ag.output_nr
+        data = arg._data
+        if (
+            shared is None
+            or data.shape != shared.raw_shape
+            or data.dtype is not shared.np_dtype
+            or arg._device is not shared.device
+        ):
+            shared = _new(TensorMeta)  # immutable: arguments alike share one
+            shared.raw_shape = data.shape
+            shared.np_dtype = data.dtype
+            shared.device = arg._device
+        metas[i] = shared
+        if saves is None or i in saves:
+            vc = arg._vc
+            if vc is None or vc is INFERENCE_VC:
+                vc = _version_counter(arg)
+            if hooked:  # the hooks own what is kept: no reference to the tensor itself
+                versions.append((False, vc, vc[0]))
+                saved[i] = pack(arg)
+            else:
+                versions.append((arg, vc, vc[0]))
+        else:
+            saved[i] = shared
+    if not tracked:
+        return out
+    node = _new(Node)
+    node.op_name = op.name
+    node.formula = None if entry is None else entry.formula
+    node.edges = edges
+    node.edge_nrs = nrs
+    node.input_meta = metas
+    node.saved = saved
+    node.versions = versions
+    if entry is not None and not entry.materialize:
+        node.materialize = False
+    if ANOMALY.enabled:
+        node.trace = creation_trace()
+    if type(out) is tuple:
+        return _record_outputs(node, out, save_out, hooked)
+    data = out._data
+    if (
+        shared is None
+        or data.shape != shared.raw_shape
+        or data.dtype is not shared.np_dtype
+        or out._device is not shared.device
+    ):
+        shared = TensorMeta(out)
+    node.out_meta = (shared,)
+    node.n_outputs = 1
+    node.out_data = None if not save_out else (pack(out),) if hooked else (data,)
+    if data.dtype.kind in "fcV":
+        meta = out._ag = _new(AutogradMeta)
+        meta.requires_grad = True
+        meta.grad_fn = node
+        meta.output_nr = 0
+        if save_out:
+            vc = out._vc
+            if vc is None:
+                vc = out._vc = [0]
+            versions.append((None, vc, vc[0]))
+    return out
+
+
+def _record_in_transforms(op, args, out):
+    """`record` while a transform (vmap, a forward-AD level) is active."""
+    if LAYERS.batching is not None:
+        out = LAYERS.batching(op, args, out)
+    if GRAD_MODE.grad_enabled and _requires_grad(args):
+        record(op, args, out, True)
+    propagate(op, args, out)
+    _keep_carriers(out)
+    return out
+
+
+def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
+    """The rest of `record` for an op with several outputs."""
+    node.out_meta = tuple(TensorMeta(t) for t in outputs)
+    node.n_outputs = len(outputs)
+    if not save_out:
+        node.out_data = None
+    elif hooked:
+        node.out_data = tuple(pack(t) for t in outputs)
+    else:
+        node.out_data = tuple(t._data for t in outputs)
+    for i, t in enumerate(outputs):
+        if t._data.dtype.kind in "fcV":
+            t._ag = AutogradMeta(True, node, i)
+            if save_out:
+                vc = _version_counter(t)
+                node.versions.append((None, vc, vc[0]))
+    return outputs
 
 
 def _requires_grad(args) -> bool:
@@ -101,101 +224,6 @@ def _keep_carriers(out) -> None:
     if all(type(t) is Tensor and (t._ag is None or t._ag.fw is None) for t in outputs):
         return
     node.out_data = tuple(carrier(t) for t in outputs)
-
-
-def _record(op, args, out):
-    if not op.differentiable:
-        return out
-    entry = FORMULAS.get(op.name)
-    saves, save_out = entry.saves if entry is not None else (None, True)
-    n = len(args)
-    edges = [None] * n
-    nrs = [0] * n
-    metas = [None] * n
-    saved = list(args)
-    versions = []
-    hooked = HOOKS.stack
-    tracked = False
-    shared = None
-    for i, arg in enumerate(args):
-        if type(arg) not in TENSOR_TYPES:
-            continue
-        ag = arg._ag
-        if ag is not None and ag.requires_grad:
-            tracked = True
-            fn = ag.grad_fn
-            if fn is not None:
-                edges[i] = fn
-                nrs[i] = ag.output_nr
-            else:
-                ref = ag.accumulator
-                acc = None if ref is None else ref()
-                edges[i] = acc if acc is not None else accumulator_of(arg)
-        data = arg._data
-        if (
-            shared is None
-            or data.shape != shared.raw_shape
-            or data.dtype != shared.np_dtype
-            or arg._device is not shared.device
-        ):
-            shared = TensorMeta(arg)
-        meta = metas[i] = shared  # immutable: arguments alike share one
-        if saves is None or i in saves:
-            vc = arg._vc
-            if vc is None or vc is INFERENCE_VC:
-                vc = _version_counter(arg)
-            if hooked:  # the hooks own what is kept: no reference to the tensor itself
-                versions.append((False, vc, vc[0]))
-                saved[i] = pack(arg)
-            else:
-                versions.append((arg, vc, vc[0]))
-        else:
-            saved[i] = meta
-    if not tracked:
-        return out
-    single = type(out) is not tuple
-    outputs = (out,) if single else out
-    if not save_out:
-        out_data = None
-    elif hooked:
-        out_data = tuple(pack(t) for t in outputs)
-    else:
-        out_data = (out._data,) if single else tuple(t._data for t in outputs)
-    node = new_node(
-        op.name,
-        None if entry is None else entry.formula,
-        edges,
-        nrs,
-        metas,
-        saved,
-        versions,
-        (_meta_like(out, shared),) if single else tuple(TensorMeta(t) for t in outputs),
-        out_data,
-    )
-    if entry is not None and not entry.materialize:
-        node.materialize = False
-    if ANOMALY.enabled:
-        node.trace = creation_trace()
-    for i, t in enumerate(outputs):
-        if t._data.dtype.kind in "fcV":
-            t._ag = AutogradMeta(True, node, i)
-            if save_out:
-                vc = _version_counter(t)
-                versions.append((None, vc, vc[0]))
-    return out
-
-
-def _meta_like(t: Tensor, meta: TensorMeta | None) -> TensorMeta:
-    """`meta` when it describes `t` (an elementwise op's output), else a new one."""
-    data = t._data
-    if (
-        meta is not None
-        and data.shape == meta.raw_shape
-        and data.dtype == meta.np_dtype
-        and t._device is meta.device
-    ):
-        return meta
-    return TensorMeta(t)
 
 
 def rebase(target: Tensor, result: Tensor) -> None:
