@@ -264,7 +264,7 @@ def _polynomial(name: str, first, step, shifted: bool = False):
         x = _as64(input)
         if shifted:
             x = 2 * x - 1
-        n64 = _as64(n)
+        n64 = _as64(n).trunc()  # PyTorch reads the degree as an integer (2.5 is 2)
         x, n64 = PUBLIC["broadcast_tensors"](x, n64)
         top = int(n64.max().item()) if n64.numel() else 0
         previous, current = PUBLIC["ones_like"](x), first(x)
