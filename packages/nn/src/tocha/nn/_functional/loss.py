@@ -165,6 +165,14 @@ def _row_scale(g, wt, reduction):
 
 def _nll_kernel(xp):
     def kernel(x, t, w, reduction, ignore_index):
+        if _plain(x.ndim, w, reduction, ignore_index, 0) and x.shape[0] and t.min() >= 0:
+            try:
+                picked = x[xp.arange(x.shape[0]), t]
+            except IndexError:  # the general path names the target
+                pass
+            else:
+                loss = -picked.sum(dtype=picked.dtype)
+                return xp.asarray(loss / x.shape[0] if reduction == "mean" else loss, x.dtype)
         rows, idx = _rows(xp, x, t)
         safe, _, wt = _targets(xp, idx, w, ignore_index, rows.shape[1], x.dtype)
         picked = rows[xp.arange(rows.shape[0]), safe]
@@ -175,6 +183,11 @@ def _nll_kernel(xp):
 
 def _nll_backward_kernel(xp):
     def kernel(g, t, w, shape, reduction, ignore_index):
+        if _plain(len(shape), w, reduction, ignore_index, 0) and t.size and t.min() >= 0:
+            # every target counted (the forward checked their bounds): its plain case
+            rows = xp.zeros(shape, g.dtype)
+            rows[xp.arange(shape[0]), t] = -(g / shape[0] if reduction == "mean" else g)
+            return rows
         n_classes = shape[1] if len(shape) > 1 else shape[0]
         idx = t.reshape(-1).astype(xp.int64, copy=False)
         safe, _, wt = _targets(xp, idx, w, ignore_index, n_classes, g.dtype, checked=True)
@@ -192,11 +205,42 @@ def _row_max(xp, rows, ar):
     return rows[ar, rows.argmax(axis=1)]
 
 
+def _plain(ndim, w, reduction, ignore_index, smoothing) -> bool:
+    """The common case, which `_ce_plain` (and nll_loss's kernels) serve: (N, C) scores, no
+    class weight or smoothing, a reduced loss, and an ignore_index no class index can equal."""
+    return ndim == 2 and w is None and not smoothing and reduction != "none" and ignore_index < 0
+
+
+def _ce_plain(xp, x, t, reduction):
+    """Cross entropy's `_plain` case in a dozen NumPy calls; None when some target is negative
+    (ignored) or out of bounds, which the general path reports."""
+    n = x.shape[0]
+    if not n or t.min() < 0:
+        return None
+    ar = xp.arange(n)
+    probs = x - _row_max(xp, x, ar)[:, None]
+    try:
+        picked = probs[ar, t]
+    except IndexError:
+        return None
+    xp.exp(probs, out=probs)
+    total = xp.einsum("ij->i", probs)
+    probs /= total[:, None]
+    losses = xp.log(total)
+    losses -= picked
+    loss = losses.sum(dtype=losses.dtype)
+    return xp.asarray(loss / n if reduction == "mean" else loss, dtype=losses.dtype), probs
+
+
 def _ce_kernel(xp):
     """Cross entropy with class indices; returns the loss and the softmax probabilities (one
     row per target), which the backward reuses."""
 
     def kernel(x, t, w, reduction, ignore_index, smoothing):
+        if _plain(x.ndim, w, reduction, ignore_index, smoothing):
+            result = _ce_plain(xp, x, t, reduction)
+            if result is not None:
+                return result
         rows, idx = _rows(xp, x, t)
         n, c = rows.shape
         safe, valid, wt = _targets(xp, idx, w, ignore_index, c, x.dtype)
@@ -224,6 +268,12 @@ def _ce_backward_kernel(xp):
     `x` gives only its shape (it is an input for the double backward)."""
 
     def kernel(g, x, t, probs, w, reduction, ignore_index, smoothing):
+        if _plain(x.ndim, w, reduction, ignore_index, smoothing) and t.size and t.min() >= 0:
+            # every target counted (the forward checked their bounds): _ce_plain's case
+            scale = g / t.shape[0] if reduction == "mean" else g
+            grad = probs * scale
+            grad[xp.arange(t.shape[0]), t] -= scale
+            return grad
         n, c = probs.shape
         idx = t.reshape(-1).astype(xp.int64, copy=False)
         safe, valid, wt = _targets(xp, idx, w, ignore_index, c, x.dtype, checked=True)
@@ -457,6 +507,19 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
         )
 
 
+def _batch_of_indices(input, target) -> bool:
+    """The common case: (N, C) floating scores and (N,) int64 class indices."""
+    return (
+        type(input) is Tensor
+        and type(target) is Tensor
+        and input.dim() == 2
+        and target.dim() == 1
+        and target.dtype is tocha.int64
+        and input.dtype.is_floating_point
+        and input.shape[0] == target.shape[0]
+    )
+
+
 def _check_float(input: Tensor, kernel: str) -> None:
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
@@ -517,6 +580,9 @@ def cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if weight is None and _batch_of_indices(input, target):  # the checks below all pass
+        args = (reduction, ignore_index, label_smoothing)
+        return call(cross_entropy_op, (input, target), None, *args)[0]
     if input.shape == target.shape and input.dim() > 0:
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     _check_class_target(input, target, weight, "")
