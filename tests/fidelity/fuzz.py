@@ -111,7 +111,7 @@ def bad_values(param: Param) -> list[tuple[str, tuple]]:
 def cases_for(op: str, signatures: list[Signature]) -> list:
     """One valid call of `op` per signature (float32, 3x4), then that call with one
     argument replaced by each of its `bad_values` (the argument given by keyword when it
-    was not given), and with an unknown keyword."""
+    was not given; a method's receiver stays a tensor), and with an unknown keyword."""
     found = []
     for number, signature in enumerate(signatures[:2]):
         rng = np.random.default_rng(zlib.crc32(f"{op}:fuzz:{number}".encode()))
@@ -122,6 +122,8 @@ def cases_for(op: str, signatures: list[Signature]) -> list:
         found.append((op, args, kwargs + (("no_such_argument", ("V", 1)),)))
         positional = [p for p in signature.params if not p.keyword_only][: len(args)]
         for i, param in enumerate(positional):
+            if i == 0 and op.startswith("Tensor."):
+                continue  # a method's receiver is a Tensor by construction
             for _, spec in bad_values(param):
                 found.append((op, args[:i] + (spec,) + args[i + 1 :], kwargs))
         for param in signature.params[len(positional) :]:
