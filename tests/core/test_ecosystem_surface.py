@@ -145,3 +145,29 @@ def test_cuda_names_that_exist_without_cuda():
             tocha.cuda.CUDAGraph()
         with pytest.raises(RuntimeError):
             tocha.cuda.graph(None)
+
+
+PAIRS = [
+    ("float8_e4m3fn", "float32"),
+    ("float8_e5m2", "float8_e4m3fn"),
+    ("float8_e4m3fn", "float8_e4m3fn"),
+    ("uint16", "int64"),
+    ("uint32", "float32"),
+    ("float64", "uint64"),
+    ("uint16", "uint16"),
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=["-".join(p) for p in PAIRS])
+def test_storage_only_promotion_matches_torch(torch, pair):
+    a, b = pair
+    try:
+        want = str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[1]
+    except RuntimeError as exc:
+        with pytest.raises(RuntimeError) as got:
+            tocha.promote_types(getattr(tocha, a), getattr(tocha, b))
+        assert str(got.value) == str(exc)
+        with pytest.raises(RuntimeError, match="^Promotion for"):
+            tocha.ones(2).to(getattr(tocha, a)) + tocha.ones(2).to(getattr(tocha, b))
+    else:
+        assert tocha.promote_types(getattr(tocha, a), getattr(tocha, b)).name == want

@@ -278,11 +278,30 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
 
 
 PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+# The storage-only dtypes promote only with themselves, and the wide unsigned ones with a
+# floating or complex dtype (to it), as in PyTorch; other pairs raise `_promotion_error`.
+PROMOTE.update({(d, d): d for d in STORAGE_ONLY})
+for _u in (uint16, uint32, uint64):
+    for _f in ALL:
+        if _f.is_floating_point or _f.is_complex:
+            PROMOTE[_u, _f] = PROMOTE[_f, _u] = _f
+
+
+def _promotion_error(a: dtype, b: dtype) -> RuntimeError:
+    """PyTorch's error for promoting a storage-only dtype with another."""
+    kind = "Float8 Types" if "float8" in a.name + b.name else "uint16, uint32, uint64 types"
+    return RuntimeError(
+        f"Promotion for {kind} is not supported, attempted to promote "
+        f"{SCALAR_NAME[a]} and {SCALAR_NAME[b]}"
+    )
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype to which both dtypes may be cast, as `torch.promote_types`."""
-    return PROMOTE[type1, type2]
+    try:
+        return PROMOTE[type1, type2]
+    except KeyError:
+        raise _promotion_error(type1, type2) from None
 
 
 def result_type(tensor1, tensor2) -> dtype:
@@ -312,12 +331,15 @@ def promote_operands(operands) -> dtype:
     0-dim tensors, then Python scalars (taken as the default dtype of their category); a lower
     tier counts only when its category (bool < integer < floating < complex) is higher."""
     tiers = [None, None, None]  # scalars, 0-dim tensors, dimensioned tensors
-    for x in operands:
-        priority, d, rank = operand_dtype(x)
-        if d is None:
-            d = default_for_rank(rank)
-        tiers[priority] = d if tiers[priority] is None else PROMOTE[tiers[priority], d]
-    return _combine(tiers[2], _combine(tiers[1], tiers[0]))
+    try:
+        for x in operands:
+            priority, d, rank = operand_dtype(x)
+            if d is None:
+                d = default_for_rank(rank)
+            tiers[priority] = d if tiers[priority] is None else PROMOTE[tiers[priority], d]
+        return _combine(tiers[2], _combine(tiers[1], tiers[0]))
+    except KeyError as exc:  # a pair of dtypes that do not promote
+        raise _promotion_error(*exc.args[0]) from None
 
 
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
