@@ -50,3 +50,20 @@ def test_many_sections_still_split(torch):
     theirs = torch.tensor_split(torch.tensor(X), 2**16)
     assert len(mine) == len(theirs)
     assert [tuple(t.shape) for t in mine[:5]] == [tuple(t.shape) for t in theirs[:5]]
+
+
+POLYGAMMA_X = [0.5, 1.0, 2.5, 10.0, -0.5]
+
+
+@pytest.mark.parametrize("n", [171, 200, 2**40])
+def test_polygamma_of_a_huge_order_is_an_infinity_at_once(torch, n):
+    start = time.monotonic()
+    mine = tocha.special.polygamma(n, tocha.tensor(POLYGAMMA_X, dtype=tocha.float64))
+    assert time.monotonic() - start < 1.0
+    assert_tensor(mine, torch.special.polygamma(n, torch.tensor(POLYGAMMA_X, dtype=torch.float64)))
+
+
+def test_zeta_of_a_minus_infinite_q_returns(torch):
+    q = [float("-inf"), -2.5, 1.5]
+    mine = tocha.special.zeta(tocha.full((3,), 2.0), tocha.tensor(q))
+    assert_tensor(mine, torch.special.zeta(torch.full((3,), 2.0), torch.tensor(q)))

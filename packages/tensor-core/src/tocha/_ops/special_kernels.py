@@ -143,7 +143,7 @@ def zeta64(xp, s, q):
         active = xp.ones(q.shape, bool)
         count = 0
         while True:
-            active &= (a < 9.0) | (count < 9)
+            active &= ((a < 9.0) & xp.isfinite(a)) | (count < 9)  # q = -inf never reaches 9
             if not active.any():
                 break
             a = xp.where(active, a + 1.0, a)
@@ -185,6 +185,8 @@ def polygamma64(xp, n: int, x):
     if n == 0:
         return digamma64(xp, x)
     sign = 1.0 if n % 2 else -1.0
+    if n > 170:  # n! overflows float64 (computing it hung for a huge n): an infinity, as PyTorch
+        return xp.where(xp.isnan(x), xp.nan, sign * xp.inf)
     return sign * math.factorial(n) * zeta64(xp, xp.asarray(float(n + 1)), x)
 
 
