@@ -50,9 +50,6 @@ def test_cpu_autocast_dtypes_match_torch(fn, torch):
     )
 
 
-@pytest.mark.xfail(
-    reason="tocha-nn's linear and conv kernels return float32 for bfloat16 inputs", strict=True
-)
 def test_cpu_autocast_linear_is_bfloat16():
     with tocha.autocast("cpu"):
         assert F.linear(tocha.ones(2, 3), tocha.ones(4, 3)).dtype == tocha.bfloat16
