@@ -642,9 +642,11 @@ def named_placeholder(graph: Graph, name: str) -> Node:
 
 
 def _is_array(value: Any) -> bool:
-    """Whether `value` is a backend array (NumPy's, or another array API namespace's)."""
+    """Whether `value` is a backend array (NumPy's, CuPy's, or another array API
+    namespace's)."""
     return type(value) is _ndarray or (
-        hasattr(value, "__array_namespace__") and not isinstance(value, np.generic)
+        (hasattr(value, "__array_namespace__") or hasattr(value, "__cuda_array_interface__"))
+        and not isinstance(value, np.generic)
     )
 
 
