@@ -15,6 +15,7 @@ import copy
 import logging
 import os
 import time
+from collections.abc import Callable
 
 import tocha
 import tocha.nn as nn
@@ -32,7 +33,7 @@ class Block(nn.Module):
         self.heads = heads
         self.register_buffer("mask", tocha.tril(tocha.ones(block, block)).view(1, 1, block, block))
 
-    def forward(self, x):
+    def forward(self, x: tocha.Tensor) -> tocha.Tensor:
         b, t, c = x.size()
         q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
@@ -40,7 +41,8 @@ class Block(nn.Module):
         att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
         y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
         x = x + self.proj(y)
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+        out: tocha.Tensor = x + self.out(F.gelu(self.fc(self.ln2(x))))
+        return out
 
 
 class KernelSource(logging.Handler):
@@ -59,7 +61,11 @@ class KernelSource(logging.Handler):
 WARMUP = 3  # the compiled model captures on step 0 and compiles its kernels on step 1
 
 
-def train(model, opt, batches) -> tuple[list[float], float]:
+def train(
+    model: Callable[[tocha.Tensor], tocha.Tensor],
+    opt: tocha.optim.Optimizer,
+    batches: list[tuple[tocha.Tensor, tocha.Tensor]],
+) -> tuple[list[float], float]:
     """Losses of one pass over `batches` and the mean seconds per step after the warm-up."""
     losses, start = [], time.perf_counter()
     for i, (x, y) in enumerate(batches):

@@ -16,6 +16,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
@@ -50,7 +51,7 @@ def main() -> None:
         bos_token_id=end,
         eos_token_id=end,
     )
-    model = GPT2LMHeadModel(config)
+    model: Any = GPT2LMHeadModel(config)  # transformers has no type annotations
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
     print(f"{sum(p.numel() for p in model.parameters())} parameters, {len(text)} characters")
 

@@ -12,6 +12,7 @@ from tocha import amp as amp
 from tocha import autograd as autograd
 from tocha import backends as backends
 from tocha import compat as compat
+from tocha import compiler as compiler
 from tocha import cuda as cuda
 from tocha import distributed as distributed
 from tocha import distributions as distributions
@@ -515,6 +516,8 @@ def diff(
     dim: builtins.int = ...,
     prepend: Tensor | None = ...,
     append: Tensor | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor: ...
 def digamma(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def dist(input: Tensor, other: Tensor, p: Any = ...) -> Tensor: ...
@@ -526,8 +529,6 @@ def divide(
 ) -> Tensor: ...
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def dropout(input: Tensor, p: builtins.float, train: builtins.bool) -> Tensor: ...
-    *,
-    out: Tensor | None = ...,
 def dropout_(input: Tensor, p: builtins.float, train: builtins.bool) -> Tensor: ...
 def dsmm(input: Tensor, mat2: Tensor) -> Tensor: ...
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Any, ...]: ...
@@ -838,6 +839,7 @@ def isin(
     *,
     assume_unique: builtins.bool = ...,
     invert: builtins.bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor: ...
 def isinf(input: Tensor) -> Tensor: ...
 def isnan(input: Tensor) -> Tensor: ...
@@ -849,7 +851,6 @@ def istft(
     n_fft: builtins.int,
     hop_length: builtins.int | None = ...,
     win_length: builtins.int | None = ...,
-    out: Tensor | None = ...,
     window: Tensor | None = ...,
     center: builtins.bool = ...,
     normalized: builtins.bool = ...,
@@ -1469,6 +1470,8 @@ def slice_scatter(
     start: builtins.int | None = ...,
     end: builtins.int | None = ...,
     step: builtins.int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor: ...
 def slogdet(A: Tensor, *, out: Any = ...) -> Any: ...
 def smm(input: Tensor, mat: Tensor) -> Tensor: ...
@@ -1482,8 +1485,6 @@ def sort(
     descending: builtins.bool = ...,
     *,
     stable: builtins.bool = ...,
-    *,
-    out: Tensor | None = ...,
     out: Any = ...,
 ) -> Any: ...
 def sparse_coo_tensor(

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 # A decorated function keeps its own signature.
 F = TypeVar("F", bound=Callable[..., Any])
+_Mode = TypeVar("_Mode", bound="_BareDecorator")
 
 __all__ = [
     "no_grad",
@@ -68,7 +69,13 @@ class _GradModeContext:
 class _BareDecorator(_GradModeContext):
     """A grad mode that also decorates when named without parentheses (``@tocha.no_grad``)."""
 
-    def __new__(cls, orig_func=None):
+    @overload
+    def __new__(cls: type[_Mode], orig_func: None = None) -> _Mode: ...
+
+    @overload
+    def __new__(cls, orig_func: F) -> F: ...
+
+    def __new__(cls, orig_func: Any = None) -> Any:
         if orig_func is None:
             return super().__new__(cls)
         return cls()(orig_func)
