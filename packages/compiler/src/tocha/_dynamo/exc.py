@@ -1,18 +1,5 @@
 """The exceptions of ``torch._dynamo.exc`` that programs catch."""
 
-from __future__ import annotations
+from tocha.compiler._errors import InvalidBackend, TorchDynamoException, Unsupported
 
 __all__ = ["InvalidBackend", "TorchDynamoException", "Unsupported"]
-
-
-class TorchDynamoException(RuntimeError):
-    """Base of the compiler's errors."""
-
-
-class Unsupported(TorchDynamoException):
-    """The program does something a graph cannot hold where ``fullgraph=True`` asks for one
-    graph."""
-
-
-class InvalidBackend(TorchDynamoException):
-    """``tocha.compile(backend=...)`` named no known backend."""

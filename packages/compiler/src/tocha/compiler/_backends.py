@@ -21,6 +21,7 @@ from typing import Any
 from tocha.fx import GraphModule
 
 from ._capture import Capture
+from ._errors import InvalidBackend
 from ._runtime import CompiledGraph
 
 __all__ = ["Builtin", "aot_eager", "eager", "inductor", "list_backends", "resolve"]
@@ -124,8 +125,6 @@ def resolve(backend: Any) -> Any:
             if ep.name == backend:
                 loaded = ep.load()
                 return loaded if isinstance(loaded, Builtin) else _Custom(loaded)
-        from tocha._dynamo.exc import InvalidBackend
-
         raise InvalidBackend(
             f"Invalid backend: {backend!r}, see `tocha._dynamo.list_backends()` for available "
             "backends."

@@ -27,6 +27,7 @@ from tocha.library import GRAD_MODE
 from . import _logging, _state
 from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
+from ._errors import Unsupported
 from ._runtime import CompiledGraph
 
 __all__ = ["CompiledFunction", "OptimizedModule", "compile_model", "reset_all"]
@@ -148,8 +149,6 @@ class CompiledFunction:
             cap = capture(self.fn, args, kwargs, state)
         except GraphBreak as exc:
             if self.fullgraph:
-                from tocha._dynamo.exc import Unsupported
-
                 raise Unsupported(f"{exc.args[0]} (fullgraph=True)") from None
             _logging.graph_break(f"{self.name}: {exc.args[0]}")
             self.eager_keys.add(key)
