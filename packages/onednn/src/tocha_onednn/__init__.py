@@ -1,11 +1,12 @@
 """tocha-onednn: oneDNN's CPU kernels for tocha, as a kernel provider.
 
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
-3 spatial dims, transposed), layer norm and training batch norm, softmax and log_softmax (forward
-and backward) on the CPU through oneDNN's C API (``libdnnl`` from the
-onednn-cpu-gomp wheel, bound with ctypes). The entry point `register` is cheap: oneDNN loads
-on the first call of an op it serves. Calls it does not support (not float32, a shape oneDNN
-refuses) run tocha's built-in kernels. ``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
+3 spatial dims, transposed), layer norm and training batch norm, softmax and log_softmax, and
+the recurrent layers (RNN, LSTM, GRU), forward and backward, on the CPU through oneDNN's C
+API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with ctypes). The entry point
+`register` is cheap: oneDNN loads on the first call of an op it serves. Calls it does not
+support (not float32, a shape oneDNN refuses) run tocha's built-in kernels.
+``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
 ``tocha.backends.set_kernel_provider_enabled("onednn", False)`` turns it off.
 """
 
@@ -28,6 +29,8 @@ KERNELS = {
     "native_layer_norm_backward": ("_norm", "layer_norm_backward"),
     "native_batch_norm": ("_norm", "batch_norm"),
     "native_batch_norm_backward": ("_norm", "batch_norm_backward"),
+    "rnn_layer": ("_rnn", "rnn_layer"),
+    "rnn_layer_backward": ("_rnn", "rnn_layer_backward"),
     "softmax": ("_softmax", "softmax"),
     "log_softmax": ("_softmax", "log_softmax"),
     "softmax_backward_data": ("_softmax", "softmax_backward"),

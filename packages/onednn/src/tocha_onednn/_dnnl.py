@@ -32,10 +32,15 @@ ENGINE_CPU, STREAM_IN_ORDER = 1, 1
 # dnnl_format_tag_t
 FORMAT_ANY = 1
 # dnnl_prop_kind_t
-FORWARD_TRAINING, BACKWARD = 64, 128
+FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD = 64, 96, 128
 # dnnl_alg_kind_t
 CONVOLUTION_DIRECT = 0x1
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
+ELTWISE_RELU, ELTWISE_TANH = 0x20, 0x21
+VANILLA_RNN, VANILLA_LSTM, LBR_GRU = 0x1FFF, 0x2FFF, 0x4FFF
+# dnnl_rnn_direction_t, dnnl_rnn_flags_t
+LEFT2RIGHT, BIDIRECTIONAL_CONCAT = 1, 3
+RNN_DIFF_WEIGHTS_OVERWRITE = 0x1
 # dnnl_normalization_flags_t (3.x values)
 USE_SCALE, USE_SHIFT = 0x2, 0x4
 # dnnl_scratchpad_mode_t
@@ -45,8 +50,13 @@ QUERY_IMPL_INFO_STR, QUERY_EXEC_ARG_MD = 8, 255
 # DNNL_ARG_*
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
+ARG_SRC_ITER, ARG_SRC_ITER_C, ARG_DST_ITER, ARG_DST_ITER_C = 2, 3, 18, 19
+ARG_WEIGHTS_ITER, ARG_WORKSPACE = 34, 64
 ARG_SCRATCHPAD = 80
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
+ARG_DIFF_SRC_ITER, ARG_DIFF_SRC_ITER_C = 130, 131
+ARG_DIFF_DST_ITER, ARG_DIFF_DST_ITER_C = 146, 147
+ARG_DIFF_WEIGHTS_ITER, ARG_DIFF_BIAS = 162, 169
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
 
 MAX_NDIMS = 12
@@ -127,6 +137,26 @@ def _bind(lib):
         ],
         "dnnl_batch_normalization_backward_primitive_desc_create": [
             pp, p, c_int, p, p, p, c_float, c_uint, p, p,
+        ],
+        "dnnl_vanilla_rnn_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, c_int, p, p, p, p, p, p, p, c_uint, c_float, c_float, p,
+        ],
+        "dnnl_vanilla_rnn_backward_primitive_desc_create": [
+            pp, p, c_int, c_int, c_int, p, p, p, p, p, p, p, p, p, p, p, p, p, p,
+            c_uint, c_float, c_float, p, p,
+        ],
+        "dnnl_lstm_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, p, p, p, p, p, p, p, p, p, c_uint, p,
+        ],
+        "dnnl_lstm_backward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, p, p, p, p, p, p, p, p, p,
+            p, p, p, p, p, p, p, p, p, p, p, c_uint, p, p,
+        ],
+        "dnnl_lbr_gru_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, p, p, p, p, p, c_uint, p,
+        ],
+        "dnnl_lbr_gru_backward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, p, p, p, p, p, p, p, p, p, p, p, p, c_uint, p, p,
         ],
     }  # fmt: skip
     for name, argtypes in signatures.items():

@@ -53,7 +53,7 @@ class Plan:
     `args` is a sequence of ``(DNNL_ARG_*, user memory descriptor or None, is_output)``.
     """
 
-    __slots__ = ("lib", "prim", "args", "impl", "lock")
+    __slots__ = ("lib", "prim", "args", "impl", "lock", "workspace_size")
 
     def __init__(self, lib: D.Library, pd: c_void_p, args):
         self.lib = lib
@@ -62,6 +62,7 @@ class Plan:
         self.args = [_Arg(lib, pd, arg, md, out) for arg, md, out in args]
         self.prim = D.Primitive(lib, pd, [a.arg for a in self.args])
         self.impl = self.prim.impl
+        self.workspace_size = 0
 
     def run(self, *arrays: np.ndarray) -> None:
         """Execute on `arrays`, one per argument in the plan's order; outputs are written."""
