@@ -112,6 +112,13 @@ def _scale(norm: str | None, forward: bool) -> str:
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
+# PyTorch's messages for a complex input to the n-dimensional real-input transforms.
+_REAL_ONLY = {
+    "rfftn": "rfftn expects a real-valued input tensor, but got {}",
+    "ihfftn": "Only supports floating-point dtypes, but found: {}",
+}
+
+
 def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tensor:
     """The input as a float (`real`), complex (`complex_`) or either tensor; integers go to
     the default float dtype."""
@@ -122,7 +129,8 @@ def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tenso
     if dt in (_dtype.float16, _dtype.bfloat16):
         raise RuntimeError(f"Unsupported dtype {_dtype.TITLE[dt]}")
     if real and dt.is_complex:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_dtype.TITLE[dt]}")
+        message = _REAL_ONLY.get(name, f"{name} expects a real input tensor, but got {{}}")
+        raise RuntimeError(message.format(_dtype.TITLE[dt]))
     if complex_ and not dt.is_complex:
         x = x.to(dt.to_complex())
     return x
@@ -192,6 +200,39 @@ def _c2c_or_r2c(x: Tensor, dims, norm, forward: bool) -> Tensor:
     return call(R2C, (x,), dims, scale, False, forward)
 
 
+def _one_dimensional(name: str, nd, doc: str, **kind):
+    """The 1-D transform `name`: `nd` (its n-dimensional form) over ``(dim,)``, the signal
+    trimmed or zero-padded to `n` points; `kind` says which inputs it takes (`_input`)."""
+
+    def transform(
+        input: Tensor,
+        n: int | None = None,
+        dim: int = -1,
+        norm: str | None = None,
+        *,
+        out: Tensor | None = None,
+    ) -> Tensor:
+        x = _input(input, name, **kind)
+        return _written(name, nd(x, None if n is None else (n,), (dim,), norm), out)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = doc
+    return transform
+
+
+def _two_dimensional(name: str, nd):
+    """The 2-D transform `name`: `nd` with the last two dims as its default."""
+
+    def transform(
+        input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
+    ) -> Tensor:
+        return _written(name, nd(input, s, dim, norm), out)
+
+    transform.__name__ = transform.__qualname__ = name
+    transform.__doc__ = f"`{nd.__name__}` over the last two dims."
+    return transform
+
+
 def fftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
 ) -> Tensor:
@@ -211,48 +252,6 @@ def ifftn(
     return _written("ifftn", _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, False), out)
 
 
-def fft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The one-dimensional discrete Fourier transform along `dim` (trimmed or zero-padded
-    to `n` points first).
-
-    Example: ``tocha.fft.fft(tocha.ones(4))`` is ``[4, 0, 0, 0]`` (complex64).
-    """
-    return _written("fft", fftn(input, None if n is None else (n,), (dim,), norm), out)
-
-
-def ifft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The inverse of `fft`."""
-    return _written("ifft", ifftn(input, None if n is None else (n,), (dim,), norm), out)
-
-
-def fft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`fftn` over the last two dims."""
-    return _written("fft2", fftn(input, s, dim, norm), out)
-
-
-def ifft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`ifftn` over the last two dims."""
-    return _written("ifft2", ifftn(input, s, dim, norm), out)
-
-
 def rfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
 ) -> Tensor:
@@ -262,26 +261,6 @@ def rfftn(
     dims, sizes = _dims_and_sizes(x, s, dim)
     x = _resize_all(x, dims, sizes)
     return _written("rfftn", call(R2C, (x,), dims, _scale(norm, True), True, True), out)
-
-
-def rfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """`fft` of a real input: the ``n // 2 + 1`` non-negative frequencies."""
-    x = _input(input, "rfft", real=True)
-    return _written("rfft", rfftn(x, None if n is None else (n,), (dim,), norm), out)
-
-
-def rfft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`rfftn` over the last two dims."""
-    return _written("rfft2", rfftn(input, s, dim, norm), out)
 
 
 def _c2r(x: Tensor, dims, sizes, norm, forward: bool) -> Tensor:
@@ -305,56 +284,6 @@ def irfftn(
     return _written("irfftn", _c2r(x, dims, sizes, norm, False), out)
 
 
-def irfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The inverse of `rfft`: `n` real points (default ``2 (m - 1)``)."""
-    return _written("irfft", irfftn(input, None if n is None else (n,), (dim,), norm), out)
-
-
-def irfft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`irfftn` over the last two dims."""
-    return _written("irfft2", irfftn(input, s, dim, norm), out)
-
-
-def hfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The (real) forward transform of a Hermitian-symmetric signal given by its first half:
-    `n` real points (default ``2 (m - 1)``)."""
-    x = _input(input, "hfft", complex_=True)
-    dims = (_wrap_dim(dim, x.ndim),)
-    return _written("hfft", _c2r(x, dims, [n], norm, True), out)
-
-
-def ihfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The inverse of `hfft`: the half spectrum of a real signal (``n // 2 + 1`` points)."""
-    x = _input(input, "ihfft", real=True)
-    dims = (_wrap_dim(dim, x.ndim),)
-    if n is not None:
-        x = _resized(x, dims[0], n)
-    return _written("ihfft", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
-
-
 def hfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
 ) -> Tensor:
@@ -363,13 +292,6 @@ def hfftn(
     x = _input(input, "hfftn", complex_=True)
     dims, sizes = _dims_and_sizes(x, s, dim)
     return _written("hfftn", _c2r(x, dims, sizes, norm, True), out)
-
-
-def hfft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`hfftn` over the last two dims."""
-    return _written("hfft2", hfftn(input, s, dim, norm), out)
 
 
 def ihfftn(
@@ -382,11 +304,44 @@ def ihfftn(
     return _written("ihfftn", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
 
 
-def ihfft2(
-    input: Tensor, s=None, dim=(-2, -1), norm: str | None = None, *, out: Tensor | None = None
-) -> Tensor:
-    """`ihfftn` over the last two dims."""
-    return _written("ihfft2", ihfftn(input, s, dim, norm), out)
+fft = _one_dimensional(
+    "fft",
+    fftn,
+    """The one-dimensional discrete Fourier transform along `dim` (trimmed or zero-padded
+    to `n` points first).
+
+    Example: ``tocha.fft.fft(tocha.ones(4))`` is ``[4, 0, 0, 0]`` (complex64).
+    """,
+)
+ifft = _one_dimensional("ifft", ifftn, "The inverse of `fft`.")
+rfft = _one_dimensional(
+    "rfft", rfftn, "`fft` of a real input: the ``n // 2 + 1`` non-negative frequencies.", real=True
+)
+irfft = _one_dimensional(
+    "irfft",
+    irfftn,
+    "The inverse of `rfft`: `n` real points (default ``2 (m - 1)``).",
+    complex_=True,
+)
+hfft = _one_dimensional(
+    "hfft",
+    hfftn,
+    """The (real) forward transform of a Hermitian-symmetric signal given by its first half:
+    `n` real points (default ``2 (m - 1)``).""",
+    complex_=True,
+)
+ihfft = _one_dimensional(
+    "ihfft",
+    ihfftn,
+    "The inverse of `hfft`: the half spectrum of a real signal (``n // 2 + 1`` points).",
+    real=True,
+)
+fft2 = _two_dimensional("fft2", fftn)
+ifft2 = _two_dimensional("ifft2", ifftn)
+rfft2 = _two_dimensional("rfft2", rfftn)
+irfft2 = _two_dimensional("irfft2", irfftn)
+hfft2 = _two_dimensional("hfft2", hfftn)
+ihfft2 = _two_dimensional("ihfft2", ihfftn)
 
 
 # -- frequencies and shifts -------------------------------------------------------------------
