@@ -26,7 +26,7 @@ STATUS = {
     6: "not required",
 }
 # dnnl_data_type_t
-F32 = 3
+F32, S32, U8 = 3, 4, 6
 # dnnl_engine_kind_t, dnnl_stream_flags_t
 ENGINE_CPU, STREAM_IN_ORDER = 1, 1
 # dnnl_format_tag_t
@@ -37,6 +37,7 @@ FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD = 64, 96, 128
 CONVOLUTION_DIRECT = 0x1
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
 ELTWISE_RELU, ELTWISE_TANH = 0x20, 0x21
+POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1FF, 0x2FF, 0x3FF
 VANILLA_RNN, VANILLA_LSTM, LBR_GRU = 0x1FFF, 0x2FFF, 0x4FFF
 # dnnl_rnn_direction_t, dnnl_rnn_flags_t
 LEFT2RIGHT, BIDIRECTIONAL_CONCAT = 1, 3
@@ -137,6 +138,12 @@ def _bind(lib):
         ],
         "dnnl_batch_normalization_backward_primitive_desc_create": [
             pp, p, c_int, p, p, p, c_float, c_uint, p, p,
+        ],
+        "dnnl_pooling_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, Dims, Dims, Dims, Dims, Dims, p,
+        ],
+        "dnnl_pooling_backward_primitive_desc_create": [
+            pp, p, c_int, p, p, Dims, Dims, Dims, Dims, Dims, p, p,
         ],
         "dnnl_vanilla_rnn_forward_primitive_desc_create": [
             pp, p, c_int, c_int, c_int, p, p, p, p, p, p, p, c_uint, c_float, c_float, p,

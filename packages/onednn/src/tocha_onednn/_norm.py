@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import _dnnl as D
-from ._plan import Cache, Plan
+from ._plan import Cache, Plan, channel_blocked
 from ._runtime import library, threads
 
 _F32 = np.dtype(np.float32)
@@ -173,40 +173,8 @@ def layer_norm_backward(fallback):
 
 
 # -- batch norm: (N, C, *spatial), statistics per channel ---------------------------------------
-def _channel_blocked(lib, shape):
-    """The layout oneDNN's convolutions give an activation of `shape` on this CPU (channels
-    in blocks of 8 or 16), which its fast batch norms run on; C order where there is none."""
-    if not 3 <= len(shape) <= 5:
-        return D.shape_desc(lib, shape)
-    c, ones = shape[1], (1,) * (len(shape) - 2)
-    act, weights = D.MemoryDesc.any(lib, shape), D.MemoryDesc.any(lib, (c, c, *ones))
-    zeros = D.dims([0] * (len(shape) - 2))
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_convolution_forward_primitive_desc_create",
-            D.FORWARD_TRAINING,
-            D.CONVOLUTION_DIRECT,
-            act.handle,
-            weights.handle,
-            None,
-            act.handle,
-            D.dims([1] * (len(shape) - 2)),
-            zeros,
-            zeros,
-            zeros,
-        )
-    except D.DnnlError:
-        return D.shape_desc(lib, shape)
-    try:
-        md = lib.lib.dnnl_primitive_desc_query_md(pd, D.QUERY_EXEC_ARG_MD, D.ARG_DST)
-        return D.MemoryDesc.clone(lib, md)
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(pd)
-
-
 def _batch_forward_pd(lib, shape, eps, flags):
-    src = _channel_blocked(lib, shape)
+    src = channel_blocked(lib, shape)
     pd = D.create_pd(
         lib,
         "dnnl_batch_normalization_forward_primitive_desc_create",

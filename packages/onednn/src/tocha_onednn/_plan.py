@@ -106,3 +106,36 @@ class Cache:
                 self.plans.pop(next(iter(self.plans)), None)
             self.plans[key] = plan
         return plan
+
+
+def channel_blocked(lib: D.Library, shape) -> D.MemoryDesc:
+    """The layout oneDNN's convolutions give an activation of `shape` on this CPU (channels
+    in blocks of 8 or 16), which its fast batch norms and poolings run on; C order where
+    there is none."""
+    if not 3 <= len(shape) <= 5:
+        return D.shape_desc(lib, shape)
+    c, ones = shape[1], (1,) * (len(shape) - 2)
+    act, weights = D.MemoryDesc.any(lib, shape), D.MemoryDesc.any(lib, (c, c, *ones))
+    zeros = D.dims([0] * (len(shape) - 2))
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_convolution_forward_primitive_desc_create",
+            D.FORWARD_TRAINING,
+            D.CONVOLUTION_DIRECT,
+            act.handle,
+            weights.handle,
+            None,
+            act.handle,
+            D.dims([1] * (len(shape) - 2)),
+            zeros,
+            zeros,
+            zeros,
+        )
+    except D.DnnlError:
+        return D.shape_desc(lib, shape)
+    try:
+        md = lib.lib.dnnl_primitive_desc_query_md(pd, D.QUERY_EXEC_ARG_MD, D.ARG_DST)
+        return D.MemoryDesc.clone(lib, md)
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(pd)
