@@ -59,8 +59,7 @@ def test_model_matches_torch(on_tocha, model):
 SAVE_AND_SAMPLE = """
 import json, sys
 import torch
-from safetensors.torch import load_file
-from transformers import AutoConfig, GPT2Config, GPT2LMHeadModel
+from transformers import GPT2Config, GPT2LMHeadModel
 
 config = GPT2Config(vocab_size=40, n_positions=16, n_embd=16, n_layer=2, n_head=2,
                     bos_token_id=0, eos_token_id=1, pad_token_id=39)
@@ -68,9 +67,7 @@ torch.manual_seed(0)
 model = GPT2LMHeadModel(config).eval()
 ids = torch.tensor([[2, 7, 11, 5]])
 model.save_pretrained(sys.argv[1])
-back = GPT2LMHeadModel(AutoConfig.from_pretrained(sys.argv[1])).eval()
-back.load_state_dict(load_file(f"{sys.argv[1]}/model.safetensors"), strict=False)
-back.tie_weights()
+back = GPT2LMHeadModel.from_pretrained(sys.argv[1]).eval()
 same = torch.equal(back(ids).logits, model(ids).logits)
 
 def sample(seed):
@@ -85,7 +82,7 @@ print(json.dumps({"same": same, "first": first, "again": again, "other": other,
 
 
 def test_save_pretrained_and_sampling(tmp_path):
-    """save_pretrained writes the config and safetensors weights that a new model loads;
+    """save_pretrained writes the config and safetensors weights that from_pretrained loads;
     sampling with a seed repeats. tocha's random streams are not PyTorch's, so sampled
     tokens are not compared with PyTorch's."""
     program = tmp_path / "save_and_sample.py"
@@ -94,3 +91,23 @@ def test_save_pretrained_and_sampling(tmp_path):
     assert (tmp_path / "saved" / "config.json").exists() and out["same"]
     assert out["first"] == out["again"] and 1 <= len(out["first"]) <= 6  # eos may end it
     assert out["first"][0] in out["top5"]
+
+
+@pytest.fixture(scope="module")
+def reloaded(tmp_path_factory) -> dict:
+    program = HERE / "programs" / "dropin_hf_pretrained.py"
+    folder = tmp_path_factory.mktemp("pretrained")
+    return run_under_tocha([str(program), str(folder)], HERE / "programs")
+
+
+@pytest.mark.parametrize("model", MODELS, ids=MODELS)
+def test_from_pretrained_gives_torch_numbers(reloaded, model):
+    """from_pretrained (which builds the model on the meta device, then loads the weights)
+    reloads a saved model exactly: every tensor on the CPU with the saved values, tied
+    weights still one tensor, ``dtype=`` honoured, and PyTorch's logits."""
+    got = reloaded[model]
+    want = json.loads(ANSWERS.read_text())[model]
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=1e-4, atol=1e-5)
+    assert got["same_as_saved"] and got["placed"] and got["tied"]
+    assert got["meta_left"] == []
+    assert got["wide_dtype"].endswith("float64")

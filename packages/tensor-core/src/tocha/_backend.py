@@ -18,7 +18,10 @@ PLUGIN_API_VERSION = 1
 ENTRY_POINT_GROUP = "tocha.backends"
 
 # Backends tocha-core ships: loaded without reading any distribution's metadata.
-_BUILTIN = {"cpu": ("tocha-core", "tocha._cpu:register")}
+_BUILTIN = {
+    "cpu": ("tocha-core", "tocha._cpu:register"),
+    "meta": ("tocha-core", "tocha._meta:register"),
+}
 # Byte sizes of PCG64's state words: state, increment, has_uint32, uinteger.
 _PCG64_LAYOUT = (16, 16, 1, 4)
 

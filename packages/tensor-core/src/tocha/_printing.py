@@ -225,8 +225,13 @@ def tensor_repr(t) -> str:
     suffixes = []
     if t._device.type != "cpu":
         suffixes.append(f"device='{t._device}'")
-    data = t._host()
     d = t.dtype
+    if t._device.type == "meta":
+        suffixes.append(f"size={tuple(t.shape)}")
+        if d is not _dtype.DEFAULTS.float:
+            suffixes.append(f"dtype={d!r}")
+        return _add_suffixes(prefix + "...", suffixes + _autograd_suffixes(t), indent)
+    data = t._host()
     if data.size == 0:
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
@@ -239,10 +244,12 @@ def tensor_repr(t) -> str:
         if d not in (_dtype.DEFAULTS.float, _dtype.DEFAULTS.complex, _dtype.int64, _dtype.bool):
             suffixes.append(f"dtype={d!r}")
         body = _body(data, indent)
+    return _add_suffixes(prefix + body, suffixes + _autograd_suffixes(t), indent)
+
+
+def _autograd_suffixes(t) -> list:
     grad_fn = t.grad_fn
     if grad_fn is not None:
         name = grad_fn.name() if hasattr(grad_fn, "name") else type(grad_fn).__name__
-        suffixes.append(f"grad_fn=<{name}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
+        return [f"grad_fn=<{name}>"]
+    return ["requires_grad=True"] if t.requires_grad else []

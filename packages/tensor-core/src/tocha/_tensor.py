@@ -143,6 +143,11 @@ class Tensor:
         return self._device.type == "cpu"
 
     @property
+    def is_meta(self) -> bool:
+        """Whether this is a meta tensor: a shape and dtype without data."""
+        return self._device.type == "meta"
+
+    @property
     def ndim(self) -> int:
         return self._data.ndim
 
@@ -301,6 +306,8 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if self._device is not CPU and self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return _to_python(self._host().reshape(()).item(), self._data.dtype)
 
     def tolist(self) -> Any:

@@ -9,7 +9,7 @@
   `scalar_tensor`, `range`, `empty_permuted`, `frombuffer`, `to_dlpack`;
 - `memory_format` and its values, the process settings (interop threads, warn-always,
   deterministic debug mode, flush denormal, default tensor type), the legacy Tensor
-  attributes (`volatile`, `name`, `output_nr`, `is_meta`...), `apply_` / `map_` / `map2_`.
+  attributes (`volatile`, `name`, `output_nr`...), `apply_` / `map_` / `map2_`.
 """
 
 from __future__ import annotations
@@ -690,7 +690,6 @@ def _publish() -> None:
     for name in (
         "is_ipu",
         "is_maia",
-        "is_meta",
         "is_mkldnn",
         "is_mps",
         "is_mtia",

@@ -546,9 +546,22 @@ class Module:
             target = (
                 dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
             )
-            return t.to(device=device, dtype=target)
+            try:
+                return t.to(device=device, dtype=target)
+            except NotImplementedError as exc:
+                if t.is_meta:
+                    raise NotImplementedError(
+                        f"{exc} Please use tocha.nn.Module.to_empty() instead of "
+                        "tocha.nn.Module.to() when moving module from meta to a different device."
+                    ) from None
+                raise
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new, uninitialised storage on `device`, keeping
+        shapes and dtypes: how a module built on the meta device gets memory."""
+        return self._apply(lambda t: tocha.empty_like(t, device=device), recurse=recurse)
 
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
