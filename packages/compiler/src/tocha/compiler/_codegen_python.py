@@ -46,11 +46,14 @@ def generate(
     device: Any,
     constants: dict[str, Any],
     fused: dict[Node, Any] | None = None,
+    stash: list[Node] | None = None,
+    bare: bool = False,
 ) -> GeneratedFunction:
     """``def name(*params) -> tuple(results)`` computing `nodes` in order. `results` holds
     nodes or Python values; `constants` maps get_attr targets to their tensors; `fused` maps
     the last node of each fused group to the group (`_fusion.FusedGroup`), whose other nodes
-    are skipped."""
+    are skipped. With `stash`, the function takes one more argument, a list, and appends
+    those values to it; with `bare`, its one result is returned alone (not in a tuple)."""
     names: dict[Node, str] = {}
     env: dict[str, Any] = {"_asarray": _asarray, "_read": _read}
     lines: list[str] = []
@@ -87,7 +90,8 @@ def generate(
         for u in used:
             if u in names:
                 last_use[names[u]] = k
-    returned = {names[r] for r in results if isinstance(r, Node) and r in names}
+    stash = stash or []
+    returned = {names[r] for r in [*results, *stash] if isinstance(r, Node) and r in names}
     kept = set(names[p] for p in params) | returned
     dead_after: dict[int, list[str]] = {}
     for var, k in last_use.items():
@@ -97,9 +101,12 @@ def generate(
         lines.extend(code)
         if k in dead_after:
             lines.append(f"del {', '.join(sorted(dead_after[k]))}")
-    args = ", ".join(names[p] for p in params)
+    args = ", ".join([*(names[p] for p in params), *(["_box"] if stash else [])])
+    if stash:
+        lines.append(f"_box.extend(({', '.join(names[n] for n in stash)},))")
     body = "\n".join(f"    {line}" for line in lines) or "    pass"
-    source = f"def {name}({args}):\n{body}\n    return ({ret}{',' if results else ''})\n"
+    ret = ret if bare else f"({ret}{',' if results else ''})"
+    source = f"def {name}({args}):\n{body}\n    return {ret}\n"
     exec(compile(source, f"<tocha.compile {name}>", "exec"), env)
     return GeneratedFunction(env[name], source, writes)
 

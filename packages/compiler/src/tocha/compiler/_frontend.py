@@ -28,17 +28,23 @@ from . import _logging, _state
 from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
 from ._errors import Unsupported
+from ._guards import MISS, fast_path, miss
 from ._runtime import CompiledGraph
 
 __all__ = ["CompiledFunction", "OptimizedModule", "compile_model", "reset_all"]
 
-_LOCAL = threading.local()
+
+class _Captures(threading.local):
+    depth = 0  # how many captures run on this thread
+
+
+_LOCAL = _Captures()
 _ALL: list[Any] = []
 
 
 def compiling() -> bool:
     """Whether a capture is running on this thread (``tocha.compiler.is_compiling``)."""
-    return getattr(_LOCAL, "depth", 0) > 0
+    return _LOCAL.depth > 0
 
 
 def reset_all() -> None:
@@ -47,6 +53,7 @@ def reset_all() -> None:
         ref.cache.clear()
         ref.eager_keys.clear()
         ref.warned = False
+        ref.fast = miss
 
 
 class _Entry:
@@ -61,6 +68,7 @@ class _Entry:
         self.extra = extra
         self.tail = self.state + extra  # the inputs after the arguments' tensors
         self.failures = 0
+        self.fast: Any = None
 
     def holds(self) -> bool:
         for owner, key, value in self.state_guards:
@@ -90,11 +98,16 @@ class CompiledFunction:
         self.cache: dict[Any, list[_Entry]] = {}
         self.eager_keys: set = set()
         self.warned = False
+        self.fast = miss  # the guards and call of the entry last run, as one function
         self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
         _ALL.append(self)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            result = self.fast(args)
+            if result is not MISS:
+                return result
         if GRAD_MODE.transforms or _state.disabled() or compiling():
             # under vmap or forward AD the function runs eagerly, through the transforms
             return self.fn(*args, **kwargs)
@@ -105,6 +118,8 @@ class CompiledFunction:
         if entries:
             for entry in entries:
                 if entry.holds():
+                    if entry.fast is not None:
+                        self.fast = entry.fast
                     return self._run(entry, key, args, kwargs)
             _logging.recompile(f"{self.name}: a module's parameters or training mode changed")
         elif self.cache:
@@ -144,7 +159,7 @@ class CompiledFunction:
             self.eager_keys.add(key)
             return self.fn(*args, **kwargs)
         guards, state = _module_state(self.module)
-        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+        _LOCAL.depth += 1
         try:
             cap = capture(self.fn, args, kwargs, state)
         except GraphBreak as exc:
@@ -158,7 +173,14 @@ class CompiledFunction:
         extra = cap.inputs[_count_tensors(args, kwargs) + len(state) :]
         _logging.graph(self.name, cap.gm)
         graph = self.backend.build(cap, self.name)
-        entries.append(_Entry(graph, cap.rebuild, guards, extra))
+        entry = _Entry(graph, cap.rebuild, guards, extra)
+        if isinstance(graph, CompiledGraph) and not graph.checks_values and not kwargs:
+            bare = type(cap.first_result) is tocha.Tensor  # type: ignore[attr-defined]
+            rebuild = None if bare else cap.rebuild
+            entry.fast = fast_path(args, graph.run, entry.tail, guards, rebuild, _LOCAL)
+            if entry.fast is not None:
+                self.fast = entry.fast
+        entries.append(entry)
         return cap.first_result  # type: ignore[attr-defined]
 
 

@@ -12,19 +12,24 @@ __all__ = ["config", "disabled"]
 # eagerly, and whether tocha.compile does anything at all.
 config = SimpleNamespace(cache_size_limit=8, recompile_limit=8, disable=False, verbose=False)
 
-_LOCAL = threading.local()
+
+class _Switch(threading.local):
+    off = 0  # how many `Disabled` blocks this thread is in
+
+
+_LOCAL = _Switch()
 
 
 def disabled() -> bool:
     """Whether compiled functions run their original code now."""
-    return config.disable or getattr(_LOCAL, "off", 0) > 0
+    return config.disable or _LOCAL.off > 0
 
 
 class Disabled:
     """Inside the block (or the decorated function), compiled functions run eagerly."""
 
     def __enter__(self) -> None:
-        _LOCAL.off = getattr(_LOCAL, "off", 0) + 1
+        _LOCAL.off += 1
 
     def __exit__(self, *exc: object) -> None:
         _LOCAL.off -= 1
