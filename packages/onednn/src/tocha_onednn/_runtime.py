@@ -15,7 +15,7 @@ import os
 from . import _dnnl as D
 
 _library: D.Library | None = None
-_blas: list = []
+_blas_threads: list = []  # each BLAS library's thread-count getter
 _forked = False
 
 
@@ -25,7 +25,8 @@ def library() -> D.Library:
     if _library is None:
         from threadpoolctl import ThreadpoolController
 
-        _blas[:] = ThreadpoolController().select(user_api="blas").lib_controllers
+        controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+        _blas_threads[:] = [c.get_num_threads for c in controllers]
         _library = D.Library()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork)
@@ -39,11 +40,14 @@ def _after_fork() -> None:
 
 def threads() -> int:
     """The thread count tocha's CPU kernels use now, given to OpenMP in this thread."""
+    lib = _library or library()
     if _forked:
         n = 1
+    elif len(_blas_threads) == 1:
+        n = _blas_threads[0]() or _default_threads()
     else:
-        n = max((c.get_num_threads() for c in _blas), default=0) or _default_threads()
-    library().set_threads(n)
+        n = max([get() or 0 for get in _blas_threads], default=0) or _default_threads()
+    lib.set_threads(n)
     return n
 
 
