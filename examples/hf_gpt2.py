@@ -7,13 +7,16 @@ A program written for PyTorch, run unchanged on tocha:
 
 The text is a file of this repository (README.md by default, ``--text`` to choose), read as
 characters; the model is GPT2LMHeadModel from a small GPT2Config (no download). It prints
-the loss as it trains, a sample, and a last JSON line with the first and last losses.
+the loss as it trains, saves the model with ``save_pretrained`` (to ``--save``, by default a
+temporary folder) and reloads it with ``from_pretrained``, then prints a sample and a last
+JSON line with the first and last losses.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=32, help="context length")
     parser.add_argument("--generate", type=int, default=200, help="characters to generate")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", default=None, help="folder for save_pretrained")
     args = parser.parse_args()
 
     text = Path(args.text).read_text(encoding="utf-8")
@@ -70,6 +74,11 @@ def main() -> None:
             elapsed = time.perf_counter() - start
             print(f"step {step:4d}  loss {loss.item():.3f}  ({elapsed:.1f} s)", flush=True)
 
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.save or scratch
+        model.save_pretrained(folder)
+        model = GPT2LMHeadModel.from_pretrained(folder)  # built on the meta device, then loaded
+    print(f"saved and reloaded through {'--save ' + folder if args.save else 'a temporary folder'}")
     model.eval()
     prompt = torch.tensor([[index[c] for c in text[:16]]])
     with torch.no_grad():
