@@ -151,3 +151,16 @@ def test_load_state_dict_assign_replaces_meta_parameters():
     assert tocha.equal(target.weight, source.weight) and not target.bias.is_meta
     x = tocha.randn(4, 3)
     assert tocha.equal(target(x), source(x))
+
+
+def test_skip_init_builds_on_meta_then_allocates():
+    layer = nn.utils.skip_init(nn.Linear, 5, 3, bias=False)
+    assert layer.weight.device.type == "cpu" and layer.weight.shape == (3, 5)
+    assert layer.bias is None and layer(tocha.ones(2, 5)).shape == (2, 3)
+
+    class NoDevice(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
+        nn.utils.skip_init(NoDevice, 3)

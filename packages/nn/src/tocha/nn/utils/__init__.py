@@ -1,5 +1,5 @@
-"""tocha.nn.utils: gradient clipping, parameter vectors, parametrizations, layer fusion and
-functional calls, as ``torch.nn.utils``."""
+"""tocha.nn.utils: gradient clipping, parameter vectors, parametrizations, layer fusion,
+functional calls and `skip_init`, as ``torch.nn.utils``."""
 
 from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import (
@@ -16,6 +16,7 @@ from .fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from .init import skip_init
 
 __all__ = [
     "clip_grad_norm",
@@ -31,6 +32,7 @@ __all__ = [
     "parametrizations",
     "parametrize",
     "rnn",
+    "skip_init",
     "stateless",
     "vector_to_parameters",
 ]
