@@ -37,3 +37,105 @@ def test_real_input_transforms_refuse_complex(torch, name):
         lambda: getattr(torch.fft, name)(torch.from_numpy(z)),
         lambda: getattr(tocha.fft, name)(tocha.from_numpy(z)),
     )
+
+
+def assert_same_error_class(want_call, got_call) -> None:
+    """Both calls raise exceptions of the same builtin class (PyTorch's message comes from
+    its argument parser, which tocha has no copy of)."""
+    want, got = _outcome(want_call), _outcome(got_call)
+    assert isinstance(want, Exception), f"PyTorch returned {want!r}"
+    assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
+    assert _builtin_base(got) == _builtin_base(want), (got, want)
+
+
+def _pair(lib, shape, dtype="float32", value=1.0):
+    return lib.full(shape, value, dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parametrize(
+    "method, target, operand",
+    [
+        ("div_", (7,), (3, 4)),
+        ("add_", (3,), (3, 3)),
+        ("ldexp_", (2, 1, 2), (3, 4)),
+        ("logical_xor_", (0,), (4,)),
+    ],
+    ids=["div-mismatch", "add-wider", "ldexp-mismatch", "xor-empty"],
+)
+def test_in_place_operand_of_the_wrong_shape(torch, method, target, operand):
+    assert_same_error(
+        lambda: getattr(_pair(torch, target), method)(_pair(torch, operand)),
+        lambda: getattr(_pair(tocha, target), method)(_pair(tocha, operand)),
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.fill_("abc", 1.5),
+        lambda lib: lib.clamp_max("abc", 0.5),
+        lambda lib: lib.lerp(None, lib.ones(2), 0.5),
+        lambda lib: lib.nn.functional.triplet_margin_loss("abc", lib.ones(2, 3), lib.ones(2, 3)),
+        lambda lib: lib.nn.functional.ctc_loss(lib.ones(3, 4), object(), (1,), (1,)),
+        lambda lib: lib.nn.functional.cross_entropy(lib.ones(3, 4), None),
+        lambda lib: lib.margin_ranking_loss(lib.ones(3), [1.0], lib.ones(3)),
+    ],
+    ids=["fill_", "clamp_max", "lerp", "triplet", "ctc", "cross_entropy", "margin_ranking"],
+)
+def test_a_non_tensor_argument_is_a_type_error(torch, call):
+    assert_same_error_class(lambda: call(torch), lambda: call(tocha))
+
+
+@pytest.mark.parametrize(
+    "bins, weight",
+    [((3, 4), None), ((1,), None), (3, (7,))],
+    ids=["2-d-edges", "one-edge", "weight-shape"],
+)
+def test_histogram_arguments(torch, bins, weight):
+    def call(lib):
+        x = lib.from_numpy(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4))
+        edges = bins if isinstance(bins, int) else _pair(lib, bins)
+        w = None if weight is None else _pair(lib, weight)
+        return lib.histogram(x, edges, weight=w)
+
+    assert_same_error(lambda: call(torch), lambda: call(tocha))
+
+
+def test_polynomial_degrees_that_are_no_int64_read_as_negative(torch):
+    n = np.array([np.inf, np.nan, -np.inf, 1e30, 3.5, -2.0], np.float32)
+    for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p"):
+        x = np.full(6, 0.5, np.float32)
+        want = getattr(torch.special, name)(torch.from_numpy(x), torch.from_numpy(n))
+        got = getattr(tocha.special, name)(tocha.from_numpy(x), tocha.from_numpy(n))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64"])
+def test_polynomials_refuse_half_and_complex(torch, dtype):
+    assert_same_error(
+        lambda: torch.special.chebyshev_polynomial_u(_pair(torch, (3,), dtype), 2),
+        lambda: tocha.special.chebyshev_polynomial_u(_pair(tocha, (3,), dtype), 2),
+    )
+
+
+@pytest.mark.parametrize("name, dim", [("fft", 0), ("rfftn", None), ("hfftn", (0, 1))])
+def test_transform_over_an_empty_dim(torch, name, dim):
+    assert_same_error(
+        lambda: getattr(torch.fft, name)(torch.ones(0, 4), dim=dim),
+        lambda: getattr(tocha.fft, name)(tocha.ones(0, 4), dim=dim),
+    )
+
+
+@pytest.mark.parametrize("decimals", [2**40, -10001, 400])
+def test_round_to_more_decimals_than_a_float_holds(torch, decimals):
+    x = np.array([1.5, 0.0, -2.25], np.float64)
+    want = torch.round(torch.from_numpy(x), decimals=decimals)
+    got = tocha.round(tocha.from_numpy(x), decimals=decimals)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_round_decimals_beyond_int64(torch):
+    assert_same_error(
+        lambda: torch.round(torch.ones(2), decimals=2**63),
+        lambda: tocha.round(tocha.ones(2), decimals=2**63),
+    )

@@ -173,9 +173,12 @@ def _dims_and_sizes(x: Tensor, s, dim):
 
 
 def _resize_all(x: Tensor, dims, sizes) -> Tensor:
+    """`x` trimmed or zero-padded to `sizes` along `dims`; each of them must hold a point."""
     for d, n in zip(dims, sizes):
         if n is not None:
             x = _resized(x, d, n)
+        elif x.shape[d] == 0:
+            raise RuntimeError("Invalid number of data points (0) specified")
     return x
 
 

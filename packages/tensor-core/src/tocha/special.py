@@ -261,10 +261,14 @@ def _polynomial(name: str, first, step, shifted: bool = False):
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"{name}(): expected at least one Tensor argument")
         dtype = _result_dtype(input, n)
+        if dtype.is_complex or dtype in (_dtype.float16, _dtype.bfloat16):
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
         x = _as64(input)
         if shifted:
             x = 2 * x - 1
         n64 = _as64(n).trunc()  # PyTorch reads the degree as an integer (2.5 is 2)
+        # a degree that is no int64 (NaN, infinite, 2**63 or more) reads as negative
+        n64 = PUBLIC["where"](n64.isfinite() & (n64 < 2.0**63), n64, -1.0)
         x, n64 = PUBLIC["broadcast_tensors"](x, n64)
         top = int(n64.max().item()) if n64.numel() else 0
         previous, current = PUBLIC["ones_like"](x), first(x)

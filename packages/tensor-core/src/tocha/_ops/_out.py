@@ -61,8 +61,15 @@ def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Ten
         if (
             STATE.grad_enabled or STATE.transforms
         ):  # autograd must see the op when it tracks target or an operand
-            if target._ag is not None:
-                return assign(target, out_of_place(*args))
+            try:
+                if target._ag is not None:
+                    return assign(target, out_of_place(*args))
+            except AttributeError:
+                if isinstance(target, Tensor):
+                    raise
+                raise TypeError(
+                    f"an in-place op writes into a Tensor, not {type(target).__name__}"
+                ) from None
             for t in operands:
                 if isinstance(t, Tensor) and t._ag is not None:
                     return assign(target, out_of_place(*args))

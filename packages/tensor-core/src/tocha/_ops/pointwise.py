@@ -12,6 +12,7 @@ from .._api import PUBLIC, export
 from .._dispatch import (
     _scalar_like,
     binary,
+    broadcast_error,
     call,
     defop,
     device_mismatch,
@@ -428,13 +429,22 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
     """Rounds to the nearest value with `decimals` decimal digits, half to even."""
     if not isinstance(input, Tensor):
         raise not_a_tensor("round", input)
-    result = call(round_op, (input,), int(decimals))
+    result = call(round_op, (input,), _decimals(decimals))
     return result if out is None else write_out(out, result, exact=True)
+
+
+def _decimals(decimals) -> int:
+    """`decimals` as an int64; beyond any float's exponent (every result NaN, as in PyTorch)
+    it is held to a size NumPy takes."""
+    decimals = int(decimals)
+    if not -(2**63) <= decimals < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return decimals if -10000 < decimals < 10000 else 10000 if decimals > 0 else -10000
 
 
 def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
     """In-place form of `round`."""
-    return _param_inplace(input, round_op, int(decimals))
+    return _param_inplace(input, round_op, _decimals(decimals))
 
 
 def _param_inplace(self: Tensor, op, *args) -> Tensor:
@@ -778,21 +788,30 @@ def _binary_direct(op, self: Tensor, other, to_float: bool) -> None:
         other = other._data
     elif _dtype.SCALAR_RANK.get(type(other), 9) <= result_dtype.rank:
         other = _scalar_like(other, result_dtype.np)
-    if data.dtype != result_dtype.np:
-        operand = data.astype(result_dtype.np)
-        result = op.kernels[self._device](operand, other)
-        check_shape(data.shape, result.shape)
-        data[...] = result
-        return
     try:
-        op.kernels[self._device](data, other, out=data)
+        if data.dtype != result_dtype.np:
+            result = op.kernels[self._device](data.astype(result_dtype.np), other)
+            check_shape(data.shape, result.shape)
+            data[...] = result
+        else:
+            op.kernels[self._device](data, other, out=data)
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        import numpy as np
-
-        check_shape(data.shape, np.broadcast_shapes(data.shape, np.shape(other)))
+        _refuse_operand_shape(data.shape, other)
         raise
+
+
+def _refuse_operand_shape(target_shape, other) -> None:
+    """PyTorch's error for an in-place operand whose shape does not broadcast to the
+    target's."""
+    import numpy as np
+
+    try:
+        shape = np.broadcast_shapes(target_shape, np.shape(other))
+    except ValueError:
+        raise broadcast_error(target_shape, np.shape(other)) from None
+    check_shape(target_shape, shape)
 
 
 def _binary_inplace_method(op):
@@ -975,7 +994,11 @@ mul = PUBLIC["mul"]
 
 
 def _check_lerp(input: Tensor, weight) -> None:
-    if input._data.dtype.kind in "biu":
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        raise not_a_tensor("lerp", input) from None
+    if kind in "biu":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(_no(kernel).format(_title(input._data.dtype)))
 
@@ -1019,7 +1042,10 @@ def _check_clamp(input: Tensor, min, max, name: str) -> bool:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     tensor_bounds = isinstance(min, Tensor) or isinstance(max, Tensor)
-    kind = input._data.dtype.kind
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        raise not_a_tensor(name, input) from None
     if kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if kind == "b" and not (tensor_bounds and (min is None or max is None)):

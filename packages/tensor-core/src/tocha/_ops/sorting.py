@@ -582,11 +582,25 @@ def histogram(
             )
     inputs = [input]
     if isinstance(bins, Tensor):
+        if bins.ndim != 1:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have one dimension, but got "
+                f"{bins.ndim} dimensions in the bins tensor for dimension 0"
+            )
+        count = bins.shape[0] - 1
         inputs.append(bins.to(input.dtype))
         bins = None
-    elif bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    else:
+        count = bins
+    if count <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension 0")
     if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with "
+                f"shape {[input.numel(), 1]} and weight with shape {list(weight.shape)}"
+            )
         inputs.append(weight)
     result = rt.histogram(call(histogram_op, tuple(inputs), bins, low, high, bool(density)))
     return result if out is None else _write_pair(out, result, rt.histogram)

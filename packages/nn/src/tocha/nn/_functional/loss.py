@@ -19,7 +19,7 @@ from contextlib import nullcontext
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop
+from tocha.library import TITLE, call, defop, not_a_tensor
 
 from ._jvp import plus
 from .activation import log_softmax_op, logsigmoid, softmax, softmax_backward_op
@@ -54,6 +54,14 @@ REDUCTIONS = ("none", "mean", "sum")
 
 
 # -- reductions ------------------------------------------------------------------------------
+def _expect_tensors(fn_name: str, names: tuple[str, ...], *values) -> None:
+    """PyTorch's TypeError for the first of a loss's tensor arguments (`names`, in order)
+    that is not a Tensor."""
+    for position, (name, value) in enumerate(zip(names, values), 1):
+        if not isinstance(value, Tensor):
+            raise not_a_tensor(fn_name, value, name, position)
+
+
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     """The reduction that the deprecated `size_average` / `reduce` pair names, with a warning."""
     size_average = True if size_average is None else size_average
@@ -547,6 +555,7 @@ def nll_loss(
         >>> F.nll_loss(tocha.tensor([[-0.5, -1.0]]), tocha.tensor([1]))
         tensor(1.)
     """
+    _expect_tensors("nll_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_target(input, target, weight, "")
     _check_float(input, "nll_loss_out_frame")
@@ -577,6 +586,7 @@ def cross_entropy(
         >>> F.cross_entropy(tocha.zeros(2, 4), tocha.tensor([0, 3]))
         tensor(1.3863)
     """
+    _expect_tensors("cross_entropy", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -696,6 +706,7 @@ def binary_cross_entropy(
         >>> F.binary_cross_entropy(tocha.tensor([0.5]), tocha.tensor([1.0]))
         tensor(0.6931)
     """
+    _expect_tensors("binary_cross_entropy", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(
@@ -725,6 +736,7 @@ def binary_cross_entropy_with_logits(
         >>> F.binary_cross_entropy_with_logits(tocha.tensor([0.0]), tocha.tensor([1.0]))
         tensor(0.6931)
     """
+    _expect_tensors("binary_cross_entropy_with_logits", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(
@@ -754,6 +766,7 @@ def l1_loss(
         >>> F.l1_loss(tocha.tensor([1.0, 2.0]), tocha.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
+    _expect_tensors("l1_loss", ("input", "target"), input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _weighted((input - target).abs(), weight, input, reduction)
@@ -773,6 +786,7 @@ def mse_loss(
         >>> F.mse_loss(tocha.tensor([1.0, 2.0]), tocha.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
+    _expect_tensors("mse_loss", ("input", "target"), input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _weighted((input - target).square(), weight, input, reduction)
@@ -792,6 +806,7 @@ def smooth_l1_loss(
         >>> F.smooth_l1_loss(tocha.tensor([0.5, 3.0]), tocha.tensor([0.0, 0.0]))
         tensor(1.3125)
     """
+    _expect_tensors("smooth_l1_loss", ("input", "target"), input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -816,6 +831,7 @@ def huber_loss(
         >>> F.huber_loss(tocha.tensor([0.5, 3.0]), tocha.tensor([0.0, 0.0]))
         tensor(1.3125)
     """
+    _expect_tensors("huber_loss", ("input", "target"), input, target)
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
@@ -842,6 +858,7 @@ def kl_div(
         >>> F.kl_div(tocha.tensor([[-1.0, -0.5]]), tocha.tensor([[0.5, 0.5]]), reduction="sum")
         tensor(0.0569)
     """
+    _expect_tensors("kl_div", ("input", "target"), input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -880,6 +897,7 @@ def poisson_nll_loss(
         >>> F.poisson_nll_loss(tocha.tensor([0.0]), tocha.tensor([1.0]))
         tensor(1.)
     """
+    _expect_tensors("poisson_nll_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
@@ -906,6 +924,7 @@ def gaussian_nll_loss(
         >>> F.gaussian_nll_loss(tocha.tensor([1.0]), tocha.tensor([1.0]), 1.0)
         tensor(0.)
     """
+    _expect_tensors("gaussian_nll_loss", ("input", "target"), input, target)
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -947,6 +966,7 @@ def margin_ranking_loss(
         >>> F.margin_ranking_loss(tocha.tensor([1.0]), tocha.tensor([2.0]), tocha.tensor([1.0]))
         tensor(1.)
     """
+    _expect_tensors("margin_ranking_loss", ("input1", "input2", "target"), input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
@@ -970,6 +990,7 @@ def hinge_embedding_loss(
         >>> F.hinge_embedding_loss(tocha.tensor([0.3, 2.0]), tocha.tensor([1.0, -1.0]))
         tensor(0.1500)
     """
+    _expect_tensors("hinge_embedding_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     zeros = tocha.zeros_like(input)
     loss = tocha.where(target != 1, (margin - input).clamp_min(0), zeros) + tocha.where(
@@ -991,6 +1012,7 @@ def soft_margin_loss(
         >>> F.soft_margin_loss(tocha.tensor([0.0]), tocha.tensor([1.0]))
         tensor(0.6931)
     """
+    _expect_tensors("soft_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce((-target * input).exp().log1p(), reduction)
 
@@ -1009,6 +1031,7 @@ def multilabel_soft_margin_loss(
         >>> F.multilabel_soft_margin_loss(tocha.zeros(1, 2), tocha.tensor([[1.0, 0.0]]))
         tensor(0.6931)
     """
+    _expect_tensors("multilabel_soft_margin_loss", ("input", "target"), input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -1037,6 +1060,7 @@ def cosine_embedding_loss(
         >>> F.cosine_embedding_loss(tocha.ones(1, 2), tocha.ones(1, 2), tocha.tensor([1.0]))
         tensor(0.)
     """
+    _expect_tensors("cosine_embedding_loss", ("input1", "input2", "target"), input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
     dim = target.dim()
     if dim > 1:
@@ -1084,6 +1108,7 @@ def multi_margin_loss(
         >>> F.multi_margin_loss(tocha.tensor([[0.1, 0.2, 0.4, 0.8]]), tocha.tensor([3]))
         tensor(0.3250)
     """
+    _expect_tensors("multi_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -1128,6 +1153,7 @@ def multilabel_margin_loss(
         >>> F.multilabel_margin_loss(x, tocha.tensor([[3, 0, -1, 1]]))
         tensor(0.8500)
     """
+    _expect_tensors("multilabel_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     _check_margin_input(input)
     c = input.shape[-1] if input.dim() else 1
@@ -1173,6 +1199,9 @@ def triplet_margin_loss(
         >>> F.triplet_margin_loss(a, a, tocha.ones(1, 2))
         tensor(0.)
     """
+    _expect_tensors(
+        "triplet_margin_loss", ("anchor", "positive", "negative"), anchor, positive, negative
+    )
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -1222,6 +1251,13 @@ def triplet_margin_with_distance_loss(
         >>> F.triplet_margin_with_distance_loss(a, a, tocha.ones(1, 2))
         tensor(0.)
     """
+    _expect_tensors(
+        "triplet_margin_with_distance_loss",
+        ("anchor", "positive", "negative"),
+        anchor,
+        positive,
+        negative,
+    )
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
@@ -1444,6 +1480,7 @@ def ctc_loss(
         >>> F.ctc_loss(lp, tocha.tensor([[1]]), (5,), (1,))
         tensor(3.2958)
     """
+    _expect_tensors("ctc_loss", ("log_probs", "targets"), log_probs, targets)
     reduction = _reduction(None, None, reduction)
     unbatched = log_probs.dim() == 2
     if unbatched:
