@@ -572,6 +572,8 @@ def histogram(
     over `range`, by default the data's, or a tensor of increasing edges), each element
     counting `weight` (default 1); with `density`, normalised to integrate to 1."""
     input = _input("histogram", input)
+    if weight is not None and not isinstance(weight, Tensor):
+        raise not_a_tensor("histogram", weight, "weight", None)
     _check_float("histogram", input, "histogramdd")
     low = high = None
     if range is not None:

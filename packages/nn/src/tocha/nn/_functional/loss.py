@@ -924,7 +924,6 @@ def gaussian_nll_loss(
         >>> F.gaussian_nll_loss(tocha.tensor([1.0]), tocha.tensor([1.0]), 1.0)
         tensor(0.)
     """
-    _expect_tensors("gaussian_nll_loss", ("input", "target"), input, target)
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
