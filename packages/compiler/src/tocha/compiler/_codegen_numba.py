@@ -50,7 +50,7 @@ from ._spec import FusedSpec, Step
 
 __all__ = ["available", "cache_dir", "compile_numba", "kernel_source"]
 
-_CODEGEN_VERSION = "3"
+_CODEGEN_VERSION = "4"
 PARALLEL_MIN = 1 << 16
 """Iterations of at least this many elements run under ``prange`` (when numba has threads)."""
 _CHUNK = 1 << 14
@@ -476,20 +476,34 @@ def _rows_kernel(spec: FusedSpec, kinds: str, reduce_op: str | None, fast32: boo
         names[name] = (f"x{n}", dtype)
         if kind == "s":
             lines.append(f"    x{n} = a{n}[0]")
+    # The inner loop reads and writes slices of the row (or block) by an index from a plain
+    # range: numba then knows it is not negative (no wraparound check), and LLVM vectorises.
     loads = []
     for n, kind in enumerate(kinds):
         if kind != "s":
-            loads.append(f"x{n} = a{n}[{ {'c': 'k', 'i': 'j', 'o': 'i'}[kind] }]")
+            loads.append(f"x{n} = {'r' if kind != 'o' else 'a'}{n}[{'i' if kind == 'o' else 'j'}]")
     body = _body(src, spec, names, fast32)
-    stores = [f"o{n}[k] = {names[name][0]}" for n, name in enumerate(written)]
+    stores = [f"p{n}[j] = {names[name][0]}" for n, name in enumerate(written)]
+
+    def rows(start: str, stop: str, inner_start: str) -> list[str]:
+        views = [f"r{n} = a{n}[{start}:{stop}]" for n, kind in enumerate(kinds) if kind == "c"]
+        views += [
+            f"r{n} = a{n}[{inner_start}:{inner_start} + ({stop}) - ({start})]"
+            for n, kind in enumerate(kinds)
+            if kind == "i"
+        ]
+        views += [f"p{n} = o{n}[{start}:{stop}]" for n in range(len(written))]
+        return views
+
     lines.append("    for g in prange((outer + group - 1) // group):")
     if reduce_op is None:
         lines += [
             "        for i in range(g * group, min(outer, (g + 1) * group)):",
             "            base = i * inner",
-            "            for j in range(min(inner, n - base)):",
-            "                k = base + j",
+            "            stop = min(inner, n - base)",
         ]
+        lines += ["            " + line for line in rows("base", "base + stop", "0")]
+        lines += ["            for j in range(stop):"]
         lines += ["                " + line for line in (*loads, *body, *stores)]
     else:
         rdtype = spec.reduce.dtype
@@ -513,13 +527,12 @@ def _rows_kernel(spec: FusedSpec, kinds: str, reduce_op: str | None, fast32: boo
             "            nb = 0",
             f"            for j0 in range(0, stop, {_BLOCK}):",
             f"                m = min({_BLOCK}, stop - j0)",
-            "                for jj in range(m):",
-            "                    j = j0 + jj",
-            "                    k = base + j",
         ]
+        lines += ["                " + line for line in rows("base + j0", "base + j0 + m", "j0")]
+        lines += ["                for j in range(m):"]
         lines += ["                    " + line for line in (*loads, *body, *stores)]
         lines += [
-            f"                    tmp[jj] = {value}",
+            f"                    tmp[j] = {value}",
             f"                s = {block}(tmp, m)",
             "                nb += 1",
             "                c = nb",

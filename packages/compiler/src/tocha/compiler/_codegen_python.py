@@ -48,14 +48,16 @@ def generate(
     fused: dict[Node, Any] | None = None,
     stash: list[Node] | None = None,
     bare: bool = False,
+    kernels: dict[str, Callable] | None = None,
 ) -> GeneratedFunction:
     """``def name(*params) -> tuple(results)`` computing `nodes` in order. `results` holds
     nodes or Python values; `constants` maps get_attr targets to their tensors; `fused` maps
     the last node of each fused group to the group (`_fusion.FusedGroup`), whose other nodes
     are skipped. With `stash`, the function takes one more argument, a list, and appends
-    those values to it; with `bare`, its one result is returned alone (not in a tuple)."""
+    those values to it; with `bare`, its one result is returned alone (not in a tuple).
+    `kernels` maps primitive names to kernels that replace theirs (`_codegen_rows`)."""
     names: dict[Node, str] = {}
-    env: dict[str, Any] = {"_asarray": _asarray, "_read": _read}
+    env: dict[str, Any] = {"_asarray": _asarray, "_read": _read, "_kernels": kernels or {}}
     lines: list[str] = []
     for i, node in enumerate(params):
         names[node] = f"a{i}"
@@ -149,7 +151,8 @@ def _emit(
         raise TypeError(f"tocha.compile: cannot generate code for {target!r}")
     kname = f"_k_{target.name}"
     if kname not in env:
-        env[kname] = REGISTRY[target.name].kernels[device]
+        replaced = env["_kernels"].get(target.name)
+        env[kname] = replaced or REGISTRY[target.name].kernels[device]
     args = [_ref(a, names, env) for a in node.args]
     args += [f"{k}={_ref(v, names, env)}" for k, v in node.kwargs.items()]
     call = f"{kname}({', '.join(args)})"

@@ -28,7 +28,7 @@ from tocha.autograd.derivatives import d
 from tocha.fx.experimental.proxy_tensor import python_value
 from tocha.library import backend_of, bump_version, call, defop, kernel_context, wrap
 
-from . import _fusion, _logging, _passes
+from . import _codegen_rows, _fusion, _logging, _passes
 from ._capture import Capture, partition
 from ._codegen_python import GeneratedFunction, generate
 
@@ -74,6 +74,7 @@ class CompiledGraph:
         out_nodes = [flat[k] for k in self.tensor_outputs]
         keep = set(out_nodes) | set(saved)
         fused_fwd = _fusion.fuse(fwd, keep, self.device) if fuse else None
+        kernels = _codegen_rows.row_kernels(self.device) if fuse else None
         traced = bool(tangents)
         self.boxed = traced and bool(saved_made) and bool(saved_inputs)
         results = out_nodes + ([] if self.boxed else saved_made)
@@ -87,6 +88,7 @@ class CompiledGraph:
             fused_fwd,
             stash=saved_made if self.boxed else None,
             bare=traced and len(results) == 1,
+            kernels=kernels,
         )
         _logging.code(self.forward.source)
         self.op = None
@@ -103,6 +105,7 @@ class CompiledGraph:
                 self.device,
                 constants,
                 fused_bwd,
+                kernels=kernels,
             )
             _logging.code(self.backward.source)
             position = {original: i for i, original in enumerate(self.order)}
