@@ -105,14 +105,15 @@ def test_declined_calls_run_the_builtin_kernel():
     ksize, stride, pads, dilation, out = geometry((2, 3, 8, 8), 2, 2, 0, 1, False)
     x = RNG.standard_normal((2, 3, 8, 8), dtype=np.float32)
     provided, generic, spy = pair("max_pool")
-    for bad in (x.astype(np.float64), np.where(x > 1, np.nan, x).astype(np.float32)):
+    nan = np.where(x > 1, np.nan, x).astype(np.float32)
+    for bad in (x.astype(np.float64), nan, np.full_like(x, -np.inf)):
         got, want = (
             provided(bad, ksize, stride, pads, dilation, out),
             generic(bad, ksize, stride, pads, dilation, out),
         )
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
-    assert spy.calls == 2
+    assert spy.calls == 3
     forward, generic, spy = pair("avg_pool")
     got = forward(x, ksize, stride, pads, out, True, 3)  # a divisor override
     np.testing.assert_allclose(got, generic(x, ksize, stride, pads, out, True, 3))

@@ -14,7 +14,7 @@ Ceil mode grows the right padding so that the last windows fit (as the built-in 
 The pooling runs on the channel-blocked layout oneDNN's convolutions use (its JIT kernels),
 with cached reorders from and to C order. Declined, to the built-in kernels: not float32,
 empty inputs, a max pooling whose input is not finite (oneDNN's maximum skips NaN where
-PyTorch's returns it), a divisor override, and padding counted in a ceil-mode window that
+PyTorch's returns it, and its start value is not -inf), a divisor override, and padding counted in a ceil-mode window that
 reaches past it (PyTorch does not count that part).
 """
 
@@ -116,7 +116,7 @@ def max_pool(fallback):
     """The max pooling kernel: ``(values, int64 flat indices into each input plane)``."""
 
     def kernel(x, ksize, stride, pads, dilation, out_size):
-        if not _ok(x) or not np.isfinite(x.sum(dtype=np.float64)):
+        if not _ok(x) or not np.isfinite(x).all():
             return fallback(x, ksize, stride, pads, dilation, out_size)
         x = _contiguous(x)
         fitted = _fitted(x.shape[2:], ksize, stride, pads, dilation, out_size)
