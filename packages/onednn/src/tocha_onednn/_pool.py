@@ -14,8 +14,8 @@ Ceil mode grows the right padding so that the last windows fit (as the built-in 
 The pooling runs on the channel-blocked layout oneDNN's convolutions use (its JIT kernels),
 with cached reorders from and to C order. Declined, to the built-in kernels: not float32,
 empty inputs, a max pooling whose input is not finite (oneDNN's maximum skips NaN where
-PyTorch's returns it, and its start value is not -inf), a divisor override, and padding counted in a ceil-mode window that
-reaches past it (PyTorch does not count that part).
+PyTorch's returns it, and its start value is not -inf), a divisor override, and padding
+counted in a ceil-mode window that reaches past it (PyTorch does not count that part).
 """
 
 from __future__ import annotations
