@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import tocha
 from tocha import Tensor
-from tocha.library import GRAD_MODE
+from tocha.library import GRAD_MODE, REGISTRY, wrap
 
 from ._engine import retain_grad_hook, run_backward
 from ._graph import AutogradMeta, _Handle
+
+ONES = REGISTRY["ones"]
 
 
 def _as_tuple(x) -> tuple:
@@ -39,7 +41,7 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
                 )
-            grad = tocha.ones_like(out)
+            grad = wrap(ONES.kernels[out._device](out._data.shape, out._data.dtype), out._device)
         elif not isinstance(grad, Tensor):
             grad = tocha.tensor(grad, dtype=out.dtype, device=out.device)
         elif grad.shape != out.shape:

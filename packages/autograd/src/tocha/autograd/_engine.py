@@ -10,9 +10,18 @@ from __future__ import annotations
 import weakref
 
 from tocha import Tensor
-from tocha.library import GRAD_MODE, LAYERS, REGISTRY, bump_version, kernel_context, wrap
+from tocha.library import (
+    FROM_NP,
+    GRAD_MODE,
+    LAYERS,
+    REGISTRY,
+    TENSOR_TYPES,
+    bump_version,
+    kernel_context,
+    wrap,
+)
 
-from ._graph import AccumulateGrad
+from ._graph import AccumulateGrad, TensorMeta, freeze_metas, resolve_edges
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
 from .transforms import LEAF_GRADIENTS
@@ -31,15 +40,21 @@ FREED_MESSAGE = (
 
 
 def _dependencies(roots) -> dict:
-    """For every node reachable from `roots`: how many edges lead to it."""
+    """For every node reachable from `roots`: how many edges lead to it (the leaves' edges
+    resolved to their AccumulateGrad on the way)."""
     deps = {}
     stack = list(roots)
     first = set(roots)  # visited already
     while stack:
         node = stack.pop()
-        for edge in node.edges:
+        edges = node.edges
+        for i, edge in enumerate(edges):
             if edge is None:
                 continue
+            if type(edge) in TENSOR_TYPES:  # a leaf: its AccumulateGrad, made now
+                edge = resolve_edges(node)[i]
+                if edge is None:
+                    continue
             count = deps.get(edge)
             if count is not None:
                 deps[edge] = count + 1
@@ -76,9 +91,16 @@ class _Buffer:
 
     __slots__ = ("grads", "owned")
 
-    def __init__(self, n: int):
-        self.grads = [None] * n
-        self.owned = [False] * n
+    def __init__(self, n: int, k: int = 0, grad=None, owned: bool = False):
+        """Room for `n` gradients, the `k`-th one `grad` (or none yet)."""
+        if n == 1:
+            self.grads = [grad]
+            self.owned = [owned]
+        else:
+            self.grads = [None] * n
+            self.owned = [False] * n
+            self.grads[k] = grad
+            self.owned[k] = owned
 
     def add(self, k: int, grad: Tensor, owned: bool, create_graph: bool) -> None:
         current = self.grads[k]
@@ -147,6 +169,7 @@ def run_backward(
     GRAD_MODE.grad_enabled = create_graph
     batching = LAYERS.batching is not None
     settle = LEAF_GRADIENTS.settle
+    plain = settle is None and captures is None and not batching  # the common backward
     try:
         while ready:
             node = ready.pop()
@@ -155,18 +178,20 @@ def run_backward(
                 _release_children(node, deps, ready)
                 continue
             grads = buf.grads if node.pre_hooks is None else _run_pre_hooks(node, buf.grads)
-            if settle is not None:
-                grads = _settled(node, grads, captures, settle)
-            if captures is not None and node in captures:
-                for i, k, t in captures[node]:
-                    results[i] = grads[k]
-                    if accumulate and not isinstance(node, AccumulateGrad):
-                        _accumulate_into(t, grads[k], False, create_graph)
-            if isinstance(node, AccumulateGrad):
+            if not plain:
+                if settle is not None:
+                    grads = _settled(node, grads, captures, settle)
+                if captures is not None and node in captures:
+                    for i, k, t in captures[node]:
+                        results[i] = grads[k]
+                        if accumulate and type(node) is not AccumulateGrad:
+                            _accumulate_into(t, grads[k], False, create_graph)
+            if type(node) is AccumulateGrad:
                 if accumulate and (captures is None or node in captures):
                     _accumulate_into(node.variable, grads[0], buf.owned[0], create_graph)
-                for hook in node.hooks or ():
-                    hook((), tuple(grads))
+                if node.hooks is not None:
+                    for hook in node.hooks:
+                        hook((), tuple(grads))
                 continue
             if needed is not None and node not in needed:
                 continue
@@ -180,10 +205,12 @@ def run_backward(
                 if grad is not None:
                     target = buffers.get(edge)
                     if target is None:
-                        target = buffers[edge] = _Buffer(edge.n_outputs)
-                    target.add(nr, grad, owned, create_graph)
-                deps[edge] -= 1
-                if deps[edge] == 0:
+                        buffers[edge] = _Buffer(edge.n_outputs, nr, grad, owned)
+                    else:
+                        target.add(nr, grad, owned, create_graph)
+                count = deps[edge] - 1
+                deps[edge] = count
+                if not count:
                     ready.append(edge)
     finally:
         GRAD_MODE.grad_enabled = previous_mode
@@ -253,41 +280,56 @@ def _run_pre_hooks(node, grads: list) -> list:
 
 def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     """Run one node's formula: (edge, gradient, owned) for each of its arguments."""
-    if node.released:
-        raise RuntimeError(FREED_MESSAGE)
-    if node.formula is None:
+    formula = node.formula
+    if formula is None:
         raise NotImplementedError(
             f"the derivative for '{node.op_name}' is not implemented: tocha-autograd has no "
             "formula for it"
         )
-    for tensor, vc, version in node.versions:
+    if node.released:
+        raise RuntimeError(FREED_MESSAGE)
+    versions = node.versions
+    for tensor, vc, version in versions:
+        if vc is None:  # the tensor had no counter when saved: version 0 unless written since
+            vc = tensor._vc
+            if vc is None:
+                continue
         if vc[0] != version:
             _raise_modified(node, tensor, vc[0], version)
-    if node.materialize:
-        outs = node.out_meta
-        for k, grad in enumerate(grads):
-            if grad is None:
-                grads[k] = _zeros(outs[k])
-    out = _outputs(node, create_graph)
-    grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
+    if node.out_meta is None:  # a recorded op's one output
+        grad_arg = grads[0]
+        if grad_arg is None:  # a pre-hook took its gradient away: none flows on
+            return [(edge, nr, None, False) for edge, nr in zip(node.edges, node.edge_nrs)]
+        out = None if node.out_data is None else _outputs(node, create_graph, grad_arg._device)
+    else:
+        if node.materialize:
+            for k, grad in enumerate(grads):
+                if grad is None:
+                    grads[k] = _zeros(node.out_meta[k])
+        out = _outputs(node, create_graph, None)
+        grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
     saved = node.saved
-    if node.versions and Packed in map(type, saved):
+    if node.packed:
         saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
-    formula = node.formula
-    if getattr(formula, "takes_needs", False):
+    if node.takes_needs:
         results = formula(grad_arg, out, *saved, needs=[e is not None for e in node.edges])
     else:
         results = formula(grad_arg, out, *saved)
-    if not isinstance(results, tuple):
+    if type(results) is not tuple:
         results = (results,)
     edges = []
     for edge, nr, meta, grad in zip(node.edges, node.edge_nrs, node.input_meta, results):
         if edge is None or grad is None:
             edges.append((edge, nr, None, False))
             continue
+        if type(meta) is TensorMeta:
+            shape, dtype = meta.raw_shape, meta.np_dtype
+        else:  # the saved argument itself
+            data = meta._data
+            shape, dtype = data.shape, data.dtype
         data = grad._data
-        if data.shape != meta.raw_shape or data.dtype is not meta.np_dtype:
-            shaped = _conform(grad, meta)
+        if data.shape != shape or data.dtype is not dtype:
+            shaped = _conform(grad, shape, dtype)
             if shaped is not grad:
                 edges.append((edge, nr, shaped, True))
                 continue
@@ -297,10 +339,12 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     if node.hooks is not None:
         for hook in node.hooks:
             hook(tuple(g for _, _, g, _ in edges), tuple(grads))
-    if not retain_graph and (node.versions or node.out_data is not None):
+    if not retain_graph and (versions or node.out_data is not None):
         node.released = True
         node.saved = None
         node.out_data = None
+        node.versions = ()
+        freeze_metas(node)
     return edges
 
 
@@ -319,7 +363,9 @@ def _exclusive(grad, incoming, results) -> bool:
     return count == 1
 
 
-def _outputs(node, create_graph: bool):
+def _outputs(node, create_graph: bool, dev):
+    """The node's saved outputs as tensors for its formula (None when it saved none); `dev`
+    is the device of a recorded op's one output (the others' is in ``out_meta``)."""
     if node.out_data is None:
         return None
     from ._graph import output_tensor
@@ -328,11 +374,11 @@ def _outputs(node, create_graph: bool):
         output_tensor(
             node,
             data.unpack(data.value) if type(data) is Packed else data,
-            meta.device,
+            dev if dev is not None else node.out_meta[k].device,
             k,
             create_graph,
         )
-        for k, (data, meta) in enumerate(zip(node.out_data, node.out_meta))
+        for k, data in enumerate(node.out_data)
     ]
     return tensors[0] if node.n_outputs == 1 else tuple(tensors)
 
@@ -343,14 +389,16 @@ def _zeros(meta) -> Tensor:
     return tocha.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
 
 
-def _conform(grad: Tensor, meta) -> Tensor:
-    """A gradient reduced to its input's shape (undoing broadcasting) and cast to its dtype."""
-    if grad._data.shape != meta.raw_shape:
-        grad = sum_to(grad, meta.shape)
-    if grad._data.dtype != meta.np_dtype:
-        if grad.dtype.is_complex and not meta.dtype.is_complex:
+def _conform(grad: Tensor, shape: tuple, np_dtype) -> Tensor:
+    """A gradient reduced to its input's shape (undoing broadcasting) and cast to its dtype
+    (given as its array's)."""
+    if grad._data.shape != shape:
+        grad = sum_to(grad, shape)
+    if grad._data.dtype != np_dtype:
+        dtype = FROM_NP[np_dtype]
+        if grad.dtype.is_complex and not dtype.is_complex:
             grad = grad.real
-        grad = grad.to(meta.dtype)
+        grad = grad.to(dtype)
     return grad
 
 

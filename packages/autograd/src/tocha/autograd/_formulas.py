@@ -28,12 +28,17 @@ from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
 
 
 class Derivative:
-    __slots__ = ("formula", "saves", "materialize")
+    """One entry of the table; `special` says the formula accepts None gradients or takes
+    ``needs=`` (the recorder then marks its nodes so)."""
+
+    __slots__ = ("formula", "saves", "materialize", "takes_needs", "special")
 
     def __init__(self, formula, saves):
         self.formula = formula
         self.saves = saves
         self.materialize = not getattr(formula, "accepts_none", False)
+        self.takes_needs = getattr(formula, "takes_needs", False)
+        self.special = not self.materialize or self.takes_needs
 
 
 FORMULAS: dict[str, Derivative] = {}
@@ -305,7 +310,16 @@ d("add", "", lambda g, out, x, y: (g, g))
 fwd("add", lambda t, out, x, y: _plus(t[0], t[1]))
 d("sub", "", lambda g, out, x, y: (g, -g))
 fwd("sub", lambda t, out, x, y: _plus(t[0], None if t[1] is None else -t[1]))
-d("mul", "01", lambda g, out, x, y: (g * conj(y), g * conj(x)))
+
+
+def _mul(g, out, x, y):
+    """A real gradient means a real product, so real factors: no conjugates to take."""
+    if not g.is_complex():
+        return g * y, g * x
+    return g * conj(y), g * conj(x)
+
+
+d("mul", "01", _mul)
 fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
 d("div", "1o", lambda g, out, x, y: (g / conj(y), -g * conj(out / y)))
 fwd("div", lambda t, out, x, y: _plus(_over(t[0], y), _over(_times(t[1], out), y, -1)))

@@ -12,16 +12,52 @@ from __future__ import annotations
 
 import weakref
 
-from tocha import Tensor
-from tocha.library import wrap
+from tocha import Size, Tensor
+from tocha.library import FROM_NP, wrap
+
+
+class TensorMeta:
+    """Stands in a node for an argument tensor its formula does not need: shape, dtype,
+    device; enough to shape a gradient, never its values."""
+
+    __slots__ = ("raw_shape", "np_dtype", "device")
+
+    def __init__(self, t: Tensor):
+        data = t._data
+        self.raw_shape = data.shape
+        self.np_dtype = data.dtype
+        self.device = t._device
+
+    @property
+    def shape(self) -> Size:
+        return Size(self.raw_shape)
+
+    @property
+    def dtype(self):
+        return FROM_NP[self.np_dtype]
+
+    def dim(self) -> int:
+        return len(self.raw_shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.raw_shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.raw_shape[dim]
+
+    def numel(self) -> int:
+        return self.shape.numel()
 
 
 class _RareMetaFields:
     """Class-level defaults of the `AutogradMeta` fields few tensors set (a leaf's gradient
-    and accumulator, hooks, a tangent): a tensor gets its own value, in its ``__dict__``, when
-    one is first assigned, so a recorded op's output stores only three fields."""
+    and accumulator, hooks, a tangent; the output number of all but a first output): a tensor
+    gets its own value, in its ``__dict__``, when one is first assigned, so a recorded op's
+    output stores only two fields."""
 
     __slots__ = ()
+    output_nr = 0
     grad = None
     retains_grad = False
     hooks = None
@@ -33,17 +69,23 @@ class _RareMetaFields:
 class AutogradMeta(_RareMetaFields):
     """What autograd knows of one tensor."""
 
-    __slots__ = ("requires_grad", "grad_fn", "output_nr", "__dict__")
+    __slots__ = ("requires_grad", "grad_fn", "__dict__")
 
     def __init__(self, requires_grad: bool, grad_fn=None, output_nr: int = 0):
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn
-        self.output_nr = output_nr
+        if output_nr:
+            self.output_nr = output_nr
 
 
 class Node:
     """One recorded op: its derivative formula, what the formula needs, and one edge per
     argument (the node that receives that argument's gradient, or None).
+
+    An edge may still be the leaf tensor itself, whose AccumulateGrad is made on first need
+    (`resolve_edges`). ``input_meta`` holds, per argument, a `TensorMeta`, the saved tensor
+    itself (until backward frees it: `freeze_metas`), or a non-tensor argument.
+    ``out_meta`` is None for a recorded op's one output (its gradient tells its device).
 
     ``name()`` is PyTorch's style: ``MulBackward0``.
     """
@@ -57,17 +99,19 @@ class Node:
         "input_meta",
         "versions",
         "out_data",
-        "out_meta",
-        "n_outputs",
         "__dict__",
         "__weakref__",
     )
-    # Fields few nodes set, read from the class until a node assigns its own (`new_node`
+    # Fields few nodes set, read from the class until a node assigns its own (`record`
     # stores only the fields above).
+    out_meta = None
+    n_outputs = 1
     pre_hooks = None
     hooks = None
     released = False
     materialize = True
+    takes_needs = False  # the formula takes ``needs=`` (see `_formulas.d`)
+    packed = False  # saved-tensor hooks packed what it saved
     trace = None
 
     def name(self) -> str:
@@ -80,10 +124,11 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
+        edges = resolve_edges(self)
         return tuple(
             (edge, nr)
-            for edge, nr, meta in zip(self.edges, self.edge_nrs, self.input_meta)
-            if meta is not None
+            for edge, nr, meta in zip(edges, self.edge_nrs, self.input_meta)
+            if isinstance(meta, (Tensor, TensorMeta))
         )
 
     def register_hook(self, fn):
@@ -162,6 +207,20 @@ def new_node(
     node.out_data = out_data
     node.n_outputs = len(out_meta)
     return node
+
+
+def resolve_edges(node) -> list:
+    """The node's edges, each leaf tensor among them replaced by its AccumulateGrad."""
+    edges = node.edges
+    for i, edge in enumerate(edges):
+        if isinstance(edge, Tensor):
+            edges[i] = accumulator_of(edge) if edge._ag is not None else None
+    return edges
+
+
+def freeze_metas(node) -> None:
+    """Backward freed the node's saved tensors: keep only their shape metadata."""
+    node.input_meta = [TensorMeta(m) if isinstance(m, Tensor) else m for m in node.input_meta]
 
 
 def edges_of(args) -> tuple[list, list]:

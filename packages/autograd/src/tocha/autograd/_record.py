@@ -6,56 +6,19 @@ and an argument requires grad; `rebase(target, result)` after an in-place op.
 
 from __future__ import annotations
 
-import weakref
-
 import tocha
-from tocha import Size, Tensor
-from tocha.library import FROM_NP, GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
+from tocha import Tensor
+from tocha.library import GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._forward import LEVEL, propagate, set_tangent, tangent_of
-from ._graph import AccumulateGrad, AutogradMeta, Node, carrier
+from ._graph import AutogradMeta, Node, TensorMeta, carrier
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
 _new = object.__new__
-_weakref = weakref.ref
 # The saves of an op without a formula (its node raises when run): everything.
 _NO_FORMULA = (None, True)
-
-
-class TensorMeta:
-    """Stands in a node for an argument tensor its formula does not need: shape, dtype,
-    device; enough to shape a gradient, never its values."""
-
-    __slots__ = ("raw_shape", "np_dtype", "device")
-
-    def __init__(self, t: Tensor):
-        data = t._data
-        self.raw_shape = data.shape
-        self.np_dtype = data.dtype
-        self.device = t._device
-
-    @property
-    def shape(self) -> Size:
-        return Size(self.raw_shape)
-
-    @property
-    def dtype(self):
-        return FROM_NP[self.np_dtype]
-
-    def dim(self) -> int:
-        return len(self.raw_shape)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.raw_shape)
-
-    def size(self, dim=None):
-        return self.shape if dim is None else self.raw_shape[dim]
-
-    def numel(self) -> int:
-        return self.shape.numel()
 
 
 def _version_counter(t: Tensor) -> list:
@@ -79,61 +42,52 @@ def record(op, args, out, tape_only=False):
     `tape_only` (the transforms' own call) records on the tape and does no more.
     Returns `out`.
 
-    The common case, one output and no saved-tensor hooks, is written out in this one
-    function: each call or object fewer is a measurable part of recording a small op."""
+    Recording is lazy: a node keeps the arguments its formula saves as they came (they are
+    also their own shape metadata, frozen when backward frees them), a leaf argument itself
+    where its AccumulateGrad goes (made when backward or ``next_functions`` first needs it),
+    and, for one output, no metadata of it. The common case (one output, no saved-tensor
+    hooks) is written out in this one function: each call or object fewer is a measurable
+    part of recording a small op."""
     if GRAD_MODE.transforms and not tape_only:
         return _record_in_transforms(op, args, out)
-    if not op.differentiable:
-        return out
     entry = FORMULAS.get(op.name)
-    saves, save_out = entry.saves if entry is not None else _NO_FORMULA
+    if entry is not None:
+        saves, save_out = entry.saves
+    elif op.differentiable:
+        saves, save_out = _NO_FORMULA
+    else:
+        return out
     n = len(args)
     edges = [None] * n
     nrs = [0] * n
-    metas = [None] * n
-    saved = list(args)
+    metas = saved = args
     versions = []
-    hooked = HOOKS.stack
     tracked = False
-    shared = None
-    for i, arg in enumerate(args):
+    i = -1
+    for arg in args:
+        i += 1
         if type(arg) not in TENSOR_TYPES:
             continue
         ag = arg._ag
         if ag is not None and ag.requires_grad:
             tracked = True
-            edge = ag.grad_fn
-            if edge is None:
-                ref = ag.accumulator
-                edge = ref() if ref is not None else None
-                if edge is None:  # `accumulator_of`, inline
-                    edge = AccumulateGrad(arg)
-                    ag.accumulator = _weakref(edge)
-            edges[i] = edge
+            edges[i] = ag.grad_fn or arg  # a leaf: where its AccumulateGrad will go
             nrs[i] = ag.output_nr
-        data = arg._data
-        if (
-            shared is None
-            or data.shape != shared.raw_shape
-            or data.dtype is not shared.np_dtype
-            or arg._device is not shared.device
-        ):
-            shared = _new(TensorMeta)  # immutable: arguments alike share one
-            shared.raw_shape = data.shape
-            shared.np_dtype = data.dtype
-            shared.device = arg._device
-        metas[i] = shared
         if saves is None or i in saves:
             vc = arg._vc
-            if vc is None or vc is INFERENCE_VC:
-                vc = _version_counter(arg)
-            if hooked:  # the hooks own what is kept: no reference to the tensor itself
-                versions.append((False, vc, vc[0]))
-                saved[i] = pack(arg)
-            else:
-                versions.append((arg, vc, vc[0]))
+            if vc is INFERENCE_VC:
+                _version_counter(arg)  # raises
+            versions.append((arg, vc, 0 if vc is None else vc[0]))
         else:
-            saved[i] = shared
+            if saved is args:
+                saved = list(args)
+                metas = list(args)
+            data = arg._data
+            meta = _new(TensorMeta)
+            meta.raw_shape = data.shape
+            meta.np_dtype = data.dtype
+            meta.device = arg._device
+            saved[i] = metas[i] = meta
     if not tracked:
         return out
     node = _new(Node)
@@ -144,34 +98,48 @@ def record(op, args, out, tape_only=False):
     node.input_meta = metas
     node.saved = saved
     node.versions = versions
-    if entry is not None and not entry.materialize:
-        node.materialize = False
+    if entry is not None and entry.special:
+        node.materialize = entry.materialize
+        node.takes_needs = entry.takes_needs
     if ANOMALY.enabled:
         node.trace = creation_trace()
+    hooked = HOOKS.stack
+    if hooked and versions:
+        _pack_saved(node)
     if type(out) is tuple:
         return _record_outputs(node, out, save_out, hooked)
     data = out._data
-    if (
-        shared is None
-        or data.shape != shared.raw_shape
-        or data.dtype is not shared.np_dtype
-        or out._device is not shared.device
-    ):
-        shared = TensorMeta(out)
-    node.out_meta = (shared,)
-    node.n_outputs = 1
-    node.out_data = None if not save_out else (pack(out),) if hooked else (data,)
+    if not save_out:
+        node.out_data = None
+    elif hooked:
+        node.out_data = (pack(out),)
+    else:
+        node.out_data = (data,)
     if data.dtype.kind in "fcV":
         meta = out._ag = _new(AutogradMeta)
         meta.requires_grad = True
         meta.grad_fn = node
-        meta.output_nr = 0
         if save_out:
             vc = out._vc
             if vc is None:
                 vc = out._vc = [0]
             versions.append((None, vc, vc[0]))
     return out
+
+
+def _pack_saved(node) -> None:
+    """Saved-tensor hooks are active: the saved arguments pass through the pack hook, and the
+    node keeps no reference to the tensors themselves (nor their shapes: metadata)."""
+    metas = list(node.input_meta)
+    saved = list(node.saved)
+    for k, s in enumerate(saved):
+        if isinstance(s, Tensor):
+            metas[k] = TensorMeta(s)
+            saved[k] = pack(s)
+    node.input_meta = metas
+    node.saved = saved
+    node.packed = True
+    node.versions = [(False, _version_counter(t), v) for t, _, v in node.versions]
 
 
 def _record_in_transforms(op, args, out):
