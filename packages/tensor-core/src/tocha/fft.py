@@ -348,6 +348,32 @@ ihfft2 = _two_dimensional("ihfft2", ihfftn)
 
 
 # -- frequencies and shifts -------------------------------------------------------------------
+def _check_points(name: str, n, d) -> None:
+    """PyTorch's errors for the `n` and `d` of `fftfreq`/`rfftfreq`."""
+    if isinstance(n, bool) or not hasattr(n, "__index__"):
+        raise TypeError(f"{name}(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    n = n.__index__()
+    if not -(2**63) <= n < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if not isinstance(d, (int, float)):
+        raise TypeError(
+            f"{name}(): argument 'd' (position 2) must be float, not {type(d).__name__}"
+        )
+
+
+def _spaced(k: np.ndarray, n: int, d: float) -> np.ndarray:
+    """The frequencies ``k / (d n)``: NaN or infinite where ``d n`` is 0, as in PyTorch."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return k / (np.float64(n) * np.float64(d))
+
+
+def _signed_bins(n: int) -> np.ndarray:
+    """``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1]``."""
+    return np.concatenate([np.arange((n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
+
+
 def _frequencies(values: np.ndarray, dtype, device, requires_grad: bool) -> Tensor:
     dtype = _dtype.DEFAULTS.float if dtype is None else dtype
     result = PUBLIC["from_numpy"](values.astype(dtype.np))
@@ -368,8 +394,9 @@ def fftfreq(
 ) -> Tensor:
     """The sample frequencies of an `n`-point transform with sample spacing `d`:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``."""
+    _check_points("fft_fftfreq", n, d)
     return _written(
-        "fftfreq", _frequencies(np.fft.fftfreq(n, d), dtype, device, requires_grad), out
+        "fftfreq", _frequencies(_spaced(_signed_bins(n), n, d), dtype, device, requires_grad), out
     )
 
 
@@ -385,11 +412,13 @@ def rfftfreq(
 ) -> Tensor:
     """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
     (d n)``."""
-    result = _frequencies(np.fft.rfftfreq(n, d), dtype, device, requires_grad)
+    _check_points("fft_rfftfreq", n, d)
+    result = _frequencies(_spaced(np.arange(n // 2 + 1), n, d), dtype, device, requires_grad)
     return _written("rfftfreq", result, out)
 
 
 def _rolled(x: Tensor, dims, inverse: bool) -> Tensor:
+    expect_tensor("fft_ifftshift" if inverse else "fft_fftshift", x)
     dims = range(x.ndim) if dims is None else [dims] if isinstance(dims, int) else dims
     for d in dims:
         n = x.shape[d]
@@ -478,6 +507,8 @@ def stft(
     `return_complex` must be given for a real signal; False returns the real view
     (..., 2)."""
     x = expect_tensor("stft", input, "input", 1)
+    if window is not None:
+        expect_tensor("stft", window, "window", None)
     complex_input = x.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_input:

@@ -21,7 +21,7 @@ import numpy as np
 from . import _dtype
 from . import return_types as _rt
 from ._api import PUBLIC, export
-from ._dispatch import call, defop, expect_tensor
+from ._dispatch import call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
 from ._ops._argcheck import check_tensors
@@ -309,6 +309,8 @@ def _check(name: str, A, *, square: bool = True, arg: str = "A") -> None:
 def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
     """Refuse an input that is not floating or complex, and a float16/bfloat16 one unless the
     function takes those (`low_precision`: the norms that need no factorization)."""
+    if not isinstance(A, Tensor):
+        raise not_a_tensor(name, A, "A", 2)
     dt = A.dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(
@@ -319,6 +321,10 @@ def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
+    if not isinstance(A, Tensor):
+        raise not_a_tensor(name, A, "A", 2)
+    if not isinstance(B, Tensor):
+        raise not_a_tensor(name, B, "B", 3)
     if A.dtype is not B.dtype:
         raise RuntimeError(
             f"{name}: Expected A and B to have the same dtype, but found "
@@ -370,6 +376,8 @@ def diag_embed(v: Tensor) -> Tensor:
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """`tocha.diagonal` with the matrices in the last two dims by default: the `offset`-th
     diagonal of each matrix, as the last dim of the result."""
+    if not isinstance(A, Tensor):
+        raise not_a_tensor("diagonal", A, "A", 1)
     return A.diagonal(offset, dim1, dim2)
 
 
@@ -672,6 +680,10 @@ def lu_unpack(
 ):
     """(P, L, U) from a packed LU factorisation: ``A = P L U``. Without `unpack_data`, L and
     U are empty; without `unpack_pivots`, P is."""
+    if not isinstance(LU_data, Tensor):
+        raise not_a_tensor("lu_unpack", LU_data, "LU_data", 1)
+    if not isinstance(LU_pivots, Tensor):
+        raise not_a_tensor("lu_unpack", LU_pivots, "LU_pivots", 2)
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     nothing = LU_data.new_empty(0)
@@ -778,6 +790,10 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
 # -- products ---------------------------------------------------------------------------------
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """``sum(conj(x) * y)`` along `dim`, broadcast."""
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("vecdot", x, "x", 1)
+    if not isinstance(y, Tensor):
+        raise not_a_tensor("vecdot", y, "y", 2)
     if x.dtype is not y.dtype:
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found "
@@ -900,6 +916,8 @@ def matrix_norm(
 ) -> Tensor:
     """A matrix norm over the two dims `dim`: "fro", "nuc", 2 / -2 (the largest / smallest
     singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum)."""
+    if not isinstance(A, Tensor):
+        raise not_a_tensor("matrix_norm", A, "A", 1)
     if A.ndim < 2:
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
@@ -930,6 +948,8 @@ def norm(
 ) -> Tensor:
     """`vector_norm` or `matrix_norm`: a matrix norm when `ord` is a string or `dim` has two
     dims (or A is 2-D with `ord` given and no `dim`); with neither, the 2-norm of all of A."""
+    if not isinstance(A, Tensor):
+        raise not_a_tensor("norm", A, "A", 1)
     dims = _dims_tuple(dim)
     if ord is None:
         return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
-from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors
+from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors, not_a_tensor
 from .._tensor import Size, Tensor, _wrap_dim
 from ._argcheck import check_tensors
 from ._out import assign, write_out, write_out_same_dtype
@@ -89,7 +89,11 @@ def flip(input: Tensor, *dim_args, dims=None) -> Tensor:
         dims = dim_args
     elif dim_args:
         raise TypeError("flip() got multiple values for argument 'dims'")
-    dims = _dims(int_tuple(dims, "flip", "dims"), input._data.ndim)
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("flip", input, "input", 1) from None
+    dims = _dims(int_tuple(dims, "flip", "dims"), ndim)
     if not input._data.ndim:
         return input.clone()
     return call(flip_op, (input,), dims)
@@ -97,14 +101,22 @@ def flip(input: Tensor, *dim_args, dims=None) -> Tensor:
 
 def fliplr(input: Tensor) -> Tensor:
     """`input` flipped left to right (along dim 1); at least 2-D."""
-    if input._data.ndim < 2:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("fliplr", input, "input", 1) from None
+    if ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
     """`input` flipped up to down (along dim 0); at least 1-D."""
-    if input._data.ndim < 1:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("flipud", input, "input", 1) from None
+    if ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
@@ -136,7 +148,10 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """`input` rotated by 90 degrees `k` times in the plane of `dims`, from the first
     towards the second."""
     dims = int_tuple((dims,), "rot90", "dims")
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("rot90", input, "input", 1) from None
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if ndim < 2:
@@ -157,7 +172,11 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 # -- triangles and diagonals -----------------------------------------------------------------
 def _triangle(op, input: Tensor, diagonal: int) -> Tensor:
-    if input._data.ndim < 2:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor(op.name, input, "input", 1) from None
+    if ndim < 2:
         raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions")
     return call(op, (input,), operator.index(diagonal))
 
@@ -222,7 +241,10 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
     Shape: the other dims, then the diagonal's length.
     """
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("diagonal", input, "input", 1) from None
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -239,7 +261,10 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     Shape: ``(*, n)`` -> a tensor of one more dimension with ``n + |offset|`` in dims `dim1`
     and `dim2` and the dims of ``*`` in the others, in order.
     """
-    ndim = input._data.ndim + 1
+    try:
+        ndim = input._data.ndim + 1
+    except AttributeError:
+        raise not_a_tensor("diag_embed", input, "input", 1) from None
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -254,12 +279,17 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A matrix with the flattened `input` on its diagonal `offset`."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diagflat", input)
     return diag_embed(input.reshape(-1), offset)
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """A vector's diagonal matrix, or a copy of a matrix's diagonal `diagonal`."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("diag", input, "input", 1) from None
     if ndim == 1:
         result = diag_embed(input, diagonal)
     elif ndim == 2:
@@ -271,7 +301,11 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
-    if input._data.ndim != 2:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("trace", input, "input", 1) from None
+    if ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
     return diagonal(input).sum()
 
@@ -301,8 +335,6 @@ def broadcast_shapes(*shapes) -> Size:
 
 def broadcast_tensors(*tensors) -> tuple:
     """Views of the tensors expanded to their common broadcast shape."""
-    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
-        tensors = tuple(tensors[0])
     shape = ()
     for t in tensors:
         try:
@@ -317,6 +349,8 @@ def broadcast_tensors(*tensors) -> tuple:
 
 def broadcast_to(input: Tensor, size) -> Tensor:
     """A view of `input` expanded to `size` (``input.expand(size)``)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("broadcast_to", input)
     return input.expand(size)
 
 
@@ -372,7 +406,10 @@ MAX_SECTIONS = 2**26
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Views of `input` cut along `dim`: into `n` near-equal parts (an int: the first
     ``size % n`` parts have one element more), or at the given indices (a sequence)."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("tensor_split", input, "input", 1) from None
     if ndim == 0:
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
@@ -550,6 +587,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 def cartesian_prod(*tensors) -> Tensor:
     """The Cartesian product of 1-D tensors: a ``(N, len(tensors))`` tensor of all tuples
     (the one tensor itself when given one)."""
+    expect_tensors(tensors, 0)
     for t in tensors:
         if t._data.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
@@ -562,7 +600,11 @@ def cartesian_prod(*tensors) -> Tensor:
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-`r` combinations of the elements of a 1-D tensor, in lexicographic order
     of their positions: a ``(N, r)`` tensor (``(0,)`` for ``r = 0``)."""
-    if input._data.ndim != 1:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("combinations", input, "input", 1) from None
+    if ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -577,6 +619,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 def block_diag(*tensors) -> Tensor:
     """A block diagonal matrix of the tensors (0-D and 1-D ones count as one row), in the
     promoted dtype."""
+    expect_tensors(tensors, 0)
     shapes = []
     for i, t in enumerate(tensors):
         if t._data.ndim > 2:
@@ -618,7 +661,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 
     Shape: ``(*, P, M)`` and ``(*, R, M)`` (batch dims broadcast) -> ``(*, P, R)``.
     """
-    for label, t in (("X1", x1), ("X2", x2)):
+    for position, (label, t) in enumerate((("X1", x1), ("X2", x2)), 1):
+        if not isinstance(t, Tensor):
+            raise not_a_tensor("cdist", t, label.lower(), position)
         if t._data.ndim < 2:
             raise RuntimeError(
                 f"cdist only supports at least 2D tensors, {label} got: {t._data.ndim}D"
@@ -634,7 +679,11 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The p-norm distances between the rows of a ``(N, M)`` matrix, pairs ``i < j`` in
     row-major order: shape ``(N * (N - 1) / 2,)``."""
-    if input._data.ndim != 2:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("pdist", input, "input", 1) from None
+    if ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
     _check_distance("pdist", p, input)
     i, j = triu_indices(input.shape[0], input.shape[0], 1, device=input.device)
@@ -654,12 +703,19 @@ def diff(
     """The n-th forward difference along `dim` (``out[i] = x[i + 1] - x[i]``, applied `n`
     times), after joining `prepend` and `append` to `input` along `dim`; bool tensors give
     ``x[i + 1] != x[i]``."""
-    if input._data.ndim == 0:
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("diff", input, "input", 1) from None
+    if ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     dim = _wrap_dim(dim, input._data.ndim)
     parts = [t for t in (prepend, input, append) if t is not None]
+    for name, t in (("prepend", prepend), ("append", append)):
+        if t is not None and not isinstance(t, Tensor):
+            raise not_a_tensor("diff", t, name, None)
     for t in parts:
         if t._data.ndim != input._data.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
@@ -698,7 +754,11 @@ def _spacing(y: Tensor, x, dx, dim: int, name: str) -> Tensor | float:
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The integral of `y` along `dim` by the trapezoidal rule, with sample points `x` (a
     tensor: 1-D along `dim`, or of `y`'s shape) or a constant spacing `dx` (default 1)."""
-    dim = _wrap_dim(dim, y._data.ndim)
+    try:
+        ndim = y._data.ndim
+    except AttributeError:
+        raise not_a_tensor("trapezoid", y, "y", 1) from None
+    dim = _wrap_dim(dim, ndim)
     n = y.shape[dim]
     if n == 0:
         return _float(y).sum(dim) * 0
@@ -715,7 +775,11 @@ def trapz(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
 def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The running integral of `y` along `dim` by the trapezoidal rule (one element fewer
     than `y` along `dim`); sample points as `trapezoid`'s."""
-    dim = _wrap_dim(dim, y._data.ndim)
+    try:
+        ndim = y._data.ndim
+    except AttributeError:
+        raise not_a_tensor("cumulative_trapezoid", y, "y", 1) from None
+    dim = _wrap_dim(dim, ndim)
     n = y.shape[dim]
     h = _spacing(y, x, dx, dim, "cumulative_trapezoid")
     pairs = y.narrow(dim, 1, max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))
@@ -724,7 +788,10 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
 
 
 def _gradient_dims(input: Tensor, spacing, dim, edge_order: int) -> tuple:
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("gradient", input, "input", 1) from None
     if dim is None:
         dims = tuple(range(ndim))
     else:
@@ -818,7 +885,10 @@ def _uneven_edges(part, dx: Tensor, dim: int, n: int, edge_order: int) -> tuple:
 
 def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tensor:
     """``log(cumsum(exp(input), dim))``, computed without overflow."""
-    kind = input._data.dtype.kind
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        raise not_a_tensor("logcumsumexp", input, "input", 1) from None
     if kind not in "fV":
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype.TITLE[input.dtype]}'"
@@ -883,7 +953,11 @@ def renorm_(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-D tensor: columns are powers of `x`, from
     ``x ** (N - 1)`` down to ``x ** 0`` (or up, when `increasing`). Integers give int64."""
-    if x._data.ndim != 1:
+    try:
+        ndim = x._data.ndim
+    except AttributeError:
+        raise not_a_tensor("vander", x, "x", 1) from None
+    if ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else operator.index(N)
     if n < 0:
@@ -906,7 +980,10 @@ def cov(
     """The covariance matrix of the variables in the rows of `input` (observations in
     columns; a 1-D input is one variable), with frequency weights `fweights` (integers) and
     observation weights `aweights`; `correction` 1 is Bessel's correction."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("cov", input, "input", 1) from None
     if ndim > 2:
         raise RuntimeError(
             f"cov(): expected input to have two or fewer dimensions but got an "
@@ -948,7 +1025,11 @@ def cov(
 
 
 def _check_weights(name: str, weights: Tensor, integral: bool, n_obs: int) -> None:
-    if weights._data.ndim > 1:
+    try:
+        ndim = weights._data.ndim
+    except AttributeError:
+        raise not_a_tensor("cov", weights, name, None) from None
+    if ndim > 1:
         raise RuntimeError(
             f"cov(): expected {name} to have one or fewer dimensions but got "
             f"{name} with {weights._data.ndim} dimensions"

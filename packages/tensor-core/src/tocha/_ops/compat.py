@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
+from .._dispatch import not_a_tensor
 from .._tensor import Tensor
 from ._out import inplace, write_out
 from .routines import as_strided_
@@ -83,6 +84,8 @@ def slice_copy(
     input: Tensor, dim: int = 0, start=None, end=None, step: int = 1, *, out=None
 ) -> Tensor:
     """``input[..., start:end:step, ...]`` along `dim`, copied."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("slice_copy", input, "input", 1)
     index = [slice(None)] * input.dim()
     index[dim] = slice(start, end, step)
     result = input[tuple(index)].clone()
@@ -91,6 +94,8 @@ def slice_copy(
 
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: builtins.bool = False):
     """``input[indices] = values`` (or ``+=`` when `accumulate`), in place."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_put_", input, "input", 1)
     return input.index_put_(indices, values, accumulate)
 
 
@@ -101,11 +106,15 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0):
 
 def unsafe_split(input: Tensor, split_size, dim: int = 0):
     """`split` (the pieces are not checked against later in-place use)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("unsafe_split", input, "input", 1)
     return input.split(split_size, dim)
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0):
     """`split_with_sizes` (the pieces are not checked against later in-place use)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("unsafe_split_with_sizes", input, "input", 1)
     return input.split(list(split_sizes), dim)
 
 
@@ -118,6 +127,8 @@ def _linalg():
 
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (a view)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("adjoint", input, "input", 1)
     return input.mH
 
 
@@ -134,6 +145,8 @@ def cholesky_solve(
 
 def cholesky_inverse(input: Tensor, upper: builtins.bool = False, *, out=None) -> Tensor:
     """The inverse of A = L L^H (upper: U^H U) from its Cholesky factor."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("cholesky_inverse", input, "input", 1)
     eye = _F["eye"](input.shape[-1], dtype=input.dtype, device=input._device)
     result = cholesky_solve(eye.expand(input.shape), input, upper)
     return result if out is None else _write_out(out, result)
@@ -184,6 +197,12 @@ def ormqr(
 ) -> Tensor:
     """`other` times Q (the full product of `input`'s Householder reflectors; `left`: Q on
     the left, `transpose`: Q^H)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("ormqr", input, "input", 1)
+    if not isinstance(tau, Tensor):
+        raise not_a_tensor("ormqr", tau, "tau", 2)
+    if not isinstance(other, Tensor):
+        raise not_a_tensor("ormqr", other, "other", 3)
     m = input.shape[-2]
     reflectors = input
     if input.shape[-1] < m:
@@ -275,6 +294,10 @@ def _removed(name: str):
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A copy of `input` (contiguous) with `src` written into the elements its
     ``as_strided(size, stride, storage_offset)`` view would show."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("as_strided_scatter", input, "input", 1)
+    if not isinstance(src, Tensor):
+        raise not_a_tensor("as_strided_scatter", src, "src", 2)
     flat = input.contiguous().reshape(-1)
     positions = _F["as_strided"](
         _F["arange"](flat.numel(), device=input._device), size, stride, storage_offset

@@ -15,7 +15,7 @@ from .._api import export
 from .._backend import backend_of, resolve_device
 from .._cpu import kernel_context
 from .._device import CPU
-from .._dispatch import LAYERS, as_array, call, defop
+from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors
@@ -186,6 +186,8 @@ def full_like(
     memory_format=None,
 ) -> Tensor:
     """A tensor like `input` filled with `fill_value`."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("full_like", input, "input", 1)
     dev = input._device if device is None else resolve_device(device)
     d = dtype or input.dtype
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
@@ -614,6 +616,8 @@ for _name, _d in (
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     """`self` cast to `other`'s dtype."""
+    if not isinstance(other, Tensor):
+        raise not_a_tensor("type_as", other, "other", 2)
     return to(self, other.dtype)
 
 

@@ -28,6 +28,7 @@ from .._dispatch import (
     device_mismatch,
     expect_tensor,
     expect_tensors,
+    not_a_tensor,
 )
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
@@ -659,7 +660,11 @@ def _tensor_indices(x: Tensor, indices):
 
 def _check_values(input: Tensor, values) -> None:
     expect_tensor("index_put", values, "values", 3)
-    if values._data.dtype != input._data.dtype:
+    try:
+        dtype = values._data.dtype
+    except AttributeError:
+        raise not_a_tensor("index_put", values, "values", 3) from None
+    if dtype != input._data.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_dtype.TITLE[input.dtype]} for the destination and "
@@ -701,13 +706,20 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
 
     Shape: `input`'s, with dim `dim` of size ``len(index)``.
     """
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("index_select", input, "input", 1) from None
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
-    if index._data.dtype.name not in ("int64", "int32"):
+    try:
+        dtype = index._data.dtype
+    except AttributeError:
+        raise not_a_tensor("index_select", index, "index", 3) from None
+    if dtype.name not in ("int64", "int32"):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index._data.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -797,7 +809,11 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The 1-D tensor of the entries of `input` where the bool `mask` is True (both broadcast
     to one shape)."""
-    if mask._data.dtype.kind != "b":
+    try:
+        dtype = mask._data.dtype
+    except AttributeError:
+        raise not_a_tensor("masked_select", mask, "mask", 2) from None
+    if dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     try:
         result = call(masked_select_op, (input, mask))

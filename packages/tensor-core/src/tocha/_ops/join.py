@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import call, defop, expect_tensors
+from .._dispatch import call, defop, expect_tensors, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
 from ._out import write_out
 from .shape import int_tuple, reshape
@@ -185,7 +185,10 @@ def tile(input: Tensor, dims) -> Tensor:
     """`input` repeated ``dims[i]`` times along dimension i; `dims` shorter than the tensor
     is padded with ones in front."""
     dims = int_tuple((dims,), "tile", "dims")
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("tile", input, "input", 1) from None
     if len(dims) < ndim:
         dims = (1,) * (ndim - len(dims)) + dims
     return repeat(input, dims)

@@ -16,6 +16,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._backend import resolve_device
 from .._device import CPU
+from .._dispatch import not_a_tensor
 from .._tensor import Size, Tensor, wrap
 from ._out import write_out_same_dtype
 
@@ -271,4 +272,8 @@ def is_floating_point(input: Tensor) -> builtins.bool:
 @export
 def numel(input: Tensor) -> builtins.int:
     """The number of elements of `input`."""
-    return input._data.size
+    try:
+        value = input._data.size
+    except AttributeError:
+        raise not_a_tensor("numel", input, "input", 1) from None
+    return value

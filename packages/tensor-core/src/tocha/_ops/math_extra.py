@@ -159,6 +159,8 @@ def rad2deg_(self: Tensor) -> Tensor:
 
 
 def _check_heaviside(input, values) -> None:
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("heaviside", input, "input", 1)
     if not isinstance(values, Tensor):
         raise not_a_tensor("heaviside", values, "values", 2)
     if input.is_complex() or values.is_complex():
@@ -264,6 +266,8 @@ def ldexp_(self: Tensor, other: Tensor) -> Tensor:
 def frexp(input: Tensor, *, out=None):
     """The mantissa in [0.5, 1) (in magnitude) and the int32 exponent of each element:
     ``input == mantissa * 2 ** exponent``. Returns ``(mantissa, exponent)``."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("frexp", input, "input", 1)
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = call(frexp_op, (input,))
@@ -362,6 +366,10 @@ ADDCDIV_INTEGER = (
 
 
 def _quotient(tensor1: Tensor, tensor2: Tensor) -> Tensor:
+    if not isinstance(tensor1, Tensor):
+        raise not_a_tensor("addcdiv", tensor1, "tensor1", 2)
+    if not isinstance(tensor2, Tensor):
+        raise not_a_tensor("addcdiv", tensor2, "tensor2", 3)
     if tensor1.dtype.rank < _dtype.FLOATING and tensor2.dtype.rank < _dtype.FLOATING:
         raise RuntimeError(ADDCDIV_INTEGER)
     return tensor1 / tensor2
@@ -396,6 +404,8 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate (a copy, as tocha has no lazy conjugation); a real tensor is
     returned itself."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("conj", input, "input", 1)
     if not input.is_complex():
         return input
     return unary(conj_op, input, False)
@@ -435,6 +445,8 @@ def is_neg(input: Tensor) -> bool:
 
 def real(input: Tensor) -> Tensor:
     """A view of the real parts of a complex tensor; a real tensor is returned itself."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("real", input, "input", 1)
     if not input.is_complex():
         return input
     return call_view(real_op, input)
@@ -442,6 +454,8 @@ def real(input: Tensor) -> Tensor:
 
 def imag(input: Tensor) -> Tensor:
     """A view of the imaginary parts of a complex tensor."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("imag", input, "input", 1)
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return call_view(imag_op, input)
@@ -455,6 +469,8 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def view_as_real(input: Tensor) -> Tensor:
     """A view of a complex tensor as real pairs: shape ``(*, 2)`` holding (real, imag)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("view_as_real", input, "input", 1)
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return call_view(view_as_real_op, input)
@@ -463,6 +479,8 @@ def view_as_real(input: Tensor) -> Tensor:
 def view_as_complex(input: Tensor) -> Tensor:
     """A view of a float tensor of shape ``(*, 2)`` (real, imag pairs) as complex numbers of
     shape ``(*)``."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("view_as_complex", input, "input", 1)
     if input.dtype not in (_dtype.float16, _dtype.float32, _dtype.float64):
         raise RuntimeError(
             "view_as_complex is only supported for half, float and double "

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype
 from .._api import PUBLIC, export
 from .._backend import resolve_device
-from .._dispatch import expect_tensor
+from .._dispatch import expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
 from ._argcheck import check_tensors
@@ -219,6 +219,8 @@ def is_signed(input: Tensor) -> builtins.bool:
 
 def isreal(input: Tensor) -> Tensor:
     """Elementwise: whether each element is real (its imaginary part zero)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("isreal", input, "input", 1)
     if not input.dtype.is_complex:
         return _F["ones_like"](input, dtype=_dtype.bool)
     return _F["imag"](input) == 0

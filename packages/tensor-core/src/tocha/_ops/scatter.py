@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import call, check_same_device, defop, expect_tensor
+from .._dispatch import call, check_same_device, defop, expect_tensor, not_a_tensor
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
@@ -199,7 +199,10 @@ def _scatter_args(name: str, input: Tensor, dim, index: Tensor, src=None):
     (when a Tensor) sliced to index's shape. ``index`` is None when it is empty (nothing to
     do)."""
     expect_tensor(name, index, "index", 3)
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor(name, input, "input", 1) from None
     dim = _wrap_dim(dim, ndim)
     if index._data.dtype.name not in _INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
@@ -401,7 +404,11 @@ def _reduce_call(input, dim, index, src, reduce, include_self):
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
-    if input._data.dtype.kind == "c" and reduce in ("amax", "amin"):
+    try:
+        dtype = input._data.dtype
+    except AttributeError:
+        raise not_a_tensor("scatter_reduce", input, "input", 1) from None
+    if dtype.kind == "c" and reduce in ("amax", "amin"):
         raise NotImplementedError(
             f"\"scatter_gather_tensor_cpu_reduce_{reduce}\" not implemented for '{_title(input)}'"
         )
@@ -451,7 +458,10 @@ def _index_args(
 ):
     """Check an ``index_*`` op: dim in range, `index` a vector of ints in range, `source`
     shaped as input with ``len(index)`` along `dim`. Returns the wrapped dim."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor(name, input, "input", 1) from None
     dim = _wrap_dim(dim, ndim)
     idx = index._data
     if idx.ndim > 1:
@@ -535,7 +545,10 @@ def _copy_plan(input, dim, index, source):
         "index_copy_(): Expected a long tensor for index, but got {title}",
     )
     expect_tensor("index_copy", source, "source", 4)
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("index_copy", input, "input", 1) from None
     d = _wrap_dim(dim, ndim)
     if source._data.ndim and (index._data.size != source._data.shape[d if ndim else 0]):
         raise IndexError(
@@ -607,7 +620,11 @@ def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elements of `input`, read as a flat vector, at `index` (int64; negative counts from
     the end). Shape: index's."""
     _long_index("take", index)
-    _check_flat_bounds(index, input._data.size)
+    try:
+        value = input._data.size
+    except AttributeError:
+        raise not_a_tensor("take", input, "input", 1) from None
+    _check_flat_bounds(index, value)
     result = call(index_op, (input.reshape(-1), index), (0,))
     if out is None:
         return result
@@ -658,7 +675,11 @@ def take_along_dim(
 def _put_args(input: Tensor, index: Tensor, source: Tensor) -> None:
     _long_index("put_", index)
     expect_tensor("put_", source, "source", 3)
-    if source._data.dtype != input._data.dtype:
+    try:
+        dtype = source._data.dtype
+    except AttributeError:
+        raise not_a_tensor("put", source, "source", 3) from None
+    if dtype != input._data.dtype:
         raise RuntimeError(
             "put_(): self and source expected to have the same dtype, but got self.dtype = "
             f"{_title(input)} and source.dtype = {_title(source)}."
@@ -696,7 +717,11 @@ def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def _masked_args(input: Tensor, mask: Tensor, source: Tensor, shape) -> int:
     """Check a masked_scatter; returns the number of True entries of the broadcast mask."""
     expect_tensor("masked_scatter", source, "source", 3)
-    if mask._data.dtype.kind != "b":
+    try:
+        dtype = mask._data.dtype
+    except AttributeError:
+        raise not_a_tensor("masked_scatter", mask, "mask", 2) from None
+    if dtype.kind != "b":
         raise RuntimeError(
             "masked_scatter_ only supports boolean masks, but got mask with dtype "
             f"{_LONG_NAMES.get(mask.dtype.name, _title(mask))}"
@@ -747,7 +772,10 @@ def _embed(input: Tensor, src: Tensor, key: tuple, slice_shape) -> Tensor:
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of `input` with `src` written at `index` along `dim` (``input.select(dim,
     index)``'s place); `src` has that slice's shape."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("select_scatter", input, "input", 1) from None
     dim = _wrap_dim(dim, len(shape))
     if not -shape[dim] <= index < shape[dim]:
         raise IndexError(
@@ -769,7 +797,10 @@ def slice_scatter(
     out: Tensor | None = None,
 ) -> Tensor:
     """A copy of `input` with `src` written at ``start:end:step`` along `dim`."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("slice_scatter", input, "input", 1) from None
     dim = _wrap_dim(dim, len(shape))
     key = (slice(None),) * dim + (slice(start, end, step),)
     result = _embed(input, src, key, np.empty(shape, dtype=np.bool_)[key].shape)
@@ -782,7 +813,10 @@ def diagonal_scatter(
     """A copy of `input` with `src` written on the diagonal ``input.diagonal(offset, dim1,
     dim2)`` names; `src` has that diagonal's shape (the other dims, then the diagonal)."""
     expect_tensor("diagonal_scatter", src, "src", 2)
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("diagonal_scatter", input, "input", 1) from None
     d1, d2 = _wrap_dim(dim1, len(shape)), _wrap_dim(dim2, len(shape))
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")

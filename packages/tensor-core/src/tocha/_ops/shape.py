@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import LAYERS, call_view, defop, make_view
+from .._dispatch import LAYERS, call_view, defop, make_view, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from .creation import clone
@@ -339,13 +339,20 @@ def _view_dtype(self: Tensor, d: _dtype.dtype) -> Tensor:
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.view(other.shape)``."""
-    return view(self, other._data.shape)
+    try:
+        shape = other._data.shape
+    except AttributeError:
+        raise not_a_tensor("view_as", other, "other", 2) from None
+    return view(self, shape)
 
 
 def reshape(input: Tensor, *shape) -> Tensor:
     """`input` with another shape (one size may be -1): a view when its strides allow one,
     else a contiguous copy."""
-    data = input._data
+    try:
+        data = input._data
+    except AttributeError:
+        raise not_a_tensor("reshape", input, "input", 1) from None
     shape = infer_size(int_tuple(shape, "reshape"), data.size)
     if data.flags.c_contiguous or view_strides(data.shape, data.strides, shape):
         return call_view(view_op, input, shape)
@@ -361,7 +368,11 @@ def _unaliased(t: Tensor) -> Tensor:
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.reshape(other.shape)``."""
-    return reshape(self, other._data.shape)
+    try:
+        shape = other._data.shape
+    except AttributeError:
+        raise not_a_tensor("reshape_as", other, "other", 2) from None
+    return reshape(self, shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -370,7 +381,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     Shape: ``(*before, n_start, ..., n_end, *after)`` -> ``(*before, n_start * ... * n_end,
     *after)``; a 0-dim input becomes ``(1,)``.
     """
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("flatten", input, "input", 1) from None
     ndim = len(shape)
     start = _wrap_dim(start_dim, ndim)
     end = _wrap_dim(end_dim, ndim)
@@ -385,7 +399,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """A view of `input` with dimension `dim` split into `sizes` (one may be -1)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("unflatten", input, "input", 1) from None
     dim = _wrap_dim(dim, len(shape))
     sizes = int_tuple((sizes,), "unflatten", "sizes")
     if not sizes:
@@ -406,7 +423,10 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """A view of `input` without its dimensions of size 1 (all, or those among `dim`, an int
     or a tuple of ints; dims of another size are left alone)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("squeeze", input, "input", 1) from None
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
@@ -417,14 +437,21 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view of `input` with a dimension of size 1 inserted at `dim`."""
-    return call_view(unsqueeze_op, input, _wrap_dim(dim, input._data.ndim + 1))
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("unsqueeze", input, "input", 1) from None
+    return call_view(unsqueeze_op, input, _wrap_dim(dim, ndim + 1))
 
 
 def permute(input: Tensor, *dims) -> Tensor:
     """A view of `input` with its dimensions reordered: dimension i of the result is
     dimension ``dims[i]`` of `input`."""
     dims = int_tuple(dims, "permute", "dims")
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("permute", input, "input", 1) from None
     if len(dims) != ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -439,7 +466,10 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view of `input` with dimensions `dim0` and `dim1` swapped."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("transpose", input, "input", 1) from None
     dims = list(range(ndim))
     a = _wrap_dim(dim0, ndim)
     b = _wrap_dim(dim1, ndim)
@@ -450,7 +480,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 def t(input: Tensor) -> Tensor:
     """The transpose of a matrix; a tensor of fewer than 2 dimensions is returned as a view."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("t", input, "input", 1) from None
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
     return call_view(permute_op, input, tuple(range(ndim - 1, -1, -1)))
@@ -459,7 +492,10 @@ def t(input: Tensor) -> Tensor:
 def movedim(input: Tensor, source, destination) -> Tensor:
     """A view of `input` with dimensions `source` (an int or a tuple) moved to positions
     `destination`; the other dimensions keep their order."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("movedim", input, "input", 1) from None
     src = source if isinstance(source, (tuple, list)) else (source,)
     dst = destination if isinstance(destination, (tuple, list)) else (destination,)
     if len(src) != len(dst):
@@ -484,7 +520,10 @@ def expand(self: Tensor, *sizes) -> Tensor:
     """A view of `self` broadcast to `sizes` (-1 keeps a size); broadcast dimensions have
     stride 0, so writing one element writes all its copies."""
     sizes = int_tuple(sizes, "expand")
-    shape = self._data.shape
+    try:
+        shape = self._data.shape
+    except AttributeError:
+        raise not_a_tensor("expand", self, "self", 1) from None
     if len(sizes) < len(shape):
         raise RuntimeError(
             f"expand({_dtype.TITLE[self.dtype]}Tensor{{{list(shape)}}}, size={list(sizes)}): "
@@ -513,7 +552,11 @@ def expand(self: Tensor, *sizes) -> Tensor:
 
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.expand(other.shape)``."""
-    return expand(self, other._data.shape)
+    try:
+        shape = other._data.shape
+    except AttributeError:
+        raise not_a_tensor("expand_as", other, "other", 2) from None
+    return expand(self, shape)
 
 
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
@@ -551,7 +594,10 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 # -- pieces ----------------------------------------------------------------------------------
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """A view of `length` elements of `input` along `dim`, from `start` (may be negative)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("narrow", input, "input", 1) from None
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
@@ -573,7 +619,10 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """A view of `input` at `index` along `dim`, which it removes (``input[..., index, ...]``
     with `index` at position `dim`)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("select", input, "input", 1) from None
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, len(shape))
@@ -591,7 +640,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` cut along `dim` into pieces of `split_size_or_sections` elements
     (an int: the last piece may be smaller) or of the sizes a list gives (summing to the
     size of `dim`)."""
-    shape = tensor._data.shape
+    try:
+        shape = tensor._data.shape
+    except AttributeError:
+        raise not_a_tensor("split", tensor, "tensor", 1) from None
     dim = _wrap_dim(dim, len(shape))
     size = shape[dim]
     if isinstance(split_size_or_sections, (tuple, list)):
@@ -610,7 +662,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     """Views of `input` cut along `dim` into pieces of the given sizes."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("split_with_sizes", input, "input", 1) from None
     dim = _wrap_dim(dim, len(shape))
     sizes = int_tuple((split_sizes,), "split_with_sizes", "split_sizes")
     if any(s < 0 for s in sizes):
@@ -629,7 +684,10 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Views of `input` cut along `dim` into `chunks` pieces of ``ceil(size / chunks)``
     elements (the last smaller; fewer pieces when the size does not need them all)."""
-    shape = input._data.shape
+    try:
+        shape = input._data.shape
+    except AttributeError:
+        raise not_a_tensor("chunk", input, "input", 1) from None
     if not shape:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -643,7 +701,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of each slice of `input` along `dim`, without that dimension."""
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        raise not_a_tensor("unbind", input, "input", 1) from None
     if ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return call_views(unbind_op, input, _wrap_dim(dim, ndim))
@@ -670,7 +731,11 @@ def alias(data, source: Tensor) -> Tensor:
 
 def detach(input: Tensor) -> Tensor:
     """A tensor sharing `input`'s memory and version counter, outside autograd."""
-    return alias(input._data, input)
+    try:
+        data = input._data
+    except AttributeError:
+        raise not_a_tensor("detach", input, "input", 1) from None
+    return alias(data, input)
 
 
 def detach_(input: Tensor) -> Tensor:

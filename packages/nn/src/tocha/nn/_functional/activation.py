@@ -15,7 +15,7 @@ import warnings
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor
+from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor, not_a_tensor
 
 from ._dtypes import fit_dtype
 from ._jvp import plus, pointwise
@@ -225,6 +225,8 @@ def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: tocha.dtype | None = None
 ) -> Tensor:
     """``softmax(-x)`` along `dim`."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("softmin", input, "input", 1)
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
     x = input.to(dtype) if dtype is not None else input
@@ -502,6 +504,10 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """`leaky_relu` with a learnt slope, one per channel (dim 1) or one shared."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("prelu", input, "input", 1)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("prelu", weight, "weight", 2)
     if weight.dim() > 1:
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"

@@ -20,7 +20,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, TITLE, call, defop
+from tocha.library import GRAD_MODE, TITLE, call, defop, not_a_tensor
 
 from ._dtypes import keeping_dtype
 from ._jvp import plus
@@ -214,6 +214,12 @@ def scaled_dot_product_attention(
         >>> F.scaled_dot_product_attention(q, q, q).shape
         tocha.Size([1, 2, 4])
     """
+    if not isinstance(query, Tensor):
+        raise not_a_tensor("scaled_dot_product_attention", query, "query", 1)
+    if not isinstance(key, Tensor):
+        raise not_a_tensor("scaled_dot_product_attention", key, "key", 2)
+    if not isinstance(value, Tensor):
+        raise not_a_tensor("scaled_dot_product_attention", value, "value", 3)
     if query.dtype != key.dtype or query.dtype != value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "

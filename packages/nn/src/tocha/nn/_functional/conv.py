@@ -27,7 +27,7 @@ import math
 
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
-from tocha.library import TITLE, call, defop, expect_tensor
+from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
 
 from ._dtypes import keeping_dtype
 from ._jvp import plus
@@ -629,6 +629,12 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """A 1-d convolution of a (time, batch, channels) sequence; `weight` (kernel width,
     in channels, out channels), `bias` (out channels), `pad` zeros at both ends of time."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("conv_tbc", input, "input", 1)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("conv_tbc", weight, "weight", 2)
+    if not isinstance(bias, Tensor):
+        raise not_a_tensor("conv_tbc", bias, "bias", 3)
     if input.dim() != 3:
         raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
     if weight.dim() != 3:

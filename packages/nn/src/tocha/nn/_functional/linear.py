@@ -12,7 +12,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop, expect_tensor
+from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
 
 from ._jvp import plus
 
@@ -189,6 +189,8 @@ fwd("embedding", lambda t, out, weight, indices, *args: call(embedding_op, (t[0]
 
 
 def _check_indices(input: Tensor, fn: str) -> None:
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(fn, input, "input", 1)
     if input.dtype not in (tocha.int64, tocha.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -227,6 +229,10 @@ def embedding(
         input ``(*)`` of int64 or int32, weight ``(num_embeddings, embedding_dim)``; output
         ``(*, embedding_dim)``.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("embedding", input, "input", 1)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("embedding", weight, "weight", 2)
     _check_indices(input, "embedding")
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -347,6 +353,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     Shape:
         ``(*)`` -> ``(*, num_classes)``.
     """
+    if not isinstance(tensor, Tensor):
+        raise not_a_tensor("one_hot", tensor, "tensor", 1)
     if tensor.dtype != tocha.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if tensor.numel() == 0:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, call, defop
+from tocha.library import GRAD_MODE, call, defop, not_a_tensor
 
 from ._jvp import plus
 from .padding import pad
@@ -192,6 +192,8 @@ def layer_norm(
         >>> F.layer_norm(tocha.tensor([[1.0, 3.0]]), (2,))
         tensor([[-1.0000,  1.0000]])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("layer_norm", input, "input", 1)
     shape = _shape_list(normalized_shape)
     nd = len(shape)
     if nd == 0 or list(input.shape[input.dim() - nd :]) != shape or input.dim() < nd:
@@ -216,6 +218,8 @@ def rms_norm(
 ) -> Tensor:
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing `normalized_shape` dims;
     `eps` defaults to the machine epsilon of the input's dtype."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("rms_norm", input, "input", 1)
     shape = _shape_list(normalized_shape)
     nd = len(shape)
     if list(input.shape[input.dim() - nd :]) != shape or input.dim() < nd:
@@ -338,6 +342,8 @@ def _verify_batch_size(size) -> None:
 
 
 def _check_stat(name: str, t: Tensor | None, c: int) -> None:
+    if t is not None and not isinstance(t, Tensor):
+        raise not_a_tensor("batch_norm", t, name, None)
     if t is not None and t.numel() != c:
         raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
 
@@ -358,6 +364,8 @@ def batch_norm(
     updated in place: ``running = (1 - momentum) * running + momentum * batch`` (the running
     variance takes the unbiased batch variance). In evaluation the running statistics are used.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("batch_norm", input, "input", 1)
     if training:
         _verify_batch_size(input.size())
     if training and eps <= 0.0:
@@ -457,6 +465,8 @@ def group_norm(
 ) -> Tensor:
     """Normalize each group of ``C / num_groups`` channels of each sample, then apply the
     per-channel `weight` and `bias`."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("group_norm", input, "input", 1)
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by "

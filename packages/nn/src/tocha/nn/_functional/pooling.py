@@ -23,7 +23,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear
-from tocha.library import call, defop, expect_tensor
+from tocha.library import call, defop, expect_tensor, not_a_tensor
 
 from .activation import relu
 from .conv import _col2im, _pad, _windows
@@ -517,6 +517,8 @@ def avg_pool3d(
 
 # -- adaptive pooling -----------------------------------------------------------------------
 def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tensor, bool]:
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(name, input, "input", 1)
     if nd == 1:
         message = (
             "Expected 2 to 3 dimensions, but got {dims}-dimensional tensor for argument "

@@ -18,6 +18,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
+from tocha.library import not_a_tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -271,6 +272,8 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
 
 # -- pixel and channel shuffles ------------------------------------------------------------
 def _check_shuffle(input: Tensor, factor: int, name: str, word: str) -> None:
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(name, input, "input", 1)
     if input.dim() < 3:
         raise RuntimeError(
             f"{name} expects input to have at least 3 dimensions, but got input "
@@ -317,6 +320,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of ``(N, C, *)``: split them into `groups` and transpose."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("channel_shuffle", input, "input", 1)
     if input.dim() <= 2:
         raise RuntimeError(
             "channel_shuffle expects input with > 2 dims, but got input with "
@@ -393,6 +398,10 @@ def grid_sample(
     Modes ``bilinear`` and ``nearest``; `padding_mode` ``zeros``, ``border`` or
     ``reflection`` for points outside the input. The gradient reaches input and grid.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("grid_sample", input, "input", 1)
+    if not isinstance(grid, Tensor):
+        raise not_a_tensor("grid_sample", grid, "grid", 2)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', "
