@@ -365,7 +365,7 @@ def _view(ws, part, shape=None):
 
 
 # -- the kernels ------------------------------------------------------------------------------
-def _layer_of(mode, x, h0, w_hh, batch_sizes, has_bias, num_dir) -> _Layer:
+def _layer_of(mode, x, w_hh, batch_sizes, has_bias, num_dir) -> _Layer:
     return _Layer(
         mode,
         len(batch_sizes),
@@ -396,7 +396,7 @@ def rnn_layer(fallback):
         lstm = mode == "LSTM"
         states = [_contiguous(a) for a in arrays[1 : 2 + lstm]]
         x, weights = _contiguous(arrays[0]), arrays[2 + lstm :]
-        s = _layer_of(mode, x, states[0], weights[1], batch_sizes, has_bias, num_dir)
+        s = _layer_of(mode, x, weights[1], batch_sizes, has_bias, num_dir)
         training = tocha.is_grad_enabled()
         if training and mode != "LSTM" and s.n * s.h > WIDE:
             return fallback(*flat)
@@ -435,7 +435,7 @@ def rnn_layer_backward(fallback):
         x = _contiguous(arrays[1 + n_states])
         states = [_contiguous(a) for a in arrays[2 + n_states : 2 + 2 * n_states]]
         *weights, ws = arrays[2 + 2 * n_states :]
-        s = _layer_of(mode, x, states[0], weights[1], batch_sizes, has_bias, num_dir)
+        s = _layer_of(mode, x, weights[1], batch_sizes, has_bias, num_dir)
         key, parts = known
         if key != s.key():
             return fallback(*flat)
