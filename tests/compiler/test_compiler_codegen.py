@@ -43,6 +43,13 @@ def compile_cache(tmp_path_factory):
         os.environ["TOCHA_COMPILE_CACHE"] = old
 
 
+@pytest.fixture(scope="module", autouse=True)
+def numba_loaded(compile_cache):
+    """numba kernels run from the first call (not NumPy's forms while numba loads)."""
+    if HAS_NUMBA:
+        assert _codegen_numba.wait_for_numba(120)
+
+
 @contextlib.contextmanager
 def one_thread():
     """numba's loops on one thread (the parallel kernels are compiled by one test only)."""
@@ -521,6 +528,9 @@ def test_disk_cache_is_used_by_another_process(compile_cache):
         spec = {spec!r}
         f = _codegen_numba.compile_numba(spec)
         x = np.ones(10, np.float32)
+        f(x, x, x)  # while numba loads in the background: NumPy's form of the kernel
+        assert f.numpy is not None and not f.variants
+        assert _codegen_numba.wait_for_numba(120)
         f(x, x, x)
         (dispatcher,) = f.variants.values()
         stats = dispatcher.stats

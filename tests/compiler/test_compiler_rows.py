@@ -3,6 +3,8 @@ backward over the last dim): equal to the primitive's, with its fallbacks."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,11 @@ from tocha.library import REGISTRY
 pytestmark = pytest.mark.skipif(not _codegen_numba.available(), reason="numba not installed")
 
 CPU = tocha.device("cpu")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def numba_loaded():
+    assert _codegen_numba.wait_for_numba(120)
 
 
 def _probabilities(shape, rng):
@@ -52,16 +59,19 @@ def test_other_dims_dtypes_and_layouts_fall_back_to_the_primitive():
     assert kernel(empty, empty, 1).shape == (0, 3)
 
 
-def test_attention_gradients_through_the_row_kernel_match_eager():
+def test_attention_gradients_through_the_row_kernel_match_eager(monkeypatch, caplog):
+    monkeypatch.setenv("TOCHA_LOGS", "kernels")
+    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
     tocha.manual_seed(0)
-    q, k = tocha.randn(2, 3, 16, 8, requires_grad=True), tocha.randn(2, 3, 16, 8)
-    mask = tocha.tril(tocha.ones(16, 16)) == 0
+    q, k = tocha.randn(2, 4, 32, 8, requires_grad=True), tocha.randn(2, 4, 32, 8)
+    mask = tocha.tril(tocha.ones(32, 32)) == 0
 
     def attention(q, k):
-        return F.softmax((q @ k.transpose(-2, -1)).masked_fill(mask, float("-inf")), -1)
+        scores = (q @ k.transpose(-2, -1)) * 0.5
+        return F.softmax(scores.masked_fill(mask, float("-inf")), -1)
 
     compiled = tocha.compile(attention)
-    weights = tocha.randn(2, 3, 16, 16)
+    weights = tocha.randn(2, 4, 32, 32)
     for _ in range(2):
         q.grad = None
         (compiled(q, k) * weights).sum().backward()
@@ -69,3 +79,5 @@ def test_attention_gradients_through_the_row_kernel_match_eager():
     q.grad = None
     (attention(q, k) * weights).sum().backward()
     assert tocha.allclose(got, q.grad, rtol=1e-5, atol=1e-6)
+    assert tocha.allclose(compiled(q, k), attention(q, k), rtol=1e-6, atol=1e-7)
+    assert "where" in caplog.text  # the scaling and masked_fill ran as one fused kernel

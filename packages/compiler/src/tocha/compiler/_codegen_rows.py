@@ -7,8 +7,9 @@ does not vectorise without fast-math, and NumPy's whole-array passes are then fa
 functions (`_codegen_python.generate`); each falls back to the primitive's own kernel for
 anything else (another dim or dtype, a strided array). The numba code is generated like the
 fused kernels' (`_codegen_numba`: NumPy's summation order within blocks of 128, machine code
-cached on disk) and compiled on first use. Results match the primitive's (the same formula,
-``g * y - y * sum(g * y)``) exactly for rows of up to 128 and to rounding beyond.
+cached on disk) and compiled on first use once numba is loaded (`_codegen_numba.ready`).
+Results match the primitive's (the same formula, ``g * y - y * sum(g * y)``) exactly for
+rows of up to 128 and to rounding beyond.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from tocha.library import REGISTRY
 
 from . import _codegen_numba
-from ._codegen_numba import _BLOCK, _CODEGEN_VERSION, _load, _module_text, _Source
+from ._codegen_numba import _BLOCK, _CODEGEN_VERSION, _load, _module_text, _Source, ready
 
 __all__ = ["row_kernels"]
 
@@ -90,7 +91,7 @@ def _rows_of(x: Any, dim: int) -> bool:
 
 def _softmax_backward(fallback: Callable) -> Callable:
     def softmax_backward(g: Any, y: Any, dim: int) -> Any:
-        if not (_rows_of(g, dim) and _rows_of(y, dim) and g.shape == y.shape):
+        if not (_rows_of(g, dim) and _rows_of(y, dim) and g.shape == y.shape and ready()):
             return fallback(g, y, dim)
         out = np.empty_like(g)
         m = g.shape[-1]

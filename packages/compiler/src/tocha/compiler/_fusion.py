@@ -34,7 +34,7 @@ _SAME = {
 }
 # Primitives written as several steps (`_expand`), and those worth a generated kernel even
 # alone (the generators' float32 transcendentals vectorise; NumPy's call libm per element).
-_EXPANDED = frozenset({"gelu", "gelu_backward", "to_dtype"})
+_EXPANDED = frozenset({"gelu", "gelu_backward", "to_dtype", "masked_fill"})
 _COSTLY = frozenset({"gelu", "gelu_backward", "erf", "tanh", "sigmoid", "silu", "exp"})
 _COMPARISONS = frozenset(
     {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or"}
@@ -173,6 +173,8 @@ def _elementwise_shape(node: Node) -> tuple | None:
         return None
     if _dtype_name(node) not in _DTYPES or node.kwargs:
         return None
+    if name == "masked_fill" and _dtype_name(node) not in ("float32", "float64"):
+        return None
     for arg in node.args:
         if isinstance(arg, Node):
             if _dtype_name(arg) not in _DTYPES:
@@ -252,6 +254,8 @@ def _expand(node: Node, args: list) -> list[tuple[str, tuple]]:
         return [("gelu_tanh" if args[1] == "tanh" else "gelu", (args[0],))]
     if name == "to_dtype":
         return [("cast", (args[0],))]
+    if name == "masked_fill":
+        return [("where", (args[1], args[2], args[0]))]
     if name != "gelu_backward":
         return [(name, tuple(args))]
     grad, x = args[0], args[1]
