@@ -139,3 +139,76 @@ def test_round_decimals_beyond_int64(torch):
         lambda: torch.round(torch.ones(2), decimals=2**63),
         lambda: tocha.round(tocha.ones(2), decimals=2**63),
     )
+
+
+# A non-tensor where each family takes a Tensor: PyTorch's TypeError, never an AttributeError.
+NOT_A_TENSOR = {
+    "squeeze": lambda lib, bad: lib.squeeze(bad),
+    "transpose": lambda lib, bad: lib.transpose(bad, 0, 1),
+    "reshape": lambda lib, bad: lib.reshape(bad, (-1,)),
+    "narrow": lambda lib, bad: lib.narrow(bad, 0, 0, 1),
+    "movedim": lambda lib, bad: lib.movedim(bad, 0, 1),
+    "chunk": lambda lib, bad: lib.chunk(bad, 2),
+    "gather": lambda lib, bad: lib.gather(bad, 0, lib.zeros(2, dtype=lib.int64)),
+    "index_select": lambda lib, bad: lib.index_select(lib.ones(3), 0, bad),
+    "masked_select": lambda lib, bad: lib.masked_select(lib.ones(3), bad),
+    "trapezoid": lambda lib, bad: lib.trapezoid(bad),
+    "diff-prepend": lambda lib, bad: lib.diff(lib.ones(3), prepend=bad),
+    "cov-fweights": lambda lib, bad: lib.cov(lib.ones(2, 3), fweights=bad),
+    "cdist": lambda lib, bad: lib.cdist(bad, lib.ones(2, 3)),
+    "addcdiv": lambda lib, bad: lib.addcdiv(lib.ones(3), bad, lib.ones(3)),
+    "view_as_real": lambda lib, bad: lib.view_as_real(bad),
+    "numel": lambda lib, bad: lib.numel(bad),
+    "nuclear_norm": lambda lib, bad: lib.nuclear_norm(bad),
+    "vecdot": lambda lib, bad: lib.linalg.vecdot(lib.ones(3), bad),
+    "fftshift": lambda lib, bad: lib.fft.fftshift(bad),
+    "pixel_shuffle": lambda lib, bad: lib.nn.functional.pixel_shuffle(bad, 1),
+    "prelu": lambda lib, bad: lib.nn.functional.prelu(lib.ones(2, 3), bad),
+    "layer_norm": lambda lib, bad: lib.nn.functional.layer_norm(bad, (3,)),
+    "sdpa": lambda lib, bad: lib.nn.functional.scaled_dot_product_attention(
+        bad, lib.ones(2, 3), lib.ones(2, 3)
+    ),
+    "adaptive_avg_pool1d": lambda lib, bad: lib.nn.functional.adaptive_avg_pool1d(bad, 1),
+    "embedding": lambda lib, bad: lib.nn.functional.embedding(bad, lib.ones(4, 2)),
+}
+
+
+@pytest.mark.parametrize("bad", ["abc", 1.5], ids=["str", "float"])
+@pytest.mark.parametrize("name", list(NOT_A_TENSOR))
+def test_a_family_refuses_a_non_tensor(torch, name, bad):
+    call = NOT_A_TENSOR[name]
+    assert_same_error_class(lambda: call(torch, bad), lambda: call(tocha, bad))
+
+
+@pytest.mark.parametrize("name", ["block_diag", "cartesian_prod", "broadcast_tensors"])
+def test_a_list_is_no_tensor(torch, name):
+    assert_same_error(
+        lambda: getattr(torch, name)([torch.ones(2), torch.ones(2)]),
+        lambda: getattr(tocha, name)([tocha.ones(2), tocha.ones(2)]),
+    )
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("fftfreq", (2.5,)),
+        ("fftfreq", (True,)),
+        ("fftfreq", (-3,)),
+        ("fftfreq", (4, "abc")),
+        ("rfftfreq", (2**63,)),
+    ],
+    ids=["float-n", "bool-n", "negative-n", "str-d", "huge-n"],
+)
+def test_frequencies_check_their_arguments(torch, name, args):
+    assert_same_error(
+        lambda: getattr(torch.fft, name)(*args), lambda: getattr(tocha.fft, name)(*args)
+    )
+
+
+@pytest.mark.parametrize(
+    "name, args", [("fftfreq", (0,)), ("rfftfreq", (0,)), ("rfftfreq", (-1,)), ("fftfreq", (4, 0))]
+)
+def test_frequencies_of_no_points_or_no_spacing(torch, name, args):
+    want = getattr(torch.fft, name)(*args)
+    got = getattr(tocha.fft, name)(*args)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -355,8 +355,6 @@ def _check_points(name: str, n, d) -> None:
     n = n.__index__()
     if not -(2**63) <= n < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     if not isinstance(d, (int, float)):
         raise TypeError(
             f"{name}(): argument 'd' (position 2) must be float, not {type(d).__name__}"
@@ -395,6 +393,8 @@ def fftfreq(
     """The sample frequencies of an `n`-point transform with sample spacing `d`:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d n)``."""
     _check_points("fft_fftfreq", n, d)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _written(
         "fftfreq", _frequencies(_spaced(_signed_bins(n), n, d), dtype, device, requires_grad), out
     )
@@ -413,7 +413,7 @@ def rfftfreq(
     """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
     (d n)``."""
     _check_points("fft_rfftfreq", n, d)
-    result = _frequencies(_spaced(np.arange(n // 2 + 1), n, d), dtype, device, requires_grad)
+    result = _frequencies(_spaced(np.arange(int(n / 2) + 1), n, d), dtype, device, requires_grad)
     return _written("rfftfreq", result, out)
 
 
