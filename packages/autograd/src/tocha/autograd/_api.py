@@ -29,14 +29,19 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
         )
     result = []
     for out, grad in zip(outputs, grads):
-        if not out.requires_grad:
+        plain = type(out) is Tensor  # its array is all of it: read it, not its methods
+        if not (out._ag is not None and out._ag.requires_grad if plain else out.requires_grad):
             raise RuntimeError(
                 "element 0 of tensors does not require grad and does not have a grad_fn"
             )
         if grad is None:
-            if out.numel() != 1:
+            if (out._data.size if plain else out.numel()) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not (out.is_floating_point() or out.is_complex()):
+            if not (
+                out._data.dtype.kind in "fcV"
+                if plain
+                else out.is_floating_point() or out.is_complex()
+            ):
                 raise RuntimeError(
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
