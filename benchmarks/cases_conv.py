@@ -1,5 +1,5 @@
-"""Convolution and pooling benchmarks: a Conv2d training step (forward and backward), a max
-pooling step and a ResNet-18-style training step.
+"""Convolution and pooling benchmarks: a Conv2d training step (forward and backward), max
+and average pooling steps and a ResNet-18-style training step.
 
 Target: Conv2d 3->16, 3x3, padding 1, batch 32 of 32x32 float32, forward + backward, within
 2x of PyTorch at one thread. The bare GEMM of the forward's im2col
@@ -68,6 +68,20 @@ def pool_step(lib, x):
     x.requires_grad_()
     x.grad = None
     lib.nn.functional.max_pool2d(x, 2).sum().backward()
+
+
+def overlapping_pool_step(lib, x):
+    """Forward and backward of ResNet's stem pooling: 3x3 windows, stride 2, padding 1."""
+    x.requires_grad_()
+    x.grad = None
+    lib.nn.functional.max_pool2d(x, 3, 2, 1).sum().backward()
+
+
+def avg_pool_step(lib, x):
+    """Forward and backward of a 2x2 average pooling."""
+    x.requires_grad_()
+    x.grad = None
+    lib.nn.functional.avg_pool2d(x, 2).sum().backward()
 
 
 def resnet(lib, width=16, classes=10):
@@ -153,6 +167,10 @@ CASES = [
         numpy=matmul,
     ),
     Case("max_pool2d(x, 2) fwd+bwd", "32x16x32x32 float32", pool_inputs, pool_step),
+    Case(
+        "max_pool2d(x, 3, 2, 1) fwd+bwd", "32x16x32x32 float32", pool_inputs, overlapping_pool_step
+    ),
+    Case("avg_pool2d(x, 2) fwd+bwd", "32x16x32x32 float32", pool_inputs, avg_pool_step),
     Case(
         "ResNet-18-style (width 16) conv train step",
         "32x3x32x32 float32, 10 classes",
