@@ -212,3 +212,39 @@ def test_frequencies_of_no_points_or_no_spacing(torch, name, args):
     want = getattr(torch.fft, name)(*args)
     got = getattr(tocha.fft, name)(*args)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+ACTIVATIONS = {
+    "elu": lambda F, x: F.elu(x),
+    "selu": lambda F, x: F.selu(x),
+    "celu_": lambda F, x: F.celu_(x),
+    "leaky_relu": lambda F, x: F.leaky_relu(x),
+    "rrelu": lambda F, x: F.rrelu(x, training=False),
+    "threshold": lambda F, x: F.threshold(x, 0.5, 1.0),
+    "hardshrink": lambda F, x: F.hardshrink(x),
+    "softshrink": lambda F, x: F.softshrink(x),
+    "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "gelu": lambda F, x: F.gelu(x),
+    "silu": lambda F, x: F.silu(x),
+    "mish": lambda F, x: F.mish(x),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x),
+    "hardswish": lambda F, x: F.hardswish(x),
+    "softplus": lambda F, x: F.softplus(x),
+    "hardtanh": lambda F, x: F.hardtanh(x),
+    "relu6": lambda F, x: F.relu6(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "complex64"])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activations_refuse_the_dtypes_pytorch_has_no_kernel_for(torch, name, dtype):
+    def call(lib):
+        return ACTIVATIONS[name](lib.nn.functional, _pair(lib, (4,), dtype))
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
+        assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+    else:
+        assert not isinstance(got, Exception), got
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]

@@ -4,6 +4,11 @@ dtype."""
 
 from __future__ import annotations
 
+from tocha.library import FROM_NP, TITLE
+
+# NumPy dtype kinds of the floating dtypes (bfloat16 is ml_dtypes' "V").
+FLOATING_KINDS = "fV"
+
 
 def keeping_dtype(factory, integers: bool = False):
     """A kernel factory whose kernel's floating results take its first operand's dtype when
@@ -32,3 +37,9 @@ def fit_dtype(out, dtype, integers: bool = False):
     if dtype.kind == "f" or dtype.name == "bfloat16" or (integers and dtype.kind in "iu"):
         return out.astype(dtype)
     return out
+
+
+def no_kernel(kernel: str, dtype) -> NotImplementedError:
+    """PyTorch's error for a CPU kernel (`kernel`, its C++ name) that has no version for the
+    NumPy `dtype`."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[FROM_NP[dtype]]}'")

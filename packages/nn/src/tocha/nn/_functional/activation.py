@@ -17,7 +17,7 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor, not_a_tensor
 
-from ._dtypes import fit_dtype
+from ._dtypes import FLOATING_KINDS, fit_dtype, no_kernel
 from ._jvp import plus, pointwise
 
 __all__ = [
@@ -236,6 +236,8 @@ def softmin(
 # -- pointwise primitives: kernel against xp, derivative in tocha ops -----------------------
 def _elu_kernel(xp):
     def kernel(x, alpha, scale, input_scale):
+        if x.dtype.kind not in FLOATING_KINDS:
+            raise no_kernel("elu_cpu", x.dtype)
         neg = xp.expm1(xp.minimum(x, 0) * input_scale)
         neg *= alpha
         out = xp.where(x > 0, x, neg)
@@ -250,6 +252,8 @@ def _gelu_kernel(xp):
     erf = REGISTRY["erf"].generic(xp)
 
     def kernel(x, approximate):
+        if x.dtype.kind not in FLOATING_KINDS:
+            raise no_kernel("GeluKernelImpl", x.dtype)
         if approximate == "tanh":
             inner = xp.tanh(TANH_K * (x + TANH_C * x * x * x))
         else:
@@ -264,6 +268,8 @@ def _gelu_kernel(xp):
 
 def _softplus_kernel(xp):
     def kernel(x, beta, threshold):
+        if x.dtype.kind not in FLOATING_KINDS:
+            raise no_kernel("softplus_cpu", x.dtype)
         bx = x * beta
         return xp.where(bx > threshold, x, xp.logaddexp(bx, 0) / beta).astype(x.dtype)
 
@@ -272,6 +278,8 @@ def _softplus_kernel(xp):
 
 def _mish_kernel(xp):
     def kernel(x):
+        if x.dtype.kind not in FLOATING_KINDS:
+            raise no_kernel("mish_cpu", x.dtype)
         out = x * xp.tanh(xp.logaddexp(x, 0))
         return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
 
@@ -280,18 +288,23 @@ def _mish_kernel(xp):
 
 def _silu_kernel(xp):
     def kernel(x):
+        if x.dtype.kind not in "fVc":
+            raise no_kernel("silu_cpu", x.dtype)
         out = x / (1 + xp.exp(-x))
         return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
 
     return kernel
 
 
-def _kernel(fn, integers: bool = False):
-    """A kernel factory from a function of (xp, x, *args); the result keeps x's dtype (see
+def _kernel(fn, name: str, accepts: str = FLOATING_KINDS, integers: bool = False):
+    """A kernel factory from a function of (xp, x, *args), for x of the NumPy dtype kinds in
+    `accepts` (else PyTorch's error for its kernel `name`); the result keeps x's dtype (see
     `fit_dtype`)."""
 
     def make(xp):
         def kernel(x, *args):
+            if x.dtype.kind not in accepts:
+                raise no_kernel(name, x.dtype)
             out = fn(xp, x, *args)
             return out if out.dtype == x.dtype else fit_dtype(out, x.dtype, integers)
 
@@ -371,24 +384,41 @@ gelu_backward_op = defop("gelu_backward", _gelu_backward_kernel)
 silu_op = defop("silu", _silu_kernel)
 mish_op = defop("mish", _mish_kernel)
 softplus_op = defop("softplus", _softplus_kernel)
-leaky_relu_op = defop("leaky_relu", _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope)))
-hardtanh_op = defop(
-    "hardtanh", _kernel(lambda xp, x, low, high: xp.clip(x, low, high), integers=True)
+leaky_relu_op = defop(
+    "leaky_relu", _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope), "leaky_relu_cpu")
 )
-hardsigmoid_op = defop("hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6))
-hardswish_op = defop("hardswish", _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6))
+hardtanh_op = defop(
+    "hardtanh",
+    _kernel(lambda xp, x, low, high: xp.clip(x, low, high), "hardtanh", "fViubc", integers=True),
+)
+hardsigmoid_op = defop(
+    "hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6, "hardsigmoid_cpu")
+)
+hardswish_op = defop(
+    "hardswish", _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, "hardswish_cpu")
+)
 log_sigmoid_op = defop(
-    "log_sigmoid", _kernel(lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))))
+    "log_sigmoid",
+    _kernel(lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), "log_sigmoid_cpu"),
 )
 threshold_op = defop(
-    "threshold", _kernel(lambda xp, x, th, value: xp.where(x > th, x, xp.asarray(value, x.dtype)))
+    "threshold",
+    _kernel(
+        lambda xp, x, th, value: xp.where(x > th, x, xp.asarray(value, x.dtype)),
+        "threshold_cpu",
+        "fViu",
+    ),
 )
 softshrink_op = defop(
     "softshrink",
-    _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x - xp.sign(x) * lambd, 0 * x)),
+    _kernel(
+        lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x - xp.sign(x) * lambd, 0 * x),
+        "softshrink_check",
+    ),
 )
 hardshrink_op = defop(
-    "hardshrink", _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0 * x))
+    "hardshrink",
+    _kernel(lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x, 0 * x), "hardshrink_cpu"),
 )
 
 pointwise("elu", "0", _elu_grad)
@@ -447,6 +477,10 @@ def hardtanh(
     """``x`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is tocha.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     return _apply(hardtanh_op, input, inplace, min_val, max_val)
 
 
