@@ -477,9 +477,13 @@ def hardtanh(
     """``x`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if input.dtype is tocha.bool:
+    try:
+        dtype = input.dtype
+    except AttributeError:
+        raise not_a_tensor("hardtanh", input) from None
+    if dtype is tocha.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
-    if input.dtype.is_complex:
+    if dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     return _apply(hardtanh_op, input, inplace, min_val, max_val)
 
