@@ -90,7 +90,7 @@ def record(op, args, out, tape_only=False):
             saved[i] = metas[i] = meta
     if not tracked:
         return out
-    node = _new(Node)
+    node = Node()  # a class call: faster than object.__new__ (Node has no __init__)
     node.op_name = op.name
     node.formula = None if entry is None else entry.formula
     node.edges = edges
@@ -115,7 +115,8 @@ def record(op, args, out, tape_only=False):
         node.out_data = (pack(out),)
     else:
         node.out_data = (data,)
-    if data.dtype.kind in "fcV":
+    dtype = data.dtype
+    if _DIFFERENTIABLE.get(dtype) or _differentiable(dtype):
         meta = out._ag = _new(AutogradMeta)
         meta.requires_grad = True
         meta.grad_fn = node
@@ -125,6 +126,15 @@ def record(op, args, out, tape_only=False):
                 vc = out._vc = [0]
             versions.append((None, vc, vc[0]))
     return out
+
+
+_DIFFERENTIABLE: dict = {}  # NumPy dtype -> whether gradients flow through it
+
+
+def _differentiable(dtype) -> bool:
+    """Whether tensors of a NumPy dtype take gradients (floating and complex), cached."""
+    result = _DIFFERENTIABLE[dtype] = dtype.kind in "fcV"
+    return result
 
 
 def _pack_saved(node) -> None:
