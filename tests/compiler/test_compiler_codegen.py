@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import tracemalloc
 
 import numpy as np
@@ -682,3 +683,27 @@ def test_numpy_generator_reuses_buffers():
     finally:
         tracemalloc.stop()
     assert peak < 1.5 * x.nbytes
+
+
+@needs_numba
+def test_kernels_run_as_numpy_while_numba_loads_and_when_it_fails(monkeypatch, caplog):
+    spec = FusedSpec(
+        (("x", "float32"),), (Step("t", "mul", ("x", 3.0), "float32", "float32"),), ("t",)
+    )
+    x = np.arange(5, dtype=np.float32)
+    monkeypatch.setattr(_codegen_numba, "_READY", threading.Event())
+    monkeypatch.setattr(_codegen_numba, "_STATE", {"loader": "loading", "failed": False})
+    f = _codegen_numba.compile_numba(spec)
+    np.testing.assert_array_equal(f(x)[0], x * 3)
+    assert f.numpy is not None and not f.variants and not _codegen_numba.ready()
+
+    def broken(*args):
+        raise ImportError("no numba here")
+
+    monkeypatch.setattr(_codegen_numba, "_load", broken)
+    monkeypatch.setenv("TOCHA_LOGS", "fallbacks")
+    caplog.set_level("DEBUG", logger="tocha.compiler")
+    _codegen_numba._start()
+    assert not _codegen_numba.ready() and not _codegen_numba.wait_for_numba(0)
+    np.testing.assert_array_equal(f(x)[0], x * 3)
+    assert not f.variants and "numba did not load" in caplog.text

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _logging
 from ._codegen_numpy import compile_numpy, iteration_shape, reduce_array, reduced_dims
 from ._spec import FusedSpec, Step
 
@@ -107,8 +108,9 @@ def _start() -> None:
 
         text = f"{_CODEGEN_VERSION}|{numba.__version__}|{_WARM}"
         _load(_WARM, hashlib.sha256(text.encode()).hexdigest()[:32]).kernel(np.zeros(1))
-    except Exception:  # a broken numba: NumPy's kernels from now on
+    except Exception as exc:  # a broken numba: NumPy's kernels from now on
         _STATE["failed"] = True
+        _logging.fallback(f"numba did not load ({exc!r}): fused kernels run as NumPy's")
     finally:
         _READY.set()
 
