@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
-from .._dispatch import not_a_tensor
+from .._dispatch import expect_tensors, not_a_tensor
 from .._tensor import Tensor
 from ._out import inplace, write_out
 from .routines import as_strided_
@@ -35,6 +35,8 @@ _F = PUBLIC
 # -- copies of views -----------------------------------------------------------------------
 def _copy_of(view_name: str, method: bool = False):
     def fn(input: Tensor, *args, out: Tensor | None = None, **kwargs):
+        if not isinstance(input, Tensor):
+            raise not_a_tensor(f"{view_name}_copy", input)
         view = getattr(input, view_name) if method else _VIEWS.get(view_name) or _F[view_name]
         result = view(*args, **kwargs) if method else view(input, *args, **kwargs)
         if isinstance(result, (tuple, list)):
@@ -228,6 +230,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
         UserWarning,
         stacklevel=2,
     )
+    expect_tensors(matrices, 0)
     if len(matrices) == 1:
         return matrices[0].clone()
     return _linalg().multi_dot(list(matrices))

@@ -191,7 +191,17 @@ def full_like(
     dev = input._device if device is None else resolve_device(device)
     d = dtype or input.dtype
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    data = full_op.kernels[dev](input._data.shape, value, d.np)
+    try:
+        if value is None:  # NumPy would fill NaN
+            raise TypeError
+        data = full_op.kernels[dev](input._data.shape, value, d.np)
+    except (TypeError, ValueError):
+        if isinstance(value, numbers.Number):
+            raise
+        raise TypeError(
+            f"full_like(): argument 'fill_value' (position 2) must be Number, not "
+            f"{type(value).__name__}"
+        ) from None
     return _finish(wrap(data, dev), requires_grad)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._api import export
@@ -67,7 +69,16 @@ def fill_(self: Tensor, value) -> Tensor:
 
 
 def _fill_direct(self: Tensor, value) -> None:
-    self._data.fill(value)
+    try:
+        if value is None:  # NumPy would fill NaN
+            raise TypeError
+        self._data.fill(value)
+    except (TypeError, ValueError):
+        if isinstance(value, numbers.Number):
+            raise
+        raise TypeError(
+            f"fill_(): argument 'value' (position 1) must be Number, not {type(value).__name__}"
+        ) from None
 
 
 def zero_(self: Tensor) -> Tensor:

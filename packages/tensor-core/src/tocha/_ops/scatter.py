@@ -743,6 +743,9 @@ _LONG_NAMES = {"int64": "Long"}
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of `input` (broadcast with `mask`) whose entries where `mask` is True take the
     leading values of `source`, in order."""
+    for position, (name, t) in enumerate((("input", input), ("mask", mask), ("source", source))):
+        if not isinstance(t, Tensor):
+            raise not_a_tensor("masked_scatter", t, name, position + 1)
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     count = _masked_args(input, mask, source, shape)
     values = source.reshape(-1)[:count]

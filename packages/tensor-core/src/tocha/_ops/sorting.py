@@ -21,6 +21,7 @@ values and stable indices together, several times faster than a stable argsort.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -278,6 +279,10 @@ def _histogram_kernel(xp):
             low, high = float(x.min()), float(x.max())
         elif low is None:
             low, high = 0.0, 0.0
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(
+                f"torch.histogramdd: dimension 0's range [{low}, {high}] is not finite"
+            )
         if low == high:
             low, high = low - 0.5, high + 0.5
         hist, edges = xp.histogram(

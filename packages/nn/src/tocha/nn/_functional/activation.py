@@ -75,12 +75,9 @@ def _apply(op, input: Tensor, inplace: bool, *args) -> Tensor:
 # -- softmax family: one primitive each, with a primitive backward --------------------------
 def _softmax_kernel(xp):
     def kernel(x, dim):
-        try:
-            e = x - x.max(axis=dim, keepdims=True)
-        except ValueError:  # NumPy's max of an empty dim: the result is empty too
-            if x.size:
-                raise
+        if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        e = x - x.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e *= 1 / e.sum(axis=dim, keepdims=True)  # one division per row, as PyTorch's kernel
         return e
@@ -90,12 +87,9 @@ def _softmax_kernel(xp):
 
 def _log_softmax_kernel(xp):
     def kernel(x, dim):
-        try:
-            shifted = x - x.max(axis=dim, keepdims=True)
-        except ValueError:  # NumPy's max of an empty dim: the result is empty too
-            if x.size:
-                raise
+        if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        shifted = x - x.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
 
@@ -195,7 +189,9 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
         )
     if dtype is not None:
         input = input.to(dtype)
-    elif not (input.dtype.is_floating_point or input.dtype.is_complex):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) and input.numel():
+        if dim % ndim != ndim - 1:
+            kernel = kernel.replace("_lastdim", "")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
     return input, dim % ndim if input.dim() else None
 

@@ -45,7 +45,12 @@ def _sdpa_kernel(xp):
         s *= scale
         if "m" in code:
             mask = extra[0]
-            if np.broadcast_shapes(s.shape, mask.shape) == s.shape:
+            try:
+                fits = np.broadcast_shapes(s.shape, mask.shape) == s.shape
+            except ValueError:
+                tocha.broadcast_shapes(s.shape, mask.shape)  # raises PyTorch's RuntimeError
+                raise
+            if fits:
                 s += mask
             else:
                 s = s + mask
@@ -170,8 +175,9 @@ def _attention(
                 q.shape[:-1] + (src,), k.shape[:-2] + (1, src), () if mask is None else mask.shape
             )
         )
-        keep = (tocha.rand(shape, dtype=q.dtype, device=q.device) >= dropout_p).to(q.dtype)
-        keep = keep * (1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else keep * 0.0
+        keep = tocha.zeros(shape, dtype=q.dtype, device=q.device)
+        if dropout_p < 1.0:  # dropout's Bernoulli(1 - p) draw, scaled as dropout scales it
+            keep.bernoulli_(1.0 - dropout_p).div_(1.0 - dropout_p)
         tensors.append(keep)
         code += "d"
     out, p = call(sdpa_op, tuple(tensors), scale, causal, code)
@@ -602,9 +608,13 @@ def _multi_head_attention(
     out, weights = _attention(
         q, k, v, attn_mask, dropout_p, is_causal, 1.0 / math.sqrt(head_dim), nan_rows=need_weights
     )
-    out = out.permute(0, 2, 1, 3) if batch_first else out.permute(2, 0, 1, 3)
+    # Projected in (T, N, E) order; batch_first gets a transposed view, laid out as PyTorch's
+    # (dropout after it draws its mask in that memory order).
+    out = out.permute(2, 0, 1, 3)
     out = linear(out.reshape(-1, embed_dim), out_proj_weight, out_proj_bias)
-    out = out.reshape(query.shape[0], query.shape[1], embed_dim)
+    out = out.reshape(tgt_len, bsz, embed_dim)
+    if batch_first:
+        out = out.transpose(0, 1)
     if not need_weights:
         return (out if is_batched else out.squeeze(1)), None
     if average_attn_weights:

@@ -23,7 +23,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear
-from tocha.library import call, defop, expect_tensor, not_a_tensor
+from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
 
 from .activation import relu
 from .conv import _col2im, _pad, _windows
@@ -329,6 +329,9 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
             )
     else:
         x, unbatched = _check_pool_input(input, nd, name)
+    if x.dtype is tocha.bool or x.dtype.is_complex:
+        kernel = "max_pool1d_impl" if nd == 1 else f"max_pool{max(nd, 2)}d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     if any(dd <= 0 for dd in dilation):
         parts = " ".join(f"dilation{n}: {v}" for n, v in zip("THW"[3 - nd :], dilation))
         raise RuntimeError(f"dilation should be greater than zero, but got {parts}")
