@@ -248,3 +248,55 @@ def test_activations_refuse_the_dtypes_pytorch_has_no_kernel_for(torch, name, dt
     else:
         assert not isinstance(got, Exception), got
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "name, shape, dim, dtype",
+    [
+        ("log_softmax", (2, 3, 4), 1, "int32"),
+        ("softmax", (2, 3), -1, "int64"),
+        ("log_softmax", (0, 3), 1, "int32"),
+    ],
+    ids=["inner-dim", "last-dim", "empty"],
+)
+def test_softmax_into_an_integer_dtype(torch, name, shape, dim, dtype):
+    def call(lib):
+        return getattr(lib, name)(lib.ones(shape), dim, dtype=getattr(lib, dtype))
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+    else:
+        assert tuple(got.shape) == tuple(want.shape)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.nn.functional.max_pool2d(_pair(lib, (1, 2, 2, 2), "bool"), 1),
+        lambda lib: lib.nn.functional.max_pool1d(_pair(lib, (2, 2), "complex64"), 1),
+        lambda lib: lib.nn.functional.scaled_dot_product_attention(
+            lib.ones(3, 4), lib.ones(3, 4), lib.ones(3, 4), attn_mask=lib.ones(7)
+        ),
+        lambda lib: lib.ones(3).fill_(None),
+        lambda lib: lib.full_like(lib.ones(3), None),
+        lambda lib: lib.fill(lib.ones(3), "abc"),
+        lambda lib: lib.chain_matmul([lib.ones(2, 2)]),
+        lambda lib: lib.unfold_copy("abc", 0, 1, 1),
+        lambda lib: lib.histogram(lib.tensor([0.0, float("inf"), 1.0])),
+    ],
+    ids=[
+        "max_pool2d-bool",
+        "max_pool1d-complex",
+        "sdpa-mask-shape",
+        "fill_-none",
+        "full_like-none",
+        "fill-str",
+        "chain_matmul-list",
+        "unfold_copy-str",
+        "histogram-inf",
+    ],
+)
+def test_more_refusals_of_pytorchs_class(torch, call):
+    assert_same_error_class(lambda: call(torch), lambda: call(tocha))
