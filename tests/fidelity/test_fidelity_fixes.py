@@ -300,3 +300,29 @@ def test_softmax_into_an_integer_dtype(torch, name, shape, dim, dtype):
 )
 def test_more_refusals_of_pytorchs_class(torch, call):
     assert_same_error_class(lambda: call(torch), lambda: call(tocha))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, out: lib.nuclear_norm(lib.ones(3, 4), out=out),
+        lambda lib, out: lib.frobenius_norm(lib.ones(3, 4), (0, 1), out=out),
+        lambda lib, out: lib.range(0, 5, out=out),
+    ],
+    ids=["nuclear_norm", "frobenius_norm", "range"],
+)
+def test_out_is_written_not_ignored(torch, call):
+    want_out, got_out = torch.empty(0), tocha.empty(0)
+    want, got = call(torch, want_out), call(tocha, got_out)
+    assert (want is want_out) and (got is got_out)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "shape, kwargs", [((2, 0), {}), ((2, 0), {"dim": 0}), ((3,), {"n": 0})], ids=str
+)
+def test_diff_returns_its_input_only_over_an_empty_dim(torch, shape, kwargs):
+    want_in, got_in = torch.ones(*shape), tocha.ones(*shape)
+    want, got = torch.diff(want_in, **kwargs), tocha.diff(got_in, **kwargs)
+    assert (got is got_in) == (want is want_in)
+    assert tuple(got.shape) == tuple(want.shape)

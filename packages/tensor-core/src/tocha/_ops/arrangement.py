@@ -726,7 +726,10 @@ def diff(
             break
         ahead, behind = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
         x = ahead.ne(behind) if x.dtype is _dtype.bool else ahead - behind
-    result = input.clone() if x is input else x
+    if x is input and n > 0:
+        result = input  # an empty dim: PyTorch returns the input itself
+    else:
+        result = input.clone() if x is input else x
     return result if out is None else write_out(out, result)
 
 

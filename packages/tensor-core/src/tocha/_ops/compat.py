@@ -238,14 +238,16 @@ def chain_matmul(*matrices, out=None) -> Tensor:
 
 def frobenius_norm(input: Tensor, dim=(-2, -1), keepdim: builtins.bool = False, *, out=None):
     """The Frobenius norm over `dim`."""
-    return _F["norm"](input, "fro", dim, keepdim)
+    result = _F["norm"](input, "fro", dim, keepdim)
+    return result if out is None else _write_out(out, result)
 
 
 def nuclear_norm(input: Tensor, dim=None, keepdim: builtins.bool = False, *, out=None):
     """The nuclear norm (sum of singular values) of the matrices over `dim` (the last two)."""
     if isinstance(dim, builtins.bool):
         dim, keepdim = None, dim
-    return _linalg().matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+    result = _linalg().matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+    return result if out is None else _write_out(out, result)
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
@@ -408,12 +410,13 @@ def range(
         start, end = 0, start
     count = builtins.int(math.floor((end - start) / step)) + 1
     values = np.arange(count, dtype=np.float64) * step + start
-    return _F["tensor"](
+    result = _F["tensor"](
         values,
         dtype=_dtype.get_default_dtype() if dtype is None else dtype,
         device=device,
         requires_grad=requires_grad,
     )
+    return result if out is None else _write_out(out, result)
 
 
 def empty_permuted(
