@@ -20,13 +20,7 @@ class TensorMeta:
     """Stands in a node for an argument tensor its formula does not need: shape, dtype,
     device; enough to shape a gradient, never its values."""
 
-    __slots__ = ("raw_shape", "np_dtype", "device")
-
-    def __init__(self, t: Tensor):
-        data = t._data
-        self.raw_shape = data.shape
-        self.np_dtype = data.dtype
-        self.device = t._device
+    __slots__ = ("raw_shape", "np_dtype", "device")  # set by `meta_of` (or the recorder)
 
     @property
     def shape(self) -> Size:
@@ -48,6 +42,16 @@ class TensorMeta:
 
     def numel(self) -> int:
         return self.shape.numel()
+
+
+def meta_of(t: Tensor) -> TensorMeta:
+    """The `TensorMeta` of tensor `t`."""
+    meta = TensorMeta()
+    data = t._data
+    meta.raw_shape = data.shape
+    meta.np_dtype = data.dtype
+    meta.device = t._device
+    return meta
 
 
 class _RareMetaFields:
@@ -76,6 +80,15 @@ class AutogradMeta(_RareMetaFields):
         self.grad_fn = grad_fn
         if output_nr:
             self.output_nr = output_nr
+
+
+class OutputMeta(AutogradMeta):
+    """The `AutogradMeta` the recorder gives an op's output, made by a bare class call (C's
+    ``object.__init__``: no Python-level ``__init__`` to run); the recorder sets its two
+    fields."""
+
+    __slots__ = ()
+    __init__ = object.__init__
 
 
 class Node:
@@ -220,7 +233,7 @@ def resolve_edges(node) -> list:
 
 def freeze_metas(node) -> None:
     """Backward freed the node's saved tensors: keep only their shape metadata."""
-    node.input_meta = [TensorMeta(m) if isinstance(m, Tensor) else m for m in node.input_meta]
+    node.input_meta = [meta_of(m) if isinstance(m, Tensor) else m for m in node.input_meta]
 
 
 def edges_of(args) -> tuple[list, list]:

@@ -12,11 +12,10 @@ from tocha.library import GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._forward import LEVEL, propagate, set_tangent, tangent_of
-from ._graph import AutogradMeta, Node, TensorMeta, carrier
+from ._graph import AutogradMeta, Node, OutputMeta, TensorMeta, carrier, meta_of
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
-_new = object.__new__
 # The saves of an op without a formula (its node raises when run): everything.
 _NO_FORMULA = (None, True)
 
@@ -83,7 +82,7 @@ def record(op, args, out, tape_only=False):
                 saved = list(args)
                 metas = list(args)
             data = arg._data
-            meta = _new(TensorMeta)
+            meta = TensorMeta()
             meta.raw_shape = data.shape
             meta.np_dtype = data.dtype
             meta.device = arg._device
@@ -117,7 +116,7 @@ def record(op, args, out, tape_only=False):
         node.out_data = (data,)
     dtype = data.dtype
     if _DIFFERENTIABLE.get(dtype) or _differentiable(dtype):
-        meta = out._ag = _new(AutogradMeta)
+        meta = out._ag = OutputMeta()
         meta.requires_grad = True
         meta.grad_fn = node
         if save_out:
@@ -144,7 +143,7 @@ def _pack_saved(node) -> None:
     saved = list(node.saved)
     for k, s in enumerate(saved):
         if isinstance(s, Tensor):
-            metas[k] = TensorMeta(s)
+            metas[k] = meta_of(s)
             saved[k] = pack(s)
     node.input_meta = metas
     node.saved = saved
@@ -165,7 +164,7 @@ def _record_in_transforms(op, args, out):
 
 def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
     """The rest of `record` for an op with several outputs."""
-    node.out_meta = tuple(TensorMeta(t) for t in outputs)
+    node.out_meta = tuple(meta_of(t) for t in outputs)
     node.n_outputs = len(outputs)
     if not save_out:
         node.out_data = None

@@ -13,8 +13,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 
-from ._graph import AutogradMeta, edges_of, new_node
-from ._record import TensorMeta
+from ._graph import AutogradMeta, edges_of, meta_of, new_node
 
 
 def positions(view: Tensor, base: Tensor) -> np.ndarray:
@@ -32,8 +31,8 @@ def positions(view: Tensor, base: Tensor) -> np.ndarray:
 
 def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor):
     edges, nrs = edges_of(inputs)
-    metas = [TensorMeta(t) for t in inputs]
-    return new_node(name, formula, edges, nrs, metas, saved, [], (TensorMeta(output),))
+    metas = [meta_of(t) for t in inputs]
+    return new_node(name, formula, edges, nrs, metas, saved, [], (meta_of(output),))
 
 
 def _copy_slices(g, out, index, keep):
@@ -60,5 +59,5 @@ def rebase_view(target: Tensor, base: Tensor, result: Tensor) -> None:
     if base._ag is None or not base._ag.requires_grad:
         copy.edges[0] = None
     base._ag = AutogradMeta(True, copy, 0)
-    view = _node("as_strided", _strided_view, (base,), (index, TensorMeta(base)), target)
+    view = _node("as_strided", _strided_view, (base,), (index, meta_of(base)), target)
     target._ag = AutogradMeta(True, view, 0)

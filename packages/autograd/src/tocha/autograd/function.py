@@ -11,8 +11,8 @@ from tocha.library import GRAD_MODE
 
 from ._engine import FREED_MESSAGE
 from ._forward import LEVEL, set_tangent, tangent_of
-from ._graph import AutogradMeta, edges_of, new_node
-from ._record import TensorMeta, _version_counter
+from ._graph import AutogradMeta, edges_of, meta_of, new_node
+from ._record import _version_counter
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -166,10 +166,10 @@ def _record_function(cls, ctx, args, output):
         _formula(cls, len(args)),
         edges,
         nrs,
-        [TensorMeta(a) if isinstance(a, Tensor) else None for a in args],
+        [meta_of(a) if isinstance(a, Tensor) else None for a in args],
         (ctx,),
         list(ctx._versions),
-        tuple(TensorMeta(t) if isinstance(t, Tensor) else None for t in outputs),
+        tuple(meta_of(t) if isinstance(t, Tensor) else None for t in outputs),
     )
     node.materialize = ctx.materialize_grads
     dirty = {id(t) for t in ctx._dirty}
@@ -190,7 +190,7 @@ def _record_function(cls, ctx, args, output):
             )
         t._ag = AutogradMeta(True, node, i)
         results.append(t)
-    node.out_meta = tuple(TensorMeta(t) if isinstance(t, Tensor) else None for t in results)
+    node.out_meta = tuple(meta_of(t) if isinstance(t, Tensor) else None for t in results)
     return tuple(results) if isinstance(output, tuple) else results[0]
 
 
