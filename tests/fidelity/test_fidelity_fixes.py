@@ -4,6 +4,7 @@ exception type and message, or the result, of calls that once disagreed."""
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 import pytest
@@ -326,3 +327,34 @@ def test_diff_returns_its_input_only_over_an_empty_dim(torch, shape, kwargs):
     want, got = torch.diff(want_in, **kwargs), tocha.diff(got_in, **kwargs)
     assert (got is got_in) == (want is want_in)
     assert tuple(got.shape) == tuple(want.shape)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.movedim(lib.tensor(2.0), 0, -1),
+        lambda lib: lib.moveaxis(lib.tensor(2.0), (0,), (0,)),
+        lambda lib: lib.cumulative_trapezoid(lib.ones(0)),
+        lambda lib: lib.cumulative_trapezoid(lib.ones(2, 0)),
+        lambda lib: lib.softmax(lib.tensor(float("nan")), 0),
+        lambda lib: lib.log_softmax(lib.tensor(3.0), -1),
+        lambda lib: lib.nn.functional.softmin(lib.tensor(1.0), 0),
+        lambda lib: lib.adjoint(lib.tensor(2.0)),
+    ],
+    ids=[
+        "movedim-0d",
+        "moveaxis-0d",
+        "cumulative_trapezoid-empty",
+        "cumulative_trapezoid-empty-dim",
+        "softmax-0d",
+        "log_softmax-0d",
+        "softmin-0d",
+        "adjoint-0d",
+    ],
+)
+def test_zero_dim_and_empty_inputs_pytorch_takes(torch, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, got = call(torch), call(tocha)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

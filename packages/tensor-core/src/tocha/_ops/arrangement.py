@@ -785,7 +785,7 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
     dim = _wrap_dim(dim, ndim)
     n = y.shape[dim]
     h = _spacing(y, x, dx, dim, "cumulative_trapezoid")
-    pairs = y.narrow(dim, 1, max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))
+    pairs = y.narrow(dim, min(n, 1), max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))
     areas = h * pairs / 2 if isinstance(h, Tensor) else pairs * (h / 2)
     return areas.cumsum(dim)
 

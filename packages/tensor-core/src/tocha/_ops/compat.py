@@ -131,6 +131,13 @@ def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (a view)."""
     if not isinstance(input, Tensor):
         raise not_a_tensor("adjoint", input, "input", 1)
+    if input.ndim == 0:
+        warnings.warn(
+            "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return input
     return input.mH
 
 

@@ -508,6 +508,8 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     for name, ds in (("source", src), ("destination", dst)):
         if len(set(ds)) != len(ds):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(ds)})")
+    if ndim == 0:
+        return call_view(permute_op, input, ())
     order = [None] * ndim
     for s, d in zip(src, dst, strict=True):
         order[d] = s

@@ -77,6 +77,8 @@ def _softmax_kernel(xp):
     def kernel(x, dim):
         if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        if not x.ndim:
+            return kernel(x.reshape(1), 0).reshape(())
         e = x - x.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e *= 1 / e.sum(axis=dim, keepdims=True)  # one division per row, as PyTorch's kernel
@@ -89,6 +91,8 @@ def _log_softmax_kernel(xp):
     def kernel(x, dim):
         if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        if not x.ndim:
+            return kernel(x.reshape(1), 0).reshape(())
         shifted = x - x.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
