@@ -72,22 +72,35 @@ def _layer_norm_kernel(xp):
 
 
 def _layer_norm_backward_kernel(xp):
+    """``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))`` per row (``gw = g * w``),
+    with the weight and bias gradients. Every row reduction is a matrix-vector product of
+    ``P = g * xhat`` or of `g` (NumPy's einsum and row sums are slower), and P's memory then
+    holds ``gw``: two full-size arrays in all, the result included."""
+
     def kernel(g, x, mean, rstd, *rest):
         *w, nd, affine = rest
         g2, x2 = _rows(g, nd), _rows(x, nd)
-        n = x2.shape[1]
+        rows, n = x2.shape
         r2 = rstd.reshape(-1, 1)
         xhat = x2 - mean.reshape(-1, 1)
         xhat *= r2
+        p = g2 * xhat
         grads = []
+        by_row = xp.ones(rows, g2.dtype)
         if "w" in affine:
-            grads.append(xp.einsum("ij,ij->j", g2, xhat).reshape(w[0].shape))
+            grads.append((by_row @ p).reshape(w[0].shape))
         if "b" in affine:
-            grads.append((xp.ones(g2.shape[0], g2.dtype) @ g2).reshape(x.shape[x.ndim - nd :]))
-        gw = _rows(g * w[0], nd) if w else g2
-        xhat *= _row_dots(xp, gw, xhat) / -n
-        xhat += gw
-        xhat -= _row_sums(xp, gw) / n
+            grads.append((by_row @ g2).reshape(x.shape[x.ndim - nd :]))
+        weight = w[0].reshape(-1) if w else xp.ones(n, g2.dtype)
+        proj = (p @ weight)[:, None] / -n  # -mean(gw * xhat)
+        centre = (g2 @ weight)[:, None] / n  # mean(gw)
+        if w:
+            xp.multiply(g2, weight, out=p)
+        else:
+            p = g2
+        xhat *= proj
+        xhat += p
+        xhat -= centre
         xhat *= r2
         return (xhat.reshape(x.shape), *grads)
 
