@@ -23,6 +23,7 @@ from ._runtime import library, threads
 
 _F32 = np.dtype(np.float32)
 _cache = Cache()
+FEW_CHANNELS = 4
 
 
 def _ok(*arrays) -> bool:
@@ -63,7 +64,10 @@ def _forward_pd(lib, src, wshape, bias, dst, groups, geometry):
         wshape = (groups, wshape[0] // groups, *wshape[1:])
     w = _any(lib, wshape)
     b = D.shape_desc(lib, (dst[1],)) if bias else None
-    s, d = _any(lib, src), _any(lib, dst)
+    # An input of 1 to 3 channels (an image) stays in C order: padded to a channel block it
+    # costs more (its backward-data above all) than oneDNN's kernels for plain inputs.
+    few = groups == 1 and src[1] < FEW_CHANNELS
+    s, d = D.shape_desc(lib, src) if few else _any(lib, src), _any(lib, dst)
     pd = D.create_pd(
         lib,
         "dnnl_convolution_forward_primitive_desc_create",
