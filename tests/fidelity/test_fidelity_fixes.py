@@ -358,3 +358,29 @@ def test_zero_dim_and_empty_inputs_pytorch_takes(torch, call):
         want, got = call(torch), call(tocha)
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+SPECIAL = {
+    "zeta": lambda lib, x: lib.special.zeta(x, x),
+    "bessel_j0": lambda lib, x: lib.special.bessel_j0(x),
+    "airy_ai": lambda lib, x: lib.special.airy_ai(x),
+    "modified_bessel_i0": lambda lib, x: lib.special.modified_bessel_i0(x),
+    "igamma": lambda lib, x: lib.igamma(x, x),
+    "igammac": lambda lib, x: lib.special.gammaincc(x, x),
+    "logit": lambda lib, x: lib.logit(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "int64", "bool"])
+@pytest.mark.parametrize("name", list(SPECIAL))
+def test_special_functions_refuse_the_dtypes_pytorch_refuses(torch, name, dtype):
+    def call(lib):
+        return SPECIAL[name](lib, _pair(lib, (3,), dtype))
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
+        assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+    else:
+        assert not isinstance(got, Exception), got
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]

@@ -83,6 +83,17 @@ def _finish(result: Tensor, out: Tensor | None) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
+def _no_kernel(kernel: str, dtype: _dtype.dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel (`kernel`, its C++ name) with no version for `dtype`."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[dtype]}'")
+
+
+def _refuse_half_or_complex(kernel: str, dtype: _dtype.dtype) -> None:
+    """PyTorch's error for a kernel of float32 and float64 (and integers) only."""
+    if dtype.is_complex or dtype in (_dtype.float16, _dtype.bfloat16):
+        raise _no_kernel(kernel, dtype)
+
+
 def _unary_function(op_name: str, public_name: str, summary: str):
     op = OPS[op_name]
 
@@ -94,12 +105,14 @@ def _unary_function(op_name: str, public_name: str, summary: str):
     return fn
 
 
-def _binary_function(op_name: str, public_name: str, summary: str):
+def _binary_function(op_name: str, public_name: str, summary: str, refuse_half: bool = False):
     op = OPS[op_name]
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             raise TypeError(f"{public_name}(): expected at least one Tensor argument")
+        if refuse_half:
+            _refuse_half_or_complex(f"{public_name}_cpu", _dtype.promote_operands((input, other)))
         return _finish(binary(op, input, other, True), out)
 
     fn.__name__ = fn.__qualname__ = public_name
@@ -139,7 +152,7 @@ xlog1py = _binary_function(
     "special_xlog1py", "xlog1py", "x log1p(y), 0 where x is 0 (unless y is nan)"
 )
 zeta = _binary_function(
-    "special_zeta", "zeta", "The Hurwitz zeta function sum_k (k + other)^-input"
+    "special_zeta", "zeta", "The Hurwitz zeta function sum_k (k + other)^-input", True
 )
 psi = digamma
 
@@ -183,6 +196,8 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
     """log(x / (1 - x)), with `input` first clamped to [eps, 1 - eps] when `eps` is given."""
     x = _floating(expect_tensor("logit", input))
+    if x.dtype.is_complex:
+        raise _no_kernel("logit_cpu", x.dtype)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
     return _finish((x / (1 - x)).log(), out)
@@ -261,8 +276,7 @@ def _polynomial(name: str, first, step, shifted: bool = False):
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"{name}(): expected at least one Tensor argument")
         dtype = _result_dtype(input, n)
-        if dtype.is_complex or dtype in (_dtype.float16, _dtype.bfloat16):
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
+        _refuse_half_or_complex(f"{name}_cpu", dtype)
         x = _as64(input)
         if shifted:
             x = 2 * x - 1
@@ -470,6 +484,7 @@ def _airy_ai(x: Tensor) -> Tensor:
 def _bessel_function(name: str, compute, summary: str):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         x = expect_tensor(name, input)
+        _refuse_half_or_complex(f"{name}_cpu", x.dtype)
         return _finish(compute(_as64(x)).to(_result_dtype(x)), out)
 
     fn.__name__ = fn.__qualname__ = name
@@ -562,16 +577,24 @@ def _gammainc(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     return PUBLIC["where"]((a <= 0) | (x < 0), math.nan, value)
 
 
+def _incomplete_gamma_dtype(kernel: str, input, other) -> _dtype.dtype:
+    """The promoted dtype of igamma's operands, which PyTorch takes in floating dtypes only."""
+    dtype = _dtype.promote_operands((input, other))
+    if dtype.is_complex or dtype.rank < _dtype.FLOATING:
+        raise _no_kernel(kernel, dtype)
+    return dtype
+
+
 def gammainc(input, other, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other), elementwise,
     broadcast (nan where input <= 0 or other < 0)."""
-    dtype = _result_dtype(input, other)
+    dtype = _incomplete_gamma_dtype("igamma_cpu", input, other)
     return _finish(_gammainc(_as64(input), _as64(other), False).to(dtype), out)
 
 
 def gammaincc(input, other, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P, elementwise."""
-    dtype = _result_dtype(input, other)
+    dtype = _incomplete_gamma_dtype("igammac_cpu", input, other)
     return _finish(_gammainc(_as64(input), _as64(other), True).to(dtype), out)
 
 
