@@ -1,6 +1,8 @@
 """PyTorch programs run unchanged on tocha (``python -m tocha.run``): each trains for a few
 steps, and its losses agree to 1e-4 with the same program run under PyTorch, both starting
-from the same NumPy-made weights and data. PyTorch's results are recorded in
+from the same NumPy-made weights and data, or (dropin_seeded.py) from nothing but
+``torch.manual_seed``: layers' own initialisation, ``randint`` data, a shuffling DataLoader
+and dropout draw PyTorch's values under tocha.run. PyTorch's results are recorded in
 programs/torch_answers.json (written when TOCHA_ORACLE_MODE=record, as by
 scripts/record_oracle.py): without PyTorch the test compares with them, with PyTorch it also
 checks that they are current."""
@@ -25,6 +27,7 @@ CASES = {
     "dropin_lstm_lm.py": ["--steps", "5"],
     "dropin_vae.py": ["--steps", "5"],
     "dropin_lbfgs.py": ["--steps", "4"],
+    "dropin_seeded.py": ["--steps", "6"],
 }
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 TORCH_ANSWERS = PROGRAMS / "torch_answers.json"

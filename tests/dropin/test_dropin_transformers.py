@@ -1,6 +1,7 @@
 """Hugging Face transformers runs unchanged on tocha (``python -m tocha.run``): GPT-2, BERT
 and T5 from tiny configs give PyTorch's numbers (logits, loss, gradient norm, the loss after
-one AdamW step: within 1e-4) and greedy ``generate``'s tokens, from the same weights.
+one AdamW step: within 1e-4) and ``generate``'s tokens, greedy and sampled with a seed,
+from the same weights.
 
 PyTorch's answers and the weights are fixtures (tests/dropin/fixtures), recorded by
 ``python scripts/record_hf_fixtures.py`` with PyTorch installed; the programs run in fresh
@@ -54,6 +55,7 @@ def test_model_matches_torch(on_tocha, model):
         assert abs(got[key] - want[key]) <= 1e-4, (key, got[key], want[key])
     assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-4)
     assert got.get("greedy") == want.get("greedy")
+    assert got.get("sampled") == want.get("sampled")  # tocha's CPU stream is PyTorch's
 
 
 SAVE_AND_SAMPLE = """
@@ -83,8 +85,8 @@ print(json.dumps({"same": same, "first": first, "again": again, "other": other,
 
 def test_save_pretrained_and_sampling(tmp_path):
     """save_pretrained writes the config and safetensors weights that from_pretrained loads;
-    sampling with a seed repeats. tocha's random streams are not PyTorch's, so sampled
-    tokens are not compared with PyTorch's."""
+    sampling with a seed repeats (test_model_matches_torch compares sampled tokens with
+    PyTorch's)."""
     program = tmp_path / "save_and_sample.py"
     program.write_text(textwrap.dedent(SAVE_AND_SAMPLE))
     out = run_under_tocha([str(program), str(tmp_path / "saved")], tmp_path)

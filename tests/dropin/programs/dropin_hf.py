@@ -5,7 +5,8 @@ With ``--write`` (run by scripts/record_hf_fixtures.py with PyTorch), each model
 a fixed seed and its weights are written to ``tests/dropin/fixtures/<model>.safetensors``;
 without it (run under ``python -m tocha.run`` by tests/dropin/test_dropin_transformers.py),
 the weights are read from there. Either way, for the same inputs: the logits, the loss, the
-gradients' norm, the loss after one AdamW step, and greedy ``generate``'s tokens.
+gradients' norm, the loss after one AdamW step, and ``generate``'s tokens, greedy and sampled
+after ``manual_seed`` (top-k with a temperature, and top-p).
 """
 
 from __future__ import annotations
@@ -114,6 +115,13 @@ def run(name: str, write: bool) -> dict:
     if name != "bert":
         tokens = model.generate(torch.tensor(IDS), max_new_tokens=5, do_sample=False)
         answer["greedy"] = tokens.tolist()
+        torch.manual_seed(3)
+        sampled = model.generate(
+            torch.tensor(IDS), max_new_tokens=6, do_sample=True, top_k=5, temperature=0.9
+        )
+        torch.manual_seed(4)
+        nucleus = model.generate(torch.tensor(IDS), max_new_tokens=6, do_sample=True, top_p=0.8)
+        answer["sampled"] = [sampled.tolist(), nucleus.tolist()]
     return answer
 
 

@@ -64,6 +64,29 @@ class CPUBackend(Backend):
     def to_host(self, array):
         return array
 
+    # Whether new generators draw PyTorch's values (`tocha.compat.use_pytorch_random`).
+    pytorch_random = os.environ.get("TOCHA_PYTORCH_RANDOM") == "1"
+
+    def new_generator(self, seed: int, dev: device):
+        """NumPy's PCG64, or PyTorch's CPU stream when `pytorch_random` is set: the same seed
+        then gives PyTorch's values (`tocha._cpu_random`)."""
+        if not self.pytorch_random:
+            return super().new_generator(seed, dev)
+        from ._cpu_random import MersenneStream
+
+        return MersenneStream(seed)
+
+    def generator_state(self, gen) -> bytes:
+        if isinstance(gen, np.random.Generator):
+            return super().generator_state(gen)
+        return gen.state()
+
+    def set_generator_state(self, gen, state: bytes) -> None:
+        if isinstance(gen, np.random.Generator):
+            super().set_generator_state(gen, state)
+        else:
+            gen.set_state(state)
+
 
 def register() -> CPUBackend:
     return CPUBackend()

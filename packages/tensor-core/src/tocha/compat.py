@@ -28,10 +28,12 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
+import os
 import sys
 import types
 
 __all__ = [
+    "use_pytorch_random",
     "alias_torch",
     "unalias_torch",
     "is_aliased",
@@ -226,10 +228,37 @@ def is_aliased() -> bool:
     return _FINDER in sys.meta_path
 
 
+def use_pytorch_random(enabled: bool = True) -> bool:
+    """Make the CPU's random generators draw PyTorch's values for the same seed (or, with
+    False, NumPy's faster PCG64 stream, tocha's default); returns the previous setting.
+
+    With it, ``manual_seed(s)`` followed by ``rand``, ``randn``, ``randint``, ``randperm``,
+    ``normal_``, ``uniform_``, ``bernoulli``, ``multinomial``, dropout or the ``nn.init``
+    functions gives what PyTorch gives on the CPU (`tocha._cpu_random` says how), so a model
+    built after a seed starts from PyTorch's weights. `alias_torch` (and so ``tocha.run``)
+    turns it on unless ``TOCHA_PYTORCH_RANDOM=0`` is set; ``TOCHA_PYTORCH_RANDOM=1`` turns it
+    on for every program. The default generators start their stream again from their seeds.
+    """
+    from ._backend import get_backend
+    from ._device import CPU
+    from ._ops.random import restart_default_stream
+
+    backend = get_backend("cpu")
+    previous = backend.pytorch_random
+    backend.pytorch_random = bool(enabled)
+    if previous != backend.pytorch_random:
+        restart_default_stream(CPU)
+    return previous
+
+
+_random_before_alias: list[bool] = []
+
+
 def alias_torch() -> None:
     """Make ``import torch`` (and every ``torch.X``) give tocha from now on, in this
-    interpreter (a notebook, a test). Modules that already imported the real PyTorch keep it:
-    call this before, or RuntimeError says it is too late."""
+    interpreter (a notebook, a test), with the CPU's random values PyTorch's
+    (`use_pytorch_random`, unless ``TOCHA_PYTORCH_RANDOM=0``). Modules that already imported
+    the real PyTorch keep it: call this before, or RuntimeError says it is too late."""
     if is_aliased():
         return
     real = sys.modules.get("torch")
@@ -239,12 +268,17 @@ def alias_torch() -> None:
             "before the first `import torch` (or restart the interpreter)"
         )
     sys.meta_path.insert(0, _FINDER)
+    if os.environ.get("TOCHA_PYTORCH_RANDOM") != "0":
+        _random_before_alias.append(use_pytorch_random(True))
 
 
 def unalias_torch() -> None:
-    """Undo `alias_torch`: forget the ``torch`` modules it gave, stop answering for them."""
+    """Undo `alias_torch`: forget the ``torch`` modules it gave, stop answering for them, and
+    put the random stream setting back."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    if _random_before_alias:
+        use_pytorch_random(_random_before_alias.pop())
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         module = sys.modules[name]
         if getattr(module, "__name__", "").startswith("tocha") or type(

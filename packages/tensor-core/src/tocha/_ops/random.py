@@ -1,10 +1,11 @@
 """Random sampling: generators and seeding, sampling factories (rand, randn, randint, randperm,
 normal, bernoulli, multinomial) and the Tensor's in-place samplers.
 
-A `Generator` holds its backend's bit stream (`Backend.new_generator`: NumPy's PCG64 on the
-CPU). Kernels receive that stream as their first argument and use only NumPy's ``Generator``
-API, so one kernel serves every backend that supplies such an object. Values differ from
-PyTorch's mt19937 stream; the same seed gives the same values in tocha.
+A `Generator` holds its backend's bit stream (`Backend.new_generator`). Kernels receive that
+stream as their first argument and use only NumPy's ``Generator`` API, so one kernel serves
+every backend that supplies such an object. The CPU's stream is NumPy's PCG64, or PyTorch's
+values for the same seed (`tocha.compat.use_pytorch_random`, on under ``tocha.run``: see
+`tocha._cpu_random`); other backends' streams give their own.
 """
 
 from __future__ import annotations
@@ -147,6 +148,14 @@ def manual_seed(seed: int) -> Generator:
     return default_generator
 
 
+def restart_default_stream(dev) -> None:
+    """Make `dev`'s default generator start its stream again from its seed, with the stream
+    its backend now gives (`tocha.compat.use_pytorch_random` switched it)."""
+    gen = _defaults.get(dev)
+    if gen is not None:
+        gen._stream = None
+
+
 def manual_seed_device_type(device_type: str, seed: int) -> None:
     """Seed the default generators of the devices of one type (``tocha.cuda.manual_seed``)."""
     for dev, gen in list(_defaults.items()):
@@ -264,7 +273,7 @@ def _bernoulli_kernel(xp):
         """1 with probability `p` (a number or an array broadcasting to `shape`), else 0."""
         if not isinstance(p, float) and not bool(((p >= 0) & (p <= 1)).all()):
             raise RuntimeError(_BAD_P)
-        wide = getattr(p, "dtype", None) == xp.float64
+        wide = isinstance(p, float) or p.dtype == xp.float64
         u = gen.random(shape, dtype=xp.float64 if wide else xp.float32)
         return (u < p).astype(dtype)
 

@@ -501,7 +501,8 @@ def _multi_head_attention(
     batch_first,
 ):
     """multi_head_attention_forward on ``(L, N, E)`` inputs, or on ``(N, L, E)`` ones with
-    `batch_first` (no transposes: the heads are strided views of the projections)."""
+    `batch_first` (no transposes: the heads are strided views of the projections; the output
+    is projected in ``(L, N, E)`` order, and batch_first's is a transposed view of it)."""
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

@@ -35,14 +35,27 @@ def _check_p(p: float) -> None:
 
 def _native_dropout_kernel(xp):
     def kernel(x, stream, p):
-        """``(x * keep / (1 - p), keep)``, keep drawn from `stream` with probability 1 - p."""
-        keep = stream.random(x.shape, dtype=np.float32) >= p
+        """``(x * keep / (1 - p), keep)``: keep is ``u < 1 - p`` for float64 uniforms u, as
+        a Bernoulli(1 - p) draw."""
+        keep = _uniform_in_memory_order(stream, x) < 1.0 - p
         out = keep.astype(x.dtype)
-        out *= 1.0 / (1.0 - p)
+        out /= 1.0 - p
         out *= x
         return out, keep
 
     return kernel
+
+
+def _uniform_in_memory_order(stream, x):
+    """Float64 uniforms of `x`'s shape, drawn in the order of `x`'s memory when `x` is a
+    dense permutation (a transposed view): PyTorch's dropout fills its mask, laid out as its
+    input, in memory order, so the same seed gives the same mask."""
+    shape, strides = x.shape, x.strides
+    order = sorted(range(x.ndim), key=lambda i: -abs(strides[i]))
+    if order == sorted(order) or any(s == 0 and n > 1 for s, n in zip(strides, shape)):
+        return stream.random(shape, dtype=np.float64)
+    u = stream.random(tuple(shape[i] for i in order), dtype=np.float64)
+    return u.transpose(np.argsort(order))
 
 
 native_dropout_op = defop("native_dropout", _native_dropout_kernel)
@@ -65,7 +78,7 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
     shape = input.shape
     if feature:
         shape = tuple(shape[:2]) + (1,) * (input.dim() - 2)
-    return (tocha.rand(shape, device=input.device) >= p).to(input.dtype)
+    return tocha.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
 
 
 def _dropout(

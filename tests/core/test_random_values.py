@@ -1,0 +1,104 @@
+"""With `tocha.compat.use_pytorch_random`, the CPU's random stream gives PyTorch's values for
+the same seed (tocha._cpu_random): every sampler below, after ``manual_seed``, against
+PyTorch (the oracle) on the same calls. Uniform, integer and Bernoulli draws agree to the
+bit; normal draws within float32's ulp (their logarithm and cosine are NumPy's)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tocha
+from tocha.compat import use_pytorch_random
+
+
+@pytest.fixture(autouse=True)
+def pytorch_stream():
+    previous = use_pytorch_random(True)
+    yield
+    use_pytorch_random(previous)
+
+
+SAMPLES = {
+    "rand": lambda lib: lib.rand(3, 7),
+    "rand_f64": lambda lib: lib.rand(9, dtype=lib.float64),
+    "randn_small": lambda lib: lib.randn(5),
+    "randn_blocks": lambda lib: lib.randn(2, 16),
+    "randn_partial_block": lambda lib: lib.randn(37),
+    "randn_f64": lambda lib: lib.randn(40, dtype=lib.float64),
+    "randn_cached_sine": lambda lib: lib.cat(
+        [lib.randn(3, dtype=lib.float64), lib.randn(4, dtype=lib.float64)]
+    ),
+    "normal_": lambda lib: lib.empty(33).normal_(1.5, 0.02),
+    "uniform_": lambda lib: lib.empty(9).uniform_(-0.25, 0.5),
+    "exponential_": lambda lib: lib.empty(6).exponential_(2.0),
+    "randint": lambda lib: lib.randint(0, 10, (3, 4)),
+    "randint_wide": lambda lib: lib.randint(-5, 2**40, (4,)),
+    "random_": lambda lib: lib.empty(4, dtype=lib.int64).random_(),
+    "randperm": lambda lib: lib.randperm(50),
+    "bernoulli_scalar": lambda lib: lib.empty(30).bernoulli_(0.3),
+    "bernoulli_tensor": lambda lib: lib.bernoulli(lib.full((30,), 0.4)),
+    "bernoulli_tensor_f64": lambda lib: lib.bernoulli(lib.full((30,), 0.4, dtype=lib.float64)),
+    "multinomial": lambda lib: lib.multinomial(
+        lib.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 2.0, 1.0]]), 5, replacement=True
+    ),
+    "multinomial_without_replacement": lambda lib: lib.multinomial(
+        lib.tensor([0.1, 0.2, 0.3, 0.4, 0.5]), 4
+    ),
+    "dropout": lambda lib: lib.nn.functional.dropout(lib.ones(40), 0.25),
+    "dropout2d": lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 6, 2, 2), 0.5),
+    "linear_init": lambda lib: lib.nn.Linear(20, 7).weight,
+    "embedding_init": lambda lib: lib.nn.Embedding(11, 8).weight,
+    "generator": lambda lib: lib.rand(3, generator=lib.Generator().manual_seed(42)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_values_match_torch(torch, name):
+    tocha.manual_seed(0)
+    torch.manual_seed(0)
+    got = SAMPLES[name](tocha).detach().numpy()
+    want = SAMPLES[name](torch).detach().numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if got.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_state_restores_the_stream_and_the_cached_normal():
+    tocha.manual_seed(7)
+    tocha.randn(3, dtype=tocha.float64)  # leaves a cached normal value
+    state = tocha.get_rng_state()
+    first = tocha.randn(5, dtype=tocha.float64)
+    tocha.rand(1000)
+    tocha.set_rng_state(state)
+    assert tocha.equal(tocha.randn(5, dtype=tocha.float64), first)
+
+
+def test_seeds_use_their_low_32_bits_as_torch_does(torch):
+    tocha.manual_seed(2**32 + 5)
+    torch.manual_seed(2**32 + 5)
+    np.testing.assert_array_equal(tocha.rand(4).numpy(), torch.rand(4).numpy())
+
+
+def test_switching_streams_restarts_the_default_stream_from_its_seed():
+    use_pytorch_random(False)
+    tocha.manual_seed(0)
+    numpy_stream = tocha.rand(3)
+    assert use_pytorch_random(True) is False
+    pytorch_stream = tocha.rand(3)  # the default generator starts again from seed 0
+    tocha.manual_seed(0)
+    assert tocha.equal(tocha.rand(3), pytorch_stream)
+    use_pytorch_random(False)
+    assert tocha.equal(tocha.rand(3), numpy_stream)
+
+
+def test_generator_states_of_either_stream_round_trip():
+    for enabled in (True, False):
+        use_pytorch_random(enabled)
+        gen = tocha.Generator().manual_seed(3)
+        state = gen.get_state()
+        first = tocha.randn(20, generator=gen)
+        gen.set_state(state)
+        assert tocha.equal(tocha.randn(20, generator=gen), first)
