@@ -16,7 +16,11 @@ META = tocha.device("meta")
 
 
 def pair(*shape, dtype=tocha.float32):
-    cpu = tocha.randn(*shape).to(dtype) if dtype.is_floating_point else tocha.ones(*shape, dtype=dtype)
+    cpu = (
+        tocha.randn(*shape).to(dtype)
+        if dtype.is_floating_point
+        else tocha.ones(*shape, dtype=dtype)
+    )
     return cpu, tocha.empty(*shape, dtype=dtype, device="meta")
 
 

@@ -30,8 +30,7 @@ def run(name: str, folder: Path) -> dict:
         same = torch.equal(logits, model(**batch).logits)
     original = model.state_dict()
     placed = all(
-        t.device.type == "cpu" and torch.equal(t, original[k])
-        for k, t in back.state_dict().items()
+        t.device.type == "cpu" and torch.equal(t, original[k]) for k, t in back.state_dict().items()
     )
     embeddings = back.get_input_embeddings().weight
     tied = back.get_output_embeddings() is None or (

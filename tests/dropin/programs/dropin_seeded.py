@@ -54,7 +54,7 @@ def main() -> None:
     model = TinyLM()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     losses, first = [], None
-    for step, (x, y) in zip(range(args.steps), loader):
+    for _, (x, y) in zip(range(args.steps), loader):
         if first is None:
             first = x[:, 0].tolist()
         logits = model(x)

@@ -1,9 +1,9 @@
 """PyTorch's CPU random stream: PyTorch's values for the same seed.
 
 The CPU backend's generators use it when `tocha.compat.use_pytorch_random` is on (as under
-``tocha.run``). Then ``tocha.manual_seed(s)`` followed by ``rand``, ``randn``, ``randint``, ``randperm``,
-``bernoulli``, ``dropout``, ``multinomial``, ``exponential_``, ``uniform_`` or ``normal_``
-gives the numbers PyTorch gives on the CPU (to the last bit for uniform and integer draws,
+``tocha.run``). Then ``tocha.manual_seed(s)`` followed by ``rand``, ``randn``, ``randint``,
+``randperm``, ``bernoulli``, ``dropout``, ``multinomial``, ``exponential_``, ``uniform_`` or
+``normal_`` gives the numbers PyTorch gives on the CPU (to the last bit for uniform and integer draws,
 within an ulp of float32 for normal ones, whose logarithm and cosine are NumPy's). So a
 PyTorch program run under tocha initialises the same weights, shuffles its data the same
 way and drops the same units.
