@@ -3,10 +3,10 @@
 The CPU backend's generators use it when `tocha.compat.use_pytorch_random` is on (as under
 ``tocha.run``). Then ``tocha.manual_seed(s)`` followed by ``rand``, ``randn``, ``randint``,
 ``randperm``, ``bernoulli``, ``dropout``, ``multinomial``, ``exponential_``, ``uniform_`` or
-``normal_`` gives the numbers PyTorch gives on the CPU (to the last bit for uniform and integer draws,
-within an ulp of float32 for normal ones, whose logarithm and cosine are NumPy's). So a
-PyTorch program run under tocha initialises the same weights, shuffles its data the same
-way and drops the same units.
+``normal_`` gives the numbers PyTorch gives on the CPU (to the last bit for uniform and
+integer draws, within an ulp of float32 for normal ones, whose logarithm and cosine are
+NumPy's). So a PyTorch program run under tocha initialises the same weights, shuffles its
+data the same way and drops the same units.
 
 The bits come from a 32-bit Mersenne Twister seeded as MT19937's reference ``init_genrand``
 seeds it with the seed's low 32 bits (NumPy's `MT19937` holds the state; its legacy

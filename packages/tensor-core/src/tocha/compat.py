@@ -239,14 +239,13 @@ def use_pytorch_random(enabled: bool = True) -> bool:
     turns it on unless ``TOCHA_PYTORCH_RANDOM=0`` is set; ``TOCHA_PYTORCH_RANDOM=1`` turns it
     on for every program. The default generators start their stream again from their seeds.
     """
-    from ._backend import get_backend
+    from ._cpu import CPUBackend
     from ._device import CPU
     from ._ops.random import restart_default_stream
 
-    backend = get_backend("cpu")
-    previous = backend.pytorch_random
-    backend.pytorch_random = bool(enabled)
-    if previous != backend.pytorch_random:
+    previous = CPUBackend.pytorch_random
+    CPUBackend.pytorch_random = bool(enabled)
+    if previous != CPUBackend.pytorch_random:
         restart_default_stream(CPU)
     return previous
 
