@@ -225,7 +225,7 @@ def _openmp():
     return omp
 
 
-def dims(values) -> Dims:
+def dims(values) -> ctypes.Array[c_int64]:
     out = Dims()
     for i, v in enumerate(values):
         out[i] = v
