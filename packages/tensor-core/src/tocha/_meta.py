@@ -29,6 +29,7 @@ import numpy as np
 
 from ._backend import Backend
 from ._device import device
+from ._tensor import _contiguous_strides as _element_strides
 
 __all__ = ["MetaArray", "MetaBackend", "register"]
 
@@ -40,11 +41,8 @@ class NoData(Exception):
 
 
 def _contiguous_strides(shape, itemsize: int) -> tuple:
-    strides, step = [], itemsize
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+    """C-order byte strides."""
+    return tuple(s * itemsize for s in _element_strides(shape))
 
 
 class MetaArray:
