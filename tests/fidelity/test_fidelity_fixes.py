@@ -384,3 +384,30 @@ def test_special_functions_refuse_the_dtypes_pytorch_refuses(torch, name, dtype)
     else:
         assert not isinstance(got, Exception), got
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.isin(_pair(lib, (3,), "complex64"), _pair(lib, (3,), "complex64")),
+        lambda lib: lib.isin(_pair(lib, (3,), "bool"), 1),
+        lambda lib: lib.isin(lib.ones(3), _pair(lib, (2,), "complex64")),
+        lambda lib: lib.renorm(lib.ones(3), 2, 0, 1.0),
+        lambda lib: lib.nn.functional.kl_div(
+            _pair(lib, (3,), "int64"), _pair(lib, (3,), "int64"), reduction="sum"
+        ),
+        lambda lib: lib.softmax(_pair(lib, (3,), "complex64"), 0),
+        lambda lib: lib.log_softmax(_pair(lib, (2, 3), "complex64"), 0),
+    ],
+    ids=[
+        "isin-complex",
+        "isin-bool",
+        "isin-complex-test",
+        "renorm-1d",
+        "kl_div-int",
+        "softmax-complex",
+        "log_softmax-complex",
+    ],
+)
+def test_refusals_with_pytorchs_message(torch, call):
+    assert_same_error(lambda: call(torch), lambda: call(tocha))

@@ -940,9 +940,11 @@ def renorm(
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
     dim = _wrap_dim(dim, ndim)
     others = tuple(k for k in range(ndim) if k != dim)
-    norms = input.norm(p, others, keepdim=True) if others else input.abs()
+    norms = input.norm(p, others, keepdim=True)
     factor = _where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     result = input * factor.to(input.dtype.to_real())
     return result if out is None else write_out_same_dtype(out, result)

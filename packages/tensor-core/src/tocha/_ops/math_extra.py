@@ -331,6 +331,12 @@ def isin(
     the result has the shape of `elements`. `invert` negates it."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise not_a_tensor("isin", elements, "elements", 1)
+    for x in (elements, test_elements):
+        kind = x.dtype if isinstance(x, Tensor) else _dtype.promote_operands((x,))
+        if kind is _dtype.bool or kind.is_complex:
+            raise RuntimeError(
+                f"Unsupported input type encountered for isin(): {_dtype.TITLE[kind]}"
+            )
     d = _dtype.promote_operands((elements, test_elements))
     tensors = [
         x.to(d) if isinstance(x, Tensor) else PUBLIC["tensor"](x, dtype=d, device=dev)

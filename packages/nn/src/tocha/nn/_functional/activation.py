@@ -193,7 +193,7 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
         )
     if dtype is not None:
         input = input.to(dtype)
-    if not (input.dtype.is_floating_point or input.dtype.is_complex) and input.numel():
+    if not input.dtype.is_floating_point and input.numel():
         if dim % ndim != ndim - 1:
             kernel = kernel.replace("_lastdim", "")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")

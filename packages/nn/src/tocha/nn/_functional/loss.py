@@ -859,6 +859,8 @@ def kl_div(
         tensor(0.0569)
     """
     _expect_tensors("kl_div", ("input", "target"), input, target)
+    if not all(t.is_floating_point() or t.is_complex() for t in (input, target)):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction == "mean":
