@@ -36,6 +36,8 @@ _MASK24 = np.uint64((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
 _SHIFT32 = np.uint64(32)
 _BLOCK = 16
+# Draws of at most this many values are made in Python floats (NumPy costs more on them).
+_FEW = 16
 # Bytes of the saved state: 624 key words, the position, the cached normal's flag and value.
 _KEY_WORDS = 624
 STATE_BYTES = _KEY_WORDS * 4 + 4 + 1 + 8
@@ -63,11 +65,24 @@ class MersenneStream:
         return (pairs[:, 0] << _SHIFT32) | pairs[:, 1]
 
     def _uniform(self, n: int, dtype) -> np.ndarray:
+        if n <= _FEW:
+            return np.array(self._few_uniforms(n, np.dtype(dtype) == np.float64), dtype=dtype)
         if np.dtype(dtype) == np.float64:
             return (self.words64(n) & _MASK53).astype(np.float64) * 2.0**-53
         u = (self.words32(n) & _MASK24).astype(np.float32)
         u *= np.float32(2.0**-24)
         return u
+
+    def _few_uniforms(self, n: int, wide: bool) -> list:
+        """`n` uniforms as Python floats (exact: 24 or 53 bits), without NumPy's per-call
+        cost on tiny arrays."""
+        if not wide:
+            return [(w & 0xFFFFFF) * 2.0**-24 for w in self._bits.random_raw(n).tolist()]
+        words = self._bits.random_raw(2 * n).tolist()
+        return [
+            (((hi << 32) | lo) & 0x1FFFFFFFFFFFFF) * 2.0**-53
+            for hi, lo in zip(words[::2], words[1::2])
+        ]
 
     # -- NumPy's Generator API -----------------------------------------------------------
     def random(self, size=None, dtype=np.float64, out=None) -> np.ndarray:
@@ -152,6 +167,8 @@ class MersenneStream:
     def _normal_pairs(self, n: int, dtype) -> np.ndarray:
         """`n` values one at a time, in float64: each pair of uniforms gives a cosine value
         and a sine value, the sine value kept for the next draw."""
+        if n <= _FEW:
+            return np.array(self._few_normals(n), dtype=np.float64).astype(dtype)
         values = np.empty(n + 1, dtype=np.float64)
         start = 0
         if n and self._normal is not None:
@@ -167,6 +184,21 @@ class MersenneStream:
             if (n - start) % 2:
                 self._normal = float(values[n])
         return values[:n].astype(dtype)
+
+    def _few_normals(self, n: int) -> list:
+        values = []
+        if n and self._normal is not None:
+            values.append(self._normal)
+            self._normal = None
+        pairs = (n - len(values) + 1) // 2
+        u = self._few_uniforms(2 * pairs, wide=True)
+        for u1, u2 in zip(u[::2], u[1::2]):
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            values += (radius * math.cos(theta), radius * math.sin(theta))
+        if len(values) > n:
+            self._normal = values.pop()
+        return values
 
     # -- state -------------------------------------------------------------------------
     def state(self) -> bytes:
