@@ -17,8 +17,10 @@ from tocha_onednn import _norm  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def every_size(monkeypatch):
-    """The kernels serve small inputs too (they leave them to NumPy by default)."""
+    """The kernels serve small inputs too (they leave them to NumPy by default), and batch
+    norm at one thread (left to NumPy by default)."""
     monkeypatch.setattr(_norm, "SMALL", 0)
+    monkeypatch.setattr(_norm, "BATCH_MIN_THREADS", 1)
 
 
 RNG = np.random.default_rng(1)
@@ -127,3 +129,21 @@ def test_gradients_through_the_provider_match_built_in_float64(fn, shape, c):
     ref = _grads(fn, arrays, tocha.float64)
     for a, b in zip(ours, ref):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(b).max()))
+
+
+def test_batch_norm_at_one_thread_runs_the_builtin_kernel(monkeypatch):
+    monkeypatch.setattr(_norm, "BATCH_MIN_THREADS", 2)
+    x, w, b = f32(4, 3, 5, 5), f32(3), f32(3)
+    forward, generic, spy = pair("native_batch_norm", "batch_norm")
+    backward, generic_bwd, spy_bwd = pair("native_batch_norm_backward", "batch_norm_backward")
+    previous = tocha.get_num_threads()
+    tocha.set_num_threads(1)
+    try:
+        y, mean, invstd = forward(x, w, b, 1e-5, "wb")
+        backward(f32(4, 3, 5, 5), x, mean, invstd, w, "wb")
+        assert spy.calls == spy_bwd.calls == 1
+        tocha.set_num_threads(2)
+        forward(x, w, b, 1e-5, "wb")
+        assert spy.calls == 1
+    finally:
+        tocha.set_num_threads(previous)

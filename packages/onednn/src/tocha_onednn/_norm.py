@@ -5,7 +5,9 @@ tocha's primitives keep the inverse standard deviation (``rstd``/``invstd``) whe
 keeps the variance: the forward turns oneDNN's variance into ``1 / sqrt(var + eps)``, and the
 backward hands oneDNN ``1 / rstd**2`` as the variance with an epsilon of 0, which is the same
 normalisation. float32 only, with both affine parameters or none; other calls go to the
-built-in kernels.
+built-in kernels. Batch norm runs on oneDNN from `BATCH_MIN_THREADS` threads: on one, the
+reorders to and from the channel-blocked layout make it no faster than tocha's NumPy kernel
+(measured on AVX2: 4.8 ms against 3.7 for a (32, 16, 32, 32) forward and backward).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _F32 = np.dtype(np.float32)
 _cache = Cache()
 # Below this many elements NumPy's kernel is quicker than a oneDNN call's fixed cost.
 SMALL = 4096
+BATCH_MIN_THREADS = 2
 
 
 def _ok(affine: str, *arrays) -> bool:
@@ -231,8 +234,8 @@ def _build_batch_backward(shape, affine):
     return Plan(lib, pd, args)
 
 
-def _batch_ok(x) -> bool:
-    return 2 <= x.ndim <= 5
+def _batch_ok(x, n_threads: int) -> bool:
+    return 2 <= x.ndim <= 5 and n_threads >= BATCH_MIN_THREADS
 
 
 def batch_norm(fallback):
@@ -240,11 +243,12 @@ def batch_norm(fallback):
 
     def kernel(x, *rest):
         *params, eps, affine = rest
-        if not (_batch_ok(x) and _ok(affine, x, *params)):
+        n_threads = threads()
+        if not (_batch_ok(x, n_threads) and _ok(affine, x, *params)):
             return fallback(x, *rest)
         x = _contiguous(x)
         plan = _cache.get(
-            ("bn", x.shape, eps, affine, threads()),
+            ("bn", x.shape, eps, affine, n_threads),
             lambda: _build_batch_forward(x.shape, eps, affine),
         )
         if plan is None:
@@ -265,11 +269,12 @@ def batch_norm_backward(fallback):
 
     def kernel(g, x, mean, invstd, *rest):
         *w, affine = rest
-        if not (_batch_ok(x) and _ok(affine, g, x, mean, invstd, *w)):
+        n_threads = threads()
+        if not (_batch_ok(x, n_threads) and _ok(affine, g, x, mean, invstd, *w)):
             return fallback(g, x, mean, invstd, *rest)
         g, x = _contiguous(g), _contiguous(x)
         plan = _cache.get(
-            ("bn_bwd", x.shape, affine, threads()), lambda: _build_batch_backward(x.shape, affine)
+            ("bn_bwd", x.shape, affine, n_threads), lambda: _build_batch_backward(x.shape, affine)
         )
         if plan is None:
             return fallback(g, x, mean, invstd, *rest)
