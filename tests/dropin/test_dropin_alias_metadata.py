@@ -7,6 +7,7 @@ tocha-distributed is not installed. Each case runs in a fresh interpreter."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -107,6 +108,20 @@ def test_help_says_what_libraries_see():
     assert proc.returncode == 0 and proc.stdout.startswith("usage: python -m tocha.run")
     assert "Libraries see PyTorch 2.13.0 installed" in proc.stdout
     assert "importlib.metadata" in proc.stdout and "tocha.__version__ stays" in proc.stdout
+    assert "are PyTorch's values; TOCHA_PYTORCH_RANDOM=0" in proc.stdout
+
+
+def test_tocha_run_draws_pytorch_values_unless_told_not_to(tmp_path):
+    program = tmp_path / "draw.py"
+    program.write_text(
+        "import torch\ntorch.manual_seed(0)\nprint(torch.randint(0, 10, (8,)).tolist())\n"
+    )
+    run = [sys.executable, "-m", "tocha.run", str(program)]
+    pytorch = subprocess.run(run, capture_output=True, text=True, timeout=60).stdout.strip()
+    assert pytorch == "[4, 9, 3, 0, 3, 9, 7, 3]"  # torch.randint after manual_seed(0)
+    env = dict(os.environ, TOCHA_PYTORCH_RANDOM="0")
+    own = subprocess.run(run, capture_output=True, text=True, timeout=60, env=env).stdout.strip()
+    assert own.startswith("[") and own != pytorch
 
 
 def test_compiler_names_libraries_use_at_import():

@@ -11,6 +11,9 @@ Libraries see an installed PyTorch: ``importlib.metadata.version("torch")`` and
 (`tocha.torch_version.__version__`, a version string that compares as a version), so that
 checks such as transformers' "requires PyTorch >= 2.6" pass; ``tocha.__version__`` stays
 tocha's own. Without tocha-distributed, ``torch.distributed.is_available()`` is False.
+
+The CPU's random generators draw PyTorch's values for the same seed
+(`tocha.compat.use_pytorch_random`; ``TOCHA_PYTORCH_RANDOM=0`` keeps tocha's faster PCG64).
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ Libraries see PyTorch {version} installed (the version of the PyTorch API tocha 
 importlib.metadata answers for the `torch` distribution with that version, and
 torch.__version__ is it (a string that compares as a version); tocha.__version__ stays
 tocha's own ({tocha}).
+
+After torch.manual_seed, the CPU's random draws (rand, randn, randint, randperm, dropout,
+multinomial, the nn.init functions...) are PyTorch's values; TOCHA_PYTORCH_RANDOM=0 keeps
+tocha's own, faster stream.
 
   SCRIPT [ARGS...]     run SCRIPT as __main__ with sys.argv = [SCRIPT, *ARGS]
   -m MODULE [ARGS...]  run MODULE as __main__, as python -m
