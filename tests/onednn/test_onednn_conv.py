@@ -18,28 +18,14 @@ pytest.importorskip("tocha_onednn")
 pytest.importorskip("tocha.nn")
 import tocha  # noqa: E402
 import tocha.nn.functional as F  # noqa: E402
-from tocha.library import REGISTRY  # noqa: E402
+from tests.onednn.spies import provided  # noqa: E402
 from tocha_onednn import _conv  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
 
-class Spy:
-    """A fallback kernel that records being called (a declined call) and runs the built-in."""
-
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.calls = 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.kernel(*args)
-
-
 def kernels(op_name, factory):
-    generic = REGISTRY[op_name].generic(np)
-    spy = Spy(generic)
-    return getattr(_conv, factory)(spy), generic, spy
+    return provided(_conv, op_name, factory)
 
 
 def out_size(size, k, stride, pads, dilation):

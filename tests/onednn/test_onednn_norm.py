@@ -11,7 +11,7 @@ pytest.importorskip("tocha_onednn")
 pytest.importorskip("tocha.nn")
 import tocha  # noqa: E402
 import tocha.nn.functional as F  # noqa: E402
-from tocha.library import REGISTRY  # noqa: E402
+from tests.onednn.spies import provided  # noqa: E402
 from tocha_onednn import _norm  # noqa: E402
 
 
@@ -26,20 +26,8 @@ def every_size(monkeypatch):
 RNG = np.random.default_rng(1)
 
 
-class Spy:
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.calls = 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.kernel(*args)
-
-
 def pair(op_name, factory):
-    generic = REGISTRY[op_name].generic(np)
-    spy = Spy(generic)
-    return getattr(_norm, factory)(spy), generic, spy
+    return provided(_norm, op_name, factory)
 
 
 def close(got, want):

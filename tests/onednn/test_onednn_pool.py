@@ -12,26 +12,14 @@ pytest.importorskip("tocha_onednn")
 pytest.importorskip("tocha.nn")
 import tocha  # noqa: E402
 import tocha.nn.functional as F  # noqa: E402
-from tocha.library import REGISTRY  # noqa: E402
+from tests.onednn.spies import provided  # noqa: E402
 from tocha_onednn import _pool  # noqa: E402
 
 RNG = np.random.default_rng(5)
 
 
-class Spy:
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.calls = 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.kernel(*args)
-
-
 def pair(name):
-    generic = REGISTRY[name].generic(np)
-    spy = Spy(generic)
-    return getattr(_pool, name)(spy), generic, spy
+    return provided(_pool, name, name)
 
 
 def out_size(n, k, s, p, d, ceil):

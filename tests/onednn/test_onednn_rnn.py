@@ -12,6 +12,7 @@ pytest.importorskip("tocha_onednn")
 pytest.importorskip("tocha.nn")
 import tocha  # noqa: E402
 import tocha.nn as nn  # noqa: E402
+from tests.onednn.spies import provided  # noqa: E402
 from tocha.library import REGISTRY  # noqa: E402
 from tocha_onednn import _rnn  # noqa: E402
 
@@ -26,20 +27,8 @@ def every_size(monkeypatch):
     monkeypatch.setattr(_rnn, "WIDE", 1 << 30)
 
 
-class Spy:
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.calls = 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.kernel(*args)
-
-
 def kernels(name, factory):
-    generic = REGISTRY[name].generic(np)
-    spy = Spy(generic)
-    return getattr(_rnn, factory)(spy), generic, spy
+    return provided(_rnn, name, factory)
 
 
 def f32(*shape, scale=0.5):

@@ -11,7 +11,7 @@ pytest.importorskip("tocha_onednn")
 pytest.importorskip("tocha.nn")
 import tocha  # noqa: E402
 import tocha.nn.functional as F  # noqa: E402
-from tocha.library import REGISTRY  # noqa: E402
+from tests.onednn.spies import provided  # noqa: E402
 from tocha_onednn import _softmax  # noqa: E402
 
 
@@ -29,19 +29,8 @@ OPS = [
 SHAPES = [("vector", (7,), 0), ("rows", (5, 9), -1), ("cols", (5, 9), 0), ("3d", (3, 4, 6), 1)]
 
 
-class Spy:
-    def __init__(self, kernel):
-        self.kernel, self.calls = kernel, 0
-
-    def __call__(self, *args):
-        self.calls += 1
-        return self.kernel(*args)
-
-
 def pair(op_name, factory):
-    generic = REGISTRY[op_name].generic(np)
-    spy = Spy(generic)
-    return getattr(_softmax, factory)(spy), generic, spy
+    return provided(_softmax, op_name, factory)
 
 
 @pytest.mark.parametrize("shape,dim", [s[1:] for s in SHAPES], ids=[s[0] for s in SHAPES])
