@@ -4,27 +4,13 @@ values freed after backward as in eager, retain_graph, several outputs)."""
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 import tocha
 import tocha.compiler
 import tocha.nn as nn
 
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    tocha.compiler.reset()
-    yield
-    tocha.compiler.reset()
-
-
-@pytest.fixture
-def captures(caplog):
-    """The number of captures made so far (read from the compiler's DEBUG log)."""
-    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
-    return lambda: sum("captured" in r.getMessage() for r in caplog.records)
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def _leaves(n=3, size=5):

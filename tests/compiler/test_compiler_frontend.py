@@ -19,18 +19,7 @@ from tests.compiler.models import CASES
 BACKENDS = ["inductor", "aot_eager", "eager"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    tocha.compiler.reset()
-    yield
-    tocha.compiler.reset()
-
-
-@pytest.fixture
-def captures(caplog):
-    """The number of captures made so far (read from the compiler's DEBUG log)."""
-    caplog.set_level(logging.DEBUG, logger="tocha.compiler")
-    return lambda: sum("captured" in r.getMessage() for r in caplog.records)
+pytestmark = pytest.mark.usefixtures("fresh_compiler")
 
 
 def test_compiling_a_module_returns_a_wrapper_holding_it():
