@@ -50,6 +50,12 @@ SAMPLES = {
     "linear_init": lambda lib: lib.nn.Linear(20, 7).weight,
     "embedding_init": lambda lib: lib.nn.Embedding(11, 8).weight,
     "generator": lambda lib: lib.rand(3, generator=lib.Generator().manual_seed(42)),
+    "geometric_": lambda lib: lib.empty(6).geometric_(0.3),
+    "cauchy_": lambda lib: lib.empty(6).cauchy_(1.0, 2.0),
+    "log_normal_": lambda lib: lib.empty(6).log_normal_(0.5, 0.25),
+    "normal_tensors": lambda lib: lib.normal(lib.zeros(20), lib.full((20,), 2.0)),
+    "randn_like": lambda lib: lib.randn_like(lib.zeros(3, 7)),
+    "randint_like": lambda lib: lib.randint_like(lib.zeros(3, 7), 10),
 }
 
 

@@ -21,7 +21,9 @@ become values:
   ``sqrt(-2 log(1 - u))``, the last 8 the angles; a last partial block is redone over the
   last 16 values with fresh uniforms. Fewer than 16 values are drawn one at a time in
   float64 from pairs of uniforms, the sine's value kept for the next draw;
-- exponential draws are ``-log(1 - u)``; Bernoulli draws ``u < p``, u float64.
+- exponential draws are ``-log(1 - u)``, geometric ones ``ceil(log(u) / log(1 - p))``,
+  Cauchy ones ``tan(pi (u - 1/2))``, log-normal ones the exponential of normals drawn one
+  at a time; Bernoulli draws are ``u < p``; u is a float64 uniform in all of them.
 Other distributions (Poisson, gamma...) draw from NumPy's algorithms seeded by the stream:
 repeatable in tocha, not PyTorch's values.
 """
@@ -144,6 +146,24 @@ class MersenneStream:
                 order[i], order[j] = order[j], order[i]
         index = np.array(order, dtype=np.int64)
         return index if np.ndim(x) == 0 else np.asarray(x)[index]
+
+    def geometric(self, p, size=None) -> np.ndarray:
+        """Trials to the first success: ``ceil(log(u) / log(1 - p))``, u a float64 uniform."""
+        shape = _shape(size)
+        u = self._uniform(math.prod(shape), np.float64).reshape(shape)
+        return np.ceil(np.log(u) / np.log1p(-p))
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None) -> np.ndarray:
+        """``exp(mean + sigma * z)``, z drawn one at a time as for fewer than 16 normals."""
+        shape = _shape(size)
+        z = self._normal_pairs(math.prod(shape), np.float64).reshape(shape)
+        return np.exp(z * sigma + mean)
+
+    def standard_cauchy(self, size=None) -> np.ndarray:
+        """``tan(pi (u - 1/2))``, u a float64 uniform."""
+        shape = _shape(size)
+        u = self._uniform(math.prod(shape), np.float64).reshape(shape)
+        return np.tan(math.pi * (u - 0.5))
 
     def __getattr__(self, name):
         """Other distributions: NumPy's algorithms, seeded by the next 64-bit word."""
