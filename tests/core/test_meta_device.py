@@ -168,3 +168,23 @@ def test_skip_init_builds_on_meta_then_allocates():
 
     with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
         nn.utils.skip_init(NoDevice, 3)
+
+
+@pytest.mark.parametrize(
+    "view, shape, stride, offset",
+    [
+        (lambda t: t[1:], (2, 4), (4, 1), 4),
+        (lambda t: t[:, 1:3], (3, 2), (4, 1), 1),
+        (lambda t: t[1], (4,), (1,), 4),
+        (lambda t: t[1:].t(), (4, 2), (1, 4), 4),
+        (lambda t: t.view(12)[2:], (10,), (1,), 2),
+        (lambda t: t[::2], (2, 4), (8, 1), 0),
+    ],
+)
+def test_views_of_meta_tensors_have_strides_and_offsets(view, shape, stride, offset):
+    """A meta view is laid out as the same view of a real tensor (and as PyTorch's)."""
+    meta, real = view(tocha.empty(3, 4, device="meta")), view(tocha.empty(3, 4))
+    assert meta.shape == real.shape == shape
+    assert meta.stride() == real.stride() == stride
+    assert meta.storage_offset() == real.storage_offset() == offset
+    assert meta.is_contiguous() == real.is_contiguous()

@@ -49,10 +49,10 @@ class MetaArray:
     """An array with a shape, a dtype and byte strides but no elements: the meta backend's
     array type. NumPy functions and ufuncs called on it return MetaArrays."""
 
-    __slots__ = ("shape", "dtype", "strides", "value")
+    __slots__ = ("shape", "dtype", "strides", "value", "offset")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, shape, dtype, strides=None, value=0):
+    def __init__(self, shape, dtype, strides=None, value=0, offset=0):
         self.shape = tuple(operator.index(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.strides = (
@@ -61,6 +61,7 @@ class MetaArray:
             else tuple(strides)
         )
         self.value = value
+        self.offset = offset  # in elements, from the start of the storage (views keep it)
 
     # -- what NumPy arrays tell about themselves ---------------------------------------
     @property
@@ -157,13 +158,15 @@ class MetaArray:
         return self.standin().item(*args)
 
     # -- views and copies: shapes and strides worked out here --------------------------
-    def _like(self, shape, dtype=None, strides=None) -> MetaArray:
-        return MetaArray(shape, self.dtype if dtype is None else dtype, strides, self.value)
+    def _like(self, shape, dtype=None, strides=None, offset=0) -> MetaArray:
+        dtype = self.dtype if dtype is None else dtype
+        return MetaArray(shape, dtype, strides, self.value, offset)
 
     def reshape(self, *shape, order="C", copy=None) -> MetaArray:
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
-        return self._like(_reshaped(self.shape, shape))
+        offset = self.offset if self.flags.c_contiguous else 0  # a view, else a copy
+        return self._like(_reshaped(self.shape, shape), offset=offset)
 
     def transpose(self, *axes) -> MetaArray:
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
@@ -172,7 +175,7 @@ class MetaArray:
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError("axes don't match array")
         shape = tuple(self.shape[a] for a in axes)
-        return self._like(shape, strides=tuple(self.strides[a] for a in axes))
+        return self._like(shape, strides=tuple(self.strides[a] for a in axes), offset=self.offset)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> MetaArray:
         value = np.full((), self.value).astype(self.dtype).astype(dtype).item()
@@ -183,10 +186,10 @@ class MetaArray:
 
     def view(self, dtype=None, type=None) -> MetaArray:
         if dtype is None:
-            return self._like(self.shape, strides=self.strides)
+            return self._like(self.shape, strides=self.strides, offset=self.offset)
         dtype = np.dtype(dtype)
         if dtype.itemsize == self.itemsize:
-            return MetaArray(self.shape, dtype, self.strides)
+            return MetaArray(self.shape, dtype, self.strides, offset=self.offset)
         if not self.ndim or (self.shape[-1] * self.itemsize) % dtype.itemsize:
             raise ValueError(
                 "To change to a dtype of a different size, the last axis must be contiguous"
@@ -198,7 +201,21 @@ class MetaArray:
         self.value = value
 
     def __getitem__(self, key) -> MetaArray:
+        if _is_basic(key):
+            return self._basic_view(key)
         return _to_meta(self.standin()[_standin_key(key)])
+
+    def _basic_view(self, key) -> MetaArray:
+        """The view basic indexing (ints, slices, None, ...) makes: NumPy works out its
+        shape, strides and offset on an array with these strides over one element, which
+        basic indexing never reads."""
+        one = np.zeros(1, self.dtype)
+        strided = np.lib.stride_tricks.as_strided(one, self.shape, self.strides)
+        view = strided[key]
+        moved = view.__array_interface__["data"][0] - one.__array_interface__["data"][0]
+        return self._like(
+            view.shape, strides=view.strides, offset=self.offset + moved // self.itemsize
+        )
 
     def __setitem__(self, key, value) -> None:
         target = self.standin()[_standin_key(key)]
@@ -306,6 +323,18 @@ def _standin(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_standin(v) for v in value)
     return value
+
+
+def _is_basic(key) -> bool:
+    """Whether `key` indexes without index arrays (a view in NumPy and PyTorch)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(
+        k is None
+        or k is Ellipsis
+        or isinstance(k, slice)
+        or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))
+        for k in keys
+    )
 
 
 def _standin_key(key):
@@ -567,7 +596,7 @@ class _MetaNamespace:
     lib = SimpleNamespace(
         stride_tricks=SimpleNamespace(
             as_strided=lambda x, shape=None, strides=None, **kwargs: MetaArray(
-                x.shape if shape is None else shape, x.dtype, strides, x.value
+                x.shape if shape is None else shape, x.dtype, strides, x.value, x.offset
             ),
             sliding_window_view=np.lib.stride_tricks.sliding_window_view,
         )
@@ -675,7 +704,7 @@ class MetaBackend(Backend):
         return 0
 
     def storage_offset(self, array) -> int:
-        return 0
+        return array.offset
 
 
 def register() -> MetaBackend:
