@@ -411,3 +411,17 @@ def test_special_functions_refuse_the_dtypes_pytorch_refuses(torch, name, dtype)
 )
 def test_refusals_with_pytorchs_message(torch, call):
     assert_same_error(lambda: call(torch), lambda: call(tocha))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.masked_scatter(lib.ones(7), lib.ones(3, 4) > 0, lib.ones(4)),
+        lambda lib: lib.meshgrid("abc", indexing="ij"),
+        lambda lib: lib.conv_transpose1d(lib.ones(3, 4), lib.ones(3, 4), bias="abc"),
+        lambda lib: lib.group_norm(lib.ones(3, 4), 1, weight="abc"),
+    ],
+    ids=["masked_scatter-shape", "meshgrid-str", "conv-bias-str", "group_norm-weight-str"],
+)
+def test_optional_and_broadcast_arguments(torch, call):
+    assert_same_error_class(lambda: call(torch), lambda: call(tocha))

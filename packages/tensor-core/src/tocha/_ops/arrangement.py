@@ -550,6 +550,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     (``"xy"``, Cartesian indexing)."""
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
+    expect_tensors(tensors, 0)
     if indexing is None:
         warnings.warn(
             "torch.meshgrid: in an upcoming release, it will be required to pass the "

@@ -24,7 +24,14 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import call, check_same_device, defop, expect_tensor, not_a_tensor
+from .._dispatch import (
+    broadcast_error,
+    call,
+    check_same_device,
+    defop,
+    expect_tensor,
+    not_a_tensor,
+)
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
@@ -746,7 +753,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     for position, (name, t) in enumerate((("input", input), ("mask", mask), ("source", source))):
         if not isinstance(t, Tensor):
             raise not_a_tensor("masked_scatter", t, name, position + 1)
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    except ValueError:
+        raise broadcast_error(tuple(mask.shape), tuple(input.shape)) from None
     count = _masked_args(input, mask, source, shape)
     values = source.reshape(-1)[:count]
     return index_put(input.expand(shape), (mask.expand(shape),), values)

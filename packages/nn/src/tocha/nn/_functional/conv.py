@@ -284,6 +284,8 @@ def _batched(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
 
 def _check_common(input, weight, bias, stride, dilation, groups, transposed):
     """The checks conv and conv_transpose share (as PyTorch's ``_convolution``)."""
+    if bias is not None and not isinstance(bias, Tensor):
+        raise not_a_tensor("conv", bias, "bias", None)
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(v <= 0 for v in dilation):

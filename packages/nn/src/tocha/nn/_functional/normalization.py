@@ -480,6 +480,9 @@ def group_norm(
     per-channel `weight` and `bias`."""
     if not isinstance(input, Tensor):
         raise not_a_tensor("group_norm", input, "input", 1)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and not isinstance(t, Tensor):
+            raise not_a_tensor("group_norm", t, name, None)
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by "
