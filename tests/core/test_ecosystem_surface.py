@@ -41,8 +41,11 @@ def test_device_as_a_context_manager_sets_the_default_device():
     with tocha.device("cpu") as d:
         assert d is tocha.device("cpu") and tocha.zeros(1).device == d
     assert tocha.get_default_device() is before
-    with pytest.raises(RuntimeError, match="no backend is installed for device type 'meta'"):
-        with tocha.device("meta"):
+    with tocha.device("meta"):
+        assert tocha.zeros(1).is_meta
+    assert tocha.get_default_device() is before
+    with pytest.raises(RuntimeError, match="no backend is installed for device type 'xla'"):
+        with tocha.device("xla"):
             pass
     assert tocha.get_default_device() is before
 
