@@ -425,3 +425,11 @@ def test_refusals_with_pytorchs_message(torch, call):
 )
 def test_optional_and_broadcast_arguments(torch, call):
     assert_same_error_class(lambda: call(torch), lambda: call(tocha))
+
+
+@pytest.mark.parametrize("name", ["rfftn", "irfftn", "hfftn", "ihfftn"])
+def test_half_spectrum_transforms_of_a_0_dim_tensor(torch, name):
+    assert_same_error(
+        lambda: getattr(torch.fft, name)(torch.tensor(2.0)),
+        lambda: getattr(tocha.fft, name)(tocha.tensor(2.0)),
+    )

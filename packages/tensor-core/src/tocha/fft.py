@@ -172,6 +172,13 @@ def _dims_and_sizes(x: Tensor, s, dim):
     return tuple(dims), sizes
 
 
+def _one_axis_at_least(name: str, dims, sizes):
+    """`(dims, sizes)` of a half-spectrum transform, which needs a last axis."""
+    if not dims:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    return dims, sizes
+
+
 def _resize_all(x: Tensor, dims, sizes) -> Tensor:
     """`x` trimmed or zero-padded to `sizes` along `dims`; each of them must hold a point."""
     for d, n in zip(dims, sizes):
@@ -261,7 +268,7 @@ def rfftn(
     """`fftn` of a real input, keeping the non-negative frequencies of the last dim
     (``n // 2 + 1`` of them)."""
     x = _input(input, "rfftn", real=True)
-    dims, sizes = _dims_and_sizes(x, s, dim)
+    dims, sizes = _one_axis_at_least("rfftn", *_dims_and_sizes(x, s, dim))
     x = _resize_all(x, dims, sizes)
     return _written("rfftn", call(R2C, (x,), dims, _scale(norm, True), True, True), out)
 
@@ -283,7 +290,7 @@ def irfftn(
     """The inverse of `rfftn`: a real signal (last dim of size ``s[-1]``, by default
     ``2 (m - 1)``)."""
     x = _input(input, "irfftn", complex_=True)
-    dims, sizes = _dims_and_sizes(x, s, dim)
+    dims, sizes = _one_axis_at_least("irfftn", *_dims_and_sizes(x, s, dim))
     return _written("irfftn", _c2r(x, dims, sizes, norm, False), out)
 
 
@@ -293,7 +300,7 @@ def hfftn(
     """The n-dimensional `hfft`: the real forward transform of a Hermitian-symmetric signal
     given by the first half of its last dim (``s[-1]`` real points, default ``2 (m - 1)``)."""
     x = _input(input, "hfftn", complex_=True)
-    dims, sizes = _dims_and_sizes(x, s, dim)
+    dims, sizes = _one_axis_at_least("hfftn", *_dims_and_sizes(x, s, dim))
     return _written("hfftn", _c2r(x, dims, sizes, norm, True), out)
 
 
@@ -302,7 +309,7 @@ def ihfftn(
 ) -> Tensor:
     """The inverse of `hfftn`: the half spectrum (last dim) of a real signal."""
     x = _input(input, "ihfftn", real=True)
-    dims, sizes = _dims_and_sizes(x, s, dim)
+    dims, sizes = _one_axis_at_least("ihfftn", *_dims_and_sizes(x, s, dim))
     x = _resize_all(x, dims, sizes)
     return _written("ihfftn", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
 
