@@ -433,3 +433,12 @@ def test_half_spectrum_transforms_of_a_0_dim_tensor(torch, name):
         lambda: getattr(torch.fft, name)(torch.tensor(2.0)),
         lambda: getattr(tocha.fft, name)(tocha.tensor(2.0)),
     )
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool"])
+def test_attention_of_integer_inputs(torch, dtype):
+    def call(lib):
+        q = _pair(lib, (2, 3, 4), dtype)
+        return lib.nn.functional.scaled_dot_product_attention(q, q, q)
+
+    assert_same_error(lambda: call(torch), lambda: call(tocha))
