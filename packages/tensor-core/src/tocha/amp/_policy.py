@@ -40,6 +40,7 @@ CUDA = {
             "pow",
             "softplus",
             "native_layer_norm",
+            "native_group_norm",
             "norm",
             "softmax",
             "log_softmax",

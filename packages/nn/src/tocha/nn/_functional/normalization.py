@@ -7,8 +7,8 @@ node covers the layer. Their first derivative is a fused kernel (``*_backward``,
 differentiable); under ``create_graph=True``, or while a transform (a forward-AD level, vmap)
 is active, the derivative is written in tocha ops instead, so second derivatives work. Their
 forward rules (`fwd`) differentiate the normalization with the saved statistics.
-group_norm and instance_norm reuse those primitives on reshaped inputs; eval-mode batch_norm,
-rms_norm and local_response_norm are cheap composites.
+group_norm has a primitive of its own (`groupnorm`), instance_norm reuses batch_norm's;
+eval-mode batch_norm, rms_norm and local_response_norm are cheap composites.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tocha.autograd.derivatives import d, fwd
 from tocha.library import GRAD_MODE, call, defop, not_a_tensor
 
 from ._jvp import plus
+from .groupnorm import group_norm_op
 from .padding import pad
 
 __all__ = [
@@ -489,15 +490,15 @@ def group_norm(
             f"num_groups, but got input of shape {list(input.shape)} and "
             f"num_groups={num_groups}"
         )
-    n = input.shape[0]
-    grouped = input.reshape(n, num_groups, -1)
-    out = call(layer_norm_op, (grouped,), 1, eps, "")[0].reshape(input.shape)
-    shape = (-1,) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != input.shape[1]):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(t.shape)} and input of shape "
+                f"{list(input.shape)}"
+            )
+    affine, params = _affine_code(weight, bias)
+    return call(group_norm_op, (input, *params), num_groups, eps, affine)[0]
 
 
 def local_response_norm(
