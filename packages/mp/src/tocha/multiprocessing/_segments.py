@@ -9,7 +9,10 @@ strategy:
 - ``file_system``: a named file ``/dev/shm/tocha_<pid>_<n>_<token>``, sent by name. Every
   process that maps one holds a shared ``flock`` on it (the kernel drops it when the process
   dies); a header word counts the messages in flight. The last process to let go, or a
-  later sweep of segments whose holders are all dead, unlinks it.
+  later sweep of segments whose holders are all dead, unlinks it. So that a killed creator
+  leaks nothing either, the first named segment a process creates starts a watcher
+  (`_watcher.py`) that learns each name it creates and, once that process is gone, unlinks
+  them as their last holders let go.
 
 Space is reserved at creation (``posix_fallocate``), so a full ``/dev/shm`` fails there with
 an error that says so, never later with a SIGBUS. Small storages share an arena segment
@@ -28,6 +31,8 @@ import itertools
 import multiprocessing.util
 import os
 import secrets
+import subprocess
+import sys
 import threading
 import weakref
 
@@ -64,6 +69,7 @@ _cache: dict = {}  # key -> weakref to the Segment mapped in this process
 _arenas: dict = {}  # strategy -> (Segment, next free offset)
 _counter = itertools.count()
 _named = weakref.WeakSet()  # file_system segments this process holds
+WATCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_watcher.py")
 
 
 class Segment:
@@ -163,6 +169,7 @@ def _create(size: int, strategy: str) -> Segment:
         )
         fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_SH)
+        _watch(name)
     else:
         name = None
         fd = os.memfd_create("tocha", os.MFD_CLOEXEC)
@@ -175,6 +182,43 @@ def _create(size: int, strategy: str) -> Segment:
         if name is not None:
             os.unlink(name)
         raise _no_space(exc, size, name) from None
+
+
+def _watch(name: str) -> None:
+    """Give a new named segment to this process's watcher (started on first use), which
+    unlinks it once this process has ended, even by SIGKILL."""
+    global _watcher_fd, _watcher_pid
+    with _lock:
+        if _watcher_pid != os.getpid():
+            _watcher_fd, _watcher_pid = _start_watcher(), os.getpid()
+        if _watcher_fd is None:
+            return
+        try:
+            os.write(_watcher_fd, name.encode() + b"\n")
+        except OSError:
+            os.close(_watcher_fd)
+            _watcher_fd = None
+
+
+def _start_watcher() -> int | None:
+    """Start a watcher reading from a new pipe; the pipe's write end, or None where it
+    could not start (then only the sweeps at exit and at creation clean up)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        subprocess.run(
+            [sys.executable, "-I", "-S", WATCHER],
+            stdin=read_fd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        os.close(write_fd)
+        return None
+    finally:
+        os.close(read_fd)
+    return write_fd
 
 
 def _no_space(exc: OSError, size: int, name: str | None) -> Exception:
@@ -321,8 +365,13 @@ def _at_exit() -> None:
 
 
 def _after_fork_in_child() -> None:
-    """A forked child must not carve storages out of its parent's arenas."""
+    """A forked child must not carve storages out of its parent's arenas, nor keep its
+    parent's watcher waiting: it starts its own when it creates a named segment."""
+    global _watcher_fd, _watcher_pid
     _arenas.clear()
+    if _watcher_fd is not None:
+        os.close(_watcher_fd)
+    _watcher_fd = _watcher_pid = None
 
 
 def _exit_hook() -> None:
@@ -336,5 +385,7 @@ def _exit_hook() -> None:
 
 _exited = False
 _hooked_pid = None
+_watcher_fd: int | None = None  # write end of the pipe to this process's watcher
+_watcher_pid: int | None = None  # the process that started it
 atexit.register(_at_exit)
 os.register_at_fork(after_in_child=_after_fork_in_child)
