@@ -88,6 +88,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)
+_ops.methods.drop_out_from_methods()  # every method is in place now
 
 # The array API's constants, as torch's.
 from math import e, inf, nan, pi  # noqa: E402, F401

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     legacy,
     math_extra,
     matmul,
+    methods,
     nn_entry,
     pointwise,
     random,
