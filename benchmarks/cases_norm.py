@@ -1,7 +1,7 @@
 """Normalization benchmarks (issue tocha-nn): forward and backward of the fused layers.
 
-layer_norm on (8, 128, 256) and batch_norm (training, BatchNorm2d-shaped) on (32, 16, 32, 32),
-float32: one autograd node each with a hand-written backward. The timed call is the forward
+layer_norm on (8, 128, 256), batch_norm (training, BatchNorm2d-shaped) and group_norm (4
+groups) on (32, 16, 32, 32), float32. The timed call is the forward
 and the gradients of input, weight and bias for a given output gradient.
 """
 
@@ -38,6 +38,13 @@ def batch_norm_step(lib, x, w, b, g):
     return _grads(lib, out, x, w, b, g)
 
 
+def group_norm_step(lib, x, w, b, g):
+    """F.group_norm (4 groups) forward and backward."""
+    for t in (x, w, b):
+        t.requires_grad_()
+    return _grads(lib, lib.nn.functional.group_norm(x, 4, w, b), x, w, b, g)
+
+
 CASES = [
     Case(
         "layer_norm fwd+bwd",
@@ -52,5 +59,12 @@ CASES = [
         lambda: _inputs((32, 16, 32, 32), 16),
         batch_norm_step,
         goal=faster_than_torch(1.5),
+    ),
+    Case(
+        "group_norm fwd+bwd",
+        "(32, 16, 32, 32) float32, 4 groups",
+        lambda: _inputs((32, 16, 32, 32), 16),
+        group_norm_step,
+        goal=faster_than_torch(1.2),
     ),
 ]

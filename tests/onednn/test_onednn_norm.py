@@ -1,6 +1,6 @@
-"""tocha-onednn's layer norm and batch norm kernels against tocha's built-in ones, forward and
-backward, with and without affine parameters; the calls they decline; gradients end to end
-through the provider against the built-in float64 ones."""
+"""tocha-onednn's layer norm, group norm and batch norm kernels against tocha's built-in ones,
+forward and backward, with and without affine parameters; the calls they decline; gradients
+end to end through the provider against the built-in float64 ones."""
 
 from __future__ import annotations
 
@@ -84,6 +84,51 @@ def test_batch_norm_matches_built_in(shape, affine):
     assert spy.calls == spy_b.calls == 0
 
 
+GROUP = [
+    ("conv", (4, 6, 5, 7), 3),
+    ("one-group", (3, 4, 9), 1),
+    ("per-channel", (2, 8, 3, 3), 8),
+    ("no-spatial", (5, 6), 2),
+    ("3d", (2, 4, 3, 2, 5), 2),
+]
+
+
+@pytest.mark.parametrize("affine", ["wb", "w", "b", ""])
+@pytest.mark.parametrize("shape,groups", [c[1:] for c in GROUP], ids=[c[0] for c in GROUP])
+def test_group_norm_matches_built_in(shape, groups, affine):
+    x = f32(*shape) * 2 + 3
+    params = [f32(shape[1]) for _ in affine]
+    forward, generic, spy = pair("native_group_norm", "group_norm")
+    out = forward(x, *params, groups, 1e-5, affine)
+    ref = generic(x, *params, groups, 1e-5, affine)
+    close(out, ref)
+    g = f32(*shape)
+    backward, generic_b, spy_b = pair("native_group_norm_backward", "group_norm_backward")
+    weight = params[:1] if "w" in affine else []
+    args = (g, x, ref[1], ref[2], *weight, groups, affine)
+    close(backward(*args), generic_b(*args))
+    assert spy.calls == spy_b.calls == 0
+
+
+def test_group_norm_declines_what_does_not_fit():
+    forward, _, spy = pair("native_group_norm", "group_norm")
+    backward, _, spy_b = pair("native_group_norm_backward", "group_norm_backward")
+    x, w = f32(2, 4, 3), f32(4)
+    y, mean, rstd = forward(x.astype(np.float64), 2, 1e-5, "")
+    forward(x, w.astype(np.float64), 2, 1e-5, "w")
+    forward(np.empty((0, 4, 3), np.float32), 2, 1e-5, "")
+    assert spy.calls == 3
+    backward(x.astype(np.float64), x.astype(np.float64), mean, rstd, 2, "")
+    assert spy_b.calls == 1
+
+
+def test_group_norm_reads_strided_inputs():
+    forward, generic, spy = pair("native_group_norm", "group_norm")
+    x = f32(3, 4, 6, 5).transpose(0, 1, 3, 2)
+    close(forward(x, 2, 1e-5, ""), generic(x, 2, 1e-5, ""))
+    assert spy.calls == 0
+
+
 def test_declined_calls_reach_the_built_in_kernels():
     forward, _, spy = pair("native_layer_norm", "layer_norm")
     x = f32(4, 6)
@@ -106,6 +151,7 @@ def _grads(fn, arrays, dtype):
 MODELS = [
     ("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b), (5, 3, 8), 8),
     ("batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (6, 4, 5), 4),
+    ("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), (3, 4, 5, 2), 4),
 ]
 
 
@@ -113,7 +159,8 @@ MODELS = [
 def test_gradients_through_the_provider_match_built_in_float64(fn, shape, c):
     arrays = [RNG.standard_normal(shape), RNG.standard_normal(c), RNG.standard_normal(c)]
     ours = _grads(fn, arrays, tocha.float32)
-    assert tocha.backends.provided_kernels()["native_layer_norm"] == "onednn"
+    provided = tocha.backends.provided_kernels()
+    assert provided["native_layer_norm"] == provided["native_group_norm"] == "onednn"
     ref = _grads(fn, arrays, tocha.float64)
     for a, b in zip(ours, ref):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(b).max()))

@@ -1,9 +1,9 @@
 """tocha-onednn: oneDNN's CPU kernels for tocha, as a kernel provider.
 
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
-3 spatial dims, transposed), max and average pooling, layer norm and training batch norm,
-softmax and log_softmax, and the recurrent layers (RNN, LSTM, GRU), forward and backward,
-on the CPU through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with
+3 spatial dims, transposed), max and average pooling, layer norm, group norm and training
+batch norm, softmax and log_softmax, and the recurrent layers (RNN, LSTM, GRU), forward and
+backward, on the CPU through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with
 ctypes). The entry point
 `register` is cheap: oneDNN loads on the first call of an op it serves. Calls it does not
 support (not float32, a shape oneDNN refuses) run tocha's built-in kernels.
@@ -30,6 +30,8 @@ KERNELS = {
     "native_layer_norm_backward": ("_norm", "layer_norm_backward"),
     "native_batch_norm": ("_norm", "batch_norm"),
     "native_batch_norm_backward": ("_norm", "batch_norm_backward"),
+    "native_group_norm": ("_norm", "group_norm"),
+    "native_group_norm_backward": ("_norm", "group_norm_backward"),
     "max_pool": ("_pool", "max_pool"),
     "avg_pool": ("_pool", "avg_pool"),
     "avg_pool_backward": ("_pool", "avg_pool_backward"),

@@ -41,26 +41,32 @@ def _sums(xp, a, b=None):
     return xp.einsum("ncm,ncm->nc", a, b)
 
 
+def add_affine(xp, out, x3, scale, shift, block: int = 1 << 15) -> None:
+    """``out += x3 * scale + shift`` for the (N, C, M) `out` and `x3` and the (N, C) `scale`
+    and `shift`, a block of samples at a time: a small temporary is reused by the allocator,
+    a full-size one would page-fault."""
+    step = max(1, block // max(1, x3[0].size))
+    for i in range(0, x3.shape[0], step):
+        part = x3[i : i + step] * scale[i : i + step, :, None]
+        part += shift[i : i + step, :, None]
+        out[i : i + step] += part
+
+
 def _group_norm_kernel(xp):
     def kernel(x, *rest):
         *params, groups, eps, affine = rest
         n, c, m, k = _dims(x, groups)
-        x3 = x.reshape(n, c, m)
         rows = x.reshape(n * groups, k)
         mean = (rows @ xp.ones(k, x.dtype)) / _count(k)
-        centred = rows - mean[:, None]
-        rstd = 1 / xp.sqrt(xp.einsum("ij,ij->i", centred, centred) / _count(k) + eps)
-        del centred
-        per_group = c // groups
-        scale = xp.repeat(rstd.reshape(n, groups), per_group, axis=1)
-        shift = -xp.repeat(mean.reshape(n, groups), per_group, axis=1) * scale
+        y = rows - mean[:, None]
+        rstd = 1 / xp.sqrt(xp.einsum("ij,ij->i", y, y) / _count(k) + eps)
+        scale = xp.repeat(rstd.reshape(n, groups), c // groups, axis=1)
         if "w" in affine:
             scale = scale * params[0]
-            shift = shift * params[0]
+        y3 = y.reshape(n, c, m)
+        y3 *= scale[:, :, None]
         if "b" in affine:
-            shift = shift + params[-1]
-        y = x3 * scale[:, :, None]
-        y += shift[:, :, None]
+            y3 += params[-1][:, None]
         return y.reshape(x.shape), mean.reshape(n, groups), rstd.reshape(n, groups)
 
     return kernel
@@ -88,8 +94,7 @@ def _group_norm_backward_kernel(xp):
         c2 = -rstd * rstd * b
         c3 = rstd * (rstd * b * mean - a)
         gx = g3 * (rstd_c * weight)[:, :, None]
-        gx += x3 * xp.repeat(c2, per_group, axis=1)[:, :, None]
-        gx += xp.repeat(c3, per_group, axis=1)[:, :, None]
+        add_affine(xp, gx, x3, xp.repeat(c2, per_group, axis=1), xp.repeat(c3, per_group, axis=1))
         return (gx.reshape(x.shape), *grads)
 
     return kernel
