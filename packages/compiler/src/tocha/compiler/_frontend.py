@@ -29,6 +29,7 @@ from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
 from ._errors import Unsupported
 from ._guards import MISS, fast_path, miss
+from ._optimizer import compilable_step, compile_step
 from ._runtime import CompiledGraph
 
 __all__ = ["CompiledFunction", "OptimizedModule", "compile_model", "reset_all"]
@@ -267,9 +268,11 @@ def compile_model(
     model: Callable, *, fullgraph: bool, dynamic: Any, backend: Any, mode: str | None
 ) -> Any:
     """The compiled form of `model` (see `tocha.compile`)."""
-    from ._backends import resolve
+    from ._backends import Builtin, resolve
 
     chosen = resolve(backend)
+    if isinstance(chosen, Builtin) and chosen.fuse and compilable_step(model):
+        return compile_step(model)
     if isinstance(model, tocha.nn.Module):
         compiled = CompiledFunction(model.__call__, model, chosen, fullgraph, dynamic, mode)
         return OptimizedModule(model, compiled)

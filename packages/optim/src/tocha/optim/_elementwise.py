@@ -80,6 +80,10 @@ class ElementwiseOptimizer(Optimizer):
     It may also name a ``group_op``: an op whose kernel ``(params, grads, states,
     coefficients)`` updates a whole group on its flat state in place, which the multi-tensor
     path runs instead of the blocks on devices other than the CPU (one fused launch there).
+
+    ``_step_group(group)`` updates one group: ``tocha.compile(opt.step)`` (tocha-compiler)
+    replaces it on the instance for the duration of a step with a generated kernel, and
+    calls this one for the groups that kernel does not cover.
     """
 
     group_op = None
