@@ -194,13 +194,18 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
 
 
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
-    """log(x / (1 - x)), with `input` first clamped to [eps, 1 - eps] when `eps` is given."""
+    """log(x / (1 - x)), as log(x) - log1p(-x), with `input` first clamped to [eps, 1 - eps]
+    when `eps` is given."""
     x = _floating(expect_tensor("logit", input))
     if x.dtype.is_complex:
         raise _no_kernel("logit_cpu", x.dtype)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
-    return _finish((x / (1 - x)).log(), out)
+    elif x.requires_grad:
+        # NaN where x is outside [0, 1] (its value is NaN there already), so that the
+        # gradient is NaN there too, as PyTorch's.
+        x = x + PUBLIC["where"]((x < 0) | (x > 1), math.nan, 0.0).to(x.dtype)
+    return _finish(x.log() - (-x).log1p(), out)  # gradient 1/x + 1/(1 - x): inf at 0 and 1
 
 
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -764,8 +764,8 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
         raise not_a_tensor("trapezoid", y, "y", 1) from None
     dim = _wrap_dim(dim, ndim)
     n = y.shape[dim]
-    if n == 0:
-        return _float(y).sum(dim) * 0
+    if n == 0:  # zeros of y's dtype, as PyTorch's
+        return y.new_zeros([s for d, s in enumerate(y.shape) if d != dim])
     h = _spacing(y, x, dx, dim, "trapezoid")
     pairs = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
     return (h * pairs).sum(dim) / 2 if isinstance(h, Tensor) else pairs.sum(dim) * (h / 2)

@@ -263,6 +263,8 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     if dim == -1:
         return _F["norm"](v, pow)
     dims = [d for d in builtins.range(v.dim()) if d != dim]
+    if not dims:  # no other dim: each element's norm (an empty dim list would mean all)
+        return _F["norm"](v.unsqueeze(-1), pow, -1)
     return _F["norm"](v, pow, dims, True)
 
 

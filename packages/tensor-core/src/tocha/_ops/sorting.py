@@ -587,6 +587,8 @@ def histogram(
             raise RuntimeError(
                 f"torch.histogram(): min should not exceed max, but got min {low} max {high}"
             )
+    elif input._data.size == 0 and not isinstance(bins, Tensor):
+        low, high = 0.0, 1.0  # PyTorch's range for no data
     inputs = [input]
     if isinstance(bins, Tensor):
         if bins.ndim != 1:

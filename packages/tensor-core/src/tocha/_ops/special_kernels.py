@@ -134,8 +134,9 @@ def digamma64(xp, x):
 
 
 def zeta64(xp, s, q):
-    """The Hurwitz zeta function sum_k (k + q)^-s (Cephes' domain: s > 1 or nan, inf at s = 1
-    and at q a non-positive integer, nan for q < 0 with s not an integer)."""
+    """The Hurwitz zeta function sum_k (k + q)^-s (Cephes' domain, checked in this order: inf
+    at s = 1, nan for s < 1; then inf at q a non-positive integer, nan for q < 0 with s not
+    an integer)."""
     s, q = xp.broadcast_arrays(s, q)
     with _quiet(xp):
         total = q**-s
@@ -159,11 +160,11 @@ def zeta64(xp, s, q):
             total = total + correction
             factor = factor * (s + 2 * k + 1)
             term_power = term_power / (w * w)
-        total = xp.where(s == 1.0, xp.inf, total)
-        total = xp.where(s < 1.0, xp.nan, total)
         negative = q <= 0.0
         total = xp.where(negative & (q == xp.floor(q)), xp.inf, total)
-        return xp.where(negative & (q != xp.floor(q)) & (s != xp.floor(s)), xp.nan, total)
+        total = xp.where(negative & (q != xp.floor(q)) & (s != xp.floor(s)), xp.nan, total)
+        total = xp.where(s < 1.0, xp.nan, total)  # s's domain first, then q's poles
+        return xp.where(s == 1.0, xp.inf, total)
 
 
 def _near_two_tables():

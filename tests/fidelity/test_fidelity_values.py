@@ -1,0 +1,63 @@
+"""Wrong answers the differential sweep found (values, gradients, dtypes, shapes), each
+checked against PyTorch (recorded)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tocha
+
+NAN = float("nan")
+
+
+def _same(want, got) -> None:
+    """The same dtype, shape and values (NaN and infinities in the same places)."""
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.asarray(got.detach().numpy()), np.asarray(want), rtol=1e-6)
+
+
+def test_zeta_checks_s_before_q(torch):
+    """s < 1 gives NaN even where q is a pole (a non-positive integer); s = 1 gives inf."""
+    s = [-1.5, 0.5, 1.0, 1.0, 2.0, 2.5, 3.0, -2.0, 2.0, NAN, 1.0, 0.0]
+    q = [0.0, -1.0, -2.0, 0.5, -3.0, -1.5, 2.0, -0.5, -2.5, 1.0, NAN, 1.0]
+    want = torch.special.zeta(torch.tensor(s), torch.tensor(q))
+    _same(want, tocha.special.zeta(tocha.tensor(s), tocha.tensor(q)))
+
+
+@pytest.mark.parametrize("eps", [None, 0.1])
+def test_logit_gradient_outside_the_unit_interval(torch, eps):
+    """NaN outside [0, 1] without eps (inf at 0 and 1), zero outside [eps, 1 - eps] with it."""
+    values = [-0.5, 0.0, 0.3, 1.0, 1.5, NAN]
+
+    def run(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = lib.special.logit(x, eps)
+        y.sum().backward()
+        return y, x.grad
+
+    (want_y, want_g), (got_y, got_g) = run(torch), run(tocha)
+    _same(want_y.detach(), got_y)
+    _same(want_g, got_g)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_histogram_of_no_data_spans_zero_to_one(torch, dtype):
+    want = torch.histogram(torch.zeros(0, dtype=getattr(torch, dtype)), bins=4)
+    got = tocha.histogram(tocha.zeros(0, dtype=getattr(tocha, dtype)), bins=4)
+    for a, b in zip(want, got):
+        _same(a, b)
+
+
+@pytest.mark.parametrize(
+    "shape, dtype, dim", [((0,), "int32", 0), ((2, 0), "bool", -1), ((3, 0), "float32", 0)]
+)
+def test_trapezoid_over_an_empty_dim_keeps_the_dtype(torch, shape, dtype, dim):
+    want = torch.trapezoid(torch.zeros(shape, dtype=getattr(torch, dtype)), dim=dim)
+    _same(want, tocha.trapezoid(tocha.zeros(shape, dtype=getattr(tocha, dtype)), dim=dim))
+
+
+@pytest.mark.parametrize("values", [[3.0, -4.0, 0.5], [3.0 + 1j, -4.0, 0.0]])
+def test_norm_except_dim_of_a_vector_is_elementwise(torch, values):
+    want = torch.norm_except_dim(torch.tensor(values), 2, 0)
+    _same(want, tocha.norm_except_dim(tocha.tensor(values), 2, 0))
