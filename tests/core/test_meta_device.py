@@ -6,6 +6,8 @@ raises as PyTorch does."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tocha
@@ -188,3 +190,38 @@ def test_views_of_meta_tensors_have_strides_and_offsets(view, shape, stride, off
     assert meta.stride() == real.stride() == stride
     assert meta.storage_offset() == real.storage_offset() == offset
     assert meta.is_contiguous() == real.is_contiguous()
+
+
+def test_meta_tensors_save_and_load_without_data(tmp_path):
+    w = tocha.empty(3, 4, device="meta")
+    state = {"w": w, "v": w[1:, 2:], "cpu": tocha.ones(2)}
+    tocha.save(state, tmp_path / "m.pt")
+    for kwargs in ({}, {"weights_only": True}, {"map_location": "cpu"}):
+        back = tocha.load(tmp_path / "m.pt", **kwargs)
+        assert back["w"].is_meta and back["w"].shape == (3, 4) and back["w"].dtype == w.dtype
+        assert back["v"].is_meta and back["v"].shape == (2, 2) and back["v"].stride() == (4, 1)
+        assert back["cpu"].device.type == "cpu" and back["cpu"].tolist() == [1.0, 1.0]
+    m = nn.Linear(3, 4, device="meta")
+    tocha.save(m.state_dict(), tmp_path / "lin.pt")
+    fresh = nn.Linear(3, 4, device="meta")
+    fresh.load_state_dict(tocha.load(tmp_path / "lin.pt"), assign=True)
+    assert fresh.weight.is_meta and isinstance(fresh.weight, nn.Parameter)
+
+
+def test_torch_reads_tocha_meta_checkpoints(tmp_path, torch):
+    tocha.save({"w": tocha.empty(3, 4, device="meta").t()}, tmp_path / "tocha.pt")
+    back = torch.load(tmp_path / "tocha.pt", weights_only=True)
+    assert str(back["w"].device) == "meta" and tuple(back["w"].shape) == (4, 3)
+    assert back["w"].stride() == (1, 4)
+
+
+def test_reads_torch_meta_checkpoints():
+    # checkpoints/torch_meta.pt is PyTorch's (checkpoints/make_meta_checkpoint.py)
+    path = Path(__file__).parent / "checkpoints" / "torch_meta.pt"
+    for weights_only in (True, False):
+        got = tocha.load(path, weights_only=weights_only)
+        assert all(t.is_meta for t in got.values())
+        assert got["w"].shape == (2, 5) and got["w"].dtype == tocha.float32
+        assert got["t"].shape == (5, 2) and got["t"].stride() == (1, 5)
+        assert got["half"].dtype == tocha.float16
+        assert isinstance(got["p"], nn.Parameter) and got["p"].requires_grad

@@ -25,10 +25,11 @@ import types
 
 from .. import _dtype
 from .._device import device
+from .._meta import META, MetaArray
 from .._storage import layout, sparse_coo, strided
 from .._tensor import Size, Tensor, wrap
 from . import _names, _registry
-from ._storage import StorageRef, StorageTable, TypedStorage, tensor_from_storage
+from ._storage import MAX_DIMS, StorageRef, StorageTable, TypedStorage, tensor_from_storage
 
 
 class TorchName:
@@ -47,6 +48,7 @@ REBUILD_TENSOR = TorchName("torch._utils", "_rebuild_tensor_v2")
 REBUILD_PARAMETER = TorchName("torch._utils", "_rebuild_parameter")
 REBUILD_PARAMETER_STATE = TorchName("torch._utils", "_rebuild_parameter_with_state")
 REBUILD_FROM_TYPE = TorchName("torch._tensor", "_rebuild_from_type_v2")
+REBUILD_META = TorchName("torch._utils", "_rebuild_meta_tensor_no_storage")
 REBUILD_SPARSE = TorchName("torch._utils", "_rebuild_sparse_tensor")
 GET_LAYOUT = TorchName("torch.serialization", "_get_layout")
 DEVICE = TorchName("torch", "device")
@@ -108,7 +110,16 @@ class Pickler(pickle._Pickler):
                     collections.OrderedDict(),
                     state,
                 )
-            return REBUILD_FROM_TYPE, (REBUILD_TENSOR, cls, self._tensor_args(t), state)
+            func, args = self._rebuild_plain(t)
+            return REBUILD_FROM_TYPE, (func, cls, args, state)
+        return self._rebuild_plain(t)
+
+    def _rebuild_plain(self, t: Tensor) -> tuple:
+        """(rebuild function, its arguments) for the data of `t`: a meta tensor has no
+        storage, so its record is only its dtype, shape and strides, as in PyTorch."""
+        if t._device is META:
+            strides = tuple(s // t._data.itemsize for s in t._data.strides)
+            return REBUILD_META, (t.dtype, tuple(t._data.shape), strides, t.requires_grad)
         return REBUILD_TENSOR, self._tensor_args(t)
 
     def _tensor_args(self, t: Tensor) -> tuple:
@@ -214,6 +225,24 @@ def _rebuild_tensor_v2(
     return t
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    if not (
+        isinstance(dtype, _dtype.dtype)
+        and isinstance(size, tuple)
+        and isinstance(stride, tuple)
+        and len(size) == len(stride) <= MAX_DIMS
+        and all(type(v) is int and 0 <= v < 2**63 for v in size + stride)
+    ):
+        raise pickle.UnpicklingError(
+            "_rebuild_meta_tensor_no_storage expects a dtype, a size and strides"
+        )
+    byte_strides = tuple(s * dtype.itemsize for s in stride)
+    t = wrap(MetaArray(size, dtype.np, byte_strides), META)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     return _rebuild_parameter_with_state(data, requires_grad, backward_hooks, None)
 
@@ -290,7 +319,12 @@ def _torch_device(type, index=None):  # noqa: A002 - PyTorch's argument name
     return device(type, index)
 
 
-_REBUILD_FUNCTIONS = (_rebuild_tensor_v2, _rebuild_parameter, _rebuild_parameter_with_state)
+_REBUILD_FUNCTIONS = (
+    _rebuild_tensor_v2,
+    _rebuild_meta_tensor_no_storage,
+    _rebuild_parameter,
+    _rebuild_parameter_with_state,
+)
 
 ALLOWED: dict[str, object] = {
     "collections.OrderedDict": collections.OrderedDict,
@@ -305,6 +339,7 @@ ALLOWED: dict[str, object] = {
     "torch.Size": Size,
     "torch.Tensor": Tensor,
     "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+    "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
     "torch._utils._rebuild_parameter": _rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,

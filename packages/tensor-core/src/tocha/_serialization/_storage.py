@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import backend_of, get_backend, resolve_device
 from .._device import CPU, device
+from .._meta import META
 from .._tensor import Tensor, wrap
 
 _U8 = np.dtype(np.uint8)
@@ -61,7 +62,7 @@ class StorageTable:
         self._keep: list = []
 
     def add(self, t: Tensor) -> None:
-        if id(t) in self._placed:
+        if id(t) in self._placed or t._device is META:  # a meta tensor is saved without one
             return
         self._keep.append(t)
         a = t._data
