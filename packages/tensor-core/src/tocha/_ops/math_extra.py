@@ -16,6 +16,7 @@ from .. import _dtype, return_types
 from .._api import PUBLIC, export
 from .._dispatch import binary, broadcast_error, call, call_view, defop, not_a_tensor, unary
 from .._tensor import Tensor
+from ._argcheck import check_scalar_fits
 from ._out import assign, write_out, write_out_same_dtype
 from .pointwise import (
     BOOL,
@@ -356,8 +357,11 @@ def _device_of(x, other):
 # -- fused multiply-adds ---------------------------------------------------------------------
 def _value(value, *tensors):
     """`value` as PyTorch casts it: to an integer when the result is integral."""
-    if isinstance(value, float) and _dtype.promote_operands(tensors).rank < _dtype.FLOATING:
-        return int(value)
+    if isinstance(value, float):
+        result_dtype = _dtype.promote_operands(tensors)
+        if result_dtype.rank < _dtype.FLOATING:
+            return int(value)
+        check_scalar_fits(value, result_dtype, opmath=True)
     return value
 
 
@@ -393,7 +397,9 @@ def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcast (not for two integer tensors)."""
-    return _finish(input + value * _quotient(tensor1, tensor2), out)
+    return _finish(
+        input + _value(value, input, tensor1, tensor2) * _quotient(tensor1, tensor2), out
+    )
 
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
@@ -403,7 +409,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place form of `addcdiv`."""
-    return self.add_(value * _quotient(tensor1, tensor2))
+    return self.add_(_value(value, self, tensor1, tensor2) * _quotient(tensor1, tensor2))
 
 
 # -- complex numbers -------------------------------------------------------------------------

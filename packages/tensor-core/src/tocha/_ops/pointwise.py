@@ -21,6 +21,7 @@ from .._dispatch import (
 )
 from .._tensor import Tensor
 from . import _special_math as special
+from ._argcheck import check_scalar_fits
 from ._out import assign, check_castable, check_shape, inplace, write_out
 
 
@@ -889,11 +890,16 @@ def _scaled(input, other, alpha):
     """``alpha * other``; with bool operands alpha acts as a bool, as in PyTorch."""
     if alpha == 1 or (alpha and _is_bool(input) and _is_bool(other)):
         return other
-    if isinstance(alpha, float) and _dtype.promote_operands((input, other)).rank < 2:
-        raise RuntimeError(
-            "For integral input tensors, argument alpha must not be a floating point number."
-        )
+    if isinstance(alpha, float):
+        result_dtype = _dtype.promote_operands((input, other))
+        if result_dtype.rank < 2:
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating point number."
+            )
+        check_scalar_fits(alpha, result_dtype)
     if isinstance(other, Tensor):
+        if isinstance(input, Tensor) and other._data.dtype != input._data.dtype:
+            other = other.to(_dtype.promote_operands((input, other)))  # the result's dtype
         return binary(_mul, other, alpha)
     return other * alpha
 
