@@ -30,8 +30,9 @@ __all__ = [
 
 def mark_dynamic(t: Any, index: Any, min: Any = None, max: Any = None) -> None:
     """Accept a request to treat dimension(s) `index` of `t` as dynamic. tocha's compiler
-    specialises every size and recompiles for a new one (up to ``config.cache_size_limit``),
-    so the request changes nothing; an index out of range raises IndexError."""
+    makes a dim dynamic when a call shows it a second size (or, with ``dynamic=True``, the
+    batch dim from the first call), so the request itself changes nothing; an index out of
+    range raises IndexError."""
     for i in index if isinstance(index, (list, tuple)) else [index]:
         if not -t.dim() <= i < t.dim():
             raise IndexError(

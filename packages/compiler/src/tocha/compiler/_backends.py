@@ -40,11 +40,12 @@ class Builtin:
     def __repr__(self) -> str:
         return f"<tocha.compile backend {self.name!r}>"
 
-    def build(self, cap: Capture, name: str) -> Any:
-        """The compiled form of a capture."""
+    def build(self, cap: Capture, name: str, symbols: dict | None = None) -> Any:
+        """The compiled form of a capture (`symbols`: its dims that follow a dynamic size,
+        for the ahead-of-time backends)."""
         if not self.aot:
             return _NodeByNode(cap)
-        return CompiledGraph(cap, self.fuse, _identifier(name))
+        return CompiledGraph(cap, self.fuse, _identifier(name), symbols)
 
     def __call__(self, gm: GraphModule, example_inputs: list) -> Callable:
         """PyTorch's backend protocol: `gm` compiled (for inputs like `example_inputs`, and

@@ -21,6 +21,8 @@ from tocha.fx import Node
 from tocha.fx.experimental.proxy_tensor import python_value
 from tocha.library import REGISTRY, generator_stream
 
+from ._dynamic import NotGeneral, Sym, SymFloat
+
 __all__ = ["GeneratedFunction", "ValueGuardFailed", "generate"]
 
 
@@ -49,13 +51,16 @@ def generate(
     stash: list[Node] | None = None,
     bare: bool = False,
     kernels: dict[str, Callable] | None = None,
+    symbols: dict[Node, list] | None = None,
 ) -> GeneratedFunction:
     """``def name(*params) -> tuple(results)`` computing `nodes` in order. `results` holds
     nodes or Python values; `constants` maps get_attr targets to their tensors; `fused` maps
     the last node of each fused group to the group (`_fusion.FusedGroup`), whose other nodes
     are skipped. With `stash`, the function takes one more argument, a list, and appends
     those values to it; with `bare`, its one result is returned alone (not in a tuple).
-    `kernels` maps primitive names to kernels that replace theirs (`_codegen_rows`)."""
+    `kernels` maps primitive names to kernels that replace theirs (`_codegen_rows`).
+    `symbols` maps nodes to their dims that follow a dynamic size (`_dynamic.fit`): arguments
+    written as `Sym` are computed from the size, read from the first such parameter."""
     names: dict[Node, str] = {}
     env: dict[str, Any] = {"_asarray": _asarray, "_read": _read, "_kernels": kernels or {}}
     lines: list[str] = []
@@ -106,6 +111,8 @@ def generate(
     args = ", ".join([*(names[p] for p in params), *(["_box"] if stash else [])])
     if stash:
         lines.append(f"_box.extend(({', '.join(names[n] for n in stash)},))")
+    if env.get("_sym"):
+        lines.insert(0, _size_line(params, names, symbols or {}))
     body = "\n".join(f"    {line}" for line in lines) or "    pass"
     ret = ret if bare else f"({ret}{',' if results else ''})"
     source = f"def {name}({args}):\n{body}\n    return {ret}\n"
@@ -162,10 +169,24 @@ def _emit(
     return [f"{var} = {call}"], used
 
 
+def _size_line(params: list[Node], names: dict, symbols: dict) -> str:
+    """``_s = ...``: the dynamic size, from the first parameter with a dim that follows it."""
+    for node in params:
+        for dim, a, c in symbols.get(node, ()):
+            if a > 0:
+                size = f"{names[node]}.shape[{dim}]"
+                size = f"({size} - {c})" if c else size
+                return f"_s = {size} // {a}" if a != 1 else f"_s = {size}"
+    raise NotGeneral("a generated function has no input whose size gives the dynamic size")
+
+
 def _ref(value: Any, names: dict, env: dict) -> str:
     """Python source for an argument."""
     if isinstance(value, Node):
         return names[value]
+    if isinstance(value, (Sym, SymFloat)):
+        env["_sym"] = True
+        return value.source()
     if isinstance(value, tocha.dtype):
         cname = f"_d_{str(value).split('.')[-1]}"
         env[cname] = value.np

@@ -20,13 +20,17 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import tocha
 from tocha.fx.experimental.proxy_tensor import DataDependentValueChanged
 from tocha.library import GRAD_MODE
 
-from . import _logging, _state
+from . import _logging, _passes, _state
+from ._backends import Builtin
 from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
+from ._dynamic import NotGeneral, fit, shadow_args, strip_symbols
 from ._errors import Unsupported
 from ._guards import MISS, fast_path, miss
 from ._optimizer import compilable_step, compile_step
@@ -52,6 +56,7 @@ def reset_all() -> None:
     """Forget every compiled entry (``tocha.compiler.reset``)."""
     for ref in list(_ALL):
         ref.cache.clear()
+        ref.dynamic_entries.clear()
         ref.eager_keys.clear()
         ref.warned = False
         ref.fast = miss
@@ -98,6 +103,8 @@ class CompiledFunction:
         self.mode = mode
         self.cache: dict[Any, list[_Entry]] = {}
         self.eager_keys: set = set()
+        # entries with a dynamic size: (key without the sizes, shape patterns, entry)
+        self.dynamic_entries: list[tuple[Any, dict, _Entry]] = []
         self.warned = False
         self.fast = miss  # the guards and call of the entry last run, as one function
         self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
@@ -123,6 +130,10 @@ class CompiledFunction:
                         self.fast = entry.fast
                     return self._run(entry, key, args, kwargs)
             _logging.recompile(f"{self.name}: a module's parameters or training mode changed")
+        elif self.dynamic_entries and (found := self._dynamic_entry(args, kwargs)) is not None:
+            if found.fast is not None:
+                self.fast = found.fast
+            return self._run(found, key, args, kwargs)
         elif self.cache:
             _logging.recompile(f"{self.name}: new argument shapes, dtypes or grad mode")
         return self._compile(key, args, kwargs)
@@ -146,7 +157,7 @@ class CompiledFunction:
 
     def _compile(self, key: Any, args: tuple, kwargs: dict) -> Any:
         entries = self.cache.setdefault(key, [])
-        total = sum(len(v) for v in self.cache.values())
+        total = sum(len(v) for v in self.cache.values()) + len(self.dynamic_entries)
         if total >= _state.config.cache_size_limit:
             if not self.warned:
                 self.warned = True
@@ -173,16 +184,123 @@ class CompiledFunction:
             _LOCAL.depth -= 1
         extra = cap.inputs[_count_tensors(args, kwargs) + len(state) :]
         _logging.graph(self.name, cap.gm)
-        graph = self.backend.build(cap, self.name)
+        graph, patterns = self._build(cap, key, args, kwargs, state)
         entry = _Entry(graph, cap.rebuild, guards, extra)
         if isinstance(graph, CompiledGraph) and not graph.checks_values and not kwargs:
             bare = type(cap.first_result) is tocha.Tensor  # type: ignore[attr-defined]
             rebuild = None if bare else cap.rebuild
-            entry.fast = fast_path(args, graph.run, entry.tail, guards, rebuild, _LOCAL)
+            entry.fast = fast_path(
+                args, graph.run, entry.tail, guards, rebuild, _LOCAL, dims=patterns
+            )
             if entry.fast is not None:
                 self.fast = entry.fast
-        entries.append(entry)
+        if patterns is None:
+            entries.append(entry)
+        else:
+            self.dynamic_entries.append((_guard_key(args, kwargs, sizes=False), patterns, entry))
         return cap.first_result  # type: ignore[attr-defined]
+
+    def _build(self, cap: Any, key: Any, args: tuple, kwargs: dict, state: list) -> tuple:
+        """The compiled graph of `cap`, and the shape patterns of its arguments when its
+        sizes are dynamic (None: static)."""
+        dims = self._dynamic_dims(key, args, kwargs)
+        if dims:
+            try:
+                symbols = self._generalize(cap, args, kwargs, state, dims)
+                graph = self.backend.build(cap, self.name, symbols)
+            except NotGeneral as exc:
+                _logging.recompile(f"{self.name}: sizes stay static ({exc})")
+                strip_symbols(cap.gm)
+            else:
+                flat, _ = flatten((args, kwargs))
+                patterns = {
+                    k: [(1, 0) if d in ds else n for d, n in enumerate(flat[k].shape)]
+                    for k, ds in dims.items()
+                }
+                for k, v in enumerate(flat):
+                    if isinstance(v, tocha.Tensor) and k not in patterns:
+                        patterns[k] = list(v.shape)
+                _logging.recompile(f"{self.name}: compiled for any size of dims {dims}")
+                return graph, patterns
+        return self.backend.build(cap, self.name), None
+
+    def _dynamic_dims(self, key: Any, args: tuple, kwargs: dict) -> dict[int, list[int]]:
+        """The dims to make dynamic, by position among the flat arguments: with
+        ``dynamic=True``, dim 0 of the tensors whose dim 0 is the first tensor's; by default,
+        the dims that changed (all from one size to one other) since an entry of the same
+        arguments otherwise."""
+        if self.dynamic is False or not isinstance(self.backend, Builtin) or not self.backend.aot:
+            return {}
+        flat, _ = flatten((args, kwargs))
+        tensors = {k: v for k, v in enumerate(flat) if isinstance(v, tocha.Tensor)}
+        if not tensors or any(t.device.type != "cpu" for t in tensors.values()):
+            return {}
+        if self.dynamic:
+            first = next(iter(tensors.values()))
+            size = first.shape[0] if first.dim() else 0
+            if size < 2:
+                return {}
+            return {k: [0] for k, t in tensors.items() if t.dim() and t.shape[0] == size}
+        if not _state.config.automatic_dynamic_shapes:
+            return {}
+        erased = _guard_key(args, kwargs, sizes=False)
+        shapes = [t.shape for t in tensors.values()]
+        for other in self.cache:
+            if other == key or _erase(other) != erased:
+                continue
+            old = [p[0] for p in other if _is_tensor_part(p)]
+            changed: dict[int, list[int]] = {}
+            pairs = set()
+            for k, before, now in zip(tensors, old, shapes):
+                for d, (a, b) in enumerate(zip(before, now)):
+                    if a != b:
+                        changed.setdefault(k, []).append(d)
+                        pairs.add((a, b))
+            if len(pairs) == 1 and min(next(iter(pairs))) >= 2:
+                return changed
+        return {}
+
+    def _generalize(self, cap: Any, args: tuple, kwargs: dict, state: list, dims: dict) -> dict:
+        """Trace the call at two more sizes and fit the graph to the size (`_dynamic`)."""
+        flat, _ = flatten((args, kwargs))
+        k, ds = next(iter(dims.items()))
+        size = flat[k].shape[ds[0]]
+        sizes = (size, size + 1, size + 2)
+        _passes.optimize(cap.gm)
+        caps = [cap]
+        for shadow in sizes[1:]:
+            shadow_call = shadow_args(args, kwargs, dims, shadow)
+            caps.append(self._shadow_capture(*shadow_call, state))
+            _passes.optimize(caps[-1].gm)
+        return fit(caps, sizes)
+
+    def _shadow_capture(self, args: tuple, kwargs: dict, state: list) -> Any:
+        """A capture whose effects are undone: module state and the random stream."""
+        rng = tocha.get_rng_state()
+        saved = [t._data.copy() for t in state]
+        _LOCAL.depth += 1
+        try:
+            return capture(self.fn, args, kwargs, state)
+        except GraphBreak as exc:
+            raise NotGeneral(exc.args[0]) from None
+        finally:
+            _LOCAL.depth -= 1
+            for t, data in zip(state, saved):
+                np.copyto(t._data, data)
+            tocha.set_rng_state(rng)
+
+    def _dynamic_entry(self, args: tuple, kwargs: dict) -> _Entry | None:
+        """The entry with a dynamic size that takes this call, if any."""
+        erased = _guard_key(args, kwargs, sizes=False)
+        flat = None
+        for key, patterns, entry in self.dynamic_entries:
+            if key != erased:
+                continue
+            if flat is None:
+                flat, _ = flatten((args, kwargs))
+            if _fits(flat, patterns) and entry.holds():
+                return entry
+        return None
 
 
 def _count_tensors(args: tuple, kwargs: dict) -> int:
@@ -190,7 +308,39 @@ def _count_tensors(args: tuple, kwargs: dict) -> int:
     return sum(isinstance(v, tocha.Tensor) for v in flat)
 
 
-def _guard_key(args: tuple, kwargs: dict) -> Any:
+def _is_tensor_part(part: Any) -> bool:
+    return isinstance(part, tuple) and len(part) == 4 and isinstance(part[0], tuple)
+
+
+def _erase(key: tuple) -> tuple:
+    """A guard key with each tensor's shape replaced by its number of dims."""
+    return tuple((len(p[0]), *p[1:]) if _is_tensor_part(p) else p for p in key)
+
+
+def _fits(flat: list, patterns: dict) -> bool:
+    """Whether the flat arguments' shapes fit an entry's patterns (static sizes, and
+    ``(a, c)`` dims that are ``a * s + c`` of one size ``s`` of at least 2)."""
+    size = None
+    for k, pattern in patterns.items():
+        shape = flat[k].shape
+        if len(shape) != len(pattern):
+            return False
+        for n, p in zip(shape, pattern):
+            if isinstance(p, int):
+                if n != p:
+                    return False
+                continue
+            a, c = p
+            if size is None:
+                if (n - c) % a or (n - c) // a < 2:
+                    return False
+                size = (n - c) // a
+            elif n != a * size + c:
+                return False
+    return True
+
+
+def _guard_key(args: tuple, kwargs: dict, sizes: bool = True) -> Any:
     # global state a graph depends on: grad mode, autocast, the default dtype, transforms
     parts: list[Any] = [
         GRAD_MODE.grad_enabled,
@@ -206,7 +356,8 @@ def _guard_key(args: tuple, kwargs: dict) -> Any:
     for a in flat:
         if type(a) is tocha.Tensor or isinstance(a, tocha.Tensor):
             data = a._data
-            parts.append((data.shape, data.dtype, a._device, a.requires_grad))
+            shape = data.shape if sizes else data.ndim
+            parts.append((shape, data.dtype, a._device, a.requires_grad))
         elif a is None or isinstance(a, (bool, int, float, str, tocha.dtype, tocha.device)):
             parts.append((type(a), a))
         else:
@@ -268,7 +419,7 @@ def compile_model(
     model: Callable, *, fullgraph: bool, dynamic: Any, backend: Any, mode: str | None
 ) -> Any:
     """The compiled form of `model` (see `tocha.compile`)."""
-    from ._backends import Builtin, resolve
+    from ._backends import resolve
 
     chosen = resolve(backend)
     if isinstance(chosen, Builtin) and chosen.fuse and compilable_step(model):

@@ -22,6 +22,7 @@ from tocha.export import ops
 from tocha.fx import Node
 
 from . import _logging
+from ._dynamic import Sym, SymFloat
 from ._spec import FusedSpec, Reduce, Step
 
 __all__ = ["FusedGroup", "fuse"]
@@ -180,6 +181,8 @@ def _elementwise_shape(node: Node) -> tuple | None:
             if _dtype_name(arg) not in _DTYPES:
                 return None
         elif not isinstance(arg, (bool, int, float, str, type(None), tocha.dtype)):
+            return None
+        elif isinstance(arg, (Sym, SymFloat)):  # follows a dynamic size: not a kernel's constant
             return None
     return tuple(node.meta["val"].shape)
 

@@ -38,13 +38,16 @@ def fast_path(
     state_guards: list,
     rebuild: Callable | None,
     depth: Any,
+    dims: dict[int, list] | None = None,
 ) -> Callable | None:
     """``fast(args)`` for an entry captured from a call with positional `args` (None when
     they are not all tensors and plain scalars, or when autocast is on): `run` computes the
     flat outputs from the tensors, then the `tail` ones; `rebuild` makes the result from
     them (None: the result is the one tensor); `state_guards` are ``(dict, key, value)``
     triples that must still hold by identity; `depth` is the thread-local object whose
-    ``depth`` counts running captures."""
+    ``depth`` counts running captures; `dims` (for an entry with a dynamic size) gives the
+    shape of argument ``i`` as a list of static sizes and ``(a, c)`` for dims that are
+    ``a * s + c`` of the size ``s`` (at least 2), instead of the captured shape."""
     if GRAD_MODE.autocast is not None:
         return None
     env: dict[str, Any] = {
@@ -61,14 +64,19 @@ def fast_path(
     }
     names = [f"a{i}" for i in range(len(args))]
     checks = []
+    sizes: list[str] = []
     tensors = []
     for i, (name, value) in enumerate(zip(names, args)):
         if type(value) is tocha.Tensor:
             data = value._data
             env[f"_dev{i}"], env[f"_sh{i}"], env[f"_dt{i}"] = value._device, data.shape, data.dtype
+            shape = f"{name}._data.shape == _sh{i}"
+            if dims is not None and i in dims:
+                shape, more = _shape_checks(f"{name}._data.shape", dims[i], not sizes)
+                sizes += more
             checks.append(
                 f"type({name}) is _T and {name}._device is _dev{i} and "
-                f"{name}._data.shape == _sh{i} and {name}._data.dtype is _dt{i} and "
+                f"{shape} and {name}._data.dtype is _dt{i} and "
                 f"{name}.requires_grad is {value.requires_grad}"
             )
             tensors.append(name)
@@ -79,6 +87,7 @@ def fast_path(
             checks.append(f"type({name}) is {type(value).__name__} and {name} == _v{i}")
         else:
             return None
+    checks += sizes
     checks += [
         f"_G.grad_enabled is {GRAD_MODE.grad_enabled}",
         "_G.autocast is None",
@@ -109,3 +118,23 @@ def fast_path(
     )
     exec(compile(source, "<tocha.compile guards>", "exec"), env)
     return env["fast"]
+
+
+def _shape_checks(shape: str, pattern: list, first: bool) -> tuple[str, list[str]]:
+    """The checks of a shape against a pattern of static sizes and ``(a, c)`` dims: its
+    length and static sizes, then (to run after every argument's) the dynamic dims; the first
+    dynamic dim of all arguments sets ``_s``."""
+    static = [f"len({shape}) == {len(pattern)}"]
+    dynamic = []
+    for d, p in enumerate(pattern):
+        if isinstance(p, int):
+            static.append(f"{shape}[{d}] == {p}")
+            continue
+        a, c = p
+        if first:
+            dynamic.append(f"({shape}[{d}] - {c}) % {a} == 0")
+            dynamic.append(f"(_s := ({shape}[{d}] - {c}) // {a}) >= 2")
+            first = False
+        else:
+            dynamic.append(f"{shape}[{d}] == {a} * _s + {c}")
+    return " and ".join(static), dynamic

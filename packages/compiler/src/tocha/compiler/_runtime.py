@@ -31,6 +31,7 @@ from tocha.library import backend_of, bump_version, call, defop, kernel_context,
 from . import _codegen_rows, _fusion, _logging, _passes
 from ._capture import Capture, partition
 from ._codegen_python import GeneratedFunction, generate
+from ._dynamic import NotGeneral
 
 __all__ = ["CompiledGraph"]
 
@@ -42,7 +43,7 @@ class CompiledGraph:
     capture's order, a list) returns the flat outputs, as `run` does with them as
     arguments."""
 
-    def __init__(self, cap: Capture, fuse: bool, name: str) -> None:
+    def __init__(self, cap: Capture, fuse: bool, name: str, symbols: dict | None = None) -> None:
         gm = cap.gm
         _passes.optimize(gm)
         self.n_inputs = len(cap.inputs)
@@ -89,10 +90,14 @@ class CompiledGraph:
             stash=saved_made if self.boxed else None,
             bare=traced and len(results) == 1,
             kernels=kernels,
+            symbols=symbols,
         )
         _logging.code(self.forward.source)
         self.op = None
         self.formula = None
+        if symbols is not None and len(self.differentiable) > 1:
+            # the derivative makes zeros of an output's captured shape for a missing gradient
+            raise NotGeneral("several differentiable outputs")
         if traced:
             grads = list(flat[n_out:])
             bwd_results = [g for g in grads if g is not None]
@@ -106,6 +111,7 @@ class CompiledGraph:
                 constants,
                 fused_bwd,
                 kernels=kernels,
+                symbols=symbols,
             )
             _logging.code(self.backward.source)
             position = {original: i for i, original in enumerate(self.order)}

@@ -9,8 +9,15 @@ from types import SimpleNamespace
 __all__ = ["config", "disabled"]
 
 # As ``torch._dynamo.config``: how many compiled entries a function keeps before it runs
-# eagerly, and whether tocha.compile does anything at all.
-config = SimpleNamespace(cache_size_limit=8, recompile_limit=8, disable=False, verbose=False)
+# eagerly, whether tocha.compile does anything at all, and whether a dim seen at a second
+# size becomes dynamic.
+config = SimpleNamespace(
+    cache_size_limit=8,
+    recompile_limit=8,
+    disable=False,
+    verbose=False,
+    automatic_dynamic_shapes=True,
+)
 
 
 class _Switch(threading.local):
