@@ -147,7 +147,7 @@ def fit(caps: list[Capture], sizes: tuple) -> dict[Node, list]:
                     raise NotGeneral("a constant depends on the size")
         args = _merge([(n.args, n.kwargs) for n in trio], [index[k] for k in range(3)], sizes, i)
         first.args, first.kwargs = args
-        symbolic = _value_dims([n.meta.get("val") for n in trio], sizes)
+        symbolic = _value_dims([n.meta.get("val") for n in trio], sizes, first)
         if symbolic:
             dims[first] = symbolic
     caps[0].gm.recompile()
@@ -170,12 +170,13 @@ def symbolic_dims(shapes: list[tuple], sizes: tuple) -> list | None:
     return found
 
 
-def _value_dims(vals: list, sizes: tuple) -> list:
+def _value_dims(vals: list, sizes: tuple, node: Node) -> list:
     if not all(isinstance(v, tocha.Tensor) for v in vals):
         return []
-    found = symbolic_dims([tuple(v.shape) for v in vals], sizes)
+    shapes = [tuple(v.shape) for v in vals]
+    found = symbolic_dims(shapes, sizes)
     if found is None:
-        raise NotGeneral("a value's size is not linear in the dynamic size")
+        raise NotGeneral(f"the size of {node.name} is not linear in the dynamic size: {shapes}")
     return found
 
 
