@@ -547,8 +547,11 @@ def einsum(*args) -> Tensor:
     ``einsum("ij,jk->ik", a, b)`` is ``a @ b``. Operands may also come as one list; "..."
     stands for broadcast dims; without "->" the output has the subscripts seen once, sorted.
     The sublist form ``einsum(a, [0, 1], b, [1, 2])`` is accepted too."""
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand")
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least "
+            "one operand and its subscripts list"
+        )
     if isinstance(args[0], str):
         equation, operands = args[0], list(args[1:])
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -714,6 +717,19 @@ def addmv(
     return _scaled_sum(input, _matmul(mat, vec), beta, alpha, out)
 
 
+def _check_sizes_read(reads) -> None:
+    """PyTorch reads the sizes of the result (``batch1.size(1)``...) before it checks the
+    batches' dims: its IndexError for the first ``(tensor, dim)`` read that fails."""
+    for t, d in reads:
+        n = t._data.ndim
+        if n == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if d >= n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+            )
+
+
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:
@@ -722,6 +738,7 @@ def addbmm(
     try:
         for name, m in (("batch1", batch1), ("batch2", batch2)):
             if m._data.ndim != 3:
+                _check_sizes_read(((batch1, 1), (batch2, 2)))
                 raise RuntimeError(f"{name} must be a 3D tensor")
         _check_add_dtypes(input, batch1, batch2)
     except AttributeError:
@@ -750,6 +767,7 @@ def baddbmm(
     try:
         for name, m in (("batch1", batch1), ("batch2", batch2)):
             if m._data.ndim != 3:
+                _check_sizes_read(((batch1, 0), (batch1, 1), (batch2, 2)))
                 raise RuntimeError(f"{name} must be a 3D tensor")
         input_dtype = input.dtype
     except AttributeError:

@@ -472,6 +472,8 @@ def _index_args(
     dim = _wrap_dim(dim, ndim)
     idx = index._data
     if idx.ndim > 1:
+        if name == "index_fill_":
+            raise RuntimeError("Index has to be a vector/scalar")
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     size = input._data.shape[dim] if ndim else 1
     if source is not None:

@@ -638,6 +638,9 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return squeeze(narrow(input, dim, index % size, 1), dim)
 
 
+SPLIT_0D = "split expects at least a 1-dimensional tensor"
+
+
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` cut along `dim` into pieces of `split_size_or_sections` elements
     (an int: the last piece may be smaller) or of the sizes a list gives (summing to the
@@ -646,8 +649,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         shape = tensor._data.shape
     except AttributeError:
         raise not_a_tensor("split", tensor, "tensor", 1) from None
-    dim = _wrap_dim(dim, len(shape))
-    size = shape[dim]
+    try:
+        dim = _wrap_dim(dim, len(shape))
+        size = shape[dim]
+    except IndexError:
+        if not shape:
+            raise RuntimeError(SPLIT_0D) from None
+        raise
     if isinstance(split_size_or_sections, (tuple, list)):
         return split_with_sizes(tensor, split_size_or_sections, dim)
     step = operator.index(split_size_or_sections)
@@ -668,16 +676,22 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
         shape = input._data.shape
     except AttributeError:
         raise not_a_tensor("split_with_sizes", input, "input", 1) from None
-    dim = _wrap_dim(dim, len(shape))
+    try:
+        dim = _wrap_dim(dim, len(shape))
+        size = shape[dim]
+    except IndexError:
+        if not shape:
+            raise RuntimeError(SPLIT_0D) from None
+        raise
     sizes = int_tuple((split_sizes,), "split_with_sizes", "split_sizes")
     if any(s < 0 for s in sizes):
         raise RuntimeError(
             "split_with_sizes expects split_sizes have only non-negative entries, but got "
             f"split_sizes={list(sizes)}"
         )
-    if sum(sizes) != shape[dim]:
+    if sum(sizes) != size:
         raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {shape[dim]} (input "
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
             f"tensor's size at dimension {dim}), but got split_sizes={list(sizes)}"
         )
     return call_views(split_op, input, sizes, dim)

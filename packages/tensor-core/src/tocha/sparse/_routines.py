@@ -14,8 +14,9 @@ import numpy as np
 import tocha
 
 from .._api import export
+from .._dispatch import not_a_tensor
 from .._tensor import Tensor
-from . import COO, _make, _mm, _sparse, mm, to_sparse
+from . import COO, _make, _mm, mm, to_sparse
 
 
 def _dense_backend_error(name: str, t: Tensor) -> NotImplementedError:
@@ -162,11 +163,24 @@ def _clear(coo: COO, shape: tuple, sd: int) -> None:
     coo.shape, coo.coalesced = shape, True
 
 
+def _sparse_self(self: Tensor, name: str) -> COO:
+    """The COO of a sparse tensor that a sparse-only in-place op changes; for a dense one,
+    PyTorch's error (its dispatcher has no dense kernel for the op)."""
+    if not isinstance(self, Tensor):
+        raise not_a_tensor(name, self)
+    if type(self._data) is not COO:
+        raise NotImplementedError(
+            f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could be "
+            "because the operator doesn't exist for this backend."
+        )
+    return self._data
+
+
 def sparse_resize_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> Tensor:
     """Give this sparse tensor `size` in place, with `sparse_dim` sparse and `dense_dim`
     dense dimensions; a tensor with entries keeps them, so its dimension counts must stay
     and its sizes may only grow."""
-    coo = _sparse(self, "sparse_resize_")
+    coo = _sparse_self(self, "sparse_resize_")
     shape, sd, dd = _new_size(size, sparse_dim, dense_dim)
     if coo.nnz == 0:
         _clear(coo, shape, sd)
@@ -198,7 +212,7 @@ def sparse_resize_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> 
 def sparse_resize_and_clear_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> Tensor:
     """Empty this sparse tensor (no entries) and give it `size`, with `sparse_dim` sparse and
     `dense_dim` dense dimensions, in place."""
-    coo = _sparse(self, "sparse_resize_and_clear_")
+    coo = _sparse_self(self, "sparse_resize_and_clear_")
     shape, sd, _ = _new_size(size, sparse_dim, dense_dim)
     _clear(coo, shape, sd)
     return self
@@ -207,7 +221,7 @@ def sparse_resize_and_clear_(self: Tensor, size: Any, sparse_dim: int, dense_dim
 def resize_as_sparse_(self: Tensor, the_template: Tensor) -> Tensor:
     """`sparse_resize_` to the size and the sparse and dense dimension counts of
     `the_template` (a dense template has no sparse dimensions)."""
-    _sparse(self, "resize_as_sparse_")
+    _sparse_self(self, "resize_as_sparse_")
     return sparse_resize_(
         self, the_template.shape, the_template.sparse_dim(), the_template.dense_dim()
     )

@@ -1,0 +1,69 @@
+"""Exceptions of PyTorch's type (and message) for the biggest groups of the sweep's
+exception-type differences; checked against PyTorch (recorded)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha
+from tests.fidelity.test_fidelity_fixes import assert_same_error, assert_same_error_class
+
+SHAPES = [(), (5,), (0, 3), (3, 4), (4, 1, 3), (2, 3, 4)]
+
+
+@pytest.mark.parametrize("name", ["addbmm", "baddbmm"])
+@pytest.mark.parametrize("b1", SHAPES[:4])
+@pytest.mark.parametrize("b2", [(), (3, 4), (2, 3, 4)])
+def test_batched_addmm_reads_sizes_before_checking_dims(torch, name, b1, b2):
+    def call(lib):
+        return getattr(lib, name)(lib.ones(3, 4), lib.ones(b1), lib.ones(b2))
+
+    # PyTorch's message for a wrong input size comes from its expand, which tocha words
+    # its own way: the class is compared (IndexError where a size read fails).
+    assert_same_error_class(lambda: call(torch), lambda: call(tocha))
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "lib.resize_as_sparse_(x, x)",
+        "x.sparse_resize_((3,), 1, 0)",
+        "x.sparse_resize_and_clear_((3,), 1, 0)",
+    ],
+)
+def test_sparse_only_inplace_ops_on_a_dense_tensor(torch, expression):
+    def call(lib):
+        return eval(expression, {"x": lib.ones(3), "lib": lib})
+
+    want, got = _error(lambda: call(torch)), _error(lambda: call(tocha))
+    assert type(got) is NotImplementedError and type(want) is NotImplementedError
+    assert str(want).startswith(str(got).split(" This could")[0])
+
+
+def _error(call) -> Exception:
+    try:
+        call()
+    except Exception as exc:  # the outcome compared is the exception itself
+        return exc
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "lib.split(lib.tensor(1.0), 2)",
+        "lib.split(lib.tensor(1.0), 2, dim=4)",
+        "lib.split_with_sizes(lib.tensor(1.0), (1,))",
+        "lib.split(lib.ones(3), 2, 5)",
+        "lib.zeros(3, 4).index_fill(0, lib.zeros(2, 2, dtype=lib.long), 1.0)",
+        "lib.zeros(3, 4).index_fill_(0, lib.zeros(2, 2, dtype=lib.long), lib.tensor(1.0))",
+        "lib.zeros(3, 4).index_select(0, lib.zeros(2, 2, dtype=lib.long))",
+        "lib.einsum()",
+        "lib.einsum(lib.ones(2))",
+        "lib.einsum('i')",
+    ],
+)
+def test_errors(torch, expression):
+    assert_same_error(
+        lambda: eval(expression, {"lib": torch}), lambda: eval(expression, {"lib": tocha})
+    )
