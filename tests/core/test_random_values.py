@@ -108,3 +108,43 @@ def test_generator_states_of_either_stream_round_trip():
         first = tocha.randn(20, generator=gen)
         gen.set_state(state)
         assert tocha.equal(tocha.randn(20, generator=gen), first)
+
+
+STATE_STEPS = {
+    "seeded": lambda lib: None,
+    "after_words": lambda lib: lib.rand(3),
+    "cached_normal": lambda lib: lib.randn(1),
+    "used_cache": lambda lib: (lib.randn(1), lib.randn(1, dtype=lib.float64)),
+    "after_twists": lambda lib: (lib.rand(700), lib.randint(0, 5, (1300,))),
+}
+
+
+@pytest.mark.parametrize("step", sorted(STATE_STEPS))
+def test_rng_state_is_torchs_bytes(torch, step):
+    tocha.manual_seed(123)
+    torch.manual_seed(123)
+    STATE_STEPS[step](tocha)
+    STATE_STEPS[step](torch)
+    mine = tocha.get_rng_state()
+    assert mine.dtype == tocha.uint8 and mine.shape == (5056,)
+    np.testing.assert_array_equal(mine.numpy(), torch.get_rng_state().numpy())
+
+
+def test_torchs_rng_state_restores_torchs_stream(torch):
+    torch.manual_seed(5)
+    torch.rand(10)
+    torch.randn(3, dtype=torch.float64)  # leaves a cached normal value
+    state = torch.get_rng_state().numpy()
+    want = torch.randn(4, dtype=torch.float64).numpy()
+    tocha.set_rng_state(tocha.from_numpy(state))
+    np.testing.assert_array_equal(tocha.randn(4, dtype=tocha.float64).numpy(), want)
+    assert tocha.initial_seed() == 5
+
+
+def test_a_state_of_another_layout_is_refused():
+    with pytest.raises(RuntimeError, match="Invalid RNG state"):
+        tocha.set_rng_state(tocha.zeros(100, dtype=tocha.uint8))
+    bad = tocha.get_rng_state().clone()
+    bad[8:12] = 0  # no word left before the twist
+    with pytest.raises(RuntimeError, match="Invalid RNG state"):
+        tocha.set_rng_state(bad)

@@ -40,9 +40,16 @@ _SHIFT32 = np.uint64(32)
 _BLOCK = 16
 # Draws of at most this many values are made in Python floats (NumPy costs more on them).
 _FEW = 16
-# Bytes of the saved state: 624 key words, the position, the cached normal's flag and value.
 _KEY_WORDS = 624
-STATE_BYTES = _KEY_WORDS * 4 + 4 + 1 + 8
+# The saved state after the generator's 8-byte seed, laid out as PyTorch's CPU generator
+# state (so ``get_rng_state()`` is PyTorch's 5056 bytes and either restores the other's):
+# the words left before the next twist (int32), a seeded flag (int32), the next word's index
+# (int64), the 624 key words (each in 64 bits), three float64s of which the second is the
+# cached normal value, its flag (int32, 4 bytes of padding), then a float32 cache PyTorch
+# keeps for float normals and its flag (bool, 3 bytes of padding).
+_KEY_AT = 16
+_NORMAL_AT = _KEY_AT + _KEY_WORDS * 8
+STATE_BYTES = _NORMAL_AT + 24 + 8 + 8
 
 
 class MersenneStream:
@@ -222,27 +229,35 @@ class MersenneStream:
 
     # -- state -------------------------------------------------------------------------
     def state(self) -> bytes:
-        """The stream's state: key words, position, and the cached normal value."""
+        """The stream's state in PyTorch's layout (see `STATE_BYTES`)."""
         s = self._bits.state["state"]
-        cached = self._normal is not None
-        return (
-            np.asarray(s["key"], dtype="<u4").tobytes()
-            + int(s["pos"]).to_bytes(4, "little")
-            + bytes([cached])
-            + np.float64(self._normal if cached else 0.0).tobytes()
-        )
+        pos = int(s["pos"])
+        state = bytearray(STATE_BYTES)
+        state[0:4] = (_KEY_WORDS + 1 - pos).to_bytes(4, "little")
+        state[4:8] = (1).to_bytes(4, "little")
+        state[8:16] = (pos % _KEY_WORDS).to_bytes(8, "little")
+        state[_KEY_AT:_NORMAL_AT] = np.asarray(s["key"], dtype="<u8").tobytes()
+        if self._normal is not None:
+            state[_NORMAL_AT + 8 : _NORMAL_AT + 16] = np.float64(self._normal).tobytes()
+            state[_NORMAL_AT + 24] = 1
+        return bytes(state)
 
     def set_state(self, state: bytes) -> None:
-        """Restore a state `state` gave; ValueError if it is not one."""
+        """Restore a state `state` (or PyTorch's generator) gave; ValueError if it is not one."""
         if len(state) != STATE_BYTES:
             raise ValueError(f"expected a state of {STATE_BYTES} bytes but found {len(state)}")
-        key = np.frombuffer(state[: _KEY_WORDS * 4], dtype="<u4").astype(np.uint32)
-        pos = int.from_bytes(state[_KEY_WORDS * 4 : _KEY_WORDS * 4 + 4], "little")
-        if pos > _KEY_WORDS:
-            raise ValueError(f"position {pos} is past the key's {_KEY_WORDS} words")
-        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
-        cached = state[_KEY_WORDS * 4 + 4]
-        value = float(np.frombuffer(state[-8:], dtype="<f8")[0])
+        left = int.from_bytes(state[0:4], "little", signed=True)
+        if not 1 <= left <= _KEY_WORDS:
+            raise ValueError(f"{left} words left before the next twist is not in [1, 624]")
+        key = np.frombuffer(state[_KEY_AT:_NORMAL_AT], dtype="<u8")
+        if (key >> np.uint64(32)).any():
+            raise ValueError("a key word does not fit in 32 bits")
+        self._bits.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": key.astype(np.uint32), "pos": _KEY_WORDS + 1 - left},
+        }
+        cached = state[_NORMAL_AT + 24]
+        value = float(np.frombuffer(state[_NORMAL_AT + 8 : _NORMAL_AT + 16], dtype="<f8")[0])
         self._normal = value if cached else None
 
 
