@@ -36,7 +36,8 @@ FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD = 64, 96, 128
 # dnnl_alg_kind_t
 CONVOLUTION_DIRECT = 0x1
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
-ELTWISE_RELU, ELTWISE_TANH = 0x20, 0x21
+ELTWISE_RELU, ELTWISE_TANH, ELTWISE_LOGISTIC = 0x20, 0x21, 0x29
+ELTWISE_GELU_TANH, ELTWISE_SWISH, ELTWISE_GELU_ERF = 0x2B, 0x2C, 0x31
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1FF, 0x2FF, 0x3FF
 VANILLA_RNN, VANILLA_LSTM, LBR_GRU = 0x1FFF, 0x2FFF, 0x4FFF
 # dnnl_rnn_direction_t, dnnl_rnn_flags_t
@@ -109,6 +110,12 @@ def _bind(lib):
         "dnnl_memory_destroy": [p],
         "dnnl_primitive_attr_create": [pp],
         "dnnl_primitive_attr_set_scratchpad_mode": [p, c_int],
+        "dnnl_primitive_attr_set_post_ops": [p, p],
+        "dnnl_primitive_attr_destroy": [p],
+        "dnnl_post_ops_create": [pp],
+        "dnnl_post_ops_append_eltwise": [p, c_int, c_float, c_float],
+        "dnnl_post_ops_destroy": [p],
+        "dnnl_matmul_primitive_desc_create": [pp, p, p, p, p, p, p],
         "dnnl_primitive_desc_query": [p, c_int, c_int, p],
         "dnnl_primitive_desc_query_md": [p, c_int, c_int],
         "dnnl_primitive_desc_destroy": [p],
@@ -352,9 +359,29 @@ class Primitive:
             lib.dnnl_primitive_desc_destroy(self.pd)
 
 
-def create_pd(lib: Library, name: str, *args) -> c_void_p:
-    """A primitive descriptor from ``name`` (a ``*_primitive_desc_create`` call); DnnlError
-    when oneDNN has no implementation for these arguments."""
+def create_pd(lib: Library, name: str, *args, attr: c_void_p | None = None) -> c_void_p:
+    """A primitive descriptor from ``name`` (a ``*_primitive_desc_create`` call) with the
+    library's attributes or `attr`; DnnlError when oneDNN has no implementation for these
+    arguments."""
     pd = c_void_p()
-    lib.check(name, byref(pd), lib.engine, *args, lib.attr)
+    lib.check(name, byref(pd), lib.engine, *args, attr or lib.attr)
     return pd
+
+
+def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) -> c_void_p:
+    """Attributes for a primitive followed by the eltwise `alg` (a post-op), with a user
+    scratchpad as every primitive's; the caller destroys them."""
+    attr, ops = c_void_p(), c_void_p()
+    lib.check("dnnl_primitive_attr_create", byref(attr))
+    try:
+        lib.check("dnnl_primitive_attr_set_scratchpad_mode", attr, SCRATCHPAD_USER)
+        lib.check("dnnl_post_ops_create", byref(ops))
+        try:
+            lib.check("dnnl_post_ops_append_eltwise", ops, alg, alpha, beta)
+            lib.check("dnnl_primitive_attr_set_post_ops", attr, ops)
+        finally:
+            lib.lib.dnnl_post_ops_destroy(ops)
+    except DnnlError:
+        lib.lib.dnnl_primitive_attr_destroy(attr)
+        raise
+    return attr

@@ -13,6 +13,7 @@ from ._functional.attention import *  # noqa: F403
 from ._functional.conv import *  # noqa: F403
 from ._functional.dropout import *  # noqa: F403
 from ._functional.linear import *  # noqa: F403
+from ._functional.linear_pointwise import *  # noqa: F403
 from ._functional.loss import *  # noqa: F403
 from ._functional.normalization import *  # noqa: F403
 from ._functional.padding import *  # noqa: F403
