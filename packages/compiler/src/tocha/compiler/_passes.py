@@ -10,6 +10,8 @@ import tocha
 from tocha.export import ops
 from tocha.fx import GraphModule, Node
 
+from ._linear_pointwise import fuse_linear_activations
+
 __all__ = ["eliminate_common_subexpressions", "fold_constants", "optimize"]
 
 # Primitives whose every call gives new values, or that write: never merged or folded.
@@ -23,6 +25,7 @@ def optimize(gm: GraphModule) -> None:
     """Run the passes in place on `gm`."""
     fold_constants(gm)
     eliminate_common_subexpressions(gm)
+    fuse_linear_activations(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
 
