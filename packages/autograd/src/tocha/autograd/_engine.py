@@ -21,7 +21,7 @@ from tocha.library import (
     wrap,
 )
 
-from ._graph import AccumulateGrad, TensorMeta, freeze_metas, resolve_edges
+from ._graph import RECORD_EXTRAS, AccumulateGrad, TensorMeta, freeze_metas, resolve_edges
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
 from .transforms import LEAF_GRADIENTS
@@ -290,12 +290,15 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         raise RuntimeError(FREED_MESSAGE)
     versions = node.versions
     for tensor, vc, version in versions:
-        if vc is None:  # the tensor had no counter when saved: version 0 unless written since
-            vc = tensor._vc
-            if vc is None:
-                continue
         if vc[0] != version:
             _raise_modified(node, tensor, vc[0], version)
+    saved = node.saved
+    if not node.packed:  # a saved tensor with no counter when recorded (no entry) was at 0
+        for s in saved:
+            if type(s) in TENSOR_TYPES:
+                vc = s._vc
+                if vc is not None and vc[0] and not any(t is s for t, _, _ in versions):
+                    _raise_modified(node, s, vc[0], 0)
     if node.out_meta is None:  # a recorded op's one output
         grad_arg = grads[0]
         if grad_arg is None:  # a pre-hook took its gradient away: none flows on
@@ -308,7 +311,6 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
                     grads[k] = _zeros(node.out_meta[k])
         out = _outputs(node, create_graph, None)
         grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
-    saved = node.saved
     if node.packed:
         saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
     if node.takes_needs:
@@ -334,18 +336,25 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
                 edges.append((edge, nr, shaped, True))
                 continue
         edges.append((edge, nr, grad, _exclusive(grad, grads, results)))
-    if ANOMALY.enabled:
+    if RECORD_EXTRAS.active and ANOMALY.enabled:
         check_nan(node, [g for _, _, g, _ in edges])
     if node.hooks is not None:
         for hook in node.hooks:
             hook(tuple(g for _, _, g, _ in edges), tuple(grads))
-    if not retain_graph and (versions or node.out_data is not None):
+    if not retain_graph and (versions or node.out_data is not None or _saves_tensors(saved)):
         node.released = True
         node.saved = None
         node.out_data = None
         node.versions = ()
         freeze_metas(node)
     return edges
+
+
+def _saves_tensors(saved) -> bool:
+    for s in saved:
+        if type(s) in TENSOR_TYPES:
+            return True
+    return False
 
 
 def _exclusive(grad, incoming, results) -> bool:
@@ -417,7 +426,7 @@ def sum_to(grad: Tensor, shape) -> Tensor:
 
 def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -> None:
     meta = t._ag
-    if meta.hooks:
+    if meta.hooks and meta.grad_fn is None:  # a non-leaf's hooks are its node's pre-hooks
         for hook in meta.hooks:
             replaced = hook(grad)
             if replaced is not None:

@@ -16,6 +16,20 @@ from tocha import Size, Tensor
 from tocha.library import FROM_NP, wrap
 
 
+class _RecordExtras:
+    """Whether any thread has anomaly mode or saved-tensor hooks on (``active`` counts them):
+    a plain attribute, so that the recorder reads the thread-local switches only when it is
+    nonzero."""
+
+    __slots__ = ("active",)
+
+    def __init__(self):
+        self.active = 0
+
+
+RECORD_EXTRAS = _RecordExtras()
+
+
 class TensorMeta:
     """Stands in a node for an argument tensor its formula does not need: shape, dtype,
     device; enough to shape a gradient, never its values."""
@@ -82,18 +96,14 @@ class AutogradMeta(_RareMetaFields):
             self.output_nr = output_nr
 
 
-class OutputMeta(AutogradMeta):
-    """The `AutogradMeta` the recorder gives an op's output, made by a bare class call (C's
-    ``object.__init__``: no Python-level ``__init__`` to run); the recorder sets its two
-    fields."""
-
-    __slots__ = ()
-    __init__ = object.__init__
-
-
-class Node:
+class Node(_RareMetaFields):
     """One recorded op: its derivative formula, what the formula needs, and one edge per
     argument (the node that receives that argument's gradient, or None).
+
+    The node of a recorded one-output op is also its output's `AutogradMeta` (the output's
+    ``_ag``): ``requires_grad`` is True, ``grad_fn`` the node itself, and the rare per-tensor
+    fields (a retained gradient, a tangent) go to its ``__dict__``. A tensor's own hooks are
+    only a leaf's (a non-leaf's are its node's pre-hooks), so ``hooks`` stays the node's.
 
     An edge may still be the leaf tensor itself, whose AccumulateGrad is made on first need
     (`resolve_edges`). ``input_meta`` holds, per argument, a `TensorMeta`, the saved tensor
@@ -117,6 +127,7 @@ class Node:
     )
     # Fields few nodes set, read from the class until a node assigns its own (`record`
     # stores only the fields above).
+    requires_grad = True  # as an output's metadata
     out_meta = None
     n_outputs = 1
     pre_hooks = None
@@ -126,6 +137,11 @@ class Node:
     takes_needs = False  # the formula takes ``needs=`` (see `_formulas.d`)
     packed = False  # saved-tensor hooks packed what it saved
     trace = None
+
+    @property
+    def grad_fn(self):
+        """As an output's metadata: the node that made it, itself."""
+        return self
 
     def name(self) -> str:
         if not self.op_name[:1].islower():  # a custom Function's class name

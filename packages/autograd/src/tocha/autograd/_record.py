@@ -12,7 +12,7 @@ from tocha.library import GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._forward import LEVEL, propagate, set_tangent, tangent_of
-from ._graph import AutogradMeta, Node, OutputMeta, TensorMeta, carrier, meta_of
+from ._graph import RECORD_EXTRAS, AutogradMeta, Node, TensorMeta, carrier, meta_of
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
@@ -44,9 +44,10 @@ def record(op, args, out, tape_only=False):
     Recording is lazy: a node keeps the arguments its formula saves as they came (they are
     also their own shape metadata, frozen when backward frees them), a leaf argument itself
     where its AccumulateGrad goes (made when backward or ``next_functions`` first needs it),
-    and, for one output, no metadata of it. The common case (one output, no saved-tensor
-    hooks) is written out in this one function: each call or object fewer is a measurable
-    part of recording a small op."""
+    and, for one output, no metadata of it: the node is that output's `AutogradMeta`. The
+    common case (one output, no saved-tensor hooks, no anomaly mode) is written out in this
+    one function: each call, object or thread-local read fewer is a measurable part of
+    recording a small op."""
     if GRAD_MODE.transforms and not tape_only:
         return _record_in_transforms(op, args, out)
     entry = FORMULAS.get(op.name)
@@ -57,26 +58,36 @@ def record(op, args, out, tape_only=False):
     else:
         return out
     n = len(args)
-    edges = [None] * n
-    nrs = [0] * n
+    edges = [None, None] if n == 2 else [None] * n
+    nrs = _ZEROS[n] if n < 8 else (0,) * n  # a list only when an edge's output_nr is not 0
     metas = saved = args
     versions = []
     tracked = False
     i = -1
     for arg in args:
         i += 1
-        if type(arg) not in TENSOR_TYPES:
+        if type(arg) is not Tensor and type(arg) not in TENSOR_TYPES:
             continue
         ag = arg._ag
         if ag is not None and ag.requires_grad:
             tracked = True
-            edges[i] = ag.grad_fn or arg  # a leaf: where its AccumulateGrad will go
-            nrs[i] = ag.output_nr
+            if type(ag) is Node:  # the output of a recorded one-output op
+                edges[i] = ag
+            else:
+                grad_fn = ag.grad_fn
+                if grad_fn is None:
+                    edges[i] = arg  # a leaf: where its AccumulateGrad will go
+                else:
+                    edges[i] = grad_fn
+                    if ag.output_nr:
+                        nrs = list(nrs)
+                        nrs[i] = ag.output_nr
         if saves is None or i in saves:
             vc = arg._vc
-            if vc is INFERENCE_VC:
-                _version_counter(arg)  # raises
-            versions.append((arg, vc, 0 if vc is None else vc[0]))
+            if vc is not None:  # a saved tensor without a counter is at version 0: no entry
+                if vc is INFERENCE_VC:
+                    _version_counter(arg)  # raises
+                versions.append((arg, vc, vc[0]))
         else:
             if saved is args:
                 saved = list(args)
@@ -100,11 +111,13 @@ def record(op, args, out, tape_only=False):
     if entry is not None and entry.special:
         node.materialize = entry.materialize
         node.takes_needs = entry.takes_needs
-    if ANOMALY.enabled:
-        node.trace = creation_trace()
-    hooked = HOOKS.stack
-    if hooked and versions:
-        _pack_saved(node)
+    hooked = ()
+    if RECORD_EXTRAS.active:
+        if ANOMALY.enabled:
+            node.trace = creation_trace()
+        hooked = HOOKS.stack
+        if hooked:
+            _pack_saved(node)
     if type(out) is tuple:
         return _record_outputs(node, out, save_out, hooked)
     data = out._data
@@ -116,15 +129,16 @@ def record(op, args, out, tape_only=False):
         node.out_data = (data,)
     dtype = data.dtype
     if _DIFFERENTIABLE.get(dtype) or _differentiable(dtype):
-        meta = out._ag = OutputMeta()
-        meta.requires_grad = True
-        meta.grad_fn = node
+        out._ag = node
         if save_out:
             vc = out._vc
             if vc is None:
                 vc = out._vc = [0]
             versions.append((None, vc, vc[0]))
     return out
+
+
+_ZEROS = tuple((0,) * n for n in range(8))  # the output numbers of edges that are all first
 
 
 _DIFFERENTIABLE: dict = {}  # NumPy dtype -> whether gradients flow through it
@@ -138,17 +152,23 @@ def _differentiable(dtype) -> bool:
 
 def _pack_saved(node) -> None:
     """Saved-tensor hooks are active: the saved arguments pass through the pack hook, and the
-    node keeps no reference to the tensors themselves (nor their shapes: metadata)."""
+    node keeps no reference to the tensors themselves (nor their shapes: metadata), only
+    their version counters."""
+    if not any(isinstance(s, Tensor) for s in node.saved):
+        return
     metas = list(node.input_meta)
     saved = list(node.saved)
+    versions = []
     for k, s in enumerate(saved):
         if isinstance(s, Tensor):
+            vc = _version_counter(s)
+            versions.append((False, vc, vc[0]))
             metas[k] = meta_of(s)
             saved[k] = pack(s)
     node.input_meta = metas
     node.saved = saved
     node.packed = True
-    node.versions = [(False, _version_counter(t), v) for t, _, v in node.versions]
+    node.versions = versions
 
 
 def _record_in_transforms(op, args, out):
@@ -282,15 +302,12 @@ def _keep_original(target: Tensor, result: Tensor) -> None:
     """The node of `result` may have saved `target`, about to be overwritten: give it a copy
     of target's current values and history instead (as PyTorch saves ``original_self``)."""
     node = result._ag.grad_fn if result._ag is not None else None
-    if node is None or not any(t is target for t, _, _ in node.versions):
+    if node is None or node.packed or not any(s is target for s in node.saved):
         return
     original = wrap(target._data.copy(), target._device)
     original._ag = target._ag
-    original._vc = [0]
     node.saved = [original if s is target else s for s in node.saved]
-    node.versions = [
-        (original, original._vc, 0) if t is target else (t, vc, v) for t, vc, v in node.versions
-    ]
+    node.versions = [entry for entry in node.versions if entry[0] is not target]
 
 
 def install() -> None:

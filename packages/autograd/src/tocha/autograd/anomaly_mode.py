@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import traceback
 
+from ._graph import RECORD_EXTRAS
+
 
 class _Anomaly(threading.local):
     enabled = False
@@ -12,6 +14,12 @@ class _Anomaly(threading.local):
 
 
 ANOMALY = _Anomaly()
+
+
+def _switch(enabled: bool, check_nan: bool) -> None:
+    """Set this thread's anomaly mode, keeping the recorder's count of active extras."""
+    RECORD_EXTRAS.active += bool(enabled) - ANOMALY.enabled
+    ANOMALY.enabled, ANOMALY.check_nan = bool(enabled), check_nan
 
 
 def creation_trace() -> str:
@@ -44,11 +52,11 @@ class detect_anomaly:
 
     def __enter__(self):
         self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
-        ANOMALY.enabled, ANOMALY.check_nan = True, self.check_nan
+        _switch(True, self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        ANOMALY.enabled, ANOMALY.check_nan = self._prev
+        _switch(*self._prev)
         return False
 
     def __call__(self, fn):
@@ -64,7 +72,7 @@ class detect_anomaly:
 
 def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off."""
-    ANOMALY.enabled, ANOMALY.check_nan = bool(mode), check_nan
+    _switch(mode, check_nan)
 
 
 def is_anomaly_enabled() -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ._graph import Node
+from ._graph import RECORD_EXTRAS, Node
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "Node"]
 
@@ -45,10 +45,12 @@ class saved_tensors_hooks:
 
     def __enter__(self):
         HOOKS.stack = HOOKS.stack + (self.hooks,)
+        RECORD_EXTRAS.active += 1
         return self
 
     def __exit__(self, *exc):
         HOOKS.stack = HOOKS.stack[:-1]
+        RECORD_EXTRAS.active -= 1
         return False
 
 
