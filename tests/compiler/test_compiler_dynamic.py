@@ -116,3 +116,16 @@ def test_the_fast_path_takes_new_sizes():
     tocha.testing.assert_close(result, model(x))
     assert fast((tocha.randn(11, 13),)) is MISS  # a static dim still guards
     assert fast((tocha.randn(1, 12),)) is MISS  # sizes 0 and 1 are specialised
+
+
+def test_mark_dynamic_compiles_once(captures):
+    model = _mlp()
+    reference = copy.deepcopy(model)
+    compiled = tocha.compile(model)
+    for b in (4, 7, 9):
+        x = tocha.randn(b, 12)
+        tocha._dynamo.mark_dynamic(x, 0)
+        tocha.testing.assert_close(compiled(x), reference(x))
+    assert captures() == 1
+    with pytest.raises(IndexError):
+        tocha._dynamo.mark_dynamic(tocha.randn(3), 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tocha.compiler import (
+    _dynamic,
     allow_in_graph,
     assume_constant_result,
     config,
@@ -29,12 +30,13 @@ __all__ = [
 
 
 def mark_dynamic(t: Any, index: Any, min: Any = None, max: Any = None) -> None:
-    """Accept a request to treat dimension(s) `index` of `t` as dynamic. tocha's compiler
-    makes a dim dynamic when a call shows it a second size (or, with ``dynamic=True``, the
-    batch dim from the first call), so the request itself changes nothing; an index out of
-    range raises IndexError."""
-    for i in index if isinstance(index, (list, tuple)) else [index]:
+    """Mark dimension(s) `index` of `t` as dynamic: a compiled function called with `t`
+    compiles one graph for every size of them (see ``tocha.compile``'s dynamic sizes); an
+    index out of range raises IndexError. `min` and `max` are accepted and not checked."""
+    dims = list(index) if isinstance(index, (list, tuple)) else [index]
+    for i in dims:
         if not -t.dim() <= i < t.dim():
             raise IndexError(
                 f"mark_dynamic: dimension {i} is out of range for a {t.dim()}-d tensor"
             )
+    _dynamic.mark(t, dims)

@@ -23,6 +23,7 @@ unless it changes the graph between them: such programs should not be compiled w
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,35 @@ from tocha.fx import Node
 
 from ._capture import Capture, flatten
 
-__all__ = ["NotGeneral", "Sym", "SymFloat", "fit", "shadow_args", "strip_symbols", "symbolic_dims"]
+__all__ = [
+    "NotGeneral",
+    "Sym",
+    "SymFloat",
+    "fit",
+    "mark",
+    "marked_dims",
+    "shadow_args",
+    "strip_symbols",
+    "symbolic_dims",
+]
+
+# id(tensor) -> (a weak reference to it, its dims marked dynamic)
+_MARKED: dict[int, tuple[Any, set]] = {}
+
+
+def mark(t: Any, dims: list[int]) -> None:
+    """Remember `dims` of `t` as dynamic (``tocha._dynamo.mark_dynamic``)."""
+    key = id(t)
+    entry = _MARKED.get(key)
+    if entry is None or entry[0]() is not t:
+        entry = _MARKED[key] = (weakref.ref(t, lambda _: _MARKED.pop(key, None)), set())
+    entry[1].update(d % t.dim() for d in dims)
+
+
+def marked_dims(t: Any) -> set:
+    """The dims of `t` marked dynamic."""
+    entry = _MARKED.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else set()
 
 
 class NotGeneral(Exception):

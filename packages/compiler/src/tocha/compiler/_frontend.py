@@ -30,7 +30,7 @@ from . import _logging, _passes, _state
 from ._backends import Builtin
 from ._capture import GraphBreak, capture, flatten
 from ._codegen_python import ValueGuardFailed
-from ._dynamic import NotGeneral, fit, shadow_args, strip_symbols
+from ._dynamic import NotGeneral, fit, marked_dims, shadow_args, strip_symbols
 from ._errors import Unsupported
 from ._guards import MISS, fast_path, miss
 from ._optimizer import compilable_step, compile_step
@@ -225,7 +225,8 @@ class CompiledFunction:
         return self.backend.build(cap, self.name), None
 
     def _dynamic_dims(self, key: Any, args: tuple, kwargs: dict) -> dict[int, list[int]]:
-        """The dims to make dynamic, by position among the flat arguments: with
+        """The dims to make dynamic, by position among the flat arguments: those
+        ``tocha._dynamo.mark_dynamic`` marked (when they have one size); with
         ``dynamic=True``, dim 0 of the tensors whose dim 0 is the first tensor's; by default,
         the dims that changed (all from one size to one other) since an entry of the same
         arguments otherwise."""
@@ -235,6 +236,10 @@ class CompiledFunction:
         tensors = {k: v for k, v in enumerate(flat) if isinstance(v, tocha.Tensor)}
         if not tensors or any(t.device.type != "cpu" for t in tensors.values()):
             return {}
+        marked = {k: sorted(marked_dims(t)) for k, t in tensors.items() if marked_dims(t)}
+        if marked:
+            sizes = {tensors[k].shape[d] for k, ds in marked.items() for d in ds}
+            return marked if len(sizes) == 1 and min(sizes) >= 2 else {}
         if self.dynamic:
             first = next(iter(tensors.values()))
             size = first.shape[0] if first.dim() else 0
