@@ -129,3 +129,18 @@ def test_mark_dynamic_compiles_once(captures):
     assert captures() == 1
     with pytest.raises(IndexError):
         tocha._dynamo.mark_dynamic(tocha.randn(3), 1)
+
+
+def test_a_program_refusing_other_sizes_keeps_static_sizes(captures):
+    def fn(x):
+        if x.shape[0] != 4 and x.shape[0] != 6:
+            raise ValueError("only 4 or 6 rows")
+        return x * 2
+
+    compiled = tocha.compile(fn, dynamic=True)
+    for b in (4, 6, 4):
+        x = tocha.randn(b, 3)
+        tocha.testing.assert_close(compiled(x), x * 2)
+    assert captures() == 2
+    with pytest.raises(ValueError, match="only 4 or 6"):
+        compiled(tocha.randn(5, 3))

@@ -288,6 +288,8 @@ class CompiledFunction:
             return capture(self.fn, args, kwargs, state)
         except GraphBreak as exc:
             raise NotGeneral(exc.args[0]) from None
+        except Exception as exc:  # the program refuses the other size: keep sizes static
+            raise NotGeneral(f"at another size the program raised {exc!r}") from None
         finally:
             _LOCAL.depth -= 1
             for t, data in zip(state, saved):
