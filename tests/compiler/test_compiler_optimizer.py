@@ -189,3 +189,31 @@ def test_other_optimizers_and_backends_keep_the_general_path():
     assert type(tocha.compile(rms.step)).__name__ == "CompiledFunction"
     sgd = tocha.optim.SGD(model.parameters(), lr=0.1)
     assert type(tocha.compile(sgd.step, backend="aot_eager")).__name__ == "CompiledFunction"
+
+
+def test_a_compiled_function_running_backward_and_the_step_runs_eagerly_once():
+    tocha.manual_seed(0)
+    model = _mlp()
+    reference = copy.deepcopy(model)
+    opt = tocha.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_ref = tocha.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    step = tocha.compile(opt.step)
+
+    @tocha.compile
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        step()
+        return loss
+
+    gen = tocha.Generator().manual_seed(0)
+    for _ in range(5):
+        x, y = tocha.randn(8, 12, generator=gen), tocha.randint(0, 3, (8,), generator=gen)
+        loss = train_step(x, y)
+        opt_ref.zero_grad()
+        want = F.cross_entropy(reference(x), y)
+        want.backward()
+        opt_ref.step()
+        tocha.testing.assert_close(loss, want)
+    _assert_same(model, reference, opt, opt_ref)
