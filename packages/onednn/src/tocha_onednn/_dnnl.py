@@ -26,7 +26,7 @@ STATUS = {
     6: "not required",
 }
 # dnnl_data_type_t
-F32, S32, U8 = 3, 4, 6
+BF16, F32, S32, U8 = 2, 3, 4, 6
 # dnnl_engine_kind_t, dnnl_stream_flags_t
 ENGINE_CPU, STREAM_IN_ORDER = 1, 1
 # dnnl_format_tag_t
@@ -289,13 +289,13 @@ class MemoryDesc:
             self.handle = None
 
 
-def shape_desc(lib: Library, shape) -> MemoryDesc:
-    """A C-contiguous float32 layout of `shape`."""
+def shape_desc(lib: Library, shape, dtype: int = F32) -> MemoryDesc:
+    """A C-contiguous layout of `shape` (float32 unless `dtype` says otherwise)."""
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
         step *= max(n, 1)
-    return MemoryDesc.strided(lib, shape, strides[::-1])
+    return MemoryDesc.strided(lib, shape, strides[::-1], dtype)
 
 
 class Primitive:

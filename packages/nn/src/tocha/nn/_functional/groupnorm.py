@@ -41,6 +41,12 @@ def _sums(xp, a, b=None):
     return xp.einsum("ncm,ncm->nc", a, b)
 
 
+def _wide(xp, arrays):
+    """The arrays in float32 where they are of a narrower float (bfloat16, float16: NumPy's
+    reductions and einsum take neither well)."""
+    return [a.astype(xp.float32) if a.dtype.itemsize < 4 else a for a in arrays]
+
+
 def add_affine(xp, out, x3, scale, shift, block: int = 1 << 15) -> None:
     """``out += x3 * scale + shift`` for the (N, C, M) `out` and `x3` and the (N, C) `scale`
     and `shift`, a block of samples at a time: a small temporary is reused by the allocator,
@@ -56,6 +62,8 @@ def _group_norm_kernel(xp):
     def kernel(x, *rest):
         *params, groups, eps, affine = rest
         n, c, m, k = _dims(x, groups)
+        dtype = x.dtype
+        x, *params = _wide(xp, [x, *params])
         rows = x.reshape(n * groups, k)
         mean = (rows @ xp.ones(k, x.dtype)) / _count(k)
         y = rows - mean[:, None]
@@ -67,7 +75,8 @@ def _group_norm_kernel(xp):
         y3 *= scale[:, :, None]
         if "b" in affine:
             y3 += params[-1][:, None]
-        return y.reshape(x.shape), mean.reshape(n, groups), rstd.reshape(n, groups)
+        y = y.reshape(x.shape).astype(dtype, copy=False)
+        return y, mean.reshape(n, groups), rstd.reshape(n, groups)
 
     return kernel
 
@@ -76,6 +85,8 @@ def _group_norm_backward_kernel(xp):
     def kernel(g, x, mean, rstd, *rest):
         *w, groups, affine = rest
         n, c, m, k = _dims(x, groups)
+        dtype, param_dtype = x.dtype, w[0].dtype if w else x.dtype
+        g, x, mean, rstd, *w = _wide(xp, [g, x, mean, rstd, *w])
         per_group = c // groups
         g3, x3 = g.reshape(n, c, m), x.reshape(n, c, m)
         sum_g, sum_gx = _sums(xp, g3), _sums(xp, g3, x3)
@@ -95,7 +106,8 @@ def _group_norm_backward_kernel(xp):
         c3 = rstd * (rstd * b * mean - a)
         gx = g3 * (rstd_c * weight)[:, :, None]
         add_affine(xp, gx, x3, xp.repeat(c2, per_group, axis=1), xp.repeat(c3, per_group, axis=1))
-        return (gx.reshape(x.shape), *grads)
+        grads = [gr.astype(param_dtype, copy=False) for gr in grads]
+        return (gx.reshape(x.shape).astype(dtype, copy=False), *grads)
 
     return kernel
 
