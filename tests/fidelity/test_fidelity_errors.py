@@ -61,8 +61,25 @@ def _error(call) -> Exception:
         "lib.einsum()",
         "lib.einsum(lib.ones(2))",
         "lib.einsum('i')",
+        "lib.tril_indices(2, 2, dtype=lib.float32)",
+        "lib.triu_indices(2, 2, dtype=lib.int16)",
+        "lib.repeat_interleave(lib.ones(2, 3))",
+        "lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), (1,))",
+        "lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), [[1], [0], [1]])",
+        "lib.ones(3, 4).resize(-1)",
+        "lib.ones(3, 4).resize(5)",
+        "lib.ones(3, 4).resize((2, 6))",
+        "lib.hann_window(3, dtype=lib.complex64)",
+        "lib.nn.functional.conv_transpose1d(lib.ones(3, 4), lib.ones(3, 4))",
+        "lib.nn.functional.conv1d(lib.ones(3, 4), lib.ones(3))",
+        "lib.nn.functional.embedding_bag(lib.ones(5), lib.ones(5))",
+        "lib.nn.functional.embedding_bag(lib.ones(5), lib.ones(5, 3))",
+        "lib.nn.functional.avg_pool2d(lib.ones(5), 1)",
+        "lib.nn.functional.avg_pool2d(lib.ones(3, 4), 1)",
+        "lib.nn.functional.avg_pool2d(lib.tensor(1.0), 1)",
     ],
 )
+@pytest.mark.filterwarnings("ignore:non-inplace resize is deprecated")
 def test_errors(torch, expression):
     assert_same_error(
         lambda: eval(expression, {"lib": torch}), lambda: eval(expression, {"lib": tocha})

@@ -210,12 +210,18 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
 
 def _triangle_indices(lower: bool, row: int, col: int, offset: int, dtype, device) -> Tensor:
     row, col, offset = (operator.index(v) for v in (row, col, offset))
+    if not all(-(2**63) <= v < 2**63 for v in (row, col, offset)):
+        raise ValueError("Overflow when unpacking long long")
     if row < 0 or col < 0:
         raise RuntimeError(
             f"row must be non-negative, got{row}"
             if row < 0
             else f"col must be non-negative, got{col}"
         )
+    dtype = _dtype.int64 if dtype is None else dtype
+    if dtype not in (_dtype.int32, _dtype.int64):
+        name = "tril_indices" if lower else "triu_indices"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype.TITLE[dtype]}'")
     pick = np.tril_indices if lower else np.triu_indices
     values = np.stack(pick(row, offset, col)) if row and col else np.zeros((2, 0), np.int64)
     return _from_host(values, dtype, device, False)
@@ -519,6 +525,10 @@ def repeat_interleave(
     counts of the tensor `repeats`.
     """
     if repeats is None:
+        if input.dtype not in (_dtype.int32, _dtype.int64):
+            raise NotImplementedError(
+                f"\"repeat_interleave_cpu\" not implemented for '{_dtype.TITLE[input.dtype]}'"
+            )
         if input._data.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         counts = _repeat_counts(input, input.numel())

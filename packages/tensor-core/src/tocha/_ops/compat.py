@@ -644,8 +644,17 @@ def dim_order(self: Tensor, *, ambiguity_check=False) -> tuple[int, ...]:
 
 def _resize_legacy(self: Tensor, *sizes) -> Tensor:
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
-    shape = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) else sizes
-    return self.reshape(tuple(shape))
+    count = math.prod(sizes)  # as PyTorch: one tuple of sizes is repeated, never matches
+    if count == self.numel() and builtins.all(
+        isinstance(s, builtins.int) and s >= 0 for s in sizes
+    ):
+        return self.reshape(sizes)
+    raise RuntimeError(
+        f"requested resize to {'x'.join(map(str, sizes))} ({count} elements in total), but the "
+        f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} "
+        "elements). autograd's resize can only change the shape of a given tensor, while "
+        "preserving the number of elements. "
+    )
 
 
 def _resize_as_legacy(self: Tensor, tensor: Tensor) -> Tensor:

@@ -434,8 +434,12 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple[list, list]:
         if dims > min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         return list(range(-dims, 0)), list(range(dims))
-    if not isinstance(dims, (list, tuple)) or len(dims) != 2:
+    if not isinstance(dims, (list, tuple)):
         raise RuntimeError(_DIMS_ERROR.format(dims))
+    if len(dims) < 2:  # PyTorch unpacks a list or tuple into two
+        raise ValueError(f"not enough values to unpack (expected 2, got {len(dims)})")
+    if len(dims) > 2:
+        raise ValueError("too many values to unpack (expected 2)")
     return _dim_list(dims[0], "dims_self", 3), _dim_list(dims[1], "dims_other", 4)
 
 

@@ -33,6 +33,8 @@ def _window(name: str, window_length, periodic, dtype, device, requires_grad, va
     dtype = _dtype.get_default_dtype() if dtype is None else dtype
     if not isinstance(dtype, _dtype.dtype):
         check_dtype(name, dtype)
+    if dtype.is_complex:  # PyTorch's arange, which it starts with, has no complex kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:

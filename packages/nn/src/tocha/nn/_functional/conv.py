@@ -271,6 +271,14 @@ def _check_tensors(name: str, input, weight, bias) -> None:
         expect_tensor(name, bias, "bias", 3)
 
 
+def _weight_dims_error(name: str, input, weight, bias, groups) -> Exception:
+    """PyTorch's error for a weight of fewer than 3 dims, after its argument types."""
+    _check_tensors(name, input, weight, bias)
+    if not isinstance(groups, int) or isinstance(groups, bool):
+        return TypeError(f"{name}(): argument 'groups' must be int, not {type(groups).__name__}")
+    return RuntimeError("weight should have at least three dimensions")
+
+
 def _batched(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
     """`input` with a batch dim (added when unbatched) and whether it was added."""
     if input.dim() not in (nd + 1, nd + 2):
@@ -349,6 +357,8 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> 
     except AttributeError:
         _check_tensors(f"conv{nd}d", input, weight, bias)
         raise
+    if k < 1:
+        raise _weight_dims_error(f"conv{nd}d", input, weight, bias, groups)
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     ksize = tuple(weight.shape[2:])
     pads = _conv_pads(padding, ksize, stride, dilation)
@@ -380,6 +390,8 @@ def _conv_transposend(
     except AttributeError:
         _check_tensors(f"conv_transpose{nd}d", input, weight, bias)
         raise
+    if k < 1:
+        raise _weight_dims_error(f"conv_transpose{nd}d", input, weight, bias, groups)
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     padding = _expand(padding, k, "padding")
     output_padding = _expand(output_padding, k, "output_padding")

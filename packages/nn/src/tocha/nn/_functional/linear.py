@@ -283,15 +283,16 @@ def embedding_bag(
     start of each bag). Entries equal to `padding_idx` are left out of their bag; an empty
     bag gives zeros. `per_sample_weights` scales each entry (mode "sum" only).
     """
-    _check_indices(input, "embedding_bag")
+    if isinstance(weight, Tensor) and weight.dim() != 2:  # PyTorch checks weight first
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
+        )
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("embedding_bag", input, "input", 1)
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(
             f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
             f"then it must have the same shape as the input ({input.shape})"
-        )
-    if weight.dim() != 2:
-        raise ValueError(
-            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
         )
     if input.dim() == 2:
         if offsets is not None:
@@ -317,6 +318,7 @@ def embedding_bag(
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "the Pytorch GitHub."
         )
+    _check_indices(input, "embedding_bag")  # PyTorch's kernel checks the dtype, after these
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     flat, ids, bags = _bag_ids(input, offsets, include_last_offset)

@@ -291,6 +291,15 @@ def _pool_message(nd: int, name: str) -> str:
     return f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
 
 
+def _no_dim(ndim: int, dim: int) -> IndexError:
+    """PyTorch's IndexError for reading the size of a dim a tensor does not have."""
+    if ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(
+        f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
+    )
+
+
 def _check_pool_input(input: Tensor, nd: int, name: str):
     expect_tensor(name, input, "input", 1)
     message = _pool_message(nd, name).replace("{dims}", str(input.dim()))
@@ -348,7 +357,12 @@ def _avg_pool(
 ):
     name = f"avg_pool{nd}d"
     ksize, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
-    x, unbatched = _check_pool_input(input, nd, name)
+    try:
+        x, unbatched = _check_pool_input(input, nd, name)
+    except RuntimeError:
+        if nd == 2 and input.dim() < 3:  # PyTorch's avg_pool2d reads the size of dim -3 first
+            raise _no_dim(input.dim(), -3) from None
+        raise
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out_size = _output_sizes(x, ksize, stride, padding, (1,) * nd, ceil_mode)
