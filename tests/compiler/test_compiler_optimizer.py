@@ -217,3 +217,42 @@ def test_a_compiled_function_running_backward_and_the_step_runs_eagerly_once():
         opt_ref.step()
         tocha.testing.assert_close(loss, want)
     _assert_same(model, reference, opt, opt_ref)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
+def test_a_training_step_function_keeps_the_model_and_the_update_compiled(optimizer, captures):
+    tocha.manual_seed(0)
+    model = _mlp()
+    reference = copy.deepcopy(model)
+    make = dict(OPTIMIZERS)["sgd_momentum" if optimizer == "sgd" else "adamw"]
+    opt, opt_ref = make(model.parameters()), make(reference.parameters())
+    ran = []
+
+    @tocha.compile
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    gen = tocha.Generator().manual_seed(0)
+    for _ in range(6):
+        x, y = tocha.randn(8, 12, generator=gen), tocha.randint(0, 3, (8,), generator=gen)
+        loss = train_step(x, y)
+        ran.append(sorted(vars(model)) == sorted(vars(reference)))
+        opt_ref.zero_grad()
+        want = F.cross_entropy(reference(x), y)
+        want.backward()
+        opt_ref.step()
+        tocha.testing.assert_close(loss, want, rtol=1e-5, atol=1e-5)
+    _assert_same(model, reference, opt, opt_ref)
+    assert all(ran)  # nothing is left installed on the instances
+    assert "_step_group" not in vars(opt)
+    parts = next(iter(train_step.parts.values()))
+    assert [m for m, _ in parts.modules] == [model]
+    assert [o for o, _ in parts.optimizers] == [opt]
+    assert captures() == 1  # the model's forward (the step itself broke the graph)
+    if HAS_NUMBA:
+        step = parts.optimizers[0][1]
+        assert step.plans and all(p.kernel.fn is not None for p in step.plans.values())

@@ -35,6 +35,7 @@ from ._errors import Unsupported
 from ._guards import MISS, fast_path, miss
 from ._optimizer import compilable_step, compile_step
 from ._runtime import CompiledGraph
+from ._split import Parts, recorded_calls
 
 __all__ = ["CompiledFunction", "OptimizedModule", "compile_model", "reset_all"]
 
@@ -58,6 +59,7 @@ def reset_all() -> None:
         ref.cache.clear()
         ref.dynamic_entries.clear()
         ref.eager_keys.clear()
+        ref.parts.clear()
         ref.warned = False
         ref.fast = miss
 
@@ -103,6 +105,7 @@ class CompiledFunction:
         self.mode = mode
         self.cache: dict[Any, list[_Entry]] = {}
         self.eager_keys: set = set()
+        self.parts: dict[Any, Parts] = {}  # what stays compiled for keys with a graph break
         # entries with a dynamic size: (key without the sizes, shape patterns, entry)
         self.dynamic_entries: list[tuple[Any, dict, _Entry]] = []
         self.warned = False
@@ -121,6 +124,9 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         key = _guard_key(args, kwargs)
         if key in self.eager_keys:
+            parts = self.parts.get(key)
+            if parts is not None:
+                return parts.run(self.fn, args, kwargs)
             return self.fn(*args, **kwargs)
         entries = self.cache.get(key)
         if entries:
@@ -173,12 +179,17 @@ class CompiledFunction:
         guards, state = _module_state(self.module)
         _LOCAL.depth += 1
         try:
-            cap = capture(self.fn, args, kwargs, state)
+            with recorded_calls() as seen:
+                cap = capture(self.fn, args, kwargs, state)
         except GraphBreak as exc:
             if self.fullgraph:
                 raise Unsupported(f"{exc.args[0]} (fullgraph=True)") from None
             _logging.graph_break(f"{self.name}: {exc.args[0]}")
             self.eager_keys.add(key)
+            parts = Parts.make(seen, self._compiled_part)
+            if parts is not None:
+                self.parts[key] = parts
+                _logging.graph_break(f"{self.name}: compiled on their own: {parts.describe()}")
             return exc.args[1]
         finally:
             _LOCAL.depth -= 1
@@ -199,6 +210,10 @@ class CompiledFunction:
         else:
             self.dynamic_entries.append((_guard_key(args, kwargs, sizes=False), patterns, entry))
         return cap.first_result  # type: ignore[attr-defined]
+
+    def _compiled_part(self, forward: Callable, module: tocha.nn.Module) -> CompiledFunction:
+        """A module's forward, compiled on its own (with this function's settings)."""
+        return CompiledFunction(forward, module, self.backend, False, self.dynamic, self.mode)
 
     def _build(self, cap: Any, key: Any, args: tuple, kwargs: dict, state: list) -> tuple:
         """The compiled graph of `cap`, and the shape patterns of its arguments when its

@@ -69,13 +69,15 @@ class CompiledStep:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         opt = self.optimizer
-        opt.__dict__["_step_group"] = self._group
+        opt.__dict__["_step_group"] = self.group
         try:
             return self.step(*args, **kwargs)
         finally:
             del opt.__dict__["_step_group"]
 
-    def _group(self, group: dict) -> None:
+    def group(self, group: dict) -> None:
+        """One group's update: the kernel's, or the optimizer's own where it does not
+        apply."""
         plan = self.plans.get(id(group))
         if plan is None or not plan.valid(group, self.optimizer.state):
             plan = _Plan.make(self.optimizer, group)
