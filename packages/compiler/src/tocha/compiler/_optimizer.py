@@ -66,6 +66,8 @@ class CompiledStep:
         self.plans: dict[int, _Plan] = {}
         self.__wrapped__ = step
         self.__doc__ = step.__doc__
+        self.__name__ = getattr(step, "__name__", "step")
+        self.__qualname__ = getattr(step, "__qualname__", self.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         opt = self.optimizer
