@@ -3,6 +3,7 @@ exception-type differences; checked against PyTorch (recorded)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tocha
@@ -77,6 +78,12 @@ def _error(call) -> Exception:
         "lib.nn.functional.avg_pool2d(lib.ones(5), 1)",
         "lib.nn.functional.avg_pool2d(lib.ones(3, 4), 1)",
         "lib.nn.functional.avg_pool2d(lib.tensor(1.0), 1)",
+        "lib.fft.fftshift(lib.tensor(1.0))",
+        "lib.fft.ifftshift(lib.ones(3), dim=())",
+        "lib.linalg.vecdot(lib.ones(3, dtype=lib.int32), lib.ones(3))",
+        "lib.linalg.vecdot(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool))",
+        "lib.nn.functional.cosine_similarity(lib.ones(2, 3).long(), lib.ones(2, 3).long())",
+        "lib.cosine_similarity(lib.ones(2, 3, dtype=lib.complex64), lib.ones(2, 3))",
     ],
 )
 @pytest.mark.filterwarnings("ignore:non-inplace resize is deprecated")
@@ -84,3 +91,15 @@ def test_errors(torch, expression):
     assert_same_error(
         lambda: eval(expression, {"lib": torch}), lambda: eval(expression, {"lib": tocha})
     )
+
+
+def test_cosine_similarity_computes_in_the_common_dtype(torch):
+    def call(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0]], dtype=lib.float16)
+        y = lib.tensor([[1, 0, 2]])
+        result = lib.nn.functional.cosine_similarity(x.float(), y.double())
+        return str(result.dtype).split(".")[-1], result.tolist()
+
+    (want_dtype, want), (got_dtype, got) = call(torch), call(tocha)
+    assert got_dtype == want_dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -427,6 +427,8 @@ def rfftfreq(
 def _rolled(x: Tensor, dims, inverse: bool) -> Tensor:
     expect_tensor("fft_ifftshift" if inverse else "fft_fftshift", x)
     dims = range(x.ndim) if dims is None else [dims] if isinstance(dims, int) else dims
+    if not dims:  # PyTorch rolls by one shift per dim, and a roll needs one
+        raise RuntimeError("`shifts` required")
     for d in dims:
         n = x.shape[d]
         shift = (n + 1) // 2 if inverse else n // 2  # roll right by n // 2 (fftshift)

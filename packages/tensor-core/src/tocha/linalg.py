@@ -794,6 +794,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
         raise not_a_tensor("vecdot", x, "x", 1)
     if not isinstance(y, Tensor):
         raise not_a_tensor("vecdot", y, "y", 2)
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{_dtype.TITLE[x.dtype]}"
+        )
     if x.dtype is not y.dtype:
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found "

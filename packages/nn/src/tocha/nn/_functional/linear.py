@@ -392,8 +392,12 @@ def normalize(
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along `dim` (inputs broadcast)."""
     x1, x2 = tocha.broadcast_tensors(x1, x2)
-    if not x1.is_floating_point():
-        x1, x2 = x1.float(), x2.float()
+    common = tocha.promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        raise RuntimeError(
+            f"expected common dtype to be floating point, yet common dtype is {TITLE[common]}"
+        )
+    x1, x2 = x1.to(common), x2.to(common)
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
