@@ -62,3 +62,18 @@ def test_plain_path_gradients_check():
 def test_empty_batch_mean_is_nan():
     x = tocha.zeros(0, 3, requires_grad=True)
     assert F.cross_entropy(x, tocha.zeros(0, dtype=tocha.int64)).isnan().item()
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (7, 5), (3, 1), (1, 4)])
+def test_plain_path_of_strided_scores(shape):
+    # the rows are found through flat indices: a transposed input and other shapes (the
+    # cached row starts of one shape must not serve another)
+    rng = np.random.default_rng(1)
+    x = tocha.from_numpy(rng.standard_normal(shape[::-1])).t().requires_grad_()
+    t = tocha.from_numpy(rng.integers(0, shape[1], shape[0]))
+    loss = F.cross_entropy(x, t)
+    loss.backward()
+    want = _general(F.cross_entropy, x, t, "mean")
+    (want_grad,) = tocha.autograd.grad(want, x)
+    np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), want_grad.numpy(), rtol=1e-12, atol=1e-15)

@@ -16,12 +16,21 @@ from tocha.library import (
     LAYERS,
     REGISTRY,
     TENSOR_TYPES,
+    backend_of,
     bump_version,
     kernel_context,
     wrap,
 )
 
-from ._graph import RECORD_EXTRAS, AccumulateGrad, TensorMeta, freeze_metas, resolve_edges
+from ._graph import (
+    RECORD_EXTRAS,
+    AccumulateGrad,
+    TensorMeta,
+    accumulator_of,
+    freeze_metas,
+    output_tensor,
+    resolve_edges,
+)
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
 from .transforms import LEAF_GRADIENTS
@@ -258,8 +267,6 @@ def _release_children(node, deps: dict, ready: list) -> None:
 
 
 def _accumulator(t: Tensor):
-    from ._graph import accumulator_of
-
     return accumulator_of(t)
 
 
@@ -377,8 +384,6 @@ def _outputs(node, create_graph: bool, dev):
     is the device of a recorded op's one output (the others' is in ``out_meta``)."""
     if node.out_data is None:
         return None
-    from ._graph import output_tensor
-
     tensors = [
         output_tensor(
             node,
@@ -464,8 +469,6 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
 
 
 def _detached_copy(grad: Tensor) -> Tensor:
-    from tocha.library import backend_of
-
     if grad._ag is not None:  # a tangent or a batch it carries: through the ops
         return grad.detach().clone()
 

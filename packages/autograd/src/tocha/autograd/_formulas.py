@@ -313,10 +313,18 @@ fwd("sub", lambda t, out, x, y: _plus(t[0], None if t[1] is None else -t[1]))
 
 
 def _mul(g, out, x, y):
-    """A real gradient means a real product, so real factors: no conjugates to take."""
+    """A real gradient means a real product, so real factors: no conjugates to take. A
+    Python number factor takes no gradient (none is computed for it)."""
+    if type(y) in _PYTHON_NUMBERS:
+        return (g * y if not g.is_complex() else g * y.conjugate()), None
+    if type(x) in _PYTHON_NUMBERS:
+        return None, (g * x if not g.is_complex() else g * x.conjugate())
     if not g.is_complex():
         return g * y, g * x
     return g * conj(y), g * conj(x)
+
+
+_PYTHON_NUMBERS = frozenset((bool, int, float, complex))
 
 
 d("mul", "01", _mul)

@@ -173,7 +173,7 @@ def _row_scale(g, wt, reduction):
 
 def _nll_kernel(xp):
     def kernel(x, t, w, reduction, ignore_index):
-        if _plain(x.ndim, w, reduction, ignore_index, 0) and x.shape[0] and t.min() >= 0:
+        if _plain(x.ndim, w, reduction, ignore_index, 0) and x.shape[0] and t[t.argmin()] >= 0:
             try:
                 picked = x[xp.arange(x.shape[0]), t]
             except IndexError:  # the general path names the target
@@ -191,7 +191,7 @@ def _nll_kernel(xp):
 
 def _nll_backward_kernel(xp):
     def kernel(g, t, w, shape, reduction, ignore_index):
-        if _plain(len(shape), w, reduction, ignore_index, 0) and t.size and t.min() >= 0:
+        if _plain(len(shape), w, reduction, ignore_index, 0) and t.size and t[t.argmin()] >= 0:
             # every target counted (the forward checked their bounds): its plain case
             rows = xp.zeros(shape, g.dtype)
             rows[xp.arange(shape[0]), t] = -(g / shape[0] if reduction == "mean" else g)
@@ -219,22 +219,43 @@ def _plain(ndim, w, reduction, ignore_index, smoothing) -> bool:
     return ndim == 2 and w is None and not smoothing and reduction != "none" and ignore_index < 0
 
 
+def _row_starts(xp, n: int, c: int):
+    """``arange(n) * c``: where each row of an (n, c) C-ordered array starts in its flat form
+    (cached: flat indexing by ``t + starts`` is far faster than NumPy's 2-D fancy indexing)."""
+    key = (xp, n, c)
+    starts = _ROW_STARTS.get(key)
+    if starts is None:
+        if len(_ROW_STARTS) > 64:
+            _ROW_STARTS.clear()
+        starts = _ROW_STARTS[key] = xp.arange(0, n * c, c)
+    return starts
+
+
+_ROW_STARTS: dict = {}
+
+
+def _in_bounds(t, c: int) -> bool:
+    """Whether every class index lies in [0, c) (argmin/argmax: cheaper than NumPy's min)."""
+    return t[t.argmin()] >= 0 and t[t.argmax()] < c
+
+
 def _ce_plain(xp, x, t, reduction):
-    """Cross entropy's `_plain` case in a dozen NumPy calls; None when some target is negative
-    (ignored) or out of bounds, which the general path reports."""
-    n = x.shape[0]
-    if not n or t.min() < 0:
+    """Cross entropy's `_plain` case in a few cheap NumPy calls (rows through flat indices);
+    None when some target is negative (ignored) or out of bounds, which the general path
+    reports."""
+    n, c = x.shape
+    if not n or not c or not _in_bounds(t, c):
         return None
-    ar = xp.arange(n)
-    probs = x - _row_max(xp, x, ar)[:, None]
-    try:
-        picked = probs[ar, t]
-    except IndexError:
-        return None
+    hits = t + _row_starts(xp, n, c)
+    row_max = x.reshape(-1)[x.argmax(axis=1) + _row_starts(xp, n, c)]
+    probs = x - row_max[:, None]
+    if not probs.flags.c_contiguous:  # its flat form must be a view (the backward's too)
+        probs = xp.ascontiguousarray(probs)
+    picked = probs.reshape(-1)[hits]
     xp.exp(probs, out=probs)
     total = xp.einsum("ij->i", probs)
     probs /= total[:, None]
-    losses = xp.log(total)
+    losses = xp.log(total, out=total)
     losses -= picked
     loss = losses.sum(dtype=losses.dtype)
     return xp.asarray(loss / n if reduction == "mean" else loss, dtype=losses.dtype), probs
@@ -276,11 +297,14 @@ def _ce_backward_kernel(xp):
     `x` gives only its shape (it is an input for the double backward)."""
 
     def kernel(g, x, t, probs, w, reduction, ignore_index, smoothing):
-        if _plain(x.ndim, w, reduction, ignore_index, smoothing) and t.size and t.min() >= 0:
+        if _plain(x.ndim, w, reduction, ignore_index, smoothing) and t.size and t[t.argmin()] >= 0:
             # every target counted (the forward checked their bounds): _ce_plain's case
-            scale = g / t.shape[0] if reduction == "mean" else g
+            n, c = probs.shape
+            scale = g / n if reduction == "mean" else g
             grad = probs * scale
-            grad[xp.arange(t.shape[0]), t] -= scale
+            if not grad.flags.c_contiguous:  # its flat form must be a view
+                grad = xp.ascontiguousarray(grad)
+            grad.reshape(-1)[t + _row_starts(xp, n, c)] -= scale
             return grad
         n, c = probs.shape
         idx = t.reshape(-1).astype(xp.int64, copy=False)
