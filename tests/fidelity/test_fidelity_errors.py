@@ -84,6 +84,8 @@ def _error(call) -> Exception:
         "lib.linalg.vecdot(lib.ones(3, dtype=lib.bool), lib.ones(3, dtype=lib.bool))",
         "lib.nn.functional.cosine_similarity(lib.ones(2, 3).long(), lib.ones(2, 3).long())",
         "lib.cosine_similarity(lib.ones(2, 3, dtype=lib.complex64), lib.ones(2, 3))",
+        "lib.lu_unpack(lib.ones(3, 4), lib.zeros(0))",
+        "lib.lu_unpack(lib.ones(3, 4), lib.zeros(3, dtype=lib.int64))",
     ],
 )
 @pytest.mark.filterwarnings("ignore:non-inplace resize is deprecated")

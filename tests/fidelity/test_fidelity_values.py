@@ -3,6 +3,8 @@ checked against PyTorch (recorded)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,44 @@ def test_trapezoid_over_an_empty_dim_keeps_the_dtype(torch, shape, dtype, dim):
 def test_norm_except_dim_of_a_vector_is_elementwise(torch, values):
     want = torch.norm_except_dim(torch.tensor(values), 2, 0)
     _same(want, tocha.norm_except_dim(tocha.tensor(values), 2, 0))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 3, 0), (0, 2, 2), (2, 0, 0)])
+@pytest.mark.parametrize("name", ["lu_factor_ex", "lu", "lu_legacy"])
+def test_lu_of_empty_matrices(torch, shape, name):
+    """Empty factorisations (NumPy's reshape(-1, ...) of nothing used to fail)."""
+
+    def call(lib):
+        x = lib.ones(shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.lu is deprecated
+            legacy = name == "lu_legacy"
+            parts = lib.lu(x, get_infos=True) if legacy else getattr(lib.linalg, name)(x)
+        return [(str(p.dtype).split(".")[-1], tuple(p.shape)) for p in parts]
+
+    assert call(tocha) == call(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool"])
+@pytest.mark.parametrize("shape", [(3, 4), (0, 3)])
+def test_legacy_lu_dtypes(torch, dtype, shape):
+    """torch.lu has no kernel for these dtypes (NotImplementedError), except on no data."""
+
+    def call(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parts = lib.lu(lib.ones(shape, dtype=getattr(lib, dtype)), get_infos=True)
+        return [(str(p.dtype).split(".")[-1], tuple(p.shape)) for p in parts]
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert (type(got).__name__, str(got)) == (type(want).__name__, str(want))
+    else:
+        assert got == want
+
+
+def _outcome(call):
+    try:
+        return call()
+    except Exception as exc:  # the outcome compared is the exception itself
+        return exc

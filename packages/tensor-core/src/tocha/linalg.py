@@ -684,6 +684,12 @@ def lu_unpack(
         raise not_a_tensor("lu_unpack", LU_data, "LU_data", 1)
     if not isinstance(LU_pivots, Tensor):
         raise not_a_tensor("lu_unpack", LU_pivots, "LU_pivots", 2)
+    if LU_pivots.dtype is not _dtype.int32:
+        raise RuntimeError(
+            "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+            "dtype.\nNote: this function is intended to be used with the output produced by "
+            "torch.linalg.lu_factor"
+        )
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     nothing = LU_data.new_empty(0)

@@ -161,9 +161,19 @@ def cholesky_inverse(input: Tensor, upper: builtins.bool = False, *, out=None) -
     return result if out is None else _write_out(out, result)
 
 
+_LU_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128)
+
+
 def lu(A: Tensor, pivot: builtins.bool = True, get_infos: builtins.bool = False, out=None):
     """The LU factorisation (LU, pivots) of `A`, with `infos` when `get_infos`."""
-    factors, pivots, infos = _linalg().lu_factor_ex(A, pivot=pivot)
+    if isinstance(A, Tensor) and A.dim() >= 2 and A.dtype not in _LU_DTYPES:
+        if A.numel():  # PyTorch's kernel has no low-precision or integer form
+            raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_dtype.TITLE[A.dtype]}'")
+        batch = tuple(A.shape[:-2])
+        pivots = _F["zeros"](batch + (min(A.shape[-2:]),), dtype=_dtype.int32)
+        factors, infos = A.clone(), _F["zeros"](batch, dtype=_dtype.int32)
+    else:
+        factors, pivots, infos = _linalg().lu_factor_ex(A, pivot=pivot)
     return (factors, pivots, infos) if get_infos else (factors, pivots)
 
 

@@ -16,6 +16,7 @@ Arrays are ``(..., m, n)`` stacks of matrices; batch dims broadcast.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def lu_factor(xp, a):
     row i was swapped with row ``pivots[i] - 1``; info is the 1-based index of the first zero
     pivot (0: none)."""
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
-    lu = a.reshape((-1, m, n)).copy()
+    lu = a.reshape((math.prod(batch), m, n)).copy()  # -1 is ambiguous when a is empty
     count, k_max = lu.shape[0], min(m, n)
     rows = xp.arange(count)
     pivots = xp.empty((count, k_max), _INT32)
@@ -81,8 +82,9 @@ def lu_factor(xp, a):
 def permutation(xp, pivots, m: int):
     """The row order ``perm`` with ``(P^T A)[i] = A[perm[i]]`` from LAPACK pivots."""
     batch = pivots.shape[:-1]
-    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
-    piv = pivots.reshape(-1, pivots.shape[-1]).astype(np.int64) - 1
+    count = math.prod(batch)  # not -1: ambiguous for empty pivots
+    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(count, m).copy()
+    piv = pivots.reshape(count, pivots.shape[-1]).astype(np.int64) - 1
     rows = xp.arange(perm.shape[0])
     for k in range(piv.shape[1]):
         p = piv[:, k]
