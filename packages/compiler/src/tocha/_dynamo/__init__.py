@@ -1,10 +1,13 @@
-"""tocha._dynamo: the parts of ``torch._dynamo`` that programs call (``reset``, ``config``,
-``disable``, ``list_backends``, ``exc``), over tocha's compiler."""
+"""tocha._dynamo: the parts of ``torch._dynamo`` that programs and their tests call
+(``reset``, ``config``, ``disable``, ``list_backends``, ``mark_dynamic``, ``optimize``,
+``exc``, ``testing``, ``utils``), over tocha's compiler."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import tocha
 from tocha.compiler import (
     _dynamic,
     allow_in_graph,
@@ -15,7 +18,7 @@ from tocha.compiler import (
     reset,
 )
 
-from . import exc
+from . import exc, testing, utils
 
 __all__ = [
     "allow_in_graph",
@@ -25,8 +28,29 @@ __all__ = [
     "exc",
     "list_backends",
     "mark_dynamic",
+    "optimize",
     "reset",
+    "testing",
+    "utils",
 ]
+
+
+def optimize(
+    backend: Any = "inductor",
+    *,
+    nopython: bool = False,
+    dynamic: bool | None = None,
+    disable: bool = False,
+) -> Callable[[Callable], Any]:
+    """The older form of ``tocha.compile``: ``optimize(backend)(fn)`` is ``tocha.compile(fn,
+    backend=backend, fullgraph=nopython, dynamic=dynamic)``."""
+
+    def decorate(fn: Callable) -> Any:
+        return tocha.compile(
+            fn, backend=backend, fullgraph=nopython, dynamic=dynamic, disable=disable
+        )
+
+    return decorate
 
 
 def mark_dynamic(t: Any, index: Any, min: Any = None, max: Any = None) -> None:

@@ -177,6 +177,7 @@ class CompiledFunction:
             self.eager_keys.add(key)
             return self.fn(*args, **kwargs)
         guards, state = _module_state(self.module)
+        _state.counters["frames"]["total"] += 1
         _LOCAL.depth += 1
         try:
             with recorded_calls() as seen:
@@ -185,6 +186,7 @@ class CompiledFunction:
             if self.fullgraph:
                 raise Unsupported(f"{exc.args[0]} (fullgraph=True)") from None
             _logging.graph_break(f"{self.name}: {exc.args[0]}")
+            _state.counters["graph_break"][exc.args[0]] += 1
             self.eager_keys.add(key)
             parts = Parts.make(seen, self._compiled_part)
             if parts is not None:
@@ -194,6 +196,8 @@ class CompiledFunction:
         finally:
             _LOCAL.depth -= 1
         extra = cap.inputs[_count_tensors(args, kwargs) + len(state) :]
+        _state.counters["frames"]["ok"] += 1
+        _state.counters["stats"]["unique_graphs"] += 1
         _logging.graph(self.name, cap.gm)
         graph, patterns = self._build(cap, key, args, kwargs, state)
         entry = _Entry(graph, cap.rebuild, guards, extra)

@@ -3,10 +3,11 @@ compiled code off (``tocha.compiler.disable``)."""
 
 from __future__ import annotations
 
+import collections
 import threading
 from types import SimpleNamespace
 
-__all__ = ["config", "disabled"]
+__all__ = ["config", "counters", "disabled"]
 
 # As ``torch._dynamo.config``: how many compiled entries a function keeps before it runs
 # eagerly, whether tocha.compile does anything at all, and whether a dim seen at a second
@@ -18,6 +19,11 @@ config = SimpleNamespace(
     verbose=False,
     automatic_dynamic_shapes=True,
 )
+
+
+# As ``torch._dynamo.utils.counters``: ``frames`` (``total`` captures tried, ``ok``),
+# ``stats`` (``unique_graphs`` compiled) and ``graph_break`` (each reason, counted).
+counters: collections.defaultdict = collections.defaultdict(collections.Counter)
 
 
 class _Switch(threading.local):
