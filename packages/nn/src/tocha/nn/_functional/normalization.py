@@ -74,38 +74,47 @@ def _layer_norm_kernel(xp):
 
 def _layer_norm_backward_kernel(xp):
     """``dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))`` per row (``gw = g * w``),
-    with the weight and bias gradients. Every row reduction is a matrix-vector product of
-    ``P = g * xhat`` or of `g` (NumPy's einsum and row sums are slower), and P's memory then
-    holds ``gw``: two full-size arrays in all, the result included."""
+    with the weight and bias gradients. Every row or column reduction is a matrix-vector
+    product of ``P = g * (x - mean)`` or of `g` (NumPy's einsum and row sums are slower; rstd
+    enters through the vector), and P's memory then holds ``gw``: P is a `scratch` buffer
+    kept between calls (a fresh full-size temporary cost as much as the arithmetic, in page
+    faults), and the centred input becomes the result."""
 
     def kernel(g, x, mean, rstd, *rest):
         *w, nd, affine = rest
         g2, x2 = _rows(g, nd), _rows(x, nd)
         rows, n = x2.shape
-        r2 = rstd.reshape(-1, 1)
-        xhat = x2 - mean.reshape(-1, 1)
-        xhat *= r2
-        p = g2 * xhat
+        r = rstd.reshape(-1)
+        centred = x2 - mean.reshape(-1, 1)
+        key = (xp.__name__, centred.shape, centred.dtype.str)
+        p = _SCRATCH.pop(key, None)
+        p = xp.multiply(g2, centred, out=p if p is not None else xp.empty_like(centred))
         grads = []
-        by_row = xp.ones(rows, g2.dtype)
         if "w" in affine:
-            grads.append((by_row @ p).reshape(w[0].shape))
+            grads.append((r.astype(p.dtype, copy=False) @ p).reshape(w[0].shape))
         if "b" in affine:
-            grads.append((by_row @ g2).reshape(x.shape[x.ndim - nd :]))
+            grads.append((xp.ones(rows, g2.dtype) @ g2).reshape(x.shape[x.ndim - nd :]))
         weight = w[0].reshape(-1) if w else xp.ones(n, g2.dtype)
-        proj = (p @ weight)[:, None] / -n  # -mean(gw * xhat)
-        centre = (g2 @ weight)[:, None] / n  # mean(gw)
-        if w:
-            xp.multiply(g2, weight, out=p)
-        else:
-            p = g2
-        xhat *= proj
-        xhat += p
-        xhat -= centre
-        xhat *= r2
-        return (xhat.reshape(x.shape), *grads)
+        proj = (p @ weight) * (r * r / -n)  # -rstd * mean(gw * xhat)
+        centre = (g2 @ weight) / n  # mean(gw)
+        centred *= proj[:, None]
+        centred += xp.multiply(g2, weight, out=p) if w else g2
+        centred -= centre[:, None]
+        centred *= rstd.reshape(-1, 1)
+        _keep_scratch(key, p)
+        return (centred.reshape(x.shape), *grads)
 
     return kernel
+
+
+_SCRATCH: dict = {}  # (array module, shape, dtype) -> a free buffer (taken by pop: threadsafe)
+
+
+def _keep_scratch(key, buffer) -> None:
+    """Keep `buffer` for the next call of its shape (a few shapes at most)."""
+    if len(_SCRATCH) >= 4:
+        _SCRATCH.clear()
+    _SCRATCH[key] = buffer
 
 
 layer_norm_op = defop("native_layer_norm", _layer_norm_kernel)
