@@ -86,6 +86,14 @@ def _error(call) -> Exception:
         "lib.cosine_similarity(lib.ones(2, 3, dtype=lib.complex64), lib.ones(2, 3))",
         "lib.lu_unpack(lib.ones(3, 4), lib.zeros(0))",
         "lib.lu_unpack(lib.ones(3, 4), lib.zeros(3, dtype=lib.int64))",
+        "lib.ones(3, 4).narrow(0, lib.tensor([1]), 1)",
+        "lib.ones(3, 4).narrow(0, lib.tensor(1.0), 1)",
+        "lib.narrow(lib.ones(3, 4), 1, lib.tensor(True), 1)",
+        "lib.narrow(lib.ones(3, 4), 1, lib.ones(2, 2), 1)",
+        "lib.ormqr(lib.ones(5), lib.ones(5), lib.ones(5))",
+        "lib.cholesky_inverse(lib.tensor(2.0))",
+        "lib.nn.functional.scaled_dot_product_attention(lib.ones(5), lib.ones(5), lib.ones(5))",
+        "lib.nn.functional.scaled_dot_product_attention(lib.ones(5), lib.ones(2, 5), lib.ones(5))",
     ],
 )
 @pytest.mark.filterwarnings("ignore:non-inplace resize is deprecated")
@@ -105,3 +113,12 @@ def test_cosine_similarity_computes_in_the_common_dtype(torch):
     (want_dtype, want), (got_dtype, got) = call(torch), call(tocha)
     assert got_dtype == want_dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("start", ["lib.tensor(1)", "lib.tensor(-2, dtype=lib.int32)", "-2", "0"])
+def test_narrow_starts(torch, start):
+    def call(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        return x.narrow(1, eval(start, {"lib": lib}), 2).tolist()
+
+    assert call(tocha) == call(torch)

@@ -156,6 +156,8 @@ def cholesky_inverse(input: Tensor, upper: builtins.bool = False, *, out=None) -
     """The inverse of A = L L^H (upper: U^H U) from its Cholesky factor."""
     if not isinstance(input, Tensor):
         raise not_a_tensor("cholesky_inverse", input, "input", 1)
+    if input.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     eye = _F["eye"](input.shape[-1], dtype=input.dtype, device=input._device)
     result = cholesky_solve(eye.expand(input.shape), input, upper)
     return result if out is None else _write_out(out, result)
@@ -222,6 +224,8 @@ def ormqr(
         raise not_a_tensor("ormqr", tau, "tau", 2)
     if not isinstance(other, Tensor):
         raise not_a_tensor("ormqr", other, "other", 3)
+    if input.dim() < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
     m = input.shape[-2]
     reflectors = input
     if input.shape[-1] < m:

@@ -594,6 +594,15 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 
 
 # -- pieces ----------------------------------------------------------------------------------
+def _narrow_start(start) -> int:
+    """`narrow`'s start given as other than an int: an integer (a 0-dim integral Tensor)."""
+    if isinstance(start, bool):
+        raise TypeError("narrow(): argument 'start' must be int, not bool")
+    if isinstance(start, Tensor) and (start._data.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    return operator.index(start)
+
+
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """A view of `length` elements of `input` along `dim`, from `start` (may be negative)."""
     try:
@@ -606,7 +615,8 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
         raise RuntimeError("narrow(): length must be non-negative.")
     dim = _wrap_dim(dim, len(shape))
     size = shape[dim]
-    start = operator.index(start)
+    if type(start) is not int:
+        start = _narrow_start(start)
     if not -size <= start <= size:
         raise IndexError(
             f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"

@@ -232,6 +232,11 @@ def scaled_dot_product_attention(
             f"{_dtype_name(query.dtype)} key.dtype: {_dtype_name(key.dtype)} and value.dtype: "
             f"{_dtype_name(value.dtype)} instead."
         )
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got "
+            f"query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead."
+        )
     if not (query.dtype.is_floating_point or query.dtype.is_complex):
         raise RuntimeError(f"expected scalar type Float but found {TITLE[query.dtype]}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
