@@ -256,3 +256,19 @@ def test_a_training_step_function_keeps_the_model_and_the_update_compiled(optimi
     if HAS_NUMBA:
         step = parts.optimizers[0][1]
         assert step.plans and all(p.kernel.fn is not None for p in step.plans.values())
+
+
+def test_a_group_of_many_parameters():
+    params = [tocha.randn(3, 5).requires_grad_() for _ in range(40)]
+    reference = [p.detach().clone().requires_grad_() for p in params]
+    opt = tocha.optim.AdamW(params, lr=1e-2)
+    opt_ref = tocha.optim.AdamW(reference, lr=1e-2)
+    step = tocha.compile(opt.step)
+    for k in range(4):
+        for p, q in zip(params, reference):
+            p.grad = tocha.full_like(p, float(k + 1)) * p.detach()
+            q.grad = tocha.full_like(q, float(k + 1)) * q.detach()
+        step()
+        opt_ref.step()
+    for p, q in zip(params, reference):
+        tocha.testing.assert_close(p, q, rtol=1e-5, atol=1e-5)

@@ -2,11 +2,13 @@
 
 An elementwise optimizer updates its parameters with NumPy calls outside tocha's kernels,
 which capture cannot record (a program doing so is a graph break). Its maths is known, so the
-compiler generates it instead: one numba kernel per parameter group and option set (SGD's
+compiler generates it instead: one numba kernel per optimizer kind and option set (SGD's
 momentum, dampening, Nesterov, weight decay, maximize; Adam's and AdamW's weight decay and
-maximize), looping over the group's parameters (a tuple of flat arrays) and updating each
-element in one pass: parameter, gradient and state are read and written once, where the
-eager step makes a dozen passes with temporaries. Scalars (learning rate, betas...) are
+maximize), called on each parameter of a group (flat arrays) and updating each element in
+one pass: parameter, gradient and state are read and written once, where the eager step
+makes a dozen passes with temporaries. (One call over a tuple of the group's arrays costs
+numba a compile per group size, 15 s at 50 parameters: one call per parameter costs a
+microsecond or two.) Scalars (learning rate, betas...) are
 arguments, so a learning-rate scheduler does not recompile. Each step computes what the eager
 step computes, operation for operation, in the parameters' dtype, so both give the same
 values.
@@ -223,7 +225,7 @@ class _Plan:
                 s(wd),
                 s(1 - lr * wd),
             )
-        self.kernel(self.flat, tuple(grads), self.state_arrays, scalars)
+        self.kernel(self.flat, grads, self.state_arrays, scalars)
         for p in self.params:
             bump_version(p)
         return True
@@ -259,13 +261,13 @@ def _options(kind: str, group: dict) -> tuple:
 
 class _Kernel:
     """The numba kernel of one optimizer kind and option set (compiled on first call, per
-    tuple length and dtype, cached on disk)."""
+    dtype, cached on disk), called on each parameter's arrays."""
 
     def __init__(self, kind: str, options: tuple) -> None:
         self.source = _source(kind, options)
         self.fn: Any = None
 
-    def __call__(self, params: tuple, grads: tuple, states: list, scalars: tuple) -> None:
+    def __call__(self, params: tuple, grads: list, states: list, scalars: tuple) -> None:
         fn = self.fn
         if fn is None:
             import numba
@@ -273,7 +275,8 @@ class _Kernel:
             text = f"opt|{numba.__version__}|{self.source}"
             digest = hashlib.sha256(text.encode()).hexdigest()[:32]
             fn = self.fn = _codegen_numba._load(self.source, digest).kernel
-        fn(params, grads, *states, *scalars)
+        for arrays in zip(params, grads, *states):
+            fn(*arrays, *scalars)
 
 
 def _source(kind: str, options: tuple) -> str:
@@ -281,7 +284,7 @@ def _source(kind: str, options: tuple) -> str:
     operations, in its order, so rounding is the same."""
     if kind == "SGD":
         momentum, nesterov, decay, maximize = options
-        arrays = ["ps", "gs"] + (["bs"] if momentum else [])
+        arrays = ["p_", "g_"] + (["b_"] if momentum else [])
         head = f"def kernel({', '.join(arrays)}, lr, momentum, keep, weight_decay):"
         body = _grad_lines(decay, maximize)
         if momentum:
@@ -292,9 +295,8 @@ def _source(kind: str, options: tuple) -> str:
         body += ["p_[k] = p_[k] - u * lr"]
     else:
         decay, decoupled, maximize, small = options
-        arrays = ["ps", "gs", "ms", "vs"]
         head = (
-            "def kernel(ps, gs, ms, vs, w, beta2, one_minus_beta2, bc2, eps, step_size, "
+            "def kernel(p_, g_, m_, v_, w, beta2, one_minus_beta2, bc2, eps, step_size, "
             "weight_decay, shrink):"
         )
         body = ["p_[k] = p_[k] * shrink"] if decay and decoupled else []
@@ -316,10 +318,8 @@ def _source(kind: str, options: tuple) -> str:
         "",
         '@numba.njit(cache=True, nogil=True, error_model="numpy")',
         head,
-        "    for t in range(len(ps)):",
-        *(f"        {a[0]}_ = {a}[t]" for a in arrays),
-        "        for k in range(p_.shape[0]):",
-        *(f"            {line}" for line in body),
+        "    for k in range(p_.shape[0]):",
+        *(f"        {line}" for line in body),
     ]
     return "\n".join(lines) + "\n"
 
