@@ -13,6 +13,7 @@ oneDNN 3.2 has no group normalization: group norm over (N, C, *) with G groups i
 norm, without affine parameters, of the (N * G, C / G * spatial) rows, then the per-channel
 weight and bias applied in place (any of them); the backward hands oneDNN ``g * w`` and
 gets the weight and bias gradients from per-(sample, channel) sums of ``g`` and ``g * x``.
+Strided inputs go to the built-in kernel.
 """
 
 from __future__ import annotations
@@ -312,7 +313,11 @@ def _buffer(shape) -> np.ndarray:
 
 
 def _group_ok(x, groups: int, *arrays) -> bool:
-    return x.ndim >= 2 and x.shape[0] * groups > 0 and _ok("", x, *arrays)
+    """float32, not empty, and C-contiguous (the rows are a view of it: a strided input
+    would take a copy, which costs what oneDNN saves)."""
+    if x.ndim < 2 or not x.flags.c_contiguous or x.shape[0] * groups == 0:
+        return False
+    return _ok("", x, *arrays)
 
 
 def _group_rows(x, groups: int):
@@ -330,7 +335,6 @@ def group_norm(fallback):
         *params, groups, eps, affine = rest
         if not _group_ok(x, groups, *params):
             return fallback(x, *rest)
-        x = _contiguous(x)
         ncm, rows = _group_rows(x, groups)
         plan = _cache.get(
             ("ln", rows, eps, "", threads()), lambda: _build_layer_forward(rows, eps, "")
@@ -360,9 +364,8 @@ def group_norm_backward(fallback):
 
     def kernel(g, x, mean, rstd, *rest):
         *w, groups, affine = rest
-        if not _group_ok(x, groups, g, mean, rstd, *w):
+        if not (_group_ok(x, groups, g, mean, rstd, *w) and g.flags.c_contiguous):
             return fallback(g, x, mean, rstd, *rest)
-        g, x = _contiguous(g), _contiguous(x)
         (n, c, m), rows = _group_rows(x, groups)
         plan = _cache.get(("ln_bwd", rows, "", threads()), lambda: _build_layer_backward(rows, ""))
         if plan is None:
