@@ -16,6 +16,7 @@ import pytest
 
 import tocha
 import tocha.nn.functional as F
+from tocha.export import ops
 from tocha.func._batching import LOOPED
 from tocha.func._vmap import vmap
 
@@ -135,6 +136,23 @@ ROWS = [
         "layer_norm_affine",
         lambda x, w, b: F.layer_norm(x, (4,), w, b),
         (3, 4),
+        (4,),
+        (4,),
+        in_dims=(0, None, None),
+    ),
+    row("group_norm", lambda x: F.group_norm(x, 2), (3, 4, 5)),
+    row(
+        "linear_pointwise",
+        lambda x, w, b: ops.linear_pointwise(x, w, b, "gelu"),
+        (2, 5),
+        (4, 5),
+        (4,),
+        in_dims=(0, None, None),
+    ),
+    row(
+        "group_norm_affine",
+        lambda x, w, b: F.group_norm(x, 2, w, b),
+        (3, 4, 5),
         (4,),
         (4,),
         in_dims=(0, None, None),
@@ -404,7 +422,7 @@ LOOPED_BY_DESIGN = {
         "linear algebra with vector/matrix right-hand sides or several outputs: looped",
     ),
     **dict.fromkeys(
-        "native_batch_norm_backward native_layer_norm_backward "
+        "native_batch_norm_backward native_layer_norm_backward native_group_norm_backward "
         "scaled_dot_product_attention_backward avg_pool_backward".split(),
         "reduced parameter gradients; under a transform the norms' and attention's "
         "backward run as tocha ops, which have rules",

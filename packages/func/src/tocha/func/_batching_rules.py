@@ -425,6 +425,16 @@ def _linear(op, args, out, levels, xp):
     return result.reshape(tuple(shape) + out._data.shape)
 
 
+@rule("linear_pointwise")
+def _linear_pointwise(op, args, out, levels, xp):
+    """``act(x @ w.T + b)``: a batched input is more rows; a batched weight or bias runs
+    the loop."""
+    x, params, activation = args[0], args[1:-1], args[-1]
+    if type(x) is not BatchedTensor or any(type(p) is BatchedTensor for p in params):
+        return NotImplemented
+    return _kernel(op, args)(aligned(x, levels), *_raw(params), activation)
+
+
 @rule("einsum")
 def _einsum(op, args, out, levels, xp):
     """The equation with one new subscript per batch dim, on the batched operands."""
@@ -529,6 +539,21 @@ def _layer_norm(op, args, out, levels, xp):
     if "b" in affine:
         y = y + _padded(params[-1], levels, ndim)
     return y, mean, rstd
+
+
+@rule("native_group_norm")
+def _group_norm(op, args, out, levels, xp):
+    """The batch folded into the samples; a batched weight or bias runs the loop."""
+    x = args[0]
+    *params, groups, eps, affine = args[1:]
+    if type(x) is not BatchedTensor or any(type(p) is BatchedTensor for p in params):
+        return NotImplemented
+    physical = aligned(x, levels)
+    k = len(levels)
+    flat = physical.reshape((-1,) + physical.shape[k + 1 :])
+    y, mean, rstd = _kernel(op, args)(flat, *_raw(params), groups, eps, affine)
+    stats = physical.shape[: k + 1] + (groups,)
+    return y.reshape(physical.shape), mean.reshape(stats), rstd.reshape(stats)
 
 
 @rule("native_batch_norm")
