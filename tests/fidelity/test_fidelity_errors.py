@@ -122,3 +122,13 @@ def test_narrow_starts(torch, start):
         return x.narrow(1, eval(start, {"lib": lib}), 2).tolist()
 
     assert call(tocha) == call(torch)
+
+
+@pytest.mark.parametrize("expression", ["x.repeat_interleave()", "x.repeat_interleave(None)"])
+def test_repeat_interleave_method_needs_repeats(torch, expression):
+    """Only the function has the form without `repeats` (a TypeError from PyTorch's argument
+    parser, whose message tocha does not copy)."""
+    assert_same_error_class(
+        lambda: eval(expression, {"x": torch.ones(3)}),
+        lambda: eval(expression, {"x": tocha.ones(3)}),
+    )

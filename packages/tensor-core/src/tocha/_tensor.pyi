@@ -808,7 +808,7 @@ class Tensor:
     def repeat(self, *sizes: Any) -> Tensor: ...
     def repeat_interleave(
         self,
-        repeats: Any = ...,
+        repeats: Any,
         dim: builtins.int | None = ...,
         *,
         output_size: builtins.int | None = ...,

@@ -1100,7 +1100,6 @@ for _fn in (
     hsplit,
     vsplit,
     dsplit,
-    repeat_interleave,
     diff,
     logcumsumexp,
     cross,
@@ -1112,6 +1111,25 @@ for _fn in (
     diagflat,
 ):
     export(_fn, method=True)
+export(repeat_interleave)
+
+
+def _repeat_interleave_method(
+    self: Tensor, repeats, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
+    """`repeat_interleave` of this tensor (`repeats` required: the form without it is the
+    function's alone)."""
+    if repeats is None:
+        raise TypeError(
+            "repeat_interleave() received an invalid combination of arguments - got "
+            "(NoneType), but expected (Tensor repeats, int dim = None, *, int output_size = "
+            "None) or (int repeats, int dim = None, *, int output_size = None)"
+        )
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+_repeat_interleave_method.__name__ = _repeat_interleave_method.__qualname__ = "repeat_interleave"
+export(_repeat_interleave_method, "repeat_interleave", method=True, function=False)
 for _fn in (tril_, triu_, renorm_):
     export(_fn, method=True, function=False)
 for _fn in (
