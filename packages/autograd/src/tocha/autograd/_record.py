@@ -184,21 +184,36 @@ def _record_in_transforms(op, args, out):
 
 def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
     """The rest of `record` for an op with several outputs."""
-    node.out_meta = tuple(meta_of(t) for t in outputs)
+    node.out_meta = tuple([meta_of(t) for t in outputs])
     node.n_outputs = len(outputs)
     if not save_out:
         node.out_data = None
     elif hooked:
-        node.out_data = tuple(pack(t) for t in outputs)
+        node.out_data = tuple([pack(t) for t in outputs])
     else:
-        node.out_data = tuple(t._data for t in outputs)
-    for i, t in enumerate(outputs):
-        if t._data.dtype.kind in "fcV":
-            t._ag = AutogradMeta(True, node, i)
+        node.out_data = tuple([t._data for t in outputs])
+    versions = node.versions
+    i = 0
+    for t in outputs:
+        dtype = t._data.dtype
+        if _DIFFERENTIABLE.get(dtype) or _differentiable(dtype):
+            meta = t._ag = _BareMeta()
+            meta.requires_grad = True
+            meta.grad_fn = node
+            if i:
+                meta.output_nr = i
             if save_out:
                 vc = _version_counter(t)
-                node.versions.append((None, vc, vc[0]))
+                versions.append((None, vc, vc[0]))
+        i += 1
     return outputs
+
+
+class _BareMeta(AutogradMeta):
+    """An `AutogradMeta` made by a bare class call (no Python ``__init__``)."""
+
+    __slots__ = ()
+    __init__ = object.__init__
 
 
 def _requires_grad(args) -> bool:
