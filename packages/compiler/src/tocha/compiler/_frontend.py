@@ -58,6 +58,7 @@ def reset_all() -> None:
     for ref in list(_ALL):
         ref.cache.clear()
         ref.dynamic_entries.clear()
+        ref.static_sizes.clear()
         ref.eager_keys.clear()
         ref.parts.clear()
         ref.warned = False
@@ -108,6 +109,7 @@ class CompiledFunction:
         self.parts: dict[Any, Parts] = {}  # what stays compiled for keys with a graph break
         # entries with a dynamic size: (key without the sizes, shape patterns, entry)
         self.dynamic_entries: list[tuple[Any, dict, _Entry]] = []
+        self.static_sizes: set = set()  # keys without sizes whose graphs did not generalise
         self.warned = False
         self.fast = miss  # the guards and call of the entry last run, as one function
         self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
@@ -230,6 +232,7 @@ class CompiledFunction:
             except NotGeneral as exc:
                 _logging.recompile(f"{self.name}: sizes stay static ({exc})")
                 strip_symbols(cap.gm)
+                self.static_sizes.add(_guard_key(args, kwargs, sizes=False))
             else:
                 flat, _ = flatten((args, kwargs))
                 patterns = {
@@ -251,6 +254,8 @@ class CompiledFunction:
         arguments otherwise."""
         if self.dynamic is False or not isinstance(self.backend, Builtin) or not self.backend.aot:
             return {}
+        if _guard_key(args, kwargs, sizes=False) in self.static_sizes:
+            return {}  # tried: the traces did not give one graph
         flat, _ = flatten((args, kwargs))
         tensors = {k: v for k, v in enumerate(flat) if isinstance(v, tocha.Tensor)}
         if not tensors or any(t.device.type != "cpu" for t in tensors.values()):
