@@ -132,3 +132,25 @@ def test_repeat_interleave_method_needs_repeats(torch, expression):
         lambda: eval(expression, {"x": torch.ones(3)}),
         lambda: eval(expression, {"x": tocha.ones(3)}),
     )
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "lib.conj_physical_('abc')",
+        "lib.detach_('abc')",
+        "lib.ldexp_('abc', lib.ones(3))",
+        "lib.positive('abc')",
+        "lib.renorm('abc', 2, 0, 1.0)",
+        "lib.cross(lib.ones(3, 3), 'abc', dim=0)",
+        "lib.take_along_dim('abc', lib.zeros(3, 3, dtype=lib.long), 0)",
+        "lib.tril_indices(2, 2, dtype='float32')",
+        "lib.linalg.vector_norm(lib.ones(3), dtype='float32')",
+    ],
+)
+def test_non_tensor_arguments(torch, expression):
+    """PyTorch's TypeError naming the argument (was an AttributeError or KeyError from
+    inside tocha)."""
+    assert_same_error(
+        lambda: eval(expression, {"lib": torch}), lambda: eval(expression, {"lib": tocha})
+    )

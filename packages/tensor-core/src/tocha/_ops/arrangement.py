@@ -19,7 +19,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors, not_a_tensor
 from .._tensor import Size, Tensor, _wrap_dim
-from ._argcheck import check_tensors
+from ._argcheck import check_dtype, check_tensors
 from ._out import assign, write_out, write_out_same_dtype
 from .creation import _from_host
 from .shape import _dims, _unaliased, int_tuple, restrider
@@ -221,6 +221,7 @@ def _triangle_indices(lower: bool, row: int, col: int, offset: int, dtype, devic
     dtype = _dtype.int64 if dtype is None else dtype
     if dtype not in (_dtype.int32, _dtype.int64):
         name = "tril_indices" if lower else "triu_indices"
+        check_dtype(name, dtype)
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype.TITLE[dtype]}'")
     pick = np.tril_indices if lower else np.triu_indices
     values = np.stack(pick(row, offset, col)) if row and col else np.zeros((2, 0), np.int64)
@@ -918,6 +919,7 @@ def cross(
 ) -> Tensor:
     """The cross product of 3-vectors along `dim` (default: the first dim of size 3, with a
     deprecation warning, as PyTorch), broadcast."""
+    check_tensors("cross", ("input", input), ("other", other))
     if dim is None:
         warnings.warn(
             "Using torch.cross without specifying the dim arg is deprecated.\nPlease "
@@ -941,6 +943,7 @@ def renorm(
 ) -> Tensor:
     """`input` with each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to
     norm `maxnorm`."""
+    check_tensors("renorm", ("input", input))
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor "

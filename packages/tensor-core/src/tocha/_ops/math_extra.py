@@ -261,6 +261,8 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def ldexp_(self: Tensor, other: Tensor) -> Tensor:
     """In-place form of `ldexp`."""
+    if not isinstance(self, Tensor):
+        raise not_a_tensor("ldexp_", self)
     return self.mul_(PUBLIC["pow"](2.0, other))
 
 
@@ -430,7 +432,11 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def conj_physical_(self: Tensor) -> Tensor:
     """Conjugates `self` in place (nothing to do for a real tensor)."""
-    if not self.is_complex():
+    try:
+        real = not self.is_complex()
+    except AttributeError:
+        raise not_a_tensor("conj_physical_", self) from None
+    if real:
         return self
     return assign(self, conj(self))
 

@@ -399,7 +399,11 @@ Tensor.__invert__ = _invert
 
 def _positive(input: Tensor) -> Tensor:
     """Returns `input` itself (``+input``)."""
-    if input._data.dtype.kind == "b":
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        raise not_a_tensor("positive", input) from None
+    if kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 

@@ -880,6 +880,7 @@ def _norm_dtype(data, dtype):
         )
     if dtype is None:
         return None
+    check_dtype("linalg_vector_norm", dtype)
     title = _dtype.TITLE[dtype]
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(

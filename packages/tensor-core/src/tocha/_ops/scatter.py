@@ -650,6 +650,7 @@ def take_along_dim(
 ) -> Tensor:
     """`gather` after broadcasting `input` and `indices` on every dim but `dim`; with `dim`
     None, `gather` from the flattened input at the flattened indices."""
+    expect_tensor("take_along_dim", input, "input", 1)
     expect_tensor("take_along_dim", indices, "indices", 2)
     if indices._data.dtype != _INT64:
         raise RuntimeError(

@@ -766,7 +766,11 @@ def detach(input: Tensor) -> Tensor:
 
 def detach_(input: Tensor) -> Tensor:
     """Takes `input` out of autograd, in place."""
-    if input._base is not None and input._ag is not None:
+    try:
+        base = input._base
+    except AttributeError:
+        raise not_a_tensor("detach_", input, "input", 1) from None
+    if base is not None and input._ag is not None:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     input._ag = None
     return input

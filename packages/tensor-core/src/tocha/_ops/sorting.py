@@ -501,6 +501,8 @@ def searchsorted(
             f"boundaries tensor {list(seq_shape)} and input value tensor {list(val_shape)}"
         )
     if sorter is not None:
+        if not isinstance(sorter, Tensor):
+            raise not_a_tensor("searchsorted", sorter, "sorter", None)
         if sorter._data.dtype != np.dtype("int64"):
             raise RuntimeError(
                 f"torch.searchsorted(): sorter must be a tensor of long dtype but got "
