@@ -64,3 +64,25 @@ def test_bfloat16_gives_the_built_in_answer(name):
     assert y.dtype == y_ref.dtype
     np.testing.assert_array_equal(y.float().detach().numpy(), y_ref.float().detach().numpy())
     np.testing.assert_array_equal(gx.float().numpy(), gx_ref.float().numpy())
+
+
+def test_convolutions_try_bfloat16_and_decline_here():
+    """The convolution kernels ask oneDNN for bfloat16 primitives; refused here, each call
+    reaches the built-in kernel (the refusal is cached: one try per shape)."""
+    if _bf16_matmul_exists():
+        pytest.skip("this CPU has bfloat16 primitives in oneDNN")
+    from tests.onednn.spies import provided
+    from tocha_onednn import _conv
+
+    x = tocha.randn(2, 3, 6, 6).to(tocha.bfloat16)._data
+    w = tocha.randn(4, 3, 3, 3).to(tocha.bfloat16)._data
+    geometry = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    forward, generic, spy = provided(_conv, "convolution", "convolution")
+    before = len(_conv._cache.plans)
+    for _ in range(2):
+        got = forward(x, w, *geometry, (6, 6), None)
+    assert spy.calls == 2 and len(_conv._cache.plans) == before + 1
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(
+        got.astype(np.float32), generic(x, w, *geometry, (6, 6), None).astype(np.float32)
+    )

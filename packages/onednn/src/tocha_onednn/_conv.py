@@ -9,8 +9,9 @@
 
 1, 2 and 3 spatial dims; stride, padding (each side its own), dilation and groups. Each
 primitive lets oneDNN choose its layouts (blocked on AVX2/AVX-512) and reorders to and from
-NumPy's C order around it. Calls that are not float32, or whose shapes oneDNN refuses, go to
-the built-in kernel.
+NumPy's C order around it. float32, and bfloat16 where oneDNN creates bfloat16 convolutions
+on this CPU (AVX-512 BF16, AMX; not AVX2, where such calls are declined once per shape).
+Other dtypes, and shapes oneDNN refuses, go to the built-in kernel.
 """
 
 from __future__ import annotations
@@ -26,23 +27,34 @@ _cache = Cache()
 FEW_CHANNELS = 4
 
 
+def _dtype(a) -> int | None:
+    """oneDNN's data type of the array `a`: float32 or bfloat16; None for any other."""
+    if a.dtype == _F32:
+        return D.F32
+    return D.BF16 if a.dtype.name == "bfloat16" else None
+
+
 def _ok(*arrays) -> bool:
-    """Whether oneDNN takes these operands: float32, 3 to 5 dims, nothing empty."""
+    """Whether oneDNN may take these operands: all float32 or all bfloat16, 3 to 5 dims,
+    nothing empty."""
+    first = arrays[0]
+    if _dtype(first) is None:
+        return False
     for a in arrays:
-        if a.dtype != _F32 or a.size == 0:
+        if a.dtype != first.dtype or a.size == 0:
             return False
-    return 3 <= arrays[0].ndim <= 5
+    return 3 <= first.ndim <= 5
 
 
 def _contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def _weights_desc(lib, shape, groups):
+def _weights_desc(lib, shape, groups, dt):
     """The C-ordered weight ``(O, C/g, *k)`` as oneDNN's grouped ``(g, O/g, C/g, *k)``."""
     if groups == 1:
-        return D.shape_desc(lib, shape)
-    return D.shape_desc(lib, (groups, shape[0] // groups, *shape[1:]))
+        return D.shape_desc(lib, shape, dt)
+    return D.shape_desc(lib, (groups, shape[0] // groups, *shape[1:]), dt)
 
 
 def _geometry(stride, pads, dilation):
@@ -54,20 +66,17 @@ def _geometry(stride, pads, dilation):
     )
 
 
-def _any(lib, shape):
-    return D.MemoryDesc.any(lib, shape)
-
-
-def _forward_pd(lib, src, wshape, bias, dst, groups, geometry):
+def _forward_pd(lib, src, wshape, bias, dst, groups, geometry, dt):
     """A forward-training convolution descriptor on layouts oneDNN chooses."""
     if groups > 1:
         wshape = (groups, wshape[0] // groups, *wshape[1:])
-    w = _any(lib, wshape)
-    b = D.shape_desc(lib, (dst[1],)) if bias else None
+    w = D.MemoryDesc.any(lib, wshape, dt)
+    b = D.shape_desc(lib, (dst[1],), dt) if bias else None
     # An input of 1 to 3 channels (an image) stays in C order: padded to a channel block it
     # costs more (its backward-data above all) than oneDNN's kernels for plain inputs.
     few = groups == 1 and src[1] < FEW_CHANNELS
-    s, d = D.shape_desc(lib, src) if few else _any(lib, src), _any(lib, dst)
+    s = D.shape_desc(lib, src, dt) if few else D.MemoryDesc.any(lib, src, dt)
+    d = D.MemoryDesc.any(lib, dst, dt)
     pd = D.create_pd(
         lib,
         "dnnl_convolution_forward_primitive_desc_create",
@@ -82,23 +91,23 @@ def _forward_pd(lib, src, wshape, bias, dst, groups, geometry):
     return pd, (s, w, b, d)
 
 
-def _build_forward(src, wshape, bias, dst, groups, geometry):
+def _build_forward(src, wshape, bias, dst, groups, geometry, dt):
     lib = library()
-    pd, _ = _forward_pd(lib, src, wshape, bias, dst, groups, geometry)
+    pd, _ = _forward_pd(lib, src, wshape, bias, dst, groups, geometry, dt)
     args = [
-        (D.ARG_SRC, D.shape_desc(lib, src), False),
-        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups), False),
+        (D.ARG_SRC, D.shape_desc(lib, src, dt), False),
+        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups, dt), False),
     ]
     if bias:
-        args.append((D.ARG_BIAS, D.shape_desc(lib, (dst[1],)), False))
-    args.append((D.ARG_DST, D.shape_desc(lib, dst), True))
+        args.append((D.ARG_BIAS, D.shape_desc(lib, (dst[1],), dt), False))
+    args.append((D.ARG_DST, D.shape_desc(lib, dst, dt), True))
     return Plan(lib, pd, args)
 
 
-def _build_backward_data(src, wshape, dst, groups, geometry):
+def _build_backward_data(src, wshape, dst, groups, geometry, dt):
     """diff_src (shape `src`) from diff_dst (shape `dst`) and weights."""
     lib = library()
-    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry)
+    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry, dt)
     s, w, _, d = keep
     try:
         pd = D.create_pd(
@@ -114,16 +123,16 @@ def _build_backward_data(src, wshape, dst, groups, geometry):
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)
     args = [
-        (D.ARG_DIFF_DST, D.shape_desc(lib, dst), False),
-        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups), False),
-        (D.ARG_DIFF_SRC, D.shape_desc(lib, src), True),
+        (D.ARG_DIFF_DST, D.shape_desc(lib, dst, dt), False),
+        (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups, dt), False),
+        (D.ARG_DIFF_SRC, D.shape_desc(lib, src, dt), True),
     ]
     return Plan(lib, pd, args)
 
 
-def _build_backward_weights(src, wshape, dst, groups, geometry):
+def _build_backward_weights(src, wshape, dst, groups, geometry, dt):
     lib = library()
-    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry)
+    hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry, dt)
     s, w, _, d = keep
     try:
         pd = D.create_pd(
@@ -140,9 +149,9 @@ def _build_backward_weights(src, wshape, dst, groups, geometry):
     finally:
         lib.lib.dnnl_primitive_desc_destroy(hint)
     args = [
-        (D.ARG_SRC, D.shape_desc(lib, src), False),
-        (D.ARG_DIFF_DST, D.shape_desc(lib, dst), False),
-        (D.ARG_DIFF_WEIGHTS, _weights_desc(lib, wshape, groups), True),
+        (D.ARG_SRC, D.shape_desc(lib, src, dt), False),
+        (D.ARG_DIFF_DST, D.shape_desc(lib, dst, dt), False),
+        (D.ARG_DIFF_WEIGHTS, _weights_desc(lib, wshape, groups, dt), True),
     ]
     return Plan(lib, pd, args)
 
@@ -155,17 +164,17 @@ def convolution(fallback):
         if not _ok(x, w, *bias):
             return fallback(x, w, *rest)
         x, w = _contiguous(x), _contiguous(w)
-        dst = (x.shape[0], w.shape[0], *out_size)
-        key = ("fwd", x.shape, w.shape, bool(bias), stride, pads, dilation, groups, dst, threads())
+        dst, dt = (x.shape[0], w.shape[0], *out_size), _dtype(x)
+        key = ("fwd", x.shape, w.shape, bool(bias), stride, pads, dilation, groups, dst, dt)
         plan = _cache.get(
-            key,
+            key + (threads(),),
             lambda: _build_forward(
-                x.shape, w.shape, bool(bias), dst, groups, _geometry(stride, pads, dilation)
+                x.shape, w.shape, bool(bias), dst, groups, _geometry(stride, pads, dilation), dt
             ),
         )
         if plan is None:
             return fallback(x, w, *rest)
-        out = np.empty(dst, _F32)
+        out = np.empty(dst, x.dtype)
         if bias:
             plan.run(x, w, _contiguous(bias[0]), out)
         else:
@@ -183,17 +192,17 @@ def convolution_transpose(fallback):
         if not _ok(x, w, *bias):
             return fallback(x, w, *rest)
         x, w = _contiguous(x), _contiguous(w)
-        src = (x.shape[0], w.shape[1] * groups, *out_size)
-        key = ("bwd_data", x.shape, w.shape, stride, pads, dilation, groups, src, threads())
+        src, dt = (x.shape[0], w.shape[1] * groups, *out_size), _dtype(x)
+        key = ("bwd_data", x.shape, w.shape, stride, pads, dilation, groups, src, dt)
         plan = _cache.get(
-            key,
+            key + (threads(),),
             lambda: _build_backward_data(
-                src, w.shape, x.shape, groups, _geometry(stride, pads, dilation)
+                src, w.shape, x.shape, groups, _geometry(stride, pads, dilation), dt
             ),
         )
         if plan is None:
             return fallback(x, w, *rest)
-        out = np.empty(src, _F32)
+        out = np.empty(src, x.dtype)
         plan.run(x, w, out)
         if bias:
             out += bias[0].reshape((-1,) + (1,) * len(out_size))
@@ -209,17 +218,17 @@ def convolution_backward_weight(fallback):
         if not _ok(x, g):
             return fallback(x, g, stride, pads, dilation, groups, ksize)
         x, g = _contiguous(x), _contiguous(g)
-        wshape = (g.shape[1], x.shape[1] // groups, *ksize)
-        key = ("bwd_w", x.shape, g.shape, stride, pads, dilation, groups, wshape, threads())
+        wshape, dt = (g.shape[1], x.shape[1] // groups, *ksize), _dtype(x)
+        key = ("bwd_w", x.shape, g.shape, stride, pads, dilation, groups, wshape, dt)
         plan = _cache.get(
-            key,
+            key + (threads(),),
             lambda: _build_backward_weights(
-                x.shape, wshape, g.shape, groups, _geometry(stride, pads, dilation)
+                x.shape, wshape, g.shape, groups, _geometry(stride, pads, dilation), dt
             ),
         )
         if plan is None:
             return fallback(x, g, stride, pads, dilation, groups, ksize)
-        out = np.empty(wshape, _F32)
+        out = np.empty(wshape, x.dtype)
         plan.run(x, g, out)
         return out
 
