@@ -146,6 +146,9 @@ def test_repeat_interleave_method_needs_repeats(torch, expression):
         "lib.take_along_dim('abc', lib.zeros(3, 3, dtype=lib.long), 0)",
         "lib.tril_indices(2, 2, dtype='float32')",
         "lib.linalg.vector_norm(lib.ones(3), dtype='float32')",
+        "lib.hspmm(lib.eye(3).to_sparse(), 'abc')",
+        "lib.smm('abc', lib.ones(3, 3))",
+        "lib.sspaddmm(lib.eye(3).to_sparse(), lib.eye(3).to_sparse(), 'abc')",
     ],
 )
 def test_non_tensor_arguments(torch, expression):

@@ -20,6 +20,7 @@ import tocha
 
 from .._api import export
 from .._backend import backend_of
+from .._dispatch import not_a_tensor
 from .._storage import sparse_coo
 from .._tensor import Tensor, wrap
 
@@ -479,6 +480,9 @@ def _name(d) -> str:
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
     """``mat1 @ mat2`` for a sparse COO `mat1`, as ``torch.sparse.mm``: dense for a dense
     `mat2` (gradients reach `mat2` and `mat1`'s values), sparse for a sparse one."""
+    for position, (name, value) in enumerate((("mat1", mat1), ("mat2", mat2)), 1):
+        if not isinstance(value, Tensor):
+            raise not_a_tensor("_sparse_mm", value, name, position)
     coo = mat1._data
     if type(coo) is not COO:
         return tocha.mm(mat1, mat2)

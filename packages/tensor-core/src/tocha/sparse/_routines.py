@@ -25,6 +25,13 @@ def _dense_backend_error(name: str, t: Tensor) -> NotImplementedError:
     )
 
 
+def _expect_tensors(name: str, *named: tuple[str, object]) -> None:
+    """PyTorch's TypeError for the first ``(argument, value)`` whose value is not a Tensor."""
+    for position, (argument, value) in enumerate(named, 1):
+        if not isinstance(value, Tensor):
+            raise not_a_tensor(name, value, argument, position)
+
+
 def _product_rows(mat1: Tensor, mat2: Tensor, name: str) -> tuple[Tensor, Tensor]:
     """The rows of ``mat1 @ mat2`` that `mat1` has entries in (sorted), and those rows of the
     product, ``(rows, values)``."""
@@ -44,6 +51,7 @@ def hspmm(mat1: Tensor, mat2: Tensor) -> Tensor:
     """``mat1 @ mat2`` for a 2-D sparse COO `mat1` and a dense `mat2`, as a hybrid COO tensor
     (one sparse dimension: the rows `mat1` has entries in; each value a row of the product,
     shape ``(nnz_rows, m)``)."""
+    _expect_tensors("hspmm", ("mat1", mat1), ("mat2", mat2))
     if type(mat1._data) is not COO:
         raise _dense_backend_error("hspmm", mat1)
     rows, values = _product_rows(mat1, mat2, "hspmm")
@@ -53,6 +61,7 @@ def hspmm(mat1: Tensor, mat2: Tensor) -> Tensor:
 def smm(input: Tensor, mat: Tensor) -> Tensor:
     """``input @ mat`` for a 2-D sparse COO `input` and a dense `mat`, as a sparse COO tensor
     holding every column of the rows `input` has entries in."""
+    _expect_tensors("smm", ("input", input), ("mat", mat))
     if type(input._data) is not COO:
         raise _sparse_only()
     if mat.dim() != 2:
@@ -83,6 +92,7 @@ def sspaddmm(
     that `mat1` has entries in (uncoalesced)."""
     if out is not None:
         raise RuntimeError("sspaddmm: out= is not supported by tocha")
+    _expect_tensors("sspaddmm", ("input", input), ("mat1", mat1), ("mat2", mat2))
     if type(input._data) is not COO or type(mat1._data) is not COO:
         raise _sparse_only()
     base = input._data
@@ -114,6 +124,7 @@ def dsmm(input: Tensor, mat2: Tensor) -> Tensor:
 def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
     """The entries of this dense tensor at the indices of the sparse COO `mask`: a sparse
     tensor with `mask`'s indices (and coalesced flag) and this tensor's values there."""
+    _expect_tensors("sparse_mask", ("input", self), ("mask", mask))
     if type(mask._data) is not COO:
         raise _dense_backend_error("sparse_mask", mask)
     coo = mask._data
