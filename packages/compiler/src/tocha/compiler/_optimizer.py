@@ -72,12 +72,16 @@ class CompiledStep:
         self.__qualname__ = getattr(step, "__qualname__", self.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        opt = self.optimizer
-        opt.__dict__["_step_group"] = self.group
+        own = vars(self.optimizer)
+        previous = own.get("_step_group")
+        own["_step_group"] = self.group
         try:
             return self.step(*args, **kwargs)
         finally:
-            del opt.__dict__["_step_group"]
+            if previous is None:
+                own.pop("_step_group", None)
+            else:
+                own["_step_group"] = previous
 
     def group(self, group: dict) -> None:
         """One group's update: the kernel's, or the optimizer's own where it does not
@@ -121,6 +125,8 @@ class _Plan:
 
     @staticmethod
     def make(opt: Any, group: dict) -> _Plan | None:
+        """The plan of `opt`'s `group` as it is now (None when the kernel does not cover
+        it)."""
         kind = type(opt).__name__
         if kind == "AdamW":
             kind = "Adam"
@@ -129,13 +135,13 @@ class _Plan:
             return None
         if kind == "Adam" and group["amsgrad"]:
             return None
-        first = params[0]
-        dtype = first._data.dtype
+        dtype = params[0]._data.dtype
         names: tuple = ()
         if kind == "Adam":
             names = ("exp_avg", "exp_avg_sq")
         elif group["momentum"] != 0:
             names = ("momentum_buffer",)
+        checked = names + (("step",) if kind == "Adam" else ())
         for p in params:
             data = p._data
             if (
@@ -146,7 +152,7 @@ class _Plan:
             ):
                 return None
             state = opt.state.get(p)
-            if names and (state is None or any(n not in state for n in names)):
+            if checked and (state is None or any(n not in state for n in checked)):
                 return None  # the first step makes the state: eagerly
             for n in names:
                 s = state[n]._data
@@ -159,14 +165,13 @@ class _Plan:
         options = _options(kind, group)
         kernel = _Kernel(kind, options)
         states = [opt.state[p] for p in params] if names else []
-        plan = _Plan.__new__(_Plan)
+        plan = _Plan()
         plan.kind = kind
         plan.params = params
         plan.datas = [p._data for p in params]
         plan.options = options
         plan.names = names
-        plan.states = states
-        plan.checked = names + (("step",) if kind == "Adam" else ())
+        plan.checked = checked
         plan.values = [s[n] for s in states for n in plan.checked]
         plan.steps = [s["step"] for s in states] if kind == "Adam" else []
         plan.flat = tuple(d.reshape(-1) for d in plan.datas)
