@@ -1,14 +1,16 @@
 """Symbolic sizes: one captured graph that serves every size of a dynamic dimension.
 
-A dimension is *dynamic* under ``tocha.compile(dynamic=True)`` (dim 0 of the arguments that
-share the first argument's dim-0 size: the batch) or, by default, once a function is called
-with a second size of it (PyTorch's automatic dynamic shapes): the dims that changed, when
-they changed together from one size to another. The graph is then traced twice more, on
+A dimension is *dynamic* when ``tocha._dynamo.mark_dynamic`` marked it, under
+``tocha.compile(dynamic=True)`` (dim 0 of the arguments that share the first argument's
+dim-0 size: the batch) or, by default, once a function is called with a second size of it
+(PyTorch's automatic dynamic shapes): the dims that changed, when they changed together
+from one size to another. The graph is then traced twice more, on
 *shadow* inputs whose dynamic dims are one and two larger (the rows repeated; module
 state and the random stream put back afterwards). Three traces of one structure tell which
 integer arguments of the primitives (a ``view``'s shape...) follow the size: each must be
 ``a * s + c`` for whole `a` and `c`, fitted on two traces and checked on the third. Those
-arguments become `Sym` values, written into the generated code as expressions of ``_s``,
+arguments become `Sym` values (floats that are ``1 / n`` or ``n / (n - 1)`` of such a count,
+`SymFloat`), written into the generated code as expressions of ``_s``,
 which each generated function reads from the shape of one of its inputs; every other
 argument, constant and non-tensor output must be equal in the three traces. Otherwise the
 sizes stay static (a new size is a new entry). The compiled entry guards on the inputs'
