@@ -149,6 +149,11 @@ def test_repeat_interleave_method_needs_repeats(torch, expression):
         "lib.hspmm(lib.eye(3).to_sparse(), 'abc')",
         "lib.smm('abc', lib.ones(3, 3))",
         "lib.sspaddmm(lib.eye(3).to_sparse(), lib.eye(3).to_sparse(), 'abc')",
+        "lib.full((2, 3), 0.5, dtype='float32')",
+        "lib.full_like(lib.ones(2), 0.5, dtype='float32')",
+        "lib.index_put('abc', [lib.zeros(2, dtype=lib.long)], lib.ones(2))",
+        "lib.put('abc', lib.zeros(2, dtype=lib.long), lib.ones(2))",
+        "lib.repeat_interleave('abc')",
     ],
 )
 def test_non_tensor_arguments(torch, expression):

@@ -381,6 +381,8 @@ def _signed_bins(n: int) -> np.ndarray:
 
 def _frequencies(values: np.ndarray, dtype, device, requires_grad: bool) -> Tensor:
     dtype = _dtype.DEFAULTS.float if dtype is None else dtype
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
     result = PUBLIC["from_numpy"](values.astype(dtype.np))
     if device is not None:
         result = result.to(device)

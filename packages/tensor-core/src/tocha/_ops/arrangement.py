@@ -525,6 +525,8 @@ def repeat_interleave(
     ``repeat_interleave(repeats)`` alone gives the indices ``0, 1, ...`` repeated by the
     counts of the tensor `repeats`.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("repeat_interleave", input, "repeats" if repeats is None else "input", 1)
     if repeats is None:
         if input.dtype not in (_dtype.int32, _dtype.int64):
             raise NotImplementedError(

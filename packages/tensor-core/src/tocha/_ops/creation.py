@@ -162,6 +162,8 @@ def full(
     dev = _device_of(device)
     d = dtype or _scalar_dtype(fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    if not isinstance(d, _dtype.dtype):
+        check_dtype("full", d)
     if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
         raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
     data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
@@ -190,6 +192,8 @@ def full_like(
         raise not_a_tensor("full_like", input, "input", 1)
     dev = input._device if device is None else resolve_device(device)
     d = dtype or input.dtype
+    if not isinstance(d, _dtype.dtype):
+        check_dtype("full_like", d)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     try:
         if value is None:  # NumPy would fill NaN

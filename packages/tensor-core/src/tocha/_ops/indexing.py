@@ -659,6 +659,7 @@ def _tensor_indices(x: Tensor, indices):
 
 
 def _check_values(input: Tensor, values) -> None:
+    expect_tensor("index_put", input, "input", 1)
     expect_tensor("index_put", values, "values", 3)
     try:
         dtype = values._data.dtype

@@ -683,6 +683,7 @@ def take_along_dim(
 
 
 def _put_args(input: Tensor, index: Tensor, source: Tensor) -> None:
+    expect_tensor("put", input, "input", 1)
     _long_index("put_", index)
     expect_tensor("put_", source, "source", 3)
     try:
