@@ -61,7 +61,7 @@ def record(op, args, out, tape_only=False):
     edges = [None, None] if n == 2 else [None] * n
     nrs = _ZEROS[n] if n < 8 else (0,) * n  # a list only when an edge's output_nr is not 0
     metas = saved = args
-    versions = []
+    versions = ()  # a list once a saved tensor has a version counter
     tracked = False
     i = -1
     for arg in args:
@@ -87,7 +87,10 @@ def record(op, args, out, tape_only=False):
             if vc is not None:  # a saved tensor without a counter is at version 0: no entry
                 if vc is INFERENCE_VC:
                     _version_counter(arg)  # raises
-                versions.append((arg, vc, vc[0]))
+                if versions:
+                    versions.append((arg, vc, vc[0]))
+                else:
+                    versions = [(arg, vc, vc[0])]
         else:
             if saved is args:
                 saved = list(args)
@@ -134,7 +137,7 @@ def record(op, args, out, tape_only=False):
             vc = out._vc
             if vc is None:
                 vc = out._vc = [0]
-            versions.append((None, vc, vc[0]))
+            node.versions = [*node.versions, (None, vc, vc[0])]
     return out
 
 
@@ -192,7 +195,7 @@ def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
         node.out_data = tuple([pack(t) for t in outputs])
     else:
         node.out_data = tuple([t._data for t in outputs])
-    versions = node.versions
+    versions = list(node.versions) if save_out else None
     i = 0
     for t in outputs:
         dtype = t._data.dtype
@@ -206,6 +209,8 @@ def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
                 vc = _version_counter(t)
                 versions.append((None, vc, vc[0]))
         i += 1
+    if save_out:
+        node.versions = versions
     return outputs
 
 
