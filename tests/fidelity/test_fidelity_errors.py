@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 import tocha
-from tests.fidelity.test_fidelity_fixes import assert_same_error, assert_same_error_class
+from tests.fidelity.test_fidelity_fixes import (
+    _builtin_base,
+    _outcome,
+    assert_same_error,
+    assert_same_error_class,
+)
 
 SHAPES = [(), (5,), (0, 3), (3, 4), (4, 1, 3), (2, 3, 4)]
 
@@ -162,3 +167,22 @@ def test_non_tensor_arguments(torch, expression):
     assert_same_error(
         lambda: eval(expression, {"lib": torch}), lambda: eval(expression, {"lib": tocha})
     )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (4, 1, 3), (2, 1, 2, 3)])
+@pytest.mark.parametrize("lengths", ["(1,)", "lib.tensor([1.0])"])
+def test_ctc_loss_checks_in_pytorchs_order(torch, dtype, shape, lengths):
+    """Float lengths, an unbatched 0-d log_probs, its kernel's dtypes, then dims (was
+    ValueErrors from unpacking shapes)."""
+
+    def call(lib):
+        n = eval(lengths, {"lib": lib})
+        log_probs = lib.zeros(shape, dtype=getattr(lib, dtype))
+        return lib.nn.functional.ctc_loss(log_probs, lib.ones(1, 1, dtype=lib.long), n, n)
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert _builtin_base(got) == _builtin_base(want), (got, want)
+    else:
+        assert not isinstance(got, Exception), got

@@ -1455,6 +1455,31 @@ def _lengths(lengths, name: str, batch: int) -> tuple:
     return values
 
 
+def _check_ctc_inputs(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> None:
+    """PyTorch's checks before the loss's sizes, in its order: integral length tensors, a
+    log_probs it can make batched, its kernel's dtypes, then the dims."""
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if isinstance(lengths, Tensor) and (lengths.is_floating_point() or lengths.is_complex()):
+            raise RuntimeError(f"{name} must be integral")
+    ndim = log_probs.dim()
+    if ndim == 0:  # PyTorch unsqueezes an unbatched log_probs at dim 1
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if log_probs.dtype not in (tocha.float32, tocha.float64):
+        kind = TITLE[log_probs.dtype]
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{kind}'")
+    where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    if ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 3-dimensional tensor, but got {ndim + 1}-dimensional tensor "
+            f"for argument #1 'log_probs' {where}"
+        )
+    if targets.dim() > 2:
+        raise RuntimeError(
+            f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional tensor for "
+            f"argument #2 'targets' {where}"
+        )
+
+
 def _check_ctc_sizes(targets: Tensor, il: tuple, tl: tuple, steps: int) -> None:
     where = "(while checking arguments for ctc_loss_allocate_outputs)"
     for what, lengths in (("input_lengths", il), ("target_lengths", tl)):
@@ -1507,6 +1532,7 @@ def ctc_loss(
     """
     _expect_tensors("ctc_loss", ("log_probs", "targets"), log_probs, targets)
     reduction = _reduction(None, None, reduction)
+    _check_ctc_inputs(log_probs, targets, input_lengths, target_lengths)
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
