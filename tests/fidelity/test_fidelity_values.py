@@ -104,3 +104,20 @@ def _outcome(call):
         return call()
     except Exception as exc:  # the outcome compared is the exception itself
         return exc
+
+
+@pytest.mark.parametrize("shape", [1, (3,), (2, 2), (2, 3, 4), (0,), (2, 0)])
+@pytest.mark.parametrize("indices", [[0, 1, 2, 5, -1, -7, 30], []])
+def test_unravel_index_wraps_out_of_range_indices(torch, shape, indices):
+    """PyTorch does not check the indices' range (they wrap around); no indices give empty
+    coordinates even for a shape with no elements."""
+
+    def call(lib):
+        flat = lib.tensor(indices, dtype=lib.long)
+        return [c.tolist() for c in lib.unravel_index(flat, shape)]
+
+    want, got = _outcome(lambda: call(torch)), _outcome(lambda: call(tocha))
+    if isinstance(want, Exception):
+        assert type(got).__name__ == type(want).__name__
+    else:
+        assert got == want

@@ -483,8 +483,9 @@ def unravel_index(indices, shape) -> tuple[Tensor, ...]:
         raise ValueError("'shape' cannot have negative values, but got " + str(shape))
     total = math.prod(shape)
     flat = indices.to(_dtype.int64)
-    if indices.numel() and (builtins.bool(((flat < -total) | (flat >= total)).any().item())):
-        raise ValueError(f"'indices' must be in range [-{total}, {total})")
+    if not flat.numel():
+        return tuple(flat.clone() for _ in shape)
+    # Out-of-range indices wrap around, as PyTorch's (it does not check them)
     flat = _F["remainder"](flat, builtins.max(total, 1))
     coords = []
     for size in reversed(shape):
