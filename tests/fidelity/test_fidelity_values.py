@@ -3,6 +3,7 @@ checked against PyTorch (recorded)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -121,3 +122,24 @@ def test_unravel_index_wraps_out_of_range_indices(torch, shape, indices):
         assert type(got).__name__ == type(want).__name__
     else:
         assert got == want
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((4, 2, 3), (3,)), ((0,), (0,))])
+def test_linear_with_a_vector_weight(torch, shapes):
+    """A 1-D weight (no bias) gives a dot product per row, as PyTorch's linear."""
+
+    def call(lib):
+        x = lib.arange(float(math.prod(shapes[0]))).reshape(shapes[0])
+        result = lib.nn.functional.linear(x, lib.ones(shapes[1]))
+        return tuple(result.shape), result.tolist()
+
+    assert call(tocha) == call(torch)
+
+
+@pytest.mark.parametrize("size", [(2, 3), [4], ()])
+def test_sparse_coo_tensor_of_a_size_alone(torch, size):
+    def call(lib):
+        t = lib.sparse_coo_tensor(size)
+        return tuple(t.shape), str(t.dtype).split(".")[-1], t.sparse_dim(), t._nnz()
+
+    assert call(tocha) == call(torch)

@@ -1489,7 +1489,7 @@ def sort(
 ) -> Any: ...
 def sparse_coo_tensor(
     indices: Any,
-    values: Any,
+    values: Any = ...,
     size: Any = ...,
     *,
     dtype: Any = ...,

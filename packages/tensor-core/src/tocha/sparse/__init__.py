@@ -321,7 +321,7 @@ def _make(indices: Tensor, values: Tensor, shape, coalesced: bool) -> Tensor:
 # -- construction ----------------------------------------------------------------------------
 def sparse_coo_tensor(
     indices: Any,
-    values: Any,
+    values: Any = None,
     size: Any = None,
     *,
     dtype: Any = None,
@@ -334,7 +334,17 @@ def sparse_coo_tensor(
     """A sparse COO tensor with `values` at `indices` (``(sparse_dim, nnz)``), as
     ``torch.sparse_coo_tensor``. Without `size`, each sparse dimension is one past its
     largest index and the dense dimensions are the values' trailing ones. Repeated indices
-    are allowed (the tensor is then uncoalesced: their values add up)."""
+    are allowed (the tensor is then uncoalesced: their values add up). With `indices`
+    alone, it is the size of an empty sparse tensor (``sparse_coo_tensor((2, 3))``)."""
+    if values is None:
+        if isinstance(indices, Tensor) or not all(isinstance(n, int) for n in indices):
+            raise TypeError(
+                "sparse_coo_tensor(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type(indices).__name__}"
+            )
+        size, dtype = tuple(indices), dtype or tocha.get_default_dtype()
+        indices = tocha.zeros((len(size), 0), dtype=tocha.int64, device=device)
+        values = tocha.zeros(0, dtype=dtype, device=device)
     if isinstance(indices, Tensor):
         if indices.dtype is not tocha.int64:
             raise RuntimeError("indices must be an int64 tensor")

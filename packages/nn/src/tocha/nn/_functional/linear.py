@@ -94,6 +94,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{TITLE[input.dtype].lower()} != {TITLE[weight.dtype].lower()}"
         )
     if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1]:
+        if weight.dim() == 1 and input.dim() >= 1 and bias is None:
+            return tocha.matmul(input, weight)  # a vector weight: PyTorch's dot product per row
         if weight.dim() == 2 and input.dim() >= 1:
             rows = input.numel() // max(input.shape[-1], 1) if input.dim() > 1 else 1
             raise RuntimeError(
