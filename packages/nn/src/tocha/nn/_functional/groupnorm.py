@@ -17,7 +17,7 @@ from tocha.library import GRAD_MODE, call, defop
 
 from ._jvp import plus
 
-__all__ = ["group_norm_op", "group_norm_backward_op"]
+__all__ = ["group_norm_op", "group_norm_backward_op", "widened"]
 
 
 def _dims(x, groups: int):
@@ -41,7 +41,7 @@ def _sums(xp, a, b=None):
     return xp.einsum("ncm,ncm->nc", a, b)
 
 
-def _wide(xp, arrays):
+def widened(xp, arrays):
     """The arrays in float32 where they are of a narrower float (bfloat16, float16: NumPy's
     reductions and einsum take neither well)."""
     return [a.astype(xp.float32) if a.dtype.itemsize < 4 else a for a in arrays]
@@ -63,7 +63,7 @@ def _group_norm_kernel(xp):
         *params, groups, eps, affine = rest
         n, c, m, k = _dims(x, groups)
         dtype = x.dtype
-        x, *params = _wide(xp, [x, *params])
+        x, *params = widened(xp, [x, *params])
         rows = x.reshape(n * groups, k)
         mean = (rows @ xp.ones(k, x.dtype)) / _count(k)
         y = rows - mean[:, None]
@@ -86,7 +86,7 @@ def _group_norm_backward_kernel(xp):
         *w, groups, affine = rest
         n, c, m, k = _dims(x, groups)
         dtype, param_dtype = x.dtype, w[0].dtype if w else x.dtype
-        g, x, mean, rstd, *w = _wide(xp, [g, x, mean, rstd, *w])
+        g, x, mean, rstd, *w = widened(xp, [g, x, mean, rstd, *w])
         per_group = c // groups
         g3, x3 = g.reshape(n, c, m), x.reshape(n, c, m)
         sum_g, sum_gx = _sums(xp, g3), _sums(xp, g3, x3)

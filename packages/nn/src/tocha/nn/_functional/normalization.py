@@ -19,7 +19,7 @@ from tocha.autograd.derivatives import d, fwd
 from tocha.library import GRAD_MODE, call, defop, not_a_tensor
 
 from ._jvp import plus
-from .groupnorm import group_norm_op
+from .groupnorm import group_norm_op, widened
 from .padding import pad
 
 __all__ = [
@@ -55,6 +55,8 @@ def _row_dots(xp, a, b):
 def _layer_norm_kernel(xp):
     def kernel(x, *rest):
         *params, nd, eps, affine = rest
+        dtype = x.dtype
+        x, *params = widened(xp, [x, *params])
         x2 = _rows(x, nd)
         n = x2.shape[1]
         mean = _row_sums(xp, x2) / n
@@ -67,7 +69,7 @@ def _layer_norm_kernel(xp):
         if "b" in affine:
             y += params[-1]
         stat_shape = x.shape[: x.ndim - nd] + (1,) * nd
-        return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
+        return y.astype(dtype, copy=False), mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
     return kernel
 
@@ -82,6 +84,8 @@ def _layer_norm_backward_kernel(xp):
 
     def kernel(g, x, mean, rstd, *rest):
         *w, nd, affine = rest
+        dtype, param_dtype = x.dtype, w[0].dtype if w else x.dtype
+        g, x, mean, rstd, *w = widened(xp, [g, x, mean, rstd, *w])
         g2, x2 = _rows(g, nd), _rows(x, nd)
         rows, n = x2.shape
         r = rstd.reshape(-1)
@@ -102,7 +106,8 @@ def _layer_norm_backward_kernel(xp):
         centred -= centre[:, None]
         centred *= rstd.reshape(-1, 1)
         _keep_scratch(key, p)
-        return (centred.reshape(x.shape), *grads)
+        grads = [gr.astype(param_dtype, copy=False) for gr in grads]
+        return (centred.reshape(x.shape).astype(dtype, copy=False), *grads)
 
     return kernel
 
@@ -274,6 +279,8 @@ def _per_channel(xp, a, b=None):
 def _batch_norm_kernel(xp):
     def kernel(x, *rest):
         *params, eps, affine = rest
+        dtype = x.dtype
+        x, *params = widened(xp, [x, *params])
         c = x.shape[1]
         n = x.size // c
         shape = (c,) + (1,) * (x.ndim - 2)
@@ -284,7 +291,7 @@ def _batch_norm_kernel(xp):
         y *= scale.reshape(shape)
         if "b" in affine:
             y += params[-1].reshape(shape)
-        return y, mean, invstd
+        return y.astype(dtype, copy=False), mean, invstd
 
     return kernel
 
@@ -292,6 +299,8 @@ def _batch_norm_kernel(xp):
 def _batch_norm_backward_kernel(xp):
     def kernel(g, x, mean, invstd, *rest):
         *w, affine = rest
+        dtype, param_dtype = x.dtype, w[0].dtype if w else x.dtype
+        g, x, mean, invstd, *w = widened(xp, [g, x, mean, invstd, *w])
         c = x.shape[1]
         n = x.size // c
         shape = (c,) + (1,) * (x.ndim - 2)
@@ -303,11 +312,11 @@ def _batch_norm_backward_kernel(xp):
         xhat *= (gxhat * scale / -n).reshape(shape)
         xhat += g * scale.reshape(shape)
         xhat -= (gsum * scale / n).reshape(shape)
-        grads = [xhat]
+        grads = [xhat.astype(dtype, copy=False)]
         if "w" in affine:
-            grads.append(gxhat)
+            grads.append(gxhat.astype(param_dtype, copy=False))
         if "b" in affine:
-            grads.append(gsum)
+            grads.append(gsum.astype(param_dtype, copy=False))
         return tuple(grads)
 
     return kernel
@@ -403,6 +412,7 @@ def batch_norm(
         ("running_var", running_var),
     ):
         _check_stat(name, t, c)
+    mixed = _mixed_precision(input, (running_mean, running_var, weight, bias))
     affine, params = _affine_code(weight, bias)
     if training:
         out, mean, invstd = call(batch_norm_op, (input, *params), eps, affine)
@@ -423,7 +433,26 @@ def batch_norm(
     shift = -running_mean * scale
     if bias is not None:
         shift = shift + bias
+    if mixed:
+        return (input.float() * scale.reshape(shape) + shift.reshape(shape)).to(input.dtype)
     return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+_REDUCED = (tocha.bfloat16, tocha.float16)
+
+
+def _mixed_precision(input: Tensor, params) -> bool:
+    """Whether batch norm runs a bfloat16/float16 input with float32 statistics and affine
+    parameters (computed in float32, returned in the input's dtype, as PyTorch does on the
+    CPU); RuntimeError as PyTorch's for any other mix of dtypes."""
+    dtypes = {t.dtype for t in params if t is not None}
+    if not dtypes or dtypes == {input.dtype}:
+        return False
+    if dtypes == {tocha.float32} and input.dtype in _REDUCED:
+        return True
+    if dtypes == {tocha.float32} and input.dtype is tocha.float64:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
 def _update_running(running_mean, running_var, mean, invstd, eps, momentum, n) -> None:
