@@ -481,6 +481,8 @@ def unravel_index(indices, shape) -> tuple[Tensor, ...]:
     shape = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(shape))
+    if any(s >= 2**63 for s in shape):
+        raise ValueError("Overflow when unpacking long long")
     total = math.prod(shape)
     flat = indices.to(_dtype.int64)
     if not flat.numel():

@@ -343,6 +343,8 @@ def sparse_coo_tensor(
                 f"{type(indices).__name__}"
             )
         size, dtype = tuple(indices), dtype or tocha.get_default_dtype()
+        if any(n < 0 for n in size):
+            raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
         indices = tocha.zeros((len(size), 0), dtype=tocha.int64, device=device)
         values = tocha.zeros(0, dtype=dtype, device=device)
     if isinstance(indices, Tensor):
