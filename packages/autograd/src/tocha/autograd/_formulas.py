@@ -25,15 +25,18 @@ import tocha
 from tocha.library import REGISTRY, call
 
 from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
+from ._graph import node_type
 
 
 class Derivative:
     """One entry of the table; `special` says the formula accepts None gradients or takes
-    ``needs=`` (the recorder then marks its nodes so)."""
+    ``needs=`` (the recorder then marks its nodes so); `node_type` is the class of the op's
+    nodes."""
 
-    __slots__ = ("formula", "saves", "materialize", "takes_needs", "special")
+    __slots__ = ("formula", "saves", "materialize", "takes_needs", "special", "node_type")
 
-    def __init__(self, formula, saves):
+    def __init__(self, name: str, formula, saves):
+        self.node_type = node_type(name)
         self.formula = formula
         self.saves = saves
         self.materialize = not getattr(formula, "accepts_none", False)
@@ -69,7 +72,7 @@ def d(name: str, saves: str, formula) -> None:
         positions = _From(int(head[len(head) - digits :]))
     else:
         positions = frozenset(int(c) for c in saves if c.isdigit())
-    FORMULAS[name] = Derivative(formula, (positions, "o" in saves))
+    FORMULAS[name] = Derivative(name, formula, (positions, "o" in saves))
 
 
 def zero(g):

@@ -144,9 +144,7 @@ class Node(_RareMetaFields):
         return self
 
     def name(self) -> str:
-        if not self.op_name[:1].islower():  # a custom Function's class name
-            return self.op_name + "Backward"
-        return "".join(part.capitalize() for part in self.op_name.split("_")) + "Backward0"
+        return type(self).__name__
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -220,11 +218,30 @@ class _Handle:
             self._hooks.remove(self._fn)
 
 
+NODE_TYPES: dict = {}  # op name -> its Node subclass
+
+
+def node_type(op_name: str) -> type:
+    """The Node subclass of `op_name`'s nodes, named as PyTorch names the backward node of the
+    op (``mul`` -> ``MulBackward0``; a custom Function ``Exp`` -> ``ExpBackward``), so that
+    ``type(t.grad_fn).__name__`` reads as in PyTorch."""
+    cls = NODE_TYPES.get(op_name)
+    if cls is None:
+        if op_name[:1].islower():
+            name = "".join(part.capitalize() for part in op_name.split("_")) + "Backward0"
+        else:
+            name = op_name + "Backward"
+        cls = NODE_TYPES[op_name] = type(
+            name, (Node,), {"__slots__": (), "__module__": "tocha.autograd.graph"}
+        )
+    return cls
+
+
 def new_node(
     op_name, formula, edges, edge_nrs, input_meta, saved, versions, out_meta, out_data=None
 ) -> Node:
     """A node with no hooks, not yet run; `out_meta` has one entry per output."""
-    node = Node.__new__(Node)
+    node = node_type(op_name)()
     node.op_name = op_name
     node.formula = formula
     node.edges = edges

@@ -12,7 +12,15 @@ from tocha.library import GRAD_MODE, INFERENCE_VC, LAYERS, TENSOR_TYPES, wrap
 
 from ._formulas import FORMULAS
 from ._forward import LEVEL, propagate, set_tangent, tangent_of
-from ._graph import RECORD_EXTRAS, AutogradMeta, Node, TensorMeta, carrier, meta_of
+from ._graph import (
+    RECORD_EXTRAS,
+    AutogradMeta,
+    Node,
+    TensorMeta,
+    carrier,
+    meta_of,
+    node_type,
+)
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
@@ -71,7 +79,7 @@ def record(op, args, out, tape_only=False):
         ag = arg._ag
         if ag is not None and ag.requires_grad:
             tracked = True
-            if type(ag) is Node:  # the output of a recorded one-output op
+            if type(ag).__base__ is Node:  # the output of a recorded one-output op
                 edges[i] = ag
             else:
                 grad_fn = ag.grad_fn
@@ -103,7 +111,8 @@ def record(op, args, out, tape_only=False):
             saved[i] = metas[i] = meta
     if not tracked:
         return out
-    node = Node()  # a class call: faster than object.__new__ (Node has no __init__)
+    # a class call: faster than object.__new__ (nodes have no __init__)
+    node = entry.node_type() if entry is not None else node_type(op.name)()
     node.op_name = op.name
     node.formula = None if entry is None else entry.formula
     node.edges = edges
