@@ -186,3 +186,35 @@ def test_ctc_loss_checks_in_pytorchs_order(torch, dtype, shape, lengths):
         assert _builtin_base(got) == _builtin_base(want), (got, want)
     else:
         assert not isinstance(got, Exception), got
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "L.lu(a)",
+        "L.lu_factor_ex(a)",
+        "L.det(a)",
+        "L.solve(a, a)",
+        "L.svd(a)",
+        "L.svdvals(a)",
+        "L.cond(a)",
+        "L.cholesky(a)",
+        "L.qr(a)",
+        "L.eigh(a)",
+        "L.eigvals(a)",
+        "L.householder_product(a, a[0])",
+        "L.solve_triangular(a, a, upper=True)",
+        "L.inv(a)",
+        "L.matrix_rank(a)",
+    ],
+)
+def test_linalg_low_precision_errors(torch, dtype, expression):
+    """The functions whose CPU kernel has no half/bfloat16 form name it (NotImplementedError);
+    the others keep PyTorch's 'Low precision dtypes not supported' (RuntimeError)."""
+
+    def call(lib):
+        a = lib.eye(3, dtype=getattr(lib, dtype))
+        return eval(expression, {"L": lib.linalg, "a": a})
+
+    assert_same_error_class(lambda: call(torch), lambda: call(tocha))

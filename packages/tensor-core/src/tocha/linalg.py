@@ -317,7 +317,28 @@ def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
             f"{name}: Expected a floating point or complex tensor as input. Got {_dtype.TITLE[dt]}"
         )
     if not low_precision and dt in (_dtype.float16, _dtype.bfloat16):
+        kernel = _LOW_PRECISION_KERNELS.get(name)
+        if kernel is not None:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[dt]}'")
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.TITLE[dt]}")
+
+
+# The functions whose float16/bfloat16 inputs reach a PyTorch CPU kernel that has no such
+# form (a NotImplementedError naming it) rather than its "Low precision" check.
+_LOW_PRECISION_KERNELS = {
+    **dict.fromkeys(
+        ("linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.det", "linalg.solve"),
+        "lu_cpu",
+    ),
+    **dict.fromkeys(("linalg.svd", "linalg.svdvals", "linalg.cond"), "linalg_svd_cpu"),
+    **dict.fromkeys(("linalg.eigh", "linalg.eigvalsh"), "linalg_eigh_cpu"),
+    **dict.fromkeys(("linalg.eig", "linalg.eigvals"), "linalg_eig_out_cpu"),
+    "linalg.cholesky": "cholesky_cpu",
+    "linalg.qr": "geqrf_cpu",
+    "torch.linalg.householder_product": "orgqr_cpu",
+    "linalg.lu_solve": "linalg.lu_solve_cpu",
+    "linalg.solve_triangular": "triangular_solve_cpu",
+}
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
