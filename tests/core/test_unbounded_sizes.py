@@ -67,3 +67,16 @@ def test_zeta_of_a_minus_infinite_q_returns(torch):
     q = [float("-inf"), -2.5, 1.5]
     mine = tocha.special.zeta(tocha.full((3,), 2.0), tocha.tensor(q))
     assert_tensor(mine, torch.special.zeta(torch.full((3,), 2.0), torch.tensor(q)))
+
+
+@pytest.mark.parametrize("dim", [2**63, -(2**63) - 1, 2**64])
+def test_dims_beyond_int64_overflow_as_in_torch(torch, dim):
+    def outcome(lib, f):
+        try:
+            f(lib.ones(2, 3))
+        except (ValueError, IndexError) as exc:
+            return type(exc).__name__, str(exc)
+        return None
+
+    for f in (lambda x: x.sum(dim), lambda x: x.transpose(0, dim), lambda x: x.softmax(dim)):
+        assert outcome(tocha, f) == outcome(torch, f)

@@ -487,6 +487,8 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     if type(dim) is not int:
         dim = _dim_integer(dim)
     if not -n <= dim < n:
+        if not -(2**63) <= dim < 2**63:
+            raise ValueError("Overflow when unpacking long long")
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )

@@ -187,6 +187,8 @@ def _softmax_input(input: Tensor, dim, dtype, name: str, kernel: str):
         dim = dim.__index__()
     ndim = max(input.dim(), 1)
     if not -ndim <= dim < ndim:
+        if not -(2**63) <= dim < 2**63:
+            raise ValueError("Overflow when unpacking long long")
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-ndim}, "
             f"{ndim - 1}], but got {dim})"
