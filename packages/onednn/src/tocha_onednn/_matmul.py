@@ -92,20 +92,21 @@ def matmul(fallback):
     """``matmul(a, b)`` on oneDNN's matmul for batched float32 operands (see the module)."""
 
     def kernel(a, b):
+        # the checks that decline most calls first: this runs before every matmul
+        if (a.ndim < 3 and b.ndim < 3) or a.ndim < 2 or b.ndim < 2:
+            return fallback(a, b)
+        sa, sb = a.shape, b.shape
         if (
-            (a.ndim < 3 and b.ndim < 3)
-            or a.ndim < 2
-            or b.ndim < 2
+            sa[-2] * sa[-1] * sb[-1] < MIN_WORK
             or a.dtype != _F32
             or b.dtype != _F32
-            or a.shape[-2] * a.shape[-1] * b.shape[-1] < MIN_WORK
-            or a.shape[-1] != b.shape[-2]
+            or sa[-1] != sb[-2]
             or a.size == 0
             or b.size == 0
             or not (a.flags.aligned and b.flags.aligned)
         ):
             return fallback(a, b)
-        key = (a.shape, a.strides, b.shape, b.strides, threads())
+        key = (sa, a.strides, sb, b.strides, threads())
         found = _cache.get(key, lambda: _build(a, b))
         if found is None:
             return fallback(a, b)
