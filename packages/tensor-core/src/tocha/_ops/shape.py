@@ -655,17 +655,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of `tensor` cut along `dim` into pieces of `split_size_or_sections` elements
     (an int: the last piece may be smaller) or of the sizes a list gives (summing to the
     size of `dim`)."""
-    try:
-        shape = tensor._data.shape
-    except AttributeError:
-        raise not_a_tensor("split", tensor, "tensor", 1) from None
-    try:
-        dim = _wrap_dim(dim, len(shape))
-        size = shape[dim]
-    except IndexError:
-        if not shape:
-            raise RuntimeError(SPLIT_0D) from None
-        raise
+    dim, size = _split_dim(tensor, dim, "split", "tensor")
     if isinstance(split_size_or_sections, (tuple, list)):
         return split_with_sizes(tensor, split_size_or_sections, dim)
     step = operator.index(split_size_or_sections)
@@ -680,19 +670,25 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return call_views(split_op, tensor, sizes, dim)
 
 
-def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
-    """Views of `input` cut along `dim` into pieces of the given sizes."""
+def _split_dim(t, dim, name: str, arg: str) -> tuple[int, int]:
+    """The wrapped `dim` of a tensor to split and its size; PyTorch's errors for a non-tensor
+    and for a 0-d tensor."""
     try:
-        shape = input._data.shape
+        shape = t._data.shape
     except AttributeError:
-        raise not_a_tensor("split_with_sizes", input, "input", 1) from None
+        raise not_a_tensor(name, t, arg, 1) from None
     try:
         dim = _wrap_dim(dim, len(shape))
-        size = shape[dim]
+        return dim, shape[dim]
     except IndexError:
         if not shape:
             raise RuntimeError(SPLIT_0D) from None
         raise
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Views of `input` cut along `dim` into pieces of the given sizes."""
+    dim, size = _split_dim(input, dim, "split_with_sizes", "input")
     sizes = int_tuple((split_sizes,), "split_with_sizes", "split_sizes")
     if any(s < 0 for s in sizes):
         raise RuntimeError(
