@@ -20,6 +20,15 @@ def f32(*shape):
     return RNG.standard_normal(shape, dtype=np.float32)
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """tocha-onednn's matmul serves one thread (from two it declines)."""
+    before = tocha.get_num_threads()
+    tocha.set_num_threads(1)
+    yield
+    tocha.set_num_threads(before)
+
+
 def served_here() -> bool:
     """Whether tocha-onednn serves matmul in this run (not switched off by the environment)."""
     return tocha.backends.provided_kernels().get("matmul") == "onednn"
@@ -143,6 +152,14 @@ def test_broadcast_gradients_are_summed():
     np.testing.assert_allclose(
         tb.grad.numpy(), (a.swapaxes(1, 2) @ ones).sum(0), rtol=1e-4, atol=1e-2
     )
+
+
+def test_declined_from_two_threads():
+    a, b = SERVED["q@kT"]()
+    kernel, generic, spy = pair()
+    tocha.set_num_threads(2)
+    np.testing.assert_array_equal(kernel(a, b), generic(a, b))
+    assert spy.calls == 1
 
 
 def test_switched_off_gives_the_built_in_answer():

@@ -14,6 +14,10 @@ declined, with other dtypes, 1-D and 2-D by 2-D products (NumPy's dot is as fast
 operands, negative or unaligned strides, batch dims expanded in both operands, shapes that
 do not multiply (the built-in kernel raises), and layouts only oneDNN's reference kernel
 takes.
+
+One thread only: from two, NumPy's OpenBLAS was as fast or faster on these shapes, and where
+another OpenMP runtime shares the process (PyTorch's, in the benchmarks) oneDNN's threads
+compete with its spinning threads (the GPT block's step 1.3-1.5x slower).
 """
 
 from __future__ import annotations
@@ -106,7 +110,9 @@ def matmul(fallback):
             or not (a.flags.aligned and b.flags.aligned)
         ):
             return fallback(a, b)
-        key = (sa, a.strides, sb, b.strides, threads())
+        if threads() != 1:
+            return fallback(a, b)
+        key = (sa, a.strides, sb, b.strides)
         found = _cache.get(key, lambda: _build(a, b))
         if found is None:
             return fallback(a, b)
