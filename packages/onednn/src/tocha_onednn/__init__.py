@@ -3,11 +3,10 @@
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
 3 spatial dims, transposed), max and average pooling, layer norm, group norm and training
 batch norm, softmax and log_softmax, and the recurrent layers (RNN, LSTM, GRU), forward and
-backward, ``linear_pointwise`` (a linear map with its activation fused) and batched float32
-``matmul`` where it is faster than NumPy's, on the CPU through oneDNN's C API (``libdnnl``
-from the onednn-cpu-gomp wheel, bound with ctypes). The entry point `register` is cheap:
-oneDNN loads on the first call of an op it serves. Calls it does not support (not float32,
-a shape oneDNN refuses) run tocha's built-in kernels.
+backward, and ``linear_pointwise`` (a linear map with its activation fused), on the CPU
+through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with ctypes). The
+entry point `register` is cheap: oneDNN loads on the first call of an op it serves. Calls it
+does not support (not float32, a shape oneDNN refuses) run tocha's built-in kernels.
 ``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
 ``tocha.backends.set_kernel_provider_enabled("onednn", False)`` turns it off.
 """
@@ -39,7 +38,6 @@ KERNELS = {
     "rnn_layer": ("_rnn", "rnn_layer"),
     "rnn_layer_backward": ("_rnn", "rnn_layer_backward"),
     "linear_pointwise": ("_linear", "linear_pointwise"),
-    "matmul": ("_matmul", "matmul"),
     "softmax": ("_softmax", "softmax"),
     "log_softmax": ("_softmax", "log_softmax"),
     "softmax_backward_data": ("_softmax", "softmax_backward"),
