@@ -213,6 +213,12 @@ def test_linalg_low_precision_errors(torch, dtype, expression):
     """The functions whose CPU kernel has no half/bfloat16 form name it (NotImplementedError);
     the others keep PyTorch's 'Low precision dtypes not supported' (RuntimeError)."""
 
+    if expression == "L.eigvals(a)" and dtype == "float16":
+        pytest.skip(
+            "PyTorch warns once per process that ComplexHalf is experimental here, so its "
+            "recorded answer would depend on the order the tests run in"
+        )
+
     def call(lib):
         a = lib.eye(3, dtype=getattr(lib, dtype))
         return eval(expression, {"L": lib.linalg, "a": a})
