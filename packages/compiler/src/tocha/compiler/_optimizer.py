@@ -14,8 +14,9 @@ step computes, operation for operation, in the parameters' dtype, so both give t
 values.
 
 The compiled step is the optimizer's own ``step`` (its hooks, closure, grad mode and checks)
-with the per-group update replaced for the duration of the call (``_step_group`` on the
-instance). A group the kernel does not cover takes the eager update: state not made yet (the
+with the per-group update supplied for the duration of the call through the optimizer's
+published hook, ``register_group_update``. A group the kernel does not cover is declined
+and takes the optimizer's own update: state not made yet (the
 first step), a missing, sparse or differently typed gradient, a parameter that is not
 C-contiguous, AMSGrad, other devices, unequal ``step`` counts, or numba not loaded yet (it
 loads in the background; `_codegen_numba`).
@@ -64,7 +65,6 @@ class CompiledStep:
     def __init__(self, step: Callable) -> None:
         self.step = step
         self.optimizer = step.__self__  # type: ignore[attr-defined]
-        self.eager_group = type(self.optimizer)._step_group
         self.plans: dict[int, _Plan] = {}
         self.__wrapped__ = step
         self.__doc__ = step.__doc__
@@ -72,29 +72,19 @@ class CompiledStep:
         self.__qualname__ = getattr(step, "__qualname__", self.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        own = vars(self.optimizer)
-        previous = own.get("_step_group")
-        own["_step_group"] = self.group
-        try:
+        with self.optimizer.register_group_update(self.update):
             return self.step(*args, **kwargs)
-        finally:
-            if previous is None:
-                own.pop("_step_group", None)
-            else:
-                own["_step_group"] = previous
 
-    def group(self, group: dict) -> None:
-        """One group's update: the kernel's, or the optimizer's own where it does not
-        apply."""
+    def update(self, optimizer: Any, group: dict) -> bool:
+        """One group's update by the kernel (the optimizer's ``register_group_update``
+        contract): False, nothing done, where the kernel does not apply."""
         plan = self.plans.get(id(group))
-        if plan is None or not plan.valid(group, self.optimizer.state):
-            plan = _Plan.make(self.optimizer, group)
+        if plan is None or not plan.valid(group, optimizer.state):
+            plan = _Plan.make(optimizer, group)
             if plan is None:
-                self.eager_group(self.optimizer, group)
-                return
+                return False
             self.plans[id(group)] = plan
-        if not plan.run(group):
-            self.eager_group(self.optimizer, group)
+        return plan.run(group)
 
 
 def compile_step(step: Callable) -> CompiledStep:

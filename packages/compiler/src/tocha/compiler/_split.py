@@ -93,17 +93,18 @@ class Parts:
 
     def run(self, fn: Any, args: tuple, kwargs: dict) -> Any:
         """``fn(*args, **kwargs)`` with the compiled parts installed."""
-        installed: list[tuple[Any, str]] = []
+        installed: list[Any] = []
+        handles: list[Any] = []
         try:
             for module, compiled in self.modules:
                 if "forward" not in vars(module):
                     vars(module)["forward"] = compiled
-                    installed.append((module, "forward"))
+                    installed.append(module)
             for opt, step in self.optimizers:
-                if "_step_group" not in vars(opt):
-                    vars(opt)["_step_group"] = step.group
-                    installed.append((opt, "_step_group"))
+                handles.append(opt.register_group_update(step.update))
             return fn(*args, **kwargs)
         finally:
-            for obj, name in installed:
-                vars(obj).pop(name, None)
+            for module in installed:
+                vars(module).pop("forward", None)
+            for handle in handles:
+                handle.remove()

@@ -21,6 +21,7 @@ they are.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from operator import is_
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np
 import tocha
 from tocha.library import CPU, backend_of, bump_version, wrap
 
-from .optimizer import Optimizer, ParamsT, scalar_dtype, to_scalar
+from .optimizer import Optimizer, ParamsT, RemovableHandle, scalar_dtype, to_scalar
 
 __all__ = ["ElementwiseOptimizer"]
 
@@ -81,9 +82,9 @@ class ElementwiseOptimizer(Optimizer):
     coefficients)`` updates a whole group on its flat state in place, which the multi-tensor
     path runs instead of the blocks on devices other than the CPU (one fused launch there).
 
-    ``_step_group(group)`` updates one group: ``tocha.compile(opt.step)`` (tocha-compiler)
-    replaces it on the instance for the duration of a step with a generated kernel, and
-    calls this one for the groups that kernel does not cover.
+    A compiler may supply its own update of a group through `register_group_update` (the
+    published hook ``tocha.compile(opt.step)`` uses); the optimizer's own update runs for
+    the groups it declines.
     """
 
     group_op = None
@@ -96,11 +97,32 @@ class ElementwiseOptimizer(Optimizer):
         super().__init__(params, defaults)
         self._layouts: dict = {}
         self._scratch: dict = {}
+        self._group_updates: OrderedDict = OrderedDict()
 
     def __setstate__(self, state):
         super().__setstate__(state)
         self._layouts = {}
         self._scratch = {}
+        self._group_updates = OrderedDict()
+
+    def register_group_update(self, update: Callable[[Any, dict], bool]) -> RemovableHandle:
+        """Register ``update(optimizer, group) -> bool``, which may update a parameter group
+        in place of this optimizer's own maths (a compiler's generated kernel).
+
+        `step` calls it for each group in ``param_groups``, after the closure and the step
+        pre-hooks, under ``no_grad``, before the optimizer's own update of that group. It
+        returns True when it has done the whole update of the group: every parameter with a
+        gradient and its ``optimizer.state`` entries (``step`` counts included) moved on as
+        the optimizer's own update would, in place, and each changed parameter's version
+        bumped (``tocha.library.bump_version``). It returns False, having changed nothing,
+        to let the optimizer update the group itself. Updates registered later are asked
+        first; the first returning True ends the group's update.
+
+        Returns:
+            a handle whose ``remove()`` unregisters `update` (also a context manager, for an
+            update that lasts one step).
+        """
+        return self._register(self._group_updates, update, prepend=True)
 
     def _scalar_state(self, group) -> tuple:
         return (("step", 0.0),)
@@ -117,7 +139,10 @@ class ElementwiseOptimizer(Optimizer):
             with tocha.enable_grad():
                 loss = closure()
         with tocha.no_grad(), np.errstate(all="ignore"):  # silent on inf and nan, as PyTorch
+            updates = self._group_updates
             for group in self.param_groups:
+                if updates and any(u(self, group) for u in tuple(updates.values())):
+                    continue
                 self._step_group(group)
         return loss
 
