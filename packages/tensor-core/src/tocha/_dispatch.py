@@ -168,7 +168,7 @@ def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
         inputs = LAYERS.autocast(op, inputs)
     result = _kernel_context().run(op.kernels[dev], *[t._data for t in inputs], *args)
     if type(result) is tuple:
-        out = tuple(wrap(as_array(r, dev), dev) for r in result)
+        out = tuple([wrap(as_array(r, dev), dev) for r in result])
     else:
         out = wrap(as_array(result, dev), dev)
     if LAYERS.autograd is not None and needs_grad(inputs):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import tocha
 from tocha import Tensor
 from tocha.library import GRAD_MODE, REGISTRY, wrap
@@ -18,6 +20,20 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
+
+
+def _one_like(data, device):
+    """A fresh array of one 1 shaped and typed as `data` (a NumPy scalar array: a copy of a
+    cached one, as ``np.ones`` costs several times more)."""
+    if device.type != "cpu" or type(data) is not np.ndarray:
+        return ONES.kernels[device](data.shape, data.dtype)
+    one = _ONE.get((data.shape, data.dtype))
+    if one is None:
+        one = _ONE[data.shape, data.dtype] = np.ones(data.shape, data.dtype)
+    return one.copy()
+
+
+_ONE: dict = {}  # (shape, NumPy dtype) -> ones
 
 
 def _root_grads(outputs, grad_outputs, create_graph) -> list:
@@ -46,7 +62,7 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
                 )
-            grad = wrap(ONES.kernels[out._device](out._data.shape, out._data.dtype), out._device)
+            grad = wrap(_one_like(out._data, out._device), out._device)
         elif not isinstance(grad, Tensor):
             grad = tocha.tensor(grad, dtype=out.dtype, device=out.device)
         elif grad.shape != out.shape:

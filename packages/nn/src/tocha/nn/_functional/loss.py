@@ -239,6 +239,24 @@ def _in_bounds(t, c: int) -> bool:
     return t[t.argmin()] >= 0 and t[t.argmax()] < c
 
 
+def _row_sums(xp, rows):
+    """Each row's sum: a matrix-vector product for float32/float64 (NumPy's reduction along
+    a short last axis costs twice as much), else a reduction."""
+    dtype = rows.dtype
+    if dtype.char not in "fd":
+        return xp.add.reduce(rows, axis=1)
+    key = (xp, rows.shape[1], dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) > 64:
+            _ONES.clear()
+        ones = _ONES[key] = xp.ones(rows.shape[1], dtype)
+    return xp.matmul(rows, ones)
+
+
+_ONES: dict = {}
+
+
 def _ce_plain(xp, x, t, reduction):
     """Cross entropy's `_plain` case in a few cheap NumPy calls (rows through flat indices);
     None when some target is negative (ignored) or out of bounds, which the general path
@@ -246,18 +264,18 @@ def _ce_plain(xp, x, t, reduction):
     n, c = x.shape
     if not n or not c or not _in_bounds(t, c):
         return None
-    hits = t + _row_starts(xp, n, c)
-    row_max = x.reshape(-1)[x.argmax(axis=1) + _row_starts(xp, n, c)]
-    probs = x - row_max[:, None]
+    starts = _row_starts(xp, n, c)
+    row_max = x.reshape(-1)[x.argmax(axis=1) + starts]
+    probs = xp.subtract(x, row_max[:, None])
     if not probs.flags.c_contiguous:  # its flat form must be a view (the backward's too)
         probs = xp.ascontiguousarray(probs)
-    picked = probs.reshape(-1)[hits]
+    picked = probs.reshape(-1)[t + starts]
     xp.exp(probs, out=probs)
-    total = xp.einsum("ij->i", probs)
+    total = _row_sums(xp, probs)
     probs /= total[:, None]
     losses = xp.log(total, out=total)
     losses -= picked
-    loss = losses.sum(dtype=losses.dtype)
+    loss = xp.add.reduce(losses)
     return xp.asarray(loss / n if reduction == "mean" else loss, dtype=losses.dtype), probs
 
 
@@ -541,14 +559,16 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
 
 def _batch_of_indices(input, target) -> bool:
     """The common case: (N, C) floating scores and (N,) int64 class indices."""
+    if type(input) is not Tensor or type(target) is not Tensor:
+        return False
+    x, t = input._data, target._data  # plain tensors: their arrays say it all
     return (
-        type(input) is Tensor
-        and type(target) is Tensor
-        and input.dim() == 2
-        and target.dim() == 1
-        and target.dtype is tocha.int64
-        and input.dtype.is_floating_point
-        and input.shape[0] == target.shape[0]
+        x.ndim == 2
+        and t.ndim == 1
+        and t.dtype.char in "lq"
+        and t.itemsize == 8
+        and x.dtype.kind == "f"
+        and x.shape[0] == t.shape[0]
     )
 
 
