@@ -268,11 +268,25 @@ _BAD_P = (
 )
 
 
+def _bits_below(gen: np.random.Generator, shape: tuple, p: float) -> np.ndarray:
+    """Bernoulli(p) as booleans from tocha's default stream: its raw 64-bit words read as two
+    32-bit words each, compared to ``p * 2**32`` (exact to 2**-33; half the time of float64
+    uniforms). PyTorch's stream keeps its ``u < p`` on float64 uniforms (its values)."""
+    n = math.prod(shape)
+    threshold = round(p * 2.0**32)
+    if threshold >= 2**32:
+        return np.ones(shape, bool)
+    words = gen.bit_generator.random_raw((n + 1) // 2).view(np.uint32)
+    return np.less(words[:n], np.uint32(threshold)).reshape(shape)
+
+
 def _bernoulli_kernel(xp):
     def kernel(gen, shape, dtype, p):
         """1 with probability `p` (a number or an array broadcasting to `shape`), else 0."""
         if not isinstance(p, float) and not bool(((p >= 0) & (p <= 1)).all()):
             raise RuntimeError(_BAD_P)
+        if isinstance(p, float) and type(gen) is np.random.Generator:
+            return _bits_below(gen, shape, p).astype(dtype)
         wide = isinstance(p, float) or p.dtype == xp.float64
         u = gen.random(shape, dtype=xp.float64 if wide else xp.float32)
         return (u < p).astype(dtype)
@@ -319,8 +333,13 @@ def _not_implemented(kernel_name: str, d: _dtype.dtype) -> NotImplementedError:
     return NotImplementedError(f"\"{kernel_name}\" not implemented for '{_dtype.TITLE[d]}'")
 
 
-def _float_dtype(d: _dtype.dtype, kernel_name: str) -> _dtype.dtype:
-    if not (d.is_floating_point or d.is_complex):
+def _float_dtype(d: _dtype.dtype, kernel_name: str, fn_name: str = "") -> _dtype.dtype:
+    try:
+        floating = d.is_floating_point or d.is_complex
+    except AttributeError:
+        check_dtype(fn_name or kernel_name, d)
+        raise
+    if not floating:
         raise _not_implemented(kernel_name, d)
     return d
 
@@ -397,7 +416,7 @@ def rand(
     """
     shape = parse_size(sizes, "rand", size)
     dev = _device_of(device)
-    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "check_uniform_bounds")
+    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "check_uniform_bounds", "rand")
     data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
     return _finish(wrap(data, dev), requires_grad, out)
 
@@ -419,7 +438,7 @@ def randn(
     """
     shape = parse_size(sizes, "randn", size)
     dev = _device_of(device)
-    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu")
+    d = _float_dtype(dtype or _dtype.DEFAULTS.float, "normal_kernel_cpu", "randn")
     data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
     return _finish(wrap(data, dev), requires_grad, out)
 
@@ -491,6 +510,7 @@ def randint(
         )
     low, high = _int_arg(low, "randint", "low"), _int_arg(high, "randint", "high")
     shape = parse_size((size,), "randint")
+    check_dtype("randint", dtype)
     d = dtype or _dtype.int64
     _check_range(low, high, d)
     dev = _device_of(device)
@@ -536,6 +556,7 @@ def randperm(
     n = _int_arg(n, "randperm", "n")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    check_dtype("randperm", dtype)
     if dtype is _dtype.bool or dtype.is_complex:
         raise _not_implemented("randperm", dtype)
     if n - 1 > _bounds(dtype)[1]:
@@ -634,6 +655,8 @@ def bernoulli(
 ) -> Tensor:
     """1 or 0 drawn with the probabilities in `input` (or `p` for every element), with
     `input`'s shape and dtype."""
+    if not isinstance(input, Tensor):
+        check_tensors("bernoulli", ("input", input))
     if p is not None:
         result = bernoulli_(_empty_like(input), p, generator=generator)
     else:
@@ -668,7 +691,11 @@ def multinomial(
     Without `replacement` each row's draws are distinct.
     """
     num_samples = _int_arg(num_samples, "multinomial", "num_samples")
-    ndim = input._data.ndim
+    try:
+        ndim = input._data.ndim
+    except AttributeError:
+        check_tensors("multinomial", ("input", input))
+        raise
     if ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     d = input.dtype
@@ -927,7 +954,11 @@ def cauchy_(
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Counts drawn from Poisson distributions of the rates in `input` (non-negative floats),
     in `input`'s shape and dtype. Its gradient is zero."""
-    d = input.dtype
+    try:
+        d = input.dtype
+    except AttributeError:
+        check_tensors("poisson", ("input", input))
+        raise
     if not d.is_floating_point:
         raise _not_implemented("poisson_cpu", d)
     from .._dispatch import call
