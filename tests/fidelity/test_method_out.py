@@ -15,7 +15,7 @@ from tests.fidelity.test_fidelity_fixes import assert_same_error_class
 # aliases (cumsum, softmax), and methods published by tocha.linalg (det).
 METHODS = [
     ("add", ("x",)),
-    ("sum", ()),
+    ("sum", (0,)),
     ("exp", ()),
     ("matmul", ("x",)),
     ("cumsum", (0,)),

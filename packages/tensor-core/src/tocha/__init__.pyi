@@ -129,6 +129,7 @@ def addmm(
     input: Tensor,
     mat1: Tensor,
     mat2: Tensor,
+    out_dtype: dtype | None = ...,
     *,
     beta: Any = ...,
     alpha: Any = ...,
@@ -259,6 +260,7 @@ def baddbmm(
     input: Tensor,
     batch1: Tensor,
     batch2: Tensor,
+    out_dtype: dtype | None = ...,
     *,
     beta: Any = ...,
     alpha: Any = ...,
@@ -321,7 +323,9 @@ def blackman_window(
     requires_grad: builtins.bool = ...,
 ) -> Any: ...
 def block_diag(*tensors: Any) -> Tensor: ...
-def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
+def bmm(
+    input: Tensor, mat2: Tensor, out_dtype: dtype | None = ..., *, out: Tensor | None = ...
+) -> Tensor: ...
 def broadcast_shapes(*shapes: Any) -> Size: ...
 def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]: ...
 def broadcast_to(input: Tensor, size: Any) -> Tensor: ...
@@ -1020,7 +1024,7 @@ def maximum(input: Any, other: Any, *, out: Tensor | None = ...) -> Tensor: ...
 def mean(
     input: Tensor,
     dim: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     dtype: Any = ...,
     out: Tensor | None = ...,
@@ -1031,7 +1035,9 @@ def median(
 def meshgrid(*tensors: Any, indexing: str | None = ...) -> tuple[Any, ...]: ...
 def min(input: Tensor, dim: Any = ..., keepdim: builtins.bool = ..., *, out: Any = ...) -> Any: ...
 def minimum(input: Any, other: Any, *, out: Tensor | None = ...) -> Tensor: ...
-def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
+def mm(
+    input: Tensor, mat2: Tensor, out_dtype: dtype | None = ..., *, out: Tensor | None = ...
+) -> Tensor: ...
 def mode(
     input: Tensor, dim: builtins.int = ..., keepdim: builtins.bool = ..., *, out: Any = ...
 ) -> Any: ...
@@ -1193,7 +1199,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor: ...
 def prod(
     input: Tensor,
     dim: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     dtype: Any = ...,
     out: Tensor | None = ...,
@@ -1530,7 +1536,7 @@ def std(
     input: Tensor,
     dim: Any = ...,
     unbiased: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     correction: Any = ...,
     out: Tensor | None = ...,
@@ -1539,7 +1545,7 @@ def std_mean(
     input: Tensor,
     dim: Any = ...,
     unbiased: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     correction: Any = ...,
 ) -> tuple[Any, ...]: ...
@@ -1560,7 +1566,7 @@ def subtract(input: Any, other: Any, *, alpha: Any = ..., out: Tensor | None = .
 def sum(
     input: Tensor,
     dim: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     dtype: Any = ...,
     out: Tensor | None = ...,
@@ -1689,7 +1695,7 @@ def var(
     input: Tensor,
     dim: Any = ...,
     unbiased: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     correction: Any = ...,
     out: Tensor | None = ...,
@@ -1698,7 +1704,7 @@ def var_mean(
     input: Tensor,
     dim: Any = ...,
     unbiased: Any = ...,
-    keepdim: builtins.bool = ...,
+    keepdim: builtins.bool | None = ...,
     *,
     correction: Any = ...,
 ) -> tuple[Any, ...]: ...

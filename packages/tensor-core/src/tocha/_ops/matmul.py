@@ -308,8 +308,30 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return result if out is None else write_out(out, result)
 
 
-def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """Matrix product of `input` (n, k) and `mat2` (k, m): shape (n, m)."""
+def _refuse_out_dtype(name: str, out_dtype, out, *named: tuple[str, object]) -> None:
+    """PyTorch's CPU answer to an `out_dtype`: the ``<name>.dtype`` overload exists only on
+    CUDA (float16/bfloat16 products into float32), so a CPU call raises its
+    NotImplementedError, after the argument parser's TypeErrors."""
+    check_tensors(name, *named)
+    if not isinstance(out_dtype, _dtype.dtype):
+        raise TypeError(
+            f"{name}(): argument 'out_dtype' must be torch.dtype, not {type(out_dtype).__name__}"
+        )
+    overload = f"aten::{name}.dtype" + ("_out" if out is not None else "")
+    raise NotImplementedError(
+        f"Could not run '{overload}' with arguments from the 'CPU' backend. This could be "
+        "because the operator doesn't exist for this backend. "
+        f"'{overload}' is only available for CUDA in PyTorch; tocha computes on the CPU."
+    )
+
+
+def mm(
+    input: Tensor, mat2: Tensor, out_dtype: _dtype.dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
+    """Matrix product of `input` (n, k) and `mat2` (k, m): shape (n, m). `out_dtype` is
+    PyTorch's CUDA-only overload: refused on the CPU, as PyTorch's CPU build does."""
+    if out_dtype is not None:
+        _refuse_out_dtype("mm", out_dtype, out, ("input", input), ("mat2", mat2))
     expect_tensor("mm", input, "input", 1)
     expect_tensor("mm", mat2, "mat2", 2)
     if input._data.ndim != 2:
@@ -330,9 +352,13 @@ def _check_bmm(b1: Tensor, b2: Tensor, kernel_name: str = "bmm") -> None:
         _bmm_checks(s1, s2, b1.dtype, b2.dtype, kernel_name)
 
 
-def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+def bmm(
+    input: Tensor, mat2: Tensor, out_dtype: _dtype.dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """Batched matrix product of `input` (b, n, k) and `mat2` (b, k, m): shape (b, n, m);
-    batch sizes must be equal (no broadcasting)."""
+    batch sizes must be equal (no broadcasting). `out_dtype` is refused as by `mm`."""
+    if out_dtype is not None:
+        _refuse_out_dtype("bmm", out_dtype, out, ("input", input), ("mat2", mat2))
     expect_tensor("bmm", input, "input", 1)
     expect_tensor("bmm", mat2, "mat2", 2)
     _check_bmm(input, mat2)
@@ -678,10 +704,20 @@ def _check_add_dtypes(input: Tensor, m1: Tensor, m2: Tensor) -> None:
 
 
 def addmm(
-    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+    input: Tensor,
+    mat1: Tensor,
+    mat2: Tensor,
+    out_dtype: _dtype.dtype | None = None,
+    *,
+    beta=1,
+    alpha=1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``: mat1 (n, k), mat2 (k, m), `input`
-    broadcastable to (n, m). With beta == 0 `input` is ignored, NaN included."""
+    broadcastable to (n, m). With beta == 0 `input` is ignored, NaN included. `out_dtype` is
+    refused as by `mm`."""
+    if out_dtype is not None:
+        _refuse_out_dtype("addmm", out_dtype, out, ("input", input), ("mat1", mat1), ("mat2", mat2))
     try:
         for name, m in (("mat1", mat1), ("mat2", mat2)):
             if m._data.ndim != 2:
@@ -764,10 +800,22 @@ def addbmm(
 
 
 def baddbmm(
-    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
+    input: Tensor,
+    batch1: Tensor,
+    batch2: Tensor,
+    out_dtype: _dtype.dtype | None = None,
+    *,
+    beta=1,
+    alpha=1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch: batch1 (b, n, k),
-    batch2 (b, k, m), `input` broadcastable to (b, n, m)."""
+    batch2 (b, k, m), `input` broadcastable to (b, n, m). `out_dtype` is refused as by
+    `mm`."""
+    if out_dtype is not None:
+        _refuse_out_dtype(
+            "baddbmm", out_dtype, out, ("input", input), ("batch1", batch1), ("batch2", batch2)
+        )
     try:
         for name, m in (("batch1", batch1), ("batch2", batch2)):
             if m._data.ndim != 3:

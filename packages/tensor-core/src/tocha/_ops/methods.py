@@ -5,7 +5,10 @@ Op modules publish one function as both ``tocha.add`` and ``Tensor.add``.
 `drop_out_from_methods` (run once, when every method is in place) gives each method whose
 function has an ``out`` parameter a copy of that function with ``out`` renamed to a private
 name: the copy runs the same bytecode (a call costs what it did) and Python itself refuses
-``out=``, with that message.
+``out=``, with that message. A function may also name trailing positional parameters that
+only its function form has (``FUNCTION_ONLY``, such as mm's CUDA-only ``out_dtype``): the
+method's copy makes them private keywords, so a method call passing them is refused as
+PyTorch's ``mm() takes 1 positional argument but 2 were given``.
 """
 
 from __future__ import annotations
@@ -20,29 +23,38 @@ __all__ = ["drop_out_from_methods"]
 # The name `out` takes in a method's copy: private, so left out of the stubs.
 HIDDEN = "_function_only_out"
 
+# Trailing positional parameters of a function that its method has not, by function name.
+FUNCTION_ONLY = {name: ("out_dtype",) for name in ("mm", "bmm", "addmm", "baddbmm")}
+
 
 def _without_out(fn: types.FunctionType) -> types.FunctionType | None:
-    """A copy of `fn` whose ``out`` parameter is renamed `HIDDEN` (a keyword can no longer
-    name it), or None when `fn` has no ``out``."""
+    """A copy of `fn` whose ``out`` parameter (and its `FUNCTION_ONLY` ones, made keyword-only)
+    is renamed private (a keyword can no longer name it), or None when `fn` has none."""
     code = fn.__code__
-    if "out" not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+    params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    moved = FUNCTION_ONLY.get(fn.__name__, ())
+    hidden = {name: f"_function_only_{name}" for name in ("out", *moved) if name in params}
+    if not hidden:
         return None
+    positional = code.co_argcount - len(moved)
+    if code.co_varnames[positional : code.co_argcount] != moved:
+        raise TypeError(f"{fn.__name__}: {moved} must be its last positional parameters")
     renamed = code.replace(
-        co_varnames=tuple(HIDDEN if n == "out" else n for n in code.co_varnames),
-        co_cellvars=tuple(HIDDEN if n == "out" else n for n in code.co_cellvars),
+        co_argcount=positional,
+        co_kwonlyargcount=code.co_kwonlyargcount + len(moved),
+        co_varnames=tuple(hidden.get(n, n) for n in code.co_varnames),
+        co_cellvars=tuple(hidden.get(n, n) for n in code.co_cellvars),
     )
-    copy = types.FunctionType(
-        renamed,
-        fn.__globals__,
-        fn.__name__,
-        fn.__defaults__,
-        fn.__closure__,
-    )
-    kwdefaults = fn.__kwdefaults__ or {}
-    copy.__kwdefaults__ = {HIDDEN if k == "out" else k: v for k, v in kwdefaults.items()}
+    defaults, kwdefaults = fn.__defaults__, {}
+    if moved:
+        kwdefaults = dict(zip((hidden[n] for n in moved), defaults[-len(moved) :], strict=True))
+        defaults = defaults[: -len(moved)] or None
+    copy = types.FunctionType(renamed, fn.__globals__, fn.__name__, defaults, fn.__closure__)
+    kwdefaults.update({hidden.get(k, k): v for k, v in (fn.__kwdefaults__ or {}).items()})
+    copy.__kwdefaults__ = kwdefaults
     copy.__dict__.update(fn.__dict__)
     copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
-    copy.__annotations__ = {HIDDEN if k == "out" else k: v for k, v in fn.__annotations__.items()}
+    copy.__annotations__ = {hidden.get(k, k): v for k, v in fn.__annotations__.items()}
     return copy
 
 

@@ -540,8 +540,8 @@ def _finish(result, out):
 # -- sums and means ---------------------------------------------------------------------------
 def sum(
     input: Tensor,
-    dim=None,
-    keepdim: bool = False,
+    dim=...,
+    keepdim: bool | None = None,
     *,
     dtype=None,  # noqa: A001
     out: Tensor | None = None,
@@ -552,22 +552,26 @@ def sum(
 
     Bool and integer inputs sum to int64; `dtype` casts the input first. Shape: `input`'s
     without the reduced dims (kept with size 1 when `keepdim`). `axis` and `keepdims` are
-    NumPy's names of `dim` and `keepdim` (taken here, not by a wrapper: sum is hot).
+    NumPy's names of `dim` and `keepdim` (taken here, not by a wrapper: sum is hot). As in
+    PyTorch, `keepdim` and `out` need `dim` (None included) given.
     """
     if axis is not None or keepdims is not None:
         dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
-    if dim is None and dtype is None and out is None and STATE.autocast is None:
+    if dim is ... and keepdim is None and dtype is None and out is None and STATE.autocast is None:
         # the hot path: `call_one` inlined
         try:
             dev = input._device
         except AttributeError:
             raise not_a_tensor("sum", input) from None
-        result = wrap(
-            kernel_context().run(_SUM_KERNELS[dev], input._data, None, keepdim, None), dev
-        )
+        result = wrap(kernel_context().run(_SUM_KERNELS[dev], input._data, None, False, None), dev)
         if input._ag is not None and (STATE.grad_enabled or STATE.transforms):
-            return LAYERS.autograd(sum_op, (input, None, keepdim, None), result)
+            return LAYERS.autograd(sum_op, (input, None, False, None), result)
         return result
+    if dim is ...:
+        if keepdim is not None or out is not None:
+            raise _needs_dim("sum", input, keepdim=keepdim, dtype=dtype, out=out)
+        dim = None
+    keepdim = bool(keepdim)
     dims = _dims(dim, _array(input, "sum").ndim, "sum")
     return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype, "sum")), out)
 
@@ -584,12 +588,20 @@ def nansum(
 
 
 def prod(
-    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+    input: Tensor,
+    dim=None,
+    keepdim: bool | None = None,
+    *,
+    dtype=None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Product of the elements, of all of them or over one `dim`; bool and integer inputs
     give int64. Shape: `input`'s without `dim` (kept with size 1 when `keepdim`)."""
     if dim is None:
+        if keepdim is not None or out is not None:
+            raise _needs_dim("prod", input, keepdim=keepdim, dtype=dtype, out=out)
         return _finish(_run(prod_op, input, None, False, _np_dtype(dtype, "prod")), out)
+    keepdim = bool(keepdim)
     ndim = _array(input, "prod").ndim
     d = _dim(dim, ndim, "prod")
     dims = (d,) if ndim else ()
@@ -612,10 +624,25 @@ def _check_mean_dtype(name: str, data, dtype) -> None:
         )
 
 
+def _needs_dim(name: str, input, **given) -> TypeError:
+    """PyTorch's argument-parser TypeError for `keepdim`/`out`/`unbiased` given without
+    `dim`: the overload without `dim` has none of them."""
+    parts = ["Tensor"] + [
+        f"{key}={type(value).__name__}"
+        for key, value in given.items()
+        if value is not None and not (key == "keepdim" and value is False)
+    ]
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({', '.join(parts)}), "
+        f"but expected one of: ({name}(input, *, dtype=None) takes no keepdim or out; pass "
+        "dim, None included, to keep dims or to write into out)"
+    )
+
+
 def _numpy_names(name: str, dim, keepdim, axis, keepdims):
     """`dim` and `keepdim` given under NumPy's names `axis` and `keepdims`."""
     if axis is not None:
-        if dim is not None:
+        if dim is not None and dim is not ...:
             raise TypeError(f"{name}() got multiple values for argument 'dim'")
         dim = axis
     if keepdims is not None:
@@ -626,10 +653,22 @@ def _numpy_names(name: str, dim, keepdim, axis, keepdims):
 
 
 def mean(
-    input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
+    input: Tensor,
+    dim=...,
+    keepdim: bool | None = None,
+    *,
+    dtype=None,
+    out: Tensor | None = None,
 ) -> Tensor:
-    """Mean over `dim` (an int or tuple of ints; every dim when None) of a floating or
-    complex input (or of the input cast to `dtype`); NaN over an empty dim."""
+    """Mean over `dim` (an int or tuple of ints; every dim when None or not given) of a
+    floating or complex input (or of the input cast to `dtype`); NaN over an empty dim.
+    `keepdim` needs `dim` given, as in PyTorch."""
+    if dim is ...:
+        if keepdim is not None:
+            raise _needs_dim("mean", input, keepdim=keepdim, dtype=dtype, out=out)
+        dim, keepdim = None, False
+    elif keepdim is None:
+        keepdim = False
     data = _array(input, "mean")
     _check_mean_dtype("mean", data, dtype)
     if dim is None and dtype is None and out is None:
@@ -775,63 +814,68 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False, *, out: Tensor | None
 
 
 # -- statistics -------------------------------------------------------------------------------
-def _moment_args(name: str, input: Tensor, dim, unbiased, correction):
-    """(dims, correction) from PyTorch's var/std signatures, legacy `unbiased` included."""
+def _moment_args(name: str, input: Tensor, dim, unbiased, correction, keepdim, out=None):
+    """(dims, correction, keepdim) from PyTorch's var/std signatures, legacy `unbiased`
+    included (whose overload without `dim` takes no `keepdim` or `out`)."""
+    if type(dim) is builtins.bool:  # var(input, unbiased)
+        dim, unbiased = ..., dim
+    if dim is ...:
+        if unbiased is not None and (keepdim is not None or out is not None):
+            raise _needs_dim(name, input, keepdim=keepdim, unbiased=unbiased, out=out)
+        dim = None
     data = _array(input, name)
     if data.dtype.kind not in "fcV":
         what = "std and var" if name in ("std", "var") else name
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
-    if type(dim) is builtins.bool:  # var(input, unbiased)
-        dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}(): pass either unbiased or correction, not both")
     if correction is None:
         correction = 1 if unbiased is None else int(unbiased)
-    return _dims(dim, data.ndim, name), correction
+    return _dims(dim, data.ndim, name), correction, bool(keepdim)
 
 
 def var(
     input: Tensor,
-    dim=None,
+    dim=...,
     unbiased=None,
-    keepdim: bool = False,
+    keepdim: bool | None = None,
     *,
     correction=None,
     out: Tensor | None = None,
 ) -> Tensor:
     """Variance over `dim`: the sum of squared deviations divided by ``N - correction``
     (default 1; ``unbiased=False`` means 0). Complex inputs give real results."""
-    dims, correction = _moment_args("var", input, dim, unbiased, correction)
+    dims, correction, keepdim = _moment_args("var", input, dim, unbiased, correction, keepdim, out)
     return _finish(_run(var_op, input, dims, correction, keepdim), out)
 
 
 def std(
     input: Tensor,
-    dim=None,
+    dim=...,
     unbiased=None,
-    keepdim: bool = False,
+    keepdim: bool | None = None,
     *,
     correction=None,
     out: Tensor | None = None,
 ) -> Tensor:
     """Standard deviation over `dim`: the square root of `var` with the same arguments."""
-    dims, correction = _moment_args("std", input, dim, unbiased, correction)
+    dims, correction, keepdim = _moment_args("std", input, dim, unbiased, correction, keepdim, out)
     return _finish(_run(std_op, input, dims, correction, keepdim), out)
 
 
 def var_mean(
-    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+    input: Tensor, dim=..., unbiased=None, keepdim: bool | None = None, *, correction=None
 ) -> tuple:
     """``(var, mean)`` over `dim`, as `var` and `mean` with the same arguments."""
-    dims, correction = _moment_args("var_mean", input, dim, unbiased, correction)
+    dims, correction, keepdim = _moment_args("var_mean", input, dim, unbiased, correction, keepdim)
     return call(var_mean_op, (input,), dims, correction, keepdim)
 
 
 def std_mean(
-    input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
+    input: Tensor, dim=..., unbiased=None, keepdim: bool | None = None, *, correction=None
 ) -> tuple:
     """``(std, mean)`` over `dim`, as `std` and `mean` with the same arguments."""
-    dims, correction = _moment_args("std_mean", input, dim, unbiased, correction)
+    dims, correction, keepdim = _moment_args("std_mean", input, dim, unbiased, correction, keepdim)
     return call(std_mean_op, (input,), dims, correction, keepdim)
 
 
@@ -998,6 +1042,8 @@ def _median(op, dim_op, name: str, rtype, input: Tensor, dim, keepdim, out):
     if data.dtype.kind in "bc":
         raise _not_implemented("median_cpu" if dim is None else "median_out", data)
     if dim is None:
+        if out is not None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
         if data.size == 0 and data.dtype.kind in "iu":
             raise RuntimeError(f"{name}(): an empty integer tensor has no median")
         return _finish(_run(op, input), out)
