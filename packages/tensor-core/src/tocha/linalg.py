@@ -24,9 +24,9 @@ from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
-from ._ops._argcheck import check_tensors
+from ._ops._argcheck import check_tensor_list, check_tensors
 from ._ops._out import write_out
-from ._tensor import Tensor
+from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
     "LinAlgError",
@@ -832,7 +832,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) ->
             f"x of type {_dtype.TITLE[x.dtype]} and y of type "
             f"{_dtype.TITLE[y.dtype]} instead"
         )
-    return _finish(call(OPS["linalg_vecdot"], (x, y), dim), out)
+    try:
+        return _finish(call(OPS["linalg_vecdot"], (x, y), dim), out)
+    except (ValueError, OverflowError):
+        _wrap_dim(dim, max(x.dim(), y.dim()))
+        raise
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
@@ -861,6 +865,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = N
 def multi_dot(tensors, *, out: Tensor | None = None) -> Tensor:
     """The product of a chain of matrices, in the order that costs the fewest multiplications;
     the first may be a row vector (1-D) and the last a column vector."""
+    check_tensor_list("linalg_multi_dot", tensors)
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")

@@ -4,8 +4,11 @@ Tensor (or not a dtype). Called only after the failure, so the fast path pays no
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from .. import _dtype
-from .._dispatch import not_a_tensor
+from .._dispatch import expect_tensors, not_a_tensor
 from .._tensor import Tensor
 
 
@@ -15,6 +18,37 @@ def check_tensors(fn_name: str, *named: tuple[str, object]) -> None:
     for position, (argument, value) in enumerate(named, 1):
         if not isinstance(value, Tensor):
             raise not_a_tensor(fn_name, value, argument, position)
+
+
+def check_tensor_list(fn_name: str, tensors, argument: str = "tensors") -> None:
+    """Raise PyTorch's TypeError when `tensors` (the first argument) is not a tuple or list
+    of Tensors."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError(
+            f"{fn_name}(): argument '{argument}' (position 1) must be tuple of Tensors, not "
+            f"{type(tensors).__name__}"
+        )
+    expect_tensors(tensors, 0)
+
+
+def int_arg(fn_name: str, value, argument: str) -> int:
+    """An int argument as PyTorch's parser reads it: a TypeError for a bool or a non-integral
+    value, a ValueError beyond int64."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{fn_name}(): argument '{argument}' must be int, not {type(value).__name__}"
+        )
+    if not -(2**63) <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return int(value)
+
+
+def check_bool(fn_name: str, value, argument: str) -> None:
+    """PyTorch's TypeError for a flag that is not a bool."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{fn_name}(): argument '{argument}' must be bool, not {type(value).__name__}"
+        )
 
 
 def check_dtype(fn_name: str, dtype) -> None:
@@ -47,3 +81,18 @@ def check_scalar_fits(value, dtype, opmath: bool = False) -> None:
         name, largest = _SCALAR_TYPES[dtype.name]
         if largest < abs(value) < float("inf"):
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def allocation_error(exc: Exception, shape, itemsize: int) -> Exception:
+    """The error to raise where allocating a ``shape`` array of `itemsize`-byte elements
+    failed with `exc`: PyTorch's RuntimeError for a size beyond int64 or beyond memory
+    (NumPy's MemoryError, or its ValueError 'array is too big'); `exc` itself otherwise."""
+    if not isinstance(exc, MemoryError) and "array is too big" not in str(exc):
+        return exc
+    nbytes = math.prod(shape) * itemsize
+    if nbytes >= 2**63:
+        return RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
+    )

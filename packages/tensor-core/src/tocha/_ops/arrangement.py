@@ -19,7 +19,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors, not_a_tensor
 from .._tensor import Size, Tensor, _wrap_dim
-from ._argcheck import check_dtype, check_tensors
+from ._argcheck import check_dtype, check_tensor_list, check_tensors
 from ._out import assign, write_out, write_out_same_dtype
 from .creation import _from_host
 from .shape import _dims, _unaliased, int_tuple, restrider
@@ -394,7 +394,11 @@ def column_stack(tensors, *, out: Tensor | None = None) -> Tensor:
     joined along dimension 1."""
     if not tensors:
         raise RuntimeError("column_stack expects a non-empty TensorList")
-    tensors = [t.reshape(t.numel(), 1) if t._data.ndim <= 1 else t for t in tensors]
+    try:
+        tensors = [t.reshape(t.numel(), 1) if t._data.ndim <= 1 else t for t in tensors]
+    except AttributeError:
+        check_tensor_list("column_stack", tensors)
+        raise
     return PUBLIC["hstack"](tensors, out=out)
 
 

@@ -24,7 +24,9 @@ from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
 from .._dispatch import expect_tensors, not_a_tensor
 from .._tensor import Tensor
+from ._argcheck import check_dtype
 from ._out import inplace, write_out
+from .creation import check_range
 from .routines import as_strided_
 
 __all__: list[str] = []
@@ -431,6 +433,8 @@ def range(
     )
     if end is None:
         start, end = 0, start
+    check_range(start, end, step)
+    check_dtype("range", dtype)
     count = builtins.int(math.floor((end - start) / step)) + 1
     values = np.arange(count, dtype=np.float64) * step + start
     result = _F["tensor"](

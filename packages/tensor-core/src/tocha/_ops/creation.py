@@ -18,7 +18,7 @@ from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
-from ._argcheck import check_dtype, check_tensors
+from ._argcheck import allocation_error, check_dtype, check_tensors
 from ._out import write_out
 
 
@@ -96,7 +96,11 @@ def _filled_function(op):
         except AttributeError:
             check_dtype(op.name, dtype)
             raise
-        return _finish(wrap(op.kernels[dev](shape, d), dev), requires_grad, out)
+        try:
+            data = op.kernels[dev](shape, d)
+        except (MemoryError, ValueError) as exc:
+            raise allocation_error(exc, shape, d.itemsize) from None
+        return _finish(wrap(data, dev), requires_grad, out)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"A tensor of shape `size` filled by ``{op.name}`` (default dtype float32)."
@@ -166,7 +170,10 @@ def full(
         check_dtype("full", d)
     if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
         raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
-    data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
+    try:
+        data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, shape, d.itemsize) from None
     return _finish(wrap(data, dev), requires_grad, out)
 
 
@@ -225,6 +232,17 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def check_range(start, end, step) -> None:
+    """PyTorch's checks of arange's and range's bounds: finite, a nonzero step (NaN is
+    zero) whose sign leads from `start` to `end`."""
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if step == 0 or step != step:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 def arange(
     start=0,
     end=None,
@@ -241,13 +259,11 @@ def arange(
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    check_range(start, end, step)
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.DEFAULTS.float if is_float else _dtype.int64
+    check_dtype("arange", dtype)
     _refuse("arange", dtype, allow_complex=False)
     dev = _device_of(device)
     integral = not (dtype.is_floating_point or dtype.is_complex)
@@ -362,7 +378,11 @@ def eye(
     dev = _device_of(device)
     check_dtype("eye", dtype)
     d = dtype or _dtype.DEFAULTS.float
-    return _finish(wrap(eye_op.kernels[dev](n, m, d.np), dev), requires_grad, out)
+    try:
+        data = eye_op.kernels[dev](n, m, d.np)
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, (n, m), d.itemsize) from None
+    return _finish(wrap(data, dev), requires_grad, out)
 
 
 for _fn in (arange, linspace, logspace, eye):
@@ -490,6 +510,7 @@ def _check_range(array: np.ndarray, d: _dtype.dtype) -> None:
 def as_tensor(data, dtype: _dtype.dtype | None = None, device=None) -> Tensor:
     """`data` as a tensor, sharing memory with it when it already is a tensor or a NumPy
     array of the requested dtype and device."""
+    check_dtype("as_tensor", dtype)
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     dev = _device_of(device)

@@ -771,7 +771,11 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """A copy of `input` with `value` (a number or 0-dim tensor) where the bool `mask` (broadcast
     with `input`) is True. Shape: the broadcast shape of input and mask."""
     _check_mask(mask, "masked_fill_", "masked_fill")
-    v = _fill_value(input, value)
+    try:
+        v = _fill_value(input, value)
+    except AttributeError:
+        check_tensors("masked_fill", ("input", input))
+        raise
     if (
         isinstance(value, Tensor)
         and value._ag is not None

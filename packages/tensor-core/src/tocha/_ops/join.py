@@ -11,6 +11,7 @@ from .. import _dtype
 from .._api import export
 from .._dispatch import call, defop, expect_tensors, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
+from ._argcheck import allocation_error
 from ._out import write_out
 from .shape import int_tuple, reshape
 
@@ -178,7 +179,10 @@ def repeat(self: Tensor, *sizes) -> Tensor:
     for s in target:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {target}")
-    return call(repeat_op, (self,), tuple(max(s, 0) for s in sizes))
+    try:
+        return call(repeat_op, (self,), tuple(max(s, 0) for s in sizes))
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, target, self._data.itemsize) from None
 
 
 def tile(input: Tensor, dims) -> Tensor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .._api import PUBLIC, export
 from .._tensor import Tensor
+from ._argcheck import int_arg
 
 __all__: list[str] = []
 
@@ -41,11 +42,13 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """Rows of `weight` at `indices` (`padding_idx` -1: none)."""
+    """Rows of `weight` at `indices` (`padding_idx` -1, or any index not a row's: none)."""
+    padding_idx = int_arg("embedding", padding_idx, "padding_idx")
+    rows = weight.shape[0] if isinstance(weight, Tensor) and weight.dim() else 0
     return _functional().embedding(
         indices,
         weight,
-        padding_idx=None if padding_idx == -1 else padding_idx,
+        padding_idx=padding_idx if 0 <= padding_idx < rows else None,
         scale_grad_by_freq=scale_grad_by_freq,
         sparse=sparse,
     )

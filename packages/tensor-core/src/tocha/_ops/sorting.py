@@ -30,7 +30,8 @@ from .. import return_types as rt
 from .._api import export
 from .._dispatch import call, defop, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
-from ._out import write_out
+from ._argcheck import allocation_error, check_bool, check_scalar_fits, int_arg
+from ._out import CPP_NAMES, write_out
 
 _INT64 = np.dtype("int64")
 _UINT32 = np.dtype("uint32")
@@ -557,12 +558,20 @@ def histc(
     """Counts of the elements of `input` in `bins` equal-width bins spanning ``[min, max]``
     (the data's range when both are 0); elements outside are ignored. Input's dtype."""
     input = _input("histc", input)
+    bins = int_arg("histc", bins, "bins")
     _check_float("histc", input, "histogram_cpu")
+    for bound in (min, max):
+        check_scalar_fits(bound, input.dtype)
     if bins <= 0:
         raise RuntimeError("torch.histc(): bins must be > 0, but got " + str(bins) + " for dim 0")
+    if not (math.isfinite(min) and math.isfinite(max)):
+        raise RuntimeError(f"torch.histc: range of [{min:g}, {max:g}] is not finite")
     if max < min:
         raise RuntimeError("torch.histc: max must be larger than min")
-    result = call(histc_op, (input,), int(bins), builtins.float(min), builtins.float(max))
+    try:
+        result = call(histc_op, (input,), bins, builtins.float(min), builtins.float(max))
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, (bins,), input._data.itemsize) from None
     return result if out is None else write_out(out, result)
 
 
@@ -581,10 +590,25 @@ def histogram(
     input = _input("histogram", input)
     if weight is not None and not isinstance(weight, Tensor):
         raise not_a_tensor("histogram", weight, "weight", None)
+    check_bool("histogram", density, "density")
+    if not isinstance(bins, Tensor):
+        bins = int_arg("histogram", bins, "bins")
     _check_float("histogram", input, "histogramdd")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+            f"should have the same dtype, but got input({CPP_NAMES[input.dtype.name]}), and "
+            f"weight({CPP_NAMES[weight.dtype.name]})"
+        )
     low = high = None
     if range is not None:
+        for bound in range:
+            check_scalar_fits(bound, input.dtype)
         low, high = builtins.float(range[0]), builtins.float(range[1])
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(
+                f"torch.histogramdd: dimension 0's range [{low:g}, {high:g}] is not finite"
+            )
         if low > high:
             raise RuntimeError(
                 f"torch.histogram(): min should not exceed max, but got min {low} max {high}"
@@ -613,7 +637,10 @@ def histogram(
                 f"shape {[input.numel(), 1]} and weight with shape {list(weight.shape)}"
             )
         inputs.append(weight)
-    result = rt.histogram(call(histogram_op, tuple(inputs), bins, low, high, bool(density)))
+    try:
+        result = rt.histogram(call(histogram_op, tuple(inputs), bins, low, high, density))
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, (count,), input._data.itemsize) from None
     return result if out is None else _write_pair(out, result, rt.histogram)
 
 

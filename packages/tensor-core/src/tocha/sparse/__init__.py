@@ -336,6 +336,10 @@ def sparse_coo_tensor(
     largest index and the dense dimensions are the values' trailing ones. Repeated indices
     are allowed (the tensor is then uncoalesced: their values add up). With `indices`
     alone, it is the size of an empty sparse tensor (``sparse_coo_tensor((2, 3))``)."""
+    if dtype is not None and not isinstance(dtype, tocha.dtype):
+        raise TypeError(
+            f"sparse_coo_tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}"
+        )
     if values is None:
         if isinstance(indices, Tensor) or not all(isinstance(n, int) for n in indices):
             raise TypeError(

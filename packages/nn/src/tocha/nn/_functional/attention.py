@@ -248,6 +248,8 @@ def scaled_dot_product_attention(
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if attn_mask is not None:
+        if not isinstance(attn_mask, Tensor):
+            raise not_a_tensor("scaled_dot_product_attention", attn_mask, "attn_mask", None)
         if is_causal:
             raise RuntimeError(
                 "_scaled_dot_product_attention: Explicit attn_mask should not be "

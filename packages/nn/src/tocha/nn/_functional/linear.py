@@ -108,7 +108,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is None:
         return call(linear_op, (input, weight))
-    return call(linear_op, (input, weight, bias))
+    try:
+        return call(linear_op, (input, weight, bias))
+    except TypeError:  # NumPy's casting error: a bias whose dtype the result cannot hold
+        if isinstance(bias, Tensor) and bias.dtype != input.dtype:
+            raise RuntimeError(
+                f"self and mat2 must have the same dtype, but got {TITLE[bias.dtype]} and "
+                f"{TITLE[input.dtype]}"
+            ) from None
+        raise
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

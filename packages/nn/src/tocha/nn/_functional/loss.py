@@ -655,6 +655,9 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, smoothi
         )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
+    if weight is not None and not isinstance(weight, Tensor):
+        raise not_a_tensor("cross_entropy_loss", weight, "weight", 3)
+    _check_float(input, "log_softmax_lastdim_kernel_impl")
     cd = _class_dim(input)
     c = input.shape[cd]
     if weight is not None and (weight.dim() != 1 or weight.shape[0] != c):
@@ -1510,6 +1513,11 @@ def _check_ctc_sizes(targets: Tensor, il: tuple, tl: tuple, steps: int) -> None:
     if targets.dim() == 1 and targets.shape[0] != sum(tl):
         raise RuntimeError(
             f"Expected tensor to have size {sum(tl)} at dimension 0, but got size "
+            f"{targets.shape[0]} for argument #2 'targets' {where}"
+        )
+    if targets.dim() == 2 and targets.shape[0] != len(tl):
+        raise RuntimeError(
+            f"Expected tensor to have size {len(tl)} at dimension 0, but got size "
             f"{targets.shape[0]} for argument #2 'targets' {where}"
         )
     if targets.dim() == 2 and tl and targets.shape[1] < max(tl):

@@ -8,6 +8,8 @@ transposed index-add).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import tocha
@@ -119,7 +121,17 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         for i, (lo, hi) in enumerate(pairs):
             if input.shape[lead + i] + min(lo, 0) + min(hi, 0) < 0:
                 raise RuntimeError("narrow(): length must be non-negative.")
-        return call(constant_pad_op, (input,), tuple(pairs), 0 if value is None else value)
+        try:
+            return call(constant_pad_op, (input,), tuple(pairs), 0 if value is None else value)
+        except MemoryError:
+            sizes = list(input.shape[:lead]) + [
+                n + lo + hi for n, (lo, hi) in zip(input.shape[lead:], pairs)
+            ]
+            raise RuntimeError(
+                "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't "
+                f"allocate memory: you tried to allocate {math.prod(sizes) * input.element_size()} "
+                "bytes. Error code 12 (Cannot allocate memory)"
+            ) from None
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_mode_pads(input, pairs, mode)

@@ -1,0 +1,103 @@
+"""The bad-input fuzzer's raw errors and silent acceptances, made PyTorch's: the exception
+class (and the message, where tocha words it as PyTorch does) of calls that once leaked a
+NumPy or Python error from inside tocha, or returned where PyTorch refuses; checked against
+PyTorch (recorded)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha
+from tests.fidelity.test_fidelity_fixes import assert_same_error, assert_same_error_class
+
+HUGE = 2**40
+
+# Same class and message as PyTorch's.
+SAME_ERROR = [
+    "lib.arange(float('inf'))",
+    "lib.arange(0, float('nan'))",
+    "lib.arange(0, 5, float('nan'))",
+    "lib.range(float('-inf'), 5)",
+    "lib.range(0, 5, 0)",
+    "lib.range(5, 0, 1)",
+    "lib.range(0, 5, dtype='float32')",
+    "lib.as_tensor(x, dtype='float32')",
+    "lib.poisson('abc')",
+    "lib.multinomial([[1.0, 2.0]], 1)",
+    "lib.bernoulli(None)",
+    "lib.column_stack('abc')",
+    "lib.column_stack([1, 'x'])",
+    "lib.linalg.multi_dot('abc')",
+    "lib.linalg.multi_dot([1, 'x'])",
+    "lib.linalg.vecdot(x, x, dim=2**40)",
+    "lib.linalg.vecdot(x, x, dim=2**63)",
+    "lib.histc(x, bins=2.5)",
+    "lib.histc(x, bins=True)",
+    "lib.histc(x, bins=2**63)",
+    "lib.histc(x, min=float('nan'))",
+    "lib.histc(x, max=float('inf'))",
+    "lib.histc(x, max=1e300)",
+    "lib.histogram(x, bins=2**63)",
+    "lib.histogram(x, weight=lib.ones(3, 4, dtype=lib.long))",
+    "lib.histogram(x, 2, range=(0.0, float('inf')))",
+    "lib.histogram(x, 2, range=(0.0, 1e300))",
+    f"lib.ones(({HUGE}, {HUGE}))",
+    f"lib.zeros({HUGE})",
+    f"lib.eye({HUGE}, 3)",
+    f"lib.full(({HUGE}, {HUGE}), 0.5)",
+    f"x.new_ones(({HUGE}, {HUGE}))",
+    f"x.tile(({HUGE}, {HUGE}))",
+    f"x.repeat({HUGE}, {HUGE})",
+    f"lib.nn.functional.pad(x, ({HUGE}, {HUGE}))",
+    "lib.embedding(x, lib.zeros(2, dtype=lib.long), padding_idx=2**63)",
+    "lib.ctc_loss(x.log_softmax(1), lib.ones(3, 4).long(), (1,), (1,))",
+    "lib.nn.functional.cross_entropy(x.long(), x)",
+    "lib.nn.functional.cross_entropy(x, x, weight='abc')",
+    "lib.nn.functional.linear(x, lib.ones(5, 4), lib.ones(5, dtype=lib.complex64))",
+    "lib.nn.functional.scaled_dot_product_attention(x, x, x, attn_mask='abc')",
+]
+
+# PyTorch's argument parser words these its own way: the class is compared.
+SAME_CLASS = [
+    "lib.rand((2, 3), dtype='float32')",
+    "lib.randn((2, 3), dtype='float32')",
+    "lib.randint(5, (2, 3), dtype='float32')",
+    "lib.randperm(2, dtype='float32')",
+    "lib.bernoulli('abc', 0.5)",
+    "lib.masked_fill(None, lib.ones(3, 4).bool(), 1.5)",
+    "lib.sparse_coo_tensor(lib.zeros(2, 1).long(), lib.ones(1), dtype='float32')",
+    "lib.histogram(x, bins=True)",
+    "lib.histogram(x, density=2)",
+    f"lib.eye({HUGE})",
+]
+
+
+def _env(lib) -> dict:
+    return {"lib": lib, "x": lib.ones(3, 4)}
+
+
+@pytest.mark.parametrize("expression", SAME_ERROR)
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+def test_errors(torch, expression):
+    assert_same_error(lambda: eval(expression, _env(torch)), lambda: eval(expression, _env(tocha)))
+
+
+@pytest.mark.parametrize("expression", SAME_CLASS)
+def test_error_classes(torch, expression):
+    assert_same_error_class(
+        lambda: eval(expression, _env(torch)), lambda: eval(expression, _env(tocha))
+    )
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "lib.embedding(x, lib.tensor([[0, 1], [2, 0]]), padding_idx=100).tolist()",
+        "lib.embedding(x, lib.tensor([[0, 1], [2, 0]]), padding_idx=-3).tolist()",
+        "lib.range(0.5, 2.5).tolist()",
+        "lib.arange(0, 5, float('inf')).tolist()",
+    ],
+)
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+def test_values(torch, expression):
+    assert eval(expression, _env(tocha)) == eval(expression, _env(torch))
