@@ -653,16 +653,26 @@ def bernoulli(
     generator: Generator | None = None,
     out: Tensor | None = None,
 ) -> Tensor:
-    """1 or 0 drawn with the probabilities in `input` (or `p` for every element), with
-    `input`'s shape and dtype."""
+    """1 or 0 drawn with the probabilities in `input` (or the number `p` for every element),
+    with `input`'s shape and dtype; probabilities must be floating (an empty input is
+    returned as it is, of any dtype)."""
     if not isinstance(input, Tensor):
         check_tensors("bernoulli", ("input", input))
     if p is not None:
+        if isinstance(p, Tensor) and not p._data.ndim:  # PyTorch's parser reads a 0-dim p
+            p = p.item()
+        elif isinstance(p, Tensor):
+            raise TypeError(
+                "bernoulli() received an invalid combination of arguments - got (Tensor, "
+                "Tensor), but expected one of: (Tensor input, *, Generator generator, Tensor "
+                "out) or (Tensor input, float p, *, Generator generator)"
+            )
         result = bernoulli_(_empty_like(input), p, generator=generator)
+    elif not input._data.size:
+        result = _empty_like(input)
     else:
         d = input.dtype
-        if not (d.is_floating_point or d.is_complex):
-            raise _not_implemented("bernoulli_tensor_cpu_p_", d)
+        _check_bernoulli_dtypes(d, d)
         dev = input._device
         result = wrap(
             bernoulli_op.kernels[dev](
@@ -782,17 +792,29 @@ def normal_(
     return _fill(self, normal_op, gen, self._data.shape, d.np, mean, std)
 
 
+def _check_bernoulli_dtypes(self_dtype: _dtype.dtype, p_dtype: _dtype.dtype) -> None:
+    """PyTorch's CPU kernel draws into no complex tensor and takes floating probabilities."""
+    if self_dtype.is_complex:
+        raise _not_implemented("bernoulli_tensor_cpu_self_", self_dtype)
+    if not p_dtype.is_floating_point:
+        raise _not_implemented("bernoulli_tensor_cpu_p_", p_dtype)
+
+
 def bernoulli_(self: Tensor, p=0.5, *, generator: Generator | None = None) -> Tensor:
-    """Fill `self` with 1 drawn with probability `p` (a number, or a tensor broadcasting to
-    `self`'s shape), else 0."""
+    """Fill `self` with 1 drawn with probability `p` (a number, or a floating tensor
+    broadcasting to `self`'s shape), else 0; `self` may be complex only when empty."""
     if isinstance(p, Tensor):
         if p._device is not self._device:
             check_same_device((self, p))
         _check_expand(p._data.shape, self._data.shape)
+        if self._data.size:
+            _check_bernoulli_dtypes(self.dtype, p.dtype)
         prob = p._data
     else:
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
+        if self._data.size and self.dtype.is_complex:
+            raise _not_implemented("bernoulli_scalar_cpu_", self.dtype)
         prob = float(p)
     gen = _generator(generator, self._device)
     return _fill(self, bernoulli_op, gen, self._data.shape, self._data.dtype, prob)
