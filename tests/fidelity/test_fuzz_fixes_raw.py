@@ -55,6 +55,22 @@ SAME_ERROR = [
     "lib.nn.functional.cross_entropy(x, x, weight='abc')",
     "lib.nn.functional.linear(x, lib.ones(5, 4), lib.ones(5, dtype=lib.complex64))",
     "lib.nn.functional.scaled_dot_product_attention(x, x, x, attn_mask='abc')",
+    "lib.nn.functional.rrelu(x, lower=float('nan'))",
+    "lib.nn.functional.rrelu(x, upper=float('inf'))",
+    "lib.nn.functional.rrelu(x, lower=1e300)",
+    "lib.nn.functional.rrelu(x, upper=1e300)",
+    "lib.nn.functional.rrelu(x, training=2)",
+    "lib.nn.functional.softshrink(x, lambd=float('nan'))",
+    "lib.nn.functional.softshrink(x, lambd=1e300)",
+    "lib.nn.functional.softshrink(x.half(), lambd=1e5)",
+    "lib.nn.functional.glu(x.long())",
+    "lib.nn.functional.glu(x.to(lib.complex64))",
+    "lib.nn.functional.pdist(x, p=float('nan'))",
+    "lib.cdist(x, x, p=float('nan'))",
+    "lib.cdist(x, x, compute_mode='abc')",
+    "lib.isclose(x, x, rtol=float('nan'))",
+    "lib.allclose(x, x, atol=float('nan'))",
+    "lib.isclose(x, x, equal_nan=2)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -96,6 +112,9 @@ def test_error_classes(torch, expression):
         "lib.embedding(x, lib.tensor([[0, 1], [2, 0]]), padding_idx=-3).tolist()",
         "lib.range(0.5, 2.5).tolist()",
         "lib.arange(0, 5, float('inf')).tolist()",
+        "lib.nn.functional.rrelu(x.double(), upper=1e300).tolist()",
+        "lib.nn.functional.softshrink(x.double(), lambd=1e300).tolist()",
+        "lib.cdist(x, x, compute_mode='use_mm_for_euclid_dist').tolist()",
     ],
 )
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")

@@ -664,7 +664,7 @@ def block_diag(*tensors) -> Tensor:
 
 # -- distances -------------------------------------------------------------------------------
 def _check_distance(name: str, p: float, *tensors) -> None:
-    if p < 0:
+    if not p >= 0:  # NaN too
         raise RuntimeError(f"{name} only supports non-negative p values")
     for label, t in zip(("X1", "X2"), tensors):
         if not t.dtype.is_floating_point:
@@ -672,6 +672,14 @@ def _check_distance(name: str, p: float, *tensors) -> None:
             raise RuntimeError(
                 f"{name} only supports floating-point dtypes{who}: {_dtype.TITLE[t.dtype]}"
             )
+
+
+_CDIST_MODES = (
+    None,
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
@@ -691,6 +699,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     _check_distance("cdist", p, x1, x2)
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
 
 

@@ -291,10 +291,14 @@ def isclose(
     _tensors("isclose", input, other)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{_title(input)} did not match {_title(other)}")
-    if rtol < 0:
+    if not rtol >= 0:  # NaN too
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+    if not isinstance(equal_nan, bool):
+        raise TypeError(
+            f"isclose(): argument 'equal_nan' must be bool, not {type(equal_nan).__name__}"
+        )
     close = input == other
     floating = input.dtype.rank >= _dtype.FLOATING
     if equal_nan and floating:

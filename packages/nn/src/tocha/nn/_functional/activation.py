@@ -577,6 +577,17 @@ def rrelu(
 ) -> Tensor:
     """Randomised leaky ReLU: in training, each negative input gets a slope drawn uniformly
     from ``[lower, upper]``; in evaluation, the slope is their mean."""
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if not math.isfinite(bound):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound:g}")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if input.dtype is tocha.float32 and max(abs(lower), abs(upper)) > _FLOAT32_MAX:
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    if not isinstance(training, bool):
+        raise TypeError(
+            f"rrelu(): argument 'training' (position 4) must be bool, not {type(training).__name__}"
+        )
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slopes = tocha.empty_like(input).uniform_(lower, upper)
@@ -628,9 +639,16 @@ def logsigmoid(input: Tensor) -> Tensor:
     return call(log_sigmoid_op, (input,))
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _largest(dtype) -> float:
+    return tocha.finfo(dtype).max if dtype.is_floating_point else math.inf
+
+
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above `lambd`, ``x + lambd`` below ``-lambd``, else 0."""
-    if lambd < 0:
+    if not 0 <= lambd <= 65504.0 and not 0 <= lambd <= _largest(input.dtype):  # NaN too
         top = tocha.finfo(input.dtype).max
         raise RuntimeError(
             f"lambda must be in range [0, {top:g}] for input dtype "
@@ -668,6 +686,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)``, `a` and `b` the halves of `input` along `dim`."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"glu_cpu\" not implemented for '{TITLE[input.dtype]}'")
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(
