@@ -1,5 +1,7 @@
 """Dtypes and argument forms the sweep found tocha taking where PyTorch's CPU kernels refuse
-them (or refusing where they take them), checked against PyTorch (recorded): bernoulli."""
+them (or refusing where they take them), checked against PyTorch (recorded): bernoulli, the
+in-place samplers of empty tensors (no dtype check: no kernel runs), complex sinc, clamp of a
+bool tensor by numbers."""
 
 from __future__ import annotations
 
@@ -35,3 +37,46 @@ BERNOULLI = [
 @pytest.mark.parametrize("expression", BERNOULLI)
 def test_bernoulli_dtypes_and_forms(torch, expression):
     same_outcome(torch, expression, values=False)
+
+
+EMPTY_SAMPLERS = [
+    "full((0,), 0, 'bool').normal_()",
+    "full((0, 3), 0, 'int64').normal_()",
+    "full((3,), 0, 'bool').normal_()",
+    "full((0,), 0, 'complex64').exponential_()",
+    "full((3,), 0, 'complex64').exponential_()",
+    "full((0,), 0, 'bool').log_normal_()",
+    "full((0,), 0, 'complex64').random_()",
+    "full((3,), 0, 'complex64').random_()",
+    "full((0,), 0, 'complex64').geometric_(0.5)",
+    "full((0,), 0, 'complex64').cauchy_()",
+    "full((0,), 0, 'int64').uniform_()",
+    "lib.randn_like(full((0,), 0, 'int32'))",
+    "lib.normal(full((0, 3), 0, 'int64'))",
+    "lib.normal(full((3,), 0, 'int64'))",
+]
+
+
+@pytest.mark.parametrize("expression", EMPTY_SAMPLERS)
+def test_samplers_check_dtypes_only_with_elements(torch, expression):
+    same_outcome(torch, expression, values=False)
+
+
+VALUES = [
+    "lib.sinc(full((2, 3), 0.25, 'complex64') * (1 + 1j))",
+    "lib.sinc(full((3,), 0, 'complex64'))",
+    "lib.special.sinc(full((2,), 1.5, 'complex128') - 0.5j)",
+    "full((3,), 0.5, 'complex64').sinc_()",
+    "lib.clamp_min(full((3,), 1, 'bool'), -0.5)",
+    "lib.clamp_max(full((3,), 1, 'bool'), 0.5)",
+    "lib.clamp_min(full((3,), 1, 'bool'), 2)",
+    "lib.clamp(full((3,), 0, 'bool'), 0.5, 1.5)",
+    "lib.clamp_min(full((3,), 1, 'bool'), True)",
+    "full((3,), 1, 'bool').clamp_min_(0.5)",
+    "full((3,), 1, 'bool').clamp_(0, 1)",
+]
+
+
+@pytest.mark.parametrize("expression", VALUES)
+def test_complex_sinc_and_bool_clamp(torch, expression):
+    same_outcome(torch, expression)

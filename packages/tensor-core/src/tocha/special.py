@@ -74,7 +74,11 @@ _UNARY = {
 }
 _BINARY = {"xlogy": _k.xlogy64, "special_xlog1py": _k.xlog1py64, "special_zeta": _k.zeta64}
 
-OPS = {name: defop(name, _k.unary_factory(name, fn)) for name, fn in _UNARY.items()}
+# sinc also takes complex inputs, as PyTorch's
+_COMPLEX = {"sinc": _k.sinc_complex}
+OPS = {
+    name: defop(name, _k.unary_factory(name, fn, _COMPLEX.get(name))) for name, fn in _UNARY.items()
+}
 OPS.update({name: defop(name, _k.binary_factory(name, fn)) for name, fn in _BINARY.items()})
 OPS["polygamma"] = defop("polygamma", _k.polygamma_factory)
 

@@ -22,7 +22,7 @@ from .._dispatch import (
 from .._tensor import Tensor
 from . import _special_math as special
 from ._argcheck import check_scalar_fits
-from ._out import assign, check_castable, check_shape, inplace, write_out
+from ._out import CPP_NAMES, assign, check_castable, check_shape, inplace, write_out
 
 
 def uf(name):
@@ -993,7 +993,7 @@ export(div_, "true_divide_", method=True, function=False)
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``."""
-    _check_lerp(input, weight)
+    _check_lerp(input, end, weight)
     result = add(input, mul(weight, sub(end, input)))
     if out is None:
         return result
@@ -1003,7 +1003,7 @@ def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Te
 mul = PUBLIC["mul"]
 
 
-def _check_lerp(input: Tensor, weight) -> None:
+def _check_lerp(input: Tensor, end, weight) -> None:
     try:
         kind = input._data.dtype.kind
     except AttributeError:
@@ -1011,10 +1011,16 @@ def _check_lerp(input: Tensor, weight) -> None:
     if kind in "biu":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(_no(kernel).format(_title(input._data.dtype)))
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
+            raise RuntimeError(
+                f"expected dtype {CPP_NAMES[input.dtype.name]} for `{name}` but got dtype "
+                f"{CPP_NAMES[other.dtype.name]}"
+            )
 
 
 def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
-    _check_lerp(self, weight)
+    _check_lerp(self, end, weight)
     return binary_inplace(_add, self, mul(weight, sub(end, self)))
 
 
@@ -1058,9 +1064,14 @@ def _check_clamp(input: Tensor, min, max, name: str) -> bool:  # noqa: A002
         raise not_a_tensor(name, input) from None
     if kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    if kind == "b" and not (tensor_bounds and (min is None or max is None)):
-        kernel = "clamp_cpu" if tensor_bounds else f"{name}_scalar_cpu"
-        raise NotImplementedError(_no(kernel).format("Bool"))
+    if kind == "b":
+        # a bool input computes in the bounds' type: number bounds other than bools promote
+        # it (clamp_min(mask, 0.5) is float32); a bool kernel PyTorch has not
+        if tensor_bounds and (min is None or max is None):
+            return tensor_bounds
+        if tensor_bounds or all(type(b) is bool for b in (min, max) if b is not None):
+            kernel = "clamp_cpu" if tensor_bounds else f"{name}_scalar_cpu"
+            raise NotImplementedError(_no(kernel).format("Bool"))
     return tensor_bounds
 
 

@@ -360,6 +360,8 @@ _C_NAMES = {
     _dtype.bfloat16: "c10::BFloat16",
     _dtype.float32: "float",
     _dtype.float64: "double",
+    _dtype.complex64: "c10::complex<float>",
+    _dtype.complex128: "c10::complex<double>",
 }
 
 
@@ -482,7 +484,8 @@ def randn_like(
 ) -> Tensor:
     """`randn` with the shape (and by default the dtype and device) of `input`."""
     shape, d, dev = _like("randn_like", input, dtype, device)
-    _float_dtype(d, "normal_kernel_cpu")
+    if math.prod(shape):  # PyTorch's kernel, and its dtype check, never run on no elements
+        _float_dtype(d, "normal_kernel_cpu")
     data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
     return _finish(wrap(data, dev), requires_grad)
 
@@ -631,9 +634,11 @@ def normal(
         )
     tensors = tuple(t for t in (mean, std) if isinstance(t, Tensor))
     dev = check_same_device(tensors)
-    d = _float_dtype(tensors[0].dtype, "normal_kernel_cpu")
-    _check_std(std)
     shape = _broadcast(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
+    d = tensors[0].dtype
+    if math.prod(shape):
+        _float_dtype(d, "normal_kernel_cpu")
+    _check_std(std)
     data = kernel_context().run(
         normal_op.kernels[dev],
         _generator(generator, dev),
@@ -786,7 +791,9 @@ def normal_(
     self: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None
 ) -> Tensor:
     """Fill `self` with values drawn from the normal distribution N(mean, std**2)."""
-    d = _float_dtype(self.dtype, "normal_kernel_cpu")
+    d = self.dtype
+    if self._data.size:  # with no elements, PyTorch's kernel (and its dtype check) never runs
+        _float_dtype(d, "normal_kernel_cpu")
     _check_std(std)
     gen = _generator(generator, self._device)
     return _fill(self, normal_op, gen, self._data.shape, d.np, mean, std)
@@ -848,7 +855,9 @@ def random_(
     from [from_, to) (``to=None``: up to the largest)."""
     d = self.dtype
     if d.is_complex:
-        raise _not_implemented("random_", d)
+        if self._data.size:
+            raise _not_implemented("random_", d)
+        return self  # PyTorch's kernel, and its dtype check, never run on no elements
     if to is _NOT_GIVEN:
         low, high = (0, None) if from_ is _NOT_GIVEN else (0, from_)
     else:
@@ -876,7 +885,7 @@ def _random_top(d: _dtype.dtype) -> int:
 def exponential_(self: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fill `self` with values drawn from the exponential distribution of rate `lambd`."""
     d = self.dtype
-    if not d.is_floating_point:
+    if not d.is_floating_point and self._data.size:
         raise RuntimeError(
             "Exponential distribution is a continuous probability "
             f"distribution. dtype must be a floating point but you specified "
@@ -936,7 +945,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     """Fill `self` with the number of Bernoulli(`p`) trials up to the first success
     (1, 2, ...)."""
     d = self.dtype
-    if d is _dtype.bool or d.is_complex:
+    if (d is _dtype.bool or d.is_complex) and self._data.size:
         raise _not_implemented("geometric_cpu", d)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
@@ -949,7 +958,7 @@ def log_normal_(
 ) -> Tensor:
     """Fill `self` with ``exp(N(mean, std**2))`` samples."""
     d = self.dtype
-    if not d.is_floating_point:
+    if not d.is_floating_point and self._data.size:
         raise _not_implemented("log_normal_cpu", d)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")

@@ -292,6 +292,12 @@ def sinc64(xp, x):
         return xp.where(x == 0, 1.0, _sinpi(xp, x) / (math.pi * x))
 
 
+def sinc_complex(xp, z):
+    """sin(pi z) / (pi z) of complex z, 1 at 0."""
+    with _quiet(xp):
+        return xp.where(z == 0, 1.0, xp.sin(math.pi * z) / (math.pi * z))
+
+
 def entr64(xp, x):
     """-x log x for x > 0, 0 at 0, -inf below."""
     with _quiet(xp):
@@ -318,11 +324,14 @@ def _quiet(xp):
     return errstate(all="ignore") if errstate is not None else contextlib.nullcontext()
 
 
-def _float64_kernel(name, fn64, arity):
+def _float64_kernel(name, fn64, arity, fn_complex=None):
     def factory(xp):
         def kernel(*operands):
             # a binary op's operands: arrays, or a Python number beside an array
             dt = next(a.dtype for a in operands if hasattr(a, "dtype"))
+            if dt.kind == "c" and fn_complex is not None:
+                result = fn_complex(xp, *(xp.asarray(a, dtype=xp.complex128) for a in operands))
+                return xp.asarray(result).astype(dt, copy=False)
             if dt.kind == "c":
                 title = "ComplexFloat" if dt.itemsize == 8 else "ComplexDouble"
                 raise NotImplementedError(f"\"{name}\" not implemented for '{title}'")
@@ -336,9 +345,10 @@ def _float64_kernel(name, fn64, arity):
     return factory
 
 
-def unary_factory(name, fn64):
-    """Factory of a kernel ``k(x)`` computing `fn64` in float64, rounded to x's dtype."""
-    return _float64_kernel(name, fn64, 1)
+def unary_factory(name, fn64, fn_complex=None):
+    """Factory of a kernel ``k(x)`` computing `fn64` in float64, rounded to x's dtype (and
+    `fn_complex`, when given, in complex128 for complex x; else complex x is refused)."""
+    return _float64_kernel(name, fn64, 1, fn_complex)
 
 
 def binary_factory(name, fn64):
