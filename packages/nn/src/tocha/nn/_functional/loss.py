@@ -577,6 +577,31 @@ def _check_float(input: Tensor, kernel: str) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
 
 
+def _check_real_floating(input: Tensor, target: Tensor, kernel: str) -> None:
+    """PyTorch's error for a loss whose kernel computes in real floating dtypes only."""
+    d = input.dtype
+    if d is not target.dtype:
+        d = tocha.promote_types(d, target.dtype)
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[d]}'")
+
+
+def _check_castable(result, output) -> None:
+    """PyTorch's error where a loss computed in dtype `result` is written into a tensor of
+    dtype `output` that cannot hold it (float into int64, complex into float)."""
+    if not tocha.can_cast(result, output):
+        raise RuntimeError(
+            f"result type {TITLE[result]} can't be cast to the desired output type {TITLE[output]}"
+        )
+
+
+def _floating_result(input: Tensor, target: Tensor):
+    """The dtype an elementwise loss of `input` and `target` is computed in (integers
+    promote to the default float dtype)."""
+    d = tocha.promote_types(input.dtype, target.dtype)
+    return d if d.is_floating_point or d.is_complex else tocha.get_default_dtype()
+
+
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -789,6 +814,12 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.size()}) must be the same as input size ({input.size()})"
         )
+    _check_float(input, "log_sigmoid_cpu")
+    if input.dtype is not target.dtype:
+        _check_castable(tocha.promote_types(input.dtype, target.dtype), target.dtype)
+    for extra in (weight, pos_weight):
+        if isinstance(extra, Tensor) and extra.dtype.is_complex and not input.dtype.is_complex:
+            _check_castable(extra.dtype, input.dtype)
     if pos_weight is None:
         loss = (1 - target) * input - logsigmoid(input)
     else:
@@ -834,6 +865,7 @@ def mse_loss(
         tensor(2.5000)
     """
     _expect_tensors("mse_loss", ("input", "target"), input, target)
+    _check_real_floating(input, target, "mse_cpu")
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _weighted((input - target).square(), weight, input, reduction)
@@ -854,9 +886,10 @@ def smooth_l1_loss(
         tensor(1.3125)
     """
     _expect_tensors("smooth_l1_loss", ("input", "target"), input, target)
+    _check_real_floating(input, target, "smooth_l1_cpu")
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    if beta < 0:
+    if not beta >= 0:  # NaN too
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     z = (input - target).abs()
     if beta == 0.0:
@@ -879,9 +912,12 @@ def huber_loss(
         tensor(1.3125)
     """
     _expect_tensors("huber_loss", ("input", "target"), input, target)
+    if input.dtype is not target.dtype:
+        _check_castable(tocha.promote_types(input.dtype, target.dtype), input.dtype)
+    _check_float(input, "huber_cpu")
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
-    if delta <= 0:
+    if not delta > 0:  # NaN too
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     z = (input - target).abs()
     loss = tocha.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
@@ -908,6 +944,8 @@ def kl_div(
     _expect_tensors("kl_div", ("input", "target"), input, target)
     if not all(t.is_floating_point() or t.is_complex() for t in (input, target)):
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -1040,6 +1078,11 @@ def hinge_embedding_loss(
     """
     _expect_tensors("hinge_embedding_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean" and not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {TITLE[input.dtype]}"
+        )
     zeros = tocha.zeros_like(input)
     loss = tocha.where(target != 1, (margin - input).clamp_min(0), zeros) + tocha.where(
         target != -1, input, zeros
@@ -1062,6 +1105,8 @@ def soft_margin_loss(
     """
     _expect_tensors("soft_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if input.dtype is not target.dtype or not input.dtype.is_floating_point:
+        _check_castable(_floating_result(input, target), input.dtype)
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
@@ -1214,9 +1259,9 @@ def multilabel_margin_loss(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
     rows, labels = input.reshape(-1, c), target.reshape(-1, c)
-    listed = (labels < 0).cumsum(1) == 0
-    if bool((listed & (labels >= c)).any()):
+    if bool(((labels < -1) | (labels >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
+    listed = (labels < 0).cumsum(1) == 0
     idx = tocha.where(listed, labels, 0)
     is_target = (
         tocha.zeros(rows.shape, device=input.device).scatter_add(1, idx, listed.to(tocha.float32))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, call, defop, not_a_tensor
+from tocha.library import GRAD_MODE, TITLE, call, defop, not_a_tensor
 
 from ._jvp import plus
 from .groupnorm import group_norm_op, widened
@@ -522,6 +522,10 @@ def group_norm(
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and not isinstance(t, Tensor):
             raise not_a_tensor("group_norm", t, name, None)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"GroupNormKernelImpl\" not implemented for '{TITLE[input.dtype]}'"
+        )
     if input.dim() < 2 or input.shape[1] % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by "

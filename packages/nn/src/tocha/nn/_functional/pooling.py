@@ -365,6 +365,9 @@ def _avg_pool(
         raise
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if x.dtype.is_complex:
+        kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     out_size = _output_sizes(x, ksize, stride, padding, (1,) * nd, ceil_mode)
     pads = tuple((p, p) for p in padding)
     out = call(
@@ -591,6 +594,11 @@ def _window_means(x: Tensor, dim: int, o: int) -> Tensor:
 def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, "")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {TITLE[x.dtype]}"
+        )
     out = x
     finite = None
     for i, o in enumerate(_adaptive_size(output_size, x, nd, name)):
@@ -634,6 +642,9 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 def _adaptive_max(input, output_size, nd: int):
     name = f"adaptive_max_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, ":")
+    if not x.dtype.is_floating_point:
+        kernel = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     size = _adaptive_size(output_size, x, nd, name)
     if 0 in size:
         shape = (*x.shape[:2], *size)
