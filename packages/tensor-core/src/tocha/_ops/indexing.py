@@ -91,12 +91,34 @@ def _index_kernel(xp):
     return kernel
 
 
+def _check_value_shape(xp, shape, value, arrays, pattern) -> None:
+    """PyTorch checks that the value broadcasts to the indexing result before it checks the
+    indices' bounds: the result's shape, from in-bounds (zero) indices."""
+    if not hasattr(value, "shape"):
+        return
+    zeros = [a if a.dtype.kind in "bu" else xp.zeros_like(a) for a in arrays]
+    try:
+        indexed = xp.empty(shape, dtype=bool)[_array_key(xp, zeros, pattern)].shape
+    except IndexError:  # a dim of size 0 indexed
+        return
+    try:
+        fits = np.broadcast_shapes(value.shape, indexed) == indexed
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+            f"broadcast to indexing result of shape {list(indexed)}"
+        )
+
+
 def _index_put_kernel(xp):
     checked = _raises_out_of_bounds(xp)
 
     def kernel(x, value, *rest, out=None):
         arrays, pattern, accumulate = rest[:-2], rest[-2], rest[-1]
         if not checked:
+            _check_value_shape(xp, x.shape, value, arrays, pattern)
             _check_indices(xp, x.shape, arrays, pattern)
         key = _array_key(xp, arrays, pattern)
         if out is None:
@@ -109,9 +131,11 @@ def _index_put_kernel(xp):
             else:
                 out[key] = value
         except IndexError:
+            _check_value_shape(xp, x.shape, value, arrays, pattern)
             _check_indices(xp, x.shape, arrays, pattern)
             raise
         except ValueError:
+            _check_value_shape(xp, x.shape, value, arrays, pattern)
             shape = out[key].shape
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "

@@ -201,6 +201,23 @@ def _check_flat_bounds(index: Tensor, numel: int) -> None:
         )
 
 
+def _src_dims_error(idx_shape, shape, src_shape, dim: int):
+    """PyTorch's error for a `src` of other dims than self: it first compares index's sizes
+    with self's (apart from `dim`) and, when they fit, with src's, reading src's size at
+    each dim in turn (an IndexError past src's last dim) until one is smaller."""
+    if all(n <= m for k, (n, m) in enumerate(zip(idx_shape, shape)) if k != dim):
+        for k, n in enumerate(idx_shape):
+            if src_shape and k >= len(src_shape):
+                last = len(src_shape) - 1
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [{-last - 1}, {last}], "
+                    f"but got {k})"
+                )
+            if n > (src_shape[k] if src_shape else 1):
+                break
+    raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+
+
 def _scatter_args(name: str, input: Tensor, dim, index: Tensor, src=None):
     """Check a gather or scatter and return ``(dim, index, src)``: dim in range, and `src`
     (when a Tensor) sliced to index's shape. ``index`` is None when it is empty (nothing to
@@ -218,13 +235,13 @@ def _scatter_args(name: str, input: Tensor, dim, index: Tensor, src=None):
     if index._data.size == 0:
         return dim, None, src
     idx_shape, shape = index._data.shape, input._data.shape
-    if max(index._data.ndim, 1) != max(ndim, 1) or (
-        isinstance(src, Tensor) and max(src._data.ndim, 1) != max(ndim, 1)
-    ):
+    if max(index._data.ndim, 1) != max(ndim, 1):
         other = "input" if src is None else "self"
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as {other} tensor"
         )
+    if isinstance(src, Tensor) and max(src._data.ndim, 1) != max(ndim, 1):
+        _src_dims_error(index._data.shape, input._data.shape, src._data.shape, dim)
     if ndim == 0:
         size = 1
     else:
@@ -326,14 +343,14 @@ def _src_tensor(input: Tensor, index: Tensor, src) -> Tensor:
 def _scatter_call(name: str, input: Tensor, dim, index: Tensor, src, reduce=None):
     """(op, inputs, args) of a scatter, or None when the index is empty."""
     dim, idx, src = _scatter_args(name, input, dim, index, src)
+    if reduce is not None and reduce not in _SCATTER_REDUCE:
+        raise RuntimeError("reduce argument must be either add or multiply.")
     if idx is None:
         return None
     src = _src_tensor(input, idx, src)
     inputs = (idx.reshape(-1), src.reshape(-1)) if input._data.ndim == 0 else (idx, src)
     if reduce is None:
         return scatter_op, inputs, (dim,)
-    if reduce not in _SCATTER_REDUCE:
-        raise RuntimeError("reduce argument must be either add or multiply.")
     return scatter_reduce_op, inputs, (dim, _SCATTER_REDUCE[reduce], True)
 
 

@@ -1,0 +1,41 @@
+"""The order of PyTorch's checks, where the sweep found tocha raising another of them (or
+none), checked against PyTorch (recorded): scatter's src of other dims than self (an
+IndexError from reading src's sizes, or a RuntimeError naming src), scatter's reduce checked
+even with an empty index, index_put's value shape checked before its indices' bounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fidelity.test_sweep_fixes_signatures import same_outcome
+
+I34 = "lib.zeros(3, 4, dtype=lib.int64)"
+I234 = "(lib.arange(24).reshape(2, 3, 4) % 4)"
+
+CALLS = [
+    f"lib.scatter(x, 1, {I34}, lib.zeros(4, dtype=lib.float64))",
+    f"lib.scatter(x, 0, {I34}, lib.zeros(4, dtype=lib.float64))",
+    f"lib.scatter(x, -1, {I34}, lib.zeros(4, dtype=lib.float64), reduce='add')",
+    f"lib.scatter(x, 1, {I34}, lib.tensor(1.0, dtype=lib.float64))",
+    f"lib.scatter(x, 1, {I34}, lib.zeros(3, 4, 2, dtype=lib.float64))",
+    f"lib.scatter(x, 0, {I34}[0], lib.zeros(4, dtype=lib.float64))",
+    f"lib.scatter(x, 2, {I34}, x)",
+    f"lib.scatter_add(x, 1, {I34}, lib.zeros(4, dtype=lib.float64))",
+    f"lib.scatter_reduce(x, 1, {I34}, lib.zeros(4, dtype=lib.float64), 'sum')",
+    f"x.scatter_(1, {I34}, lib.zeros(4, dtype=lib.float64))",
+    "lib.zeros(4, 1, 3).scatter(2, lib.zeros(4, 1, 3, dtype=lib.int64), lib.zeros(1, 3))",
+    "lib.zeros(4, 1, 3).scatter(1, lib.zeros(4, 1, 3, dtype=lib.int64), lib.zeros(3))",
+    "lib.zeros(2, 3, 4).scatter(0, lib.zeros(2, 3, 4, dtype=lib.int64), lib.zeros(3, 4))",
+    f"lib.scatter(x, 1, {I34}, 1.0, reduce='sum')",
+    "lib.scatter(lib.zeros(0), 0, lib.zeros(0, dtype=lib.int64), lib.zeros(0), reduce='sum')",
+    f"lib.scatter(x, 1, {I34}, x, reduce='multiply')",
+    f"lib.zeros(2, 3, 4).index_put([{I234}, {I234}], lib.zeros(3, 4))",
+    f"lib.zeros(2, 3, 4).index_put_([{I234}[0, 0], {I234}], lib.zeros(2, 3, 4))",
+    f"lib.zeros(2, 3, 4).index_put([{I234} % 2, {I234} % 3], lib.zeros(3, 4))",
+    f"lib.zeros(2, 3, 4).index_put([{I234} % 2, {I234} % 3], lib.zeros(2, 3, 4, 4))",
+]
+
+
+@pytest.mark.parametrize("expression", CALLS)
+def test_check_order(torch, expression):
+    same_outcome(torch, expression)
