@@ -73,6 +73,21 @@ def cross_entropy_step(lib, logits, target):
     lib.nn.functional.cross_entropy(logits, target).backward()
 
 
+def activations():
+    """Seeded float32 activations ``(8, 128, 2048)`` (a transformer feed-forward's) and an
+    output gradient."""
+    rng = np.random.default_rng(0)
+    shape = (8, 128, 2048)
+    return tuple(rng.standard_normal(shape, dtype=np.float32) for _ in range(2))
+
+
+def dropout_step(lib, x, g):
+    """F.dropout(x, 0.1) in training, forward and backward (into a fresh .grad)."""
+    x.requires_grad_(True)
+    x.grad = None
+    lib.nn.functional.dropout(x, 0.1).backward(g)
+
+
 CASES = [
     Case(
         "MLP train step (SGD, CE)",
@@ -93,6 +108,13 @@ CASES = [
         "512 x 1000 float32",
         logits_and_labels(512, 1000),
         cross_entropy_step,
+        goal=faster_than_torch(1.5),
+    ),
+    Case(
+        "F.dropout(x, 0.1) fwd+bwd",
+        "8 x 128 x 2048 float32",
+        activations,
+        dropout_step,
         goal=faster_than_torch(1.5),
     ),
 ]
