@@ -577,11 +577,9 @@ def _check_float(input: Tensor, kernel: str) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
 
 
-def _check_real_floating(input: Tensor, target: Tensor, kernel: str) -> None:
-    """PyTorch's error for a loss whose kernel computes in real floating dtypes only."""
-    d = input.dtype
-    if d is not target.dtype:
-        d = tocha.promote_types(d, target.dtype)
+def _check_real_floating(d, kernel: str) -> None:
+    """PyTorch's error for a loss whose kernel computes in real floating dtypes only (`d`:
+    the dtype of the operands' difference)."""
     if not d.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[d]}'")
 
@@ -814,12 +812,14 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.size()}) must be the same as input size ({input.size()})"
         )
-    _check_float(input, "log_sigmoid_cpu")
-    if input.dtype is not target.dtype:
-        _check_castable(tocha.promote_types(input.dtype, target.dtype), target.dtype)
+    d = input.dtype
+    if not d.is_floating_point:
+        _check_float(input, "log_sigmoid_cpu")
+    if d is not target.dtype:
+        _check_castable(tocha.promote_types(d, target.dtype), target.dtype)
     for extra in (weight, pos_weight):
-        if isinstance(extra, Tensor) and extra.dtype.is_complex and not input.dtype.is_complex:
-            _check_castable(extra.dtype, input.dtype)
+        if isinstance(extra, Tensor) and extra.dtype.is_complex and not d.is_complex:
+            _check_castable(extra.dtype, d)
     if pos_weight is None:
         loss = (1 - target) * input - logsigmoid(input)
     else:
@@ -865,10 +865,11 @@ def mse_loss(
         tensor(2.5000)
     """
     _expect_tensors("mse_loss", ("input", "target"), input, target)
-    _check_real_floating(input, target, "mse_cpu")
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    return _weighted((input - target).square(), weight, input, reduction)
+    diff = input - target
+    _check_real_floating(diff.dtype, "mse_cpu")
+    return _weighted(diff.square(), weight, input, reduction)
 
 
 def smooth_l1_loss(
@@ -886,12 +887,13 @@ def smooth_l1_loss(
         tensor(1.3125)
     """
     _expect_tensors("smooth_l1_loss", ("input", "target"), input, target)
-    _check_real_floating(input, target, "smooth_l1_cpu")
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if not beta >= 0:  # NaN too
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    z = (input - target).abs()
+    diff = input - target
+    _check_real_floating(diff.dtype, "smooth_l1_cpu")
+    z = diff.abs()
     if beta == 0.0:
         return _reduce(z, reduction)
     return _reduce(tocha.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
@@ -912,9 +914,11 @@ def huber_loss(
         tensor(1.3125)
     """
     _expect_tensors("huber_loss", ("input", "target"), input, target)
-    if input.dtype is not target.dtype:
-        _check_castable(tocha.promote_types(input.dtype, target.dtype), input.dtype)
-    _check_float(input, "huber_cpu")
+    d = input.dtype
+    if d is not target.dtype:
+        _check_castable(tocha.promote_types(d, target.dtype), d)
+    if not d.is_floating_point:
+        _check_float(input, "huber_cpu")
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
     if not delta > 0:  # NaN too
@@ -1105,8 +1109,9 @@ def soft_margin_loss(
     """
     _expect_tensors("soft_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    if input.dtype is not target.dtype or not input.dtype.is_floating_point:
-        _check_castable(_floating_result(input, target), input.dtype)
+    d = input.dtype
+    if d is not target.dtype or not d.is_floating_point:
+        _check_castable(_floating_result(input, target), d)
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
