@@ -100,6 +100,16 @@ SAME_ERROR = [
     "lib.nn.functional.avg_pool3d(x.to(lib.complex64).reshape(1, 1, 3, 4), 1)",
     "lib.nn.functional.group_norm(x.long(), 1)",
     "lib.nn.functional.group_norm(x.to(lib.complex64), 1)",
+    "lib.norm_except_dim(x, dim=-3)",
+    "lib.norm_except_dim(x, dim=2**63)",
+    "lib.norm_except_dim(x, dim=True)",
+    "lib.norm_except_dim(x, dim=-1, pow=2.5)",
+    "lib.nonzero_static(x, size=-3)",
+    "lib.nonzero_static(x, size=True)",
+    "lib.nonzero_static(x, size=1, fill_value=2.5)",
+    "lib.nonzero_static(x, size=1, fill_value=2**63)",
+    "lib.hamming_window(2**63)",
+    "lib.bartlett_window(2**63, True, dtype=lib.float32)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -114,6 +124,7 @@ SAME_CLASS = [
     "lib.histogram(x, bins=True)",
     "lib.histogram(x, density=2)",
     f"lib.eye({HUGE})",
+    "lib.hamming_window(5, 2)",
 ]
 
 
@@ -151,6 +162,10 @@ def test_error_classes(torch, expression):
         "lib.nn.functional.multilabel_margin_loss(x[:1], lib.tensor([[0, -1, -1, 2]])).item()",
         "lib.nn.functional.adaptive_avg_pool1d(x.to(lib.complex64), 1).tolist()",
         "lib.lerp(x, x, 0.5).tolist()",
+        "lib.norm_except_dim(x * lib.arange(4.0), 2, 1).tolist()",
+        "lib.norm_except_dim(x * lib.arange(4.0), 3, -1).tolist()",
+        "lib.nonzero_static(x, size=14, fill_value=-2).tolist()",
+        "lib.hann_window(5, False).tolist()",
     ],
 )
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")

@@ -23,8 +23,8 @@ import numpy as np
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
 from .._dispatch import expect_tensors, not_a_tensor
-from .._tensor import Tensor
-from ._argcheck import check_dtype
+from .._tensor import Tensor, _wrap_dim
+from ._argcheck import check_dtype, int_arg
 from ._out import inplace, write_out
 from .creation import check_range
 from .routines import as_strided_
@@ -276,8 +276,10 @@ def nuclear_norm(input: Tensor, dim=None, keepdim: builtins.bool = False, *, out
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
     """The `pow`-norm of each slice of `v` along `dim`, shaped to broadcast against `v`
     (dim -1: the norm of all of `v`)."""
+    pow, dim = int_arg("norm_except_dim", pow, "pow"), int_arg("norm_except_dim", dim, "dim")
     if dim == -1:
         return _F["norm"](v, pow)
+    _wrap_dim(dim, v.dim())
     dims = [d for d in builtins.range(v.dim()) if d != dim]
     if not dims:  # no other dim: each element's norm (an empty dim list would mean all)
         return _F["norm"](v.unsqueeze(-1), pow, -1)
@@ -371,6 +373,10 @@ def _index_reduce_(self: Tensor, dim, index, source, reduce, *, include_self=Tru
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """`nonzero`'s (n, ndim) indices truncated or padded with `fill_value` to `size` rows."""
+    size = int_arg("nonzero_static", size, "size")
+    fill_value = int_arg("nonzero_static", fill_value, "fill_value")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     found = _F["nonzero"](input)
     if found.shape[0] >= size:
         return found[:size]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
-from ._argcheck import check_dtype
+from ._argcheck import check_bool, check_dtype
 
 __all__: list[str] = []
 
@@ -30,6 +30,9 @@ def _window(name: str, window_length, periodic, dtype, device, requires_grad, va
         raise RuntimeError(
             f"{name} requires non-negative window_length, got window_length={window_length}"
         )
+    if window_length >= 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    check_bool(name, periodic, "periodic")
     dtype = _dtype.get_default_dtype() if dtype is None else dtype
     if not isinstance(dtype, _dtype.dtype):
         check_dtype(name, dtype)
