@@ -312,14 +312,22 @@ def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
     if not isinstance(A, Tensor):
         raise not_a_tensor(name, A, "A", 2)
     dt = A.dtype
+    # the LU kernel's own refusal, which PyTorch never reaches on no elements
+    lu_empty = name in _LU_KERNELS and not A._data.size
     if not (dt.is_floating_point or dt.is_complex):
+        if name in _LU_KERNELS:
+            if lu_empty:
+                return
+            raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_dtype.TITLE[dt]}'")
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {_dtype.TITLE[dt]}"
         )
     if not low_precision and dt in (_dtype.float16, _dtype.bfloat16):
         kernel = _LOW_PRECISION_KERNELS.get(name)
-        if kernel is not None:
+        if kernel is not None and not lu_empty:
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[dt]}'")
+        if lu_empty:
+            return
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.TITLE[dt]}")
 
 
@@ -330,7 +338,9 @@ _LOW_PRECISION_KERNELS = {
         ("linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.det", "linalg.solve"),
         "lu_cpu",
     ),
-    **dict.fromkeys(("linalg.svd", "linalg.svdvals", "linalg.cond"), "linalg_svd_cpu"),
+    **dict.fromkeys(
+        ("linalg.svd", "linalg.svdvals", "linalg.cond", "linalg.matrix_rank"), "linalg_svd_cpu"
+    ),
     **dict.fromkeys(("linalg.eigh", "linalg.eigvalsh"), "linalg_eigh_cpu"),
     **dict.fromkeys(("linalg.eig", "linalg.eigvals"), "linalg_eig_out_cpu"),
     "linalg.cholesky": "cholesky_cpu",
@@ -339,6 +349,8 @@ _LOW_PRECISION_KERNELS = {
     "linalg.lu_solve": "linalg.lu_solve_cpu",
     "linalg.solve_triangular": "triangular_solve_cpu",
 }
+# The LU functions' integer and bool inputs also reach their kernel.
+_LU_KERNELS = ("linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex")
 
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
@@ -1011,6 +1023,9 @@ def norm(
     return vector_norm(A, ord, dims, keepdim, dtype=dtype, out=out)
 
 
+_LOW_FLOATS = (_dtype.float16, _dtype.bfloat16)
+
+
 def matrix_rank(
     A: Tensor,
     tol=None,
@@ -1022,20 +1037,21 @@ def matrix_rank(
 ) -> Tensor:
     """The number of singular values above ``max(atol, rtol * largest)`` (int64); default rtol
     eps * max(m, n) when neither tolerance is given."""
+    if tol is atol is rtol is None and getattr(A, "dtype", None) in _LOW_FLOATS:
+        # PyTorch's default tolerance reads the dtype's eps first
+        raise RuntimeError("This function doesn't handle types other than float and double")
     _check("linalg.matrix_rank", A, square=hermitian)
     S = (eigvalsh(A).abs() if hermitian else svdvals(A)).detach()
     if tol is not None:
         atol, rtol = tol, 0.0
     if atol is None and rtol is None:
         rtol = _dtype.finfo(A.dtype).eps * max(A.shape[-2:])
-    largest = S.amax(-1, keepdim=True) if S.shape[-1] else S
-    threshold = PUBLIC["maximum"](
-        largest * (rtol or 0.0),
-        PUBLIC["full_like"](
-            largest, float(atol.item() if isinstance(atol, Tensor) else atol or 0.0)
-        ),
-    )
-    return _finish((S > threshold).sum(-1), out)
+    # tolerances may be tensors broadcasting with the batch dims (the result takes their shape)
+    largest = S.amax(-1) if S.shape[-1] else PUBLIC["zeros"](S.shape[:-1], dtype=S.dtype)
+    scaled = largest * (0.0 if rtol is None else rtol)
+    floor = atol if isinstance(atol, Tensor) else PUBLIC["full_like"](scaled, atol or 0.0)
+    threshold = PUBLIC["maximum"](scaled, floor.to(scaled.dtype))
+    return _finish((S > threshold.unsqueeze(-1)).sum(-1), out)
 
 
 def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
@@ -1070,7 +1086,10 @@ def _legacy_qr(input: Tensor, some: bool = True, *, out=None):
 
 
 def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """The Cholesky factor (``tocha.linalg.cholesky``)."""
+    """The Cholesky factor (``tocha.linalg.cholesky``); an input with no elements comes back
+    as it is, whatever its shape and dtype, as from PyTorch's legacy kernel."""
+    if isinstance(input, Tensor) and not input._data.size:
+        return _finish(input.clone(), out)
     return cholesky(input, upper=upper, out=out)
 
 
