@@ -110,6 +110,16 @@ SAME_ERROR = [
     "lib.nonzero_static(x, size=1, fill_value=2**63)",
     "lib.hamming_window(2**63)",
     "lib.bartlett_window(2**63, True, dtype=lib.float32)",
+    "lib.topk(x, 1, largest=2)",
+    "lib.topk(x, 1, sorted='abc')",
+    "lib.kthvalue(x, 1, keepdim=2)",
+    "lib.unique(x, sorted='abc')",
+    "lib.unique(x, return_inverse=2)",
+    "lib.unique(x.to(lib.complex64))",
+    "lib.unique(x.to(lib.complex64), dim=0)",
+    "lib.unique_consecutive(x, return_counts=2)",
+    "lib.unique_consecutive(x.to(lib.complex64), dim=-1)",
+    "lib.argsort(x, stable=True, dim=0, descending=2)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -125,6 +135,10 @@ SAME_CLASS = [
     "lib.histogram(x, density=2)",
     f"lib.eye({HUGE})",
     "lib.hamming_window(5, 2)",
+    "lib.sort(x, descending=2)",
+    "lib.sort(x, stable='abc')",
+    "lib.isin(x, x, invert=2)",
+    "lib.isin(x, -1.5, assume_unique='abc')",
 ]
 
 
@@ -166,6 +180,9 @@ def test_error_classes(torch, expression):
         "lib.norm_except_dim(x * lib.arange(4.0), 3, -1).tolist()",
         "lib.nonzero_static(x, size=14, fill_value=-2).tolist()",
         "lib.hann_window(5, False).tolist()",
+        "(x * lib.arange(4.0)).sort(1, True)[0].tolist()",
+        "lib.unique(lib.tensor([3, 1, 3]), return_counts=True)[1].tolist()",
+        "lib.isin(lib.arange(4), lib.tensor([1, 2]), invert=True).tolist()",
     ],
 )
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")

@@ -43,6 +43,14 @@ def int_arg(fn_name: str, value, argument: str) -> int:
     return int(value)
 
 
+def flag(fn_name: str, value, argument: str) -> bool:
+    """A bool argument read where it is used (in place of ``bool(value)``): PyTorch's
+    TypeError for anything else (an int, a string, None)."""
+    if value is True or value is False:
+        return value
+    raise TypeError(f"{fn_name}(): argument '{argument}' must be bool, not {type(value).__name__}")
+
+
 def check_bool(fn_name: str, value, argument: str) -> None:
     """PyTorch's TypeError for a flag that is not a bool."""
     if not isinstance(value, bool):

@@ -16,7 +16,7 @@ from .. import _dtype, return_types
 from .._api import PUBLIC, export
 from .._dispatch import binary, broadcast_error, call, call_view, defop, not_a_tensor, unary
 from .._tensor import Tensor
-from ._argcheck import check_scalar_fits
+from ._argcheck import check_scalar_fits, flag
 from ._out import assign, write_out, write_out_same_dtype
 from .pointwise import (
     BOOL,
@@ -338,6 +338,8 @@ def isin(
     the result has the shape of `elements`. `invert` negates it."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise not_a_tensor("isin", elements, "elements", 1)
+    assume_unique = flag("isin", assume_unique, "assume_unique")
+    invert = flag("isin", invert, "invert")
     for x in (elements, test_elements):
         kind = x.dtype if isinstance(x, Tensor) else _dtype.promote_operands((x,))
         if kind is _dtype.bool or kind.is_complex:

@@ -30,7 +30,7 @@ from .. import return_types as rt
 from .._api import export
 from .._dispatch import call, defop, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
-from ._argcheck import allocation_error, check_bool, check_scalar_fits, int_arg
+from ._argcheck import allocation_error, check_bool, check_scalar_fits, flag, int_arg
 from ._out import CPP_NAMES, write_out
 
 _INT64 = np.dtype("int64")
@@ -353,12 +353,15 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     if input._data.dtype.kind == "c":
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
     dim = _wrap_dim(dim, input._data.ndim)
-    return _pair(call(sort_op, (input,), dim, bool(descending)), rt.sort, out)
+    flag("sort", stable, "stable")
+    descending = flag("sort", descending, "descending")
+    return _pair(call(sort_op, (input,), dim, descending), rt.sort, out)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """The indices that sort `input` along `dim` (``sort(...).indices``)."""
-    return sort(input, dim, descending, stable=stable).indices
+    descending = flag("argsort", descending, "descending")
+    return sort(input, dim, descending, stable=flag("argsort", stable, "stable")).indices
 
 
 def msort(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -385,7 +388,8 @@ def topk(
     size = input._data.shape[dim] if ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return _pair(call(topk_op, (input,), k, dim, bool(largest), bool(sorted)), rt.topk, out)
+    largest, sorted = flag("topk", largest, "largest"), flag("topk", sorted, "sorted")
+    return _pair(call(topk_op, (input,), k, dim, largest, sorted), rt.topk, out)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
@@ -400,7 +404,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     size = input._data.shape[dim] if ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _pair(call(kthvalue_op, (input,), k, dim, bool(keepdim)), rt.kthvalue, out)
+    keepdim = flag("kthvalue", keepdim, "keepdim")
+    return _pair(call(kthvalue_op, (input,), k, dim, keepdim), rt.kthvalue, out)
 
 
 # -- unique ----------------------------------------------------------------------------------
@@ -421,6 +426,12 @@ def unique(
     in ascending order; with `return_inverse`, where each element went (input's shape, or
     a vector along `dim`); with `return_counts`, how often each occurs. NaNs are distinct."""
     input = _input("unique", input)
+    flag("_unique2", sorted, "sorted")
+    return_inverse = flag("_unique2", return_inverse, "return_inverse")
+    return_counts = flag("_unique2", return_counts, "return_counts")
+    if input._data.dtype.kind == "c":
+        kernel = "unique" if dim is None else "unique_dim"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(input)}'")
     if dim is not None:
         shape = input._data.shape
         dim = _wrap_dim(dim, len(shape))
@@ -431,7 +442,7 @@ def unique(
             )
         if not shape:
             dim = None
-    result = call(unique_op, (input,), bool(return_inverse), bool(return_counts), dim)
+    result = call(unique_op, (input,), return_inverse, return_counts, dim)
     return _unique_result(result, return_inverse, return_counts)
 
 
@@ -441,12 +452,16 @@ def unique_consecutive(
     """`input` (flattened; with `dim`, its slices along it) with each run of equal
     consecutive values kept once; `return_inverse` and `return_counts` as `unique`."""
     input = _input("unique_consecutive", input)
+    return_inverse = flag("unique_consecutive", return_inverse, "return_inverse")
+    return_counts = flag("unique_consecutive", return_counts, "return_counts")
+    if dim is not None and input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"unique_dim\" not implemented for '{_title(input)}'")
     if dim is not None:
         ndim = input._data.ndim
         dim = _wrap_dim(dim, ndim)
         if ndim == 0:
             dim = None
-    result = call(unique_consecutive_op, (input,), bool(return_inverse), bool(return_counts), dim)
+    result = call(unique_consecutive_op, (input,), return_inverse, return_counts, dim)
     return _unique_result(result, return_inverse, return_counts)
 
 
