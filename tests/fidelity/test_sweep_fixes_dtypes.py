@@ -1,7 +1,8 @@
 """Dtypes and argument forms the sweep found tocha taking where PyTorch's CPU kernels refuse
 them (or refusing where they take them), checked against PyTorch (recorded): bernoulli, the
 in-place samplers of empty tensors (no dtype check: no kernel runs), complex sinc, clamp of a
-bool tensor by numbers."""
+bool tensor by numbers, the median of no elements, integer dtypes of reductions whose
+gradient is wanted, cumsum/cumprod into bool and in place, nansum/nanmean's dtypes."""
 
 from __future__ import annotations
 
@@ -79,4 +80,39 @@ VALUES = [
 
 @pytest.mark.parametrize("expression", VALUES)
 def test_complex_sinc_and_bool_clamp(torch, expression):
+    same_outcome(torch, expression)
+
+
+REDUCTIONS = [
+    "lib.median(full((0,), 0, 'int32'))",
+    "lib.median(full((0,), 0, 'bool'))",
+    "lib.median(full((0, 3), 0, 'complex64'))",
+    "lib.nanmedian(full((0,), 0, 'int64'))",
+    "lib.median(full((3,), 0, 'bool'))",
+    "lib.median(full((0,), 0, 'complex64'), 0)",
+    "lib.nanmedian(full((0, 3), 0, 'bool'), 0)",
+    "lib.median(full((3,), 0, 'complex64'), 0)",
+    "lib.median(full((0,), 0, 'float32'))",
+    "lib.sum(x.requires_grad_(), dtype=lib.int32)",
+    "lib.prod(x.requires_grad_(), 1, dtype=lib.bool)",
+    "lib.cumsum(x.requires_grad_(), 0, dtype=lib.int64)",
+    "lib.sum(x.requires_grad_(), dtype=lib.float32).detach()",
+    "lib.sum(x, dtype=lib.int32)",
+    "lib.cumsum(x, 0, dtype=lib.bool)",
+    "lib.cumprod(full((0,), 1, 'float32'), 0, dtype=lib.bool)",
+    "lib.cumprod(full((), 1, 'float64'), 0, dtype=lib.bool)",
+    "full((3,), 1, 'bool').cumsum_(0)",
+    "full((0, 3), 1, 'bool').cumprod_(0)",
+    "full((3,), 1, 'float32').cumsum_(0, dtype=lib.float64)",
+    "full((3,), 1, 'float32').cumsum_(0, dtype=lib.float32)",
+    "full((3,), 2, 'int32').cumprod_(0)",
+    "lib.nansum(x, dtype=lib.complex64)",
+    "lib.nanmean(x, dtype=lib.complex64)",
+    "lib.nansum(full((0,), 0, 'float32'), dtype=lib.complex64)",
+    "lib.nanmean(x, dim=(1, 0), dtype=lib.int64)",
+]
+
+
+@pytest.mark.parametrize("expression", REDUCTIONS)
+def test_reduction_dtypes(torch, expression):
     same_outcome(torch, expression)

@@ -499,15 +499,25 @@ def _dims(dim, ndim: int, name: str, empty_is_all: bool = True):
     return dims if ndim else ()
 
 
-def _np_dtype(dtype, name: str):
-    """The NumPy dtype of a reduction's `dtype` argument (None stays None)."""
+def _np_dtype(dtype, name: str, input: Tensor | None = None):
+    """The NumPy dtype of a reduction's `dtype` argument (None stays None). With the `input`
+    of a differentiable reduction, an integer or bool `dtype` is refused while its gradient is
+    wanted (PyTorch's autograd has no such results)."""
     if dtype is None:
         return None
     try:
-        return dtype.np
+        np_dtype = dtype.np
     except AttributeError:
         check_dtype(name, dtype)
         raise
+    if (
+        input is not None
+        and input._ag is not None
+        and STATE.grad_enabled
+        and not (dtype.is_floating_point or dtype.is_complex)
+    ):
+        raise RuntimeError(f"Autograd not support dtype: {_dtype.TITLE[dtype]}")
+    return np_dtype
 
 
 def _title(data) -> str:
@@ -573,7 +583,7 @@ def sum(
         dim = None
     keepdim = bool(keepdim)
     dims = _dims(dim, _array(input, "sum").ndim, "sum")
-    return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype, "sum")), out)
+    return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype, "sum", input)), out)
 
 
 def nansum(
@@ -583,8 +593,9 @@ def nansum(
     data = _array(input, "nansum")
     if data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    _no_complex_nansum(dtype, data)
     dims = _dims(dim, data.ndim, "nansum")
-    return _finish(_run(nansum_op, input, dims, keepdim, _np_dtype(dtype, "nansum")), out)
+    return _finish(_run(nansum_op, input, dims, keepdim, _np_dtype(dtype, "nansum", input)), out)
 
 
 def prod(
@@ -600,12 +611,12 @@ def prod(
     if dim is None:
         if keepdim is not None or out is not None:
             raise _needs_dim("prod", input, keepdim=keepdim, dtype=dtype, out=out)
-        return _finish(_run(prod_op, input, None, False, _np_dtype(dtype, "prod")), out)
+        return _finish(_run(prod_op, input, None, False, _np_dtype(dtype, "prod", input)), out)
     keepdim = bool(keepdim)
     ndim = _array(input, "prod").ndim
     d = _dim(dim, ndim, "prod")
     dims = (d,) if ndim else ()
-    return _finish(_run(prod_op, input, dims, keepdim, _np_dtype(dtype, "prod")), out)
+    return _finish(_run(prod_op, input, dims, keepdim, _np_dtype(dtype, "prod", input)), out)
 
 
 def _check_mean_dtype(name: str, data, dtype) -> None:
@@ -677,6 +688,11 @@ def mean(
     return _finish(_run(mean_op, input, dims, keepdim, _np_dtype(dtype, "mean")), out)
 
 
+def _no_complex_nansum(dtype, data) -> None:
+    if getattr(dtype, "is_complex", False) and data.size:
+        raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
+
+
 def nanmean(
     input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
 ) -> Tensor:
@@ -689,6 +705,9 @@ def nanmean(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{_title(data)}"
         )
+    if dtype is not None:
+        _check_mean_dtype("nanmean", data, dtype)
+    _no_complex_nansum(dtype, data)
     dims = _dims(dim, data.ndim, "nanmean")
     return _finish(_run(nanmean_op, input, dims, keepdim, _np_dtype(dtype, "nanmean")), out)
 
@@ -1004,16 +1023,25 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out: Tensor | None =
 
 
 # -- cumulative -------------------------------------------------------------------------------
+def _no_bool_cumulative(name: str, dtype, data) -> None:
+    if dtype is _dtype.bool and data.size and data.ndim:  # a 0-dim input is only cast
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+
+
 def cumsum(input: Tensor, dim, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Cumulative sums along `dim`; bool and integer inputs give int64. Shape: `input`'s."""
-    d = _dim(dim, _array(input, "cumsum").ndim, "cumsum")
-    return _finish(_run(cumsum_op, input, d, _np_dtype(dtype, "cumsum")), out)
+    data = _array(input, "cumsum")
+    d = _dim(dim, data.ndim, "cumsum")
+    _no_bool_cumulative("cumsum", dtype, data)
+    return _finish(_run(cumsum_op, input, d, _np_dtype(dtype, "cumsum", input)), out)
 
 
 def cumprod(input: Tensor, dim, *, dtype=None, out: Tensor | None = None) -> Tensor:
     """Cumulative products along `dim`; bool and integer inputs give int64. Shape: `input`'s."""
-    d = _dim(dim, _array(input, "cumprod").ndim, "cumprod")
-    return _finish(_run(cumprod_op, input, d, _np_dtype(dtype, "cumprod")), out)
+    data = _array(input, "cumprod")
+    d = _dim(dim, data.ndim, "cumprod")
+    _no_bool_cumulative("cumprod", dtype, data)
+    return _finish(_run(cumprod_op, input, d, _np_dtype(dtype, "cumprod", input)), out)
 
 
 def _cumulative_extreme(op, name: str, rtype, input: Tensor, dim, out):
@@ -1039,16 +1067,21 @@ def cummin(input: Tensor, dim, *, out=None):
 # -- order statistics -------------------------------------------------------------------------
 def _median(op, dim_op, name: str, rtype, input: Tensor, dim, keepdim, out):
     data = _array(input, name)
-    if data.dtype.kind in "bc":
-        raise _not_implemented("median_cpu" if dim is None else "median_out", data)
     if dim is None:
         if out is not None:
             raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-        if data.size == 0 and data.dtype.kind in "iu":
-            raise RuntimeError(f"{name}(): an empty integer tensor has no median")
+        kind = data.dtype.kind
+        if data.size == 0 and kind not in "fV":
+            # PyTorch's kernel never runs: its NaN, cast to the dtype (an integer's lowest)
+            nan = int(np.iinfo(data.dtype).min) if kind in "iu" else np.nan if kind == "c" else True
+            return PUBLIC["full"]((), nan, dtype=input.dtype)
+        if data.dtype.kind in "bc":
+            raise _not_implemented("median_cpu", data)
         return _finish(_run(op, input), out)
     d = _dim(dim, data.ndim, name)
-    _check_nonempty(data, (d,), name + "()")
+    _check_nonempty(data, (d,), "median()")
+    if data.dtype.kind in "bc":
+        raise _not_implemented("median_out", data)
     result = rtype(call(dim_op, (input,), d, keepdim))
     return result if out is None else _write_pair(out, result, rtype)
 

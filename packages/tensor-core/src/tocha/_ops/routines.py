@@ -27,7 +27,7 @@ from .._dispatch import expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
 from ._argcheck import check_tensors
-from ._out import inplace, write_out
+from ._out import CPP_NAMES, inplace, write_out
 
 __all__: list[str] = []
 
@@ -301,8 +301,6 @@ for _name, _operands in (
     ("addbmm", 2),
     ("baddbmm", 2),
     ("addr", 2),
-    ("cumsum", 0),
-    ("cumprod", 0),
     ("xlogy", 1),
     ("logit", 0),
     ("sinc", 0),
@@ -311,6 +309,30 @@ for _name, _operands in (
     ("lgamma", 0),
 ):
     export(_inplace_of(_name, _operands), f"{_name}_", method=True, function=False)
+
+
+def _cumulative_inplace(name: str):
+    def method(self: Tensor, dim: int, *, dtype=None) -> Tensor:
+        expect_tensor(f"{name}_", self, "self")
+        if dtype is not None and dtype is not self.dtype:
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {CPP_NAMES[self.dtype.name]} and output "
+                f"tensor dtype {CPP_NAMES[getattr(dtype, 'name', '?')]} should match"
+            )
+        if self.dtype is _dtype.bool and self._data.size:
+            raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+        return inplace(self, (), lambda: _F[name](self, dim, dtype=self.dtype), None)
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = (
+        f"`{name}` in place, in this tensor's dtype (a `dtype` must be it; a bool tensor only "
+        "when empty, as PyTorch's kernel)."
+    )
+    return method
+
+
+for _name in ("cumsum", "cumprod"):
+    export(_cumulative_inplace(_name), f"{_name}_", method=True, function=False)
 
 
 def _mvlgamma_(self: Tensor, p: int) -> Tensor:
