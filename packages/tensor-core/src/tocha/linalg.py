@@ -638,12 +638,22 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending (real dtype). With
     `full_matrices` U and Vh are square, else they have k = min(m, n) columns / rows."""
     _check("linalg.svd", A, square=False)
+    _check_svd_driver(driver)
     return _finish(_SVD(call(OPS["linalg_svd"], (A,), bool(full_matrices))), out)
+
+
+def _check_svd_driver(driver) -> None:
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+            "cuSOLVER backend."
+        )
 
 
 def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     """The singular values of each matrix, descending (real dtype)."""
     _check("linalg.svdvals", A, square=False)
+    _check_svd_driver(driver)
     return _finish(call(OPS["linalg_svdvals"], (A,)), out)
 
 
@@ -974,7 +984,7 @@ def matrix_norm(
     _check_floating("linalg.matrix_norm", A, low_precision=ord not in ("nuc", 2, -2))
     if dtype is not None:
         A = A.to(dtype)
-    d0, d1 = (d % A.ndim for d in dim)
+    d0, d1 = (_wrap_dim(d, A.ndim) for d in dim)
     if ord == "fro":
         return _finish(vector_norm(A, 2, (d0, d1), keepdim), out)
     if ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):

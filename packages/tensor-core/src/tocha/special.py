@@ -169,6 +169,8 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     x = _floating(expect_tensor("polygamma", input))
+    if x.dtype.is_complex:
+        raise NotImplementedError(f"\"polygamma\" not implemented for '{_dtype.TITLE[x.dtype]}'")
     return _finish(call(OPS["polygamma"], (x,), int(n)), out)
 
 
@@ -218,7 +220,7 @@ def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _finish((x * -math.sqrt(0.5)).erfc() * 0.5, out)
 
 
-def _softmax_input(input: Tensor, dtype, name: str) -> Tensor:
+def _softmax_input(input: Tensor, dtype, name: str, dim: int) -> Tensor:
     x = expect_tensor(name, input)
     if dtype is not None:
         return x.to(dtype)
@@ -226,18 +228,22 @@ def _softmax_input(input: Tensor, dtype, name: str) -> Tensor:
         raise NotImplementedError(
             f"\"{name}_lastdim_kernel_impl\" not implemented for '{_dtype.TITLE[x.dtype]}'"
         )
+    if x.dtype.is_complex:
+        last = x.ndim == 0 or dim in (-1, x.ndim - 1)
+        kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[x.dtype]}'")
     return x
 
 
 def softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along `dim` (computed in `dtype` when given)."""
-    x = _softmax_input(input, dtype, "softmax")
+    x = _softmax_input(input, dtype, "softmax", dim)
     return (x - x.logsumexp(dim, keepdim=True)).exp()
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Tensor:
     """``x - logsumexp(x)`` along `dim` (computed in `dtype` when given)."""
-    x = _softmax_input(input, dtype, "log_softmax")
+    x = _softmax_input(input, dtype, "log_softmax", dim)
     return x - x.logsumexp(dim, keepdim=True)
 
 

@@ -965,9 +965,9 @@ def renorm(
             f"linalg.vector_norm: Expected a floating point or complex tensor "
             f"as input. Got {_dtype.TITLE[input.dtype]}"
         )
-    if p <= 0:
+    if not p > 0:  # NaN too
         raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
+    if not maxnorm >= 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     ndim = input._data.ndim
     if ndim < 2:

@@ -581,7 +581,7 @@ def _check_std(std) -> None:
     if isinstance(std, Tensor):
         if bool((std._data < 0).any()):
             raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif std < 0:
+    elif not std >= 0:  # NaN too
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
 
 
@@ -778,6 +778,11 @@ def uniform_(
             raise TypeError(f"uniform_() got an unexpected keyword argument '{unknown.pop()}'")
         from_ = bounds["from"]
     d = _float_dtype(self.dtype, "check_uniform_bounds")
+    real = {_dtype.complex64: _dtype.float32, _dtype.complex128: _dtype.float64}.get(d, d)
+    largest = float(_dtype.finfo(real).max)
+    for name, bound in (("from", from_), ("to", to)):
+        if not -largest <= bound <= largest:  # NaN too
+            raise RuntimeError(f"{name} is out of bounds for {_C_NAMES[real]}")
     if from_ > to:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found "

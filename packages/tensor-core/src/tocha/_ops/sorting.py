@@ -503,6 +503,9 @@ def searchsorted(
             )
         right = side == "right"
     values = _values_tensor(input, sorted_sequence)
+    for t in (sorted_sequence, values):
+        if t._data.dtype.kind == "c":
+            raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{_title(t)}'")
     seq_shape, val_shape = sorted_sequence._data.shape, values._data.shape
     if sorted_sequence._data.ndim == 0:
         raise RuntimeError(

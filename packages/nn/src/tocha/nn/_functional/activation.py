@@ -577,6 +577,7 @@ def rrelu(
 ) -> Tensor:
     """Randomised leaky ReLU: in training, each negative input gets a slope drawn uniformly
     from ``[lower, upper]``; in evaluation, the slope is their mean."""
+    expect_tensor("rrelu", input, "input", 1)
     for name, bound in (("lower", lower), ("upper", upper)):
         if not math.isfinite(bound):
             raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound:g}")

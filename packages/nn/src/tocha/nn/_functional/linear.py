@@ -407,6 +407,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise RuntimeError(
             f"expected common dtype to be floating point, yet common dtype is {TITLE[common]}"
         )
+    if not eps >= 0:  # NaN too
+        raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
+    if 3.4028234663852886e38 < eps < float("inf") and common is not tocha.float64:
+        raise RuntimeError("value cannot be converted to type float without overflow")
     x1, x2 = x1.to(common), x2.to(common)
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
