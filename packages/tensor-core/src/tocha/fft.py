@@ -168,6 +168,8 @@ def _dims_and_sizes(x: Tensor, s, dim):
         dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = list(range(x.ndim))
+    if s is not None and any(isinstance(n, int) and not -(2**63) <= n < 2**63 for n in s):
+        raise ValueError("Overflow when unpacking long long")
     sizes = [None] * len(dims) if s is None else [None if n == -1 else n for n in s]
     return tuple(dims), sizes
 
