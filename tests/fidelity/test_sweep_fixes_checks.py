@@ -1,7 +1,9 @@
 """The order of PyTorch's checks, where the sweep found tocha raising another of them (or
 none), checked against PyTorch (recorded): scatter's src of other dims than self (an
 IndexError from reading src's sizes, or a RuntimeError naming src), scatter's reduce checked
-even with an empty index, index_put's value shape checked before its indices' bounds."""
+even with an empty index, index_put's value shape checked before its indices' bounds;
+empty_permuted's layout, range's dtypes, mv/unflatten of a 0-dim tensor, the FFTs' dims
+before their dtype, fftfreq's dtypes."""
 
 from __future__ import annotations
 
@@ -39,3 +41,33 @@ CALLS = [
 @pytest.mark.parametrize("expression", CALLS)
 def test_check_order(torch, expression):
     same_outcome(torch, expression)
+
+
+MORE = [
+    "lib.empty_permuted((2, 3), (1,))",
+    "lib.empty_permuted((2, 3), (1, 0, 2))",
+    "lib.empty_permuted((2, 3), (0, 0))",
+    "lib.empty_permuted((2, 3), (0, 2))",
+    "lib.empty_permuted((2, 3), (1, 0)).fill_(1)",
+    "lib.range(0, 5, dtype=lib.complex64)",
+    "lib.range(0, 5, dtype=lib.bool)",
+    "lib.range(0, 5, dtype=lib.int64)",
+    "lib.mv(full((), 1, 'float32'), full((), 1, 'float32'))",
+    "lib.mv(full((3, 3), 1, 'float32'), full((), 1, 'float32'))",
+    "full((), 1, 'float32').unflatten(-1, (-1,))",
+    "full((3,), 1, 'float32').unflatten(1, (1,))",
+    "lib.fft.fft2(full((5,), 1, 'bfloat16'))",
+    "lib.fft.fftn(full((), 1, 'bfloat16'), dim=(0,))",
+    "lib.fft.fftn(full((), 1, 'float32'), dim=(0,))",
+    "lib.fft.irfft2(full((), 1, 'float16'))",
+    "lib.fft.rfft2(full((3, 4), 1, 'float16'))",
+    "lib.fft.fftfreq(2, dtype=lib.int64)",
+    "lib.fft.fftfreq(2, dtype=lib.complex64)",
+    "lib.fft.rfftfreq(3, dtype=lib.bool)",
+    "lib.fft.rfftfreq(3, dtype=lib.float64)",
+]
+
+
+@pytest.mark.parametrize("expression", MORE)
+def test_more_checks(torch, expression):
+    same_outcome(torch, expression, values="fill_" in expression or "freq" in expression)

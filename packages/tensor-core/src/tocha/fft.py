@@ -119,14 +119,16 @@ _REAL_ONLY = {
 }
 
 
-def _input(x, name: str, *, real: bool = False, complex_: bool = False) -> Tensor:
+def _input(x, name: str, s=None, dim=None, *, real: bool = False, complex_: bool = False) -> Tensor:
     """The input as a float (`real`), complex (`complex_`) or either tensor; integers go to
-    the default float dtype."""
+    the default float dtype. float16/bfloat16 are refused after the dims (`s`, `dim`) are
+    checked, as PyTorch's."""
     expect_tensor(f"fft_{name}", x)
     dt = x.dtype
     if dt.rank < _dtype.FLOATING:
         x, dt = x.to(_dtype.DEFAULTS.float), _dtype.DEFAULTS.float
     if dt in (_dtype.float16, _dtype.bfloat16):
+        _dims_and_sizes(x, s, dim)
         raise RuntimeError(f"Unsupported dtype {_dtype.TITLE[dt]}")
     if real and dt.is_complex:
         message = _REAL_ONLY.get(name, f"{name} expects a real input tensor, but got {{}}")
@@ -155,6 +157,8 @@ def _dims_and_sizes(x: Tensor, s, dim):
     in order) and the signal size along each (None: unchanged)."""
     if dim is not None:
         dims = [dim] if isinstance(dim, int) else list(dim)
+        if not x.ndim and dims:  # a 0-dim input has no dim to transform
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = [_wrap_dim(d, x.ndim) for d in dims]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
@@ -250,7 +254,7 @@ def fftn(
 ) -> Tensor:
     """The n-dimensional discrete Fourier transform over `dim` (every dim by default; the last
     ``len(s)`` with `s`), each trimmed or zero-padded to the size in `s`."""
-    x = _input(input, "fftn")
+    x = _input(input, "fftn", s, dim)
     dims, sizes = _dims_and_sizes(x, s, dim)
     return _written("fftn", _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, True), out)
 
@@ -259,7 +263,7 @@ def ifftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
 ) -> Tensor:
     """The inverse of `fftn`."""
-    x = _input(input, "ifftn")
+    x = _input(input, "ifftn", s, dim)
     dims, sizes = _dims_and_sizes(x, s, dim)
     return _written("ifftn", _c2c_or_r2c(_resize_all(x, dims, sizes), dims, norm, False), out)
 
@@ -269,7 +273,7 @@ def rfftn(
 ) -> Tensor:
     """`fftn` of a real input, keeping the non-negative frequencies of the last dim
     (``n // 2 + 1`` of them)."""
-    x = _input(input, "rfftn", real=True)
+    x = _input(input, "rfftn", s, dim, real=True)
     dims, sizes = _one_axis_at_least("rfftn", *_dims_and_sizes(x, s, dim))
     x = _resize_all(x, dims, sizes)
     return _written("rfftn", call(R2C, (x,), dims, _scale(norm, True), True, True), out)
@@ -291,7 +295,7 @@ def irfftn(
 ) -> Tensor:
     """The inverse of `rfftn`: a real signal (last dim of size ``s[-1]``, by default
     ``2 (m - 1)``)."""
-    x = _input(input, "irfftn", complex_=True)
+    x = _input(input, "irfftn", s, dim, complex_=True)
     dims, sizes = _one_axis_at_least("irfftn", *_dims_and_sizes(x, s, dim))
     return _written("irfftn", _c2r(x, dims, sizes, norm, False), out)
 
@@ -301,7 +305,7 @@ def hfftn(
 ) -> Tensor:
     """The n-dimensional `hfft`: the real forward transform of a Hermitian-symmetric signal
     given by the first half of its last dim (``s[-1]`` real points, default ``2 (m - 1)``)."""
-    x = _input(input, "hfftn", complex_=True)
+    x = _input(input, "hfftn", s, dim, complex_=True)
     dims, sizes = _one_axis_at_least("hfftn", *_dims_and_sizes(x, s, dim))
     return _written("hfftn", _c2r(x, dims, sizes, norm, True), out)
 
@@ -310,7 +314,7 @@ def ihfftn(
     input: Tensor, s=None, dim=None, norm: str | None = None, *, out: Tensor | None = None
 ) -> Tensor:
     """The inverse of `hfftn`: the half spectrum (last dim) of a real signal."""
-    x = _input(input, "ihfftn", real=True)
+    x = _input(input, "ihfftn", s, dim, real=True)
     dims, sizes = _one_axis_at_least("ihfftn", *_dims_and_sizes(x, s, dim))
     x = _resize_all(x, dims, sizes)
     return _written("ihfftn", call(R2C, (x,), dims, _scale(norm, False), True, False), out)
@@ -381,10 +385,14 @@ def _signed_bins(n: int) -> np.ndarray:
     return np.concatenate([np.arange((n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
 
 
-def _frequencies(values: np.ndarray, dtype, device, requires_grad: bool) -> Tensor:
+def _frequencies(name: str, values: np.ndarray, dtype, device, requires_grad: bool) -> Tensor:
     dtype = _dtype.DEFAULTS.float if dtype is None else dtype
     if not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if dtype.is_complex:  # PyTorch builds the bins with arange, which has no complex kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
     result = PUBLIC["from_numpy"](values.astype(dtype.np))
     if device is not None:
         result = result.to(device)
@@ -407,7 +415,9 @@ def fftfreq(
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _written(
-        "fftfreq", _frequencies(_spaced(_signed_bins(n), n, d), dtype, device, requires_grad), out
+        "fftfreq",
+        _frequencies("fftfreq", _spaced(_signed_bins(n), n, d), dtype, device, requires_grad),
+        out,
     )
 
 
@@ -424,7 +434,8 @@ def rfftfreq(
     """The ``n // 2 + 1`` non-negative sample frequencies of `rfft`: ``[0, ..., n // 2] /
     (d n)``."""
     _check_points("fft_rfftfreq", n, d)
-    result = _frequencies(_spaced(np.arange(int(n / 2) + 1), n, d), dtype, device, requires_grad)
+    bins = _spaced(np.arange(int(n / 2) + 1), n, d)
+    result = _frequencies("rfftfreq", bins, dtype, device, requires_grad)
     return _written("rfftfreq", result, out)
 
 

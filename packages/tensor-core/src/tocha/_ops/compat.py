@@ -441,6 +441,8 @@ def range(
         start, end = 0, start
     check_range(start, end, step)
     check_dtype("range", dtype)
+    if dtype is not None and (dtype.is_complex or dtype is _dtype.bool):
+        raise NotImplementedError(f"\"range_cpu\" not implemented for '{_dtype.TITLE[dtype]}'")
     count = builtins.int(math.floor((end - start) / step)) + 1
     values = np.arange(count, dtype=np.float64) * step + start
     result = _F["tensor"](
@@ -465,6 +467,20 @@ def empty_permuted(
     """An uninitialised tensor of `size` whose memory holds its dims in the order
     `physical_layout`."""
     order = list(physical_layout)
+    if len(order) != len(size):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}"
+        )
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got "
+                f"{d} at index {i}).  NB: negative dims not currently supported; file an issue "
+                "if you want it."
+            )
+        if d in order[:i]:
+            raise RuntimeError("Duplicate dim not allowed")
     physical = _F["empty"]([size[i] for i in order], dtype=dtype, device=device)
     result = physical.permute(*np.argsort(order).tolist())
     return result.requires_grad_() if requires_grad else result

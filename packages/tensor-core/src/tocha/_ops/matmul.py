@@ -371,6 +371,8 @@ def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     expect_tensor("mv", input, "input", 1)
     expect_tensor("mv", vec, "vec", 2)
     if input._data.ndim != 2 or vec._data.ndim != 1:
+        if input._data.ndim == 0:  # PyTorch reads input.size(0) first
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}"
         )

@@ -403,6 +403,11 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
         shape = input._data.shape
     except AttributeError:
         raise not_a_tensor("unflatten", input, "input", 1) from None
+    if not shape:
+        raise RuntimeError(
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+            "dimensions"
+        )
     dim = _wrap_dim(dim, len(shape))
     sizes = int_tuple((sizes,), "unflatten", "sizes")
     if not sizes:
