@@ -145,6 +145,14 @@ SAME_ERROR = [
     "lib.special.log_softmax(x.to(lib.complex64), -1)",
     "lib.fft.rfft(x, n=2**63)",
     "lib.fft.fft(x, dim=-2, n=2**63)",
+    "lib.linalg.cross(x[:, :3], x[:, :3].long())",
+    "lib.cross(x[:, :3].long(), x[:, :3], dim=1)",
+    "lib.linalg.cross(x[:, :2], x[:, :2].long())",
+    "lib.nn.functional.adaptive_avg_pool1d(x, (0, 0))",
+    "lib.nn.functional.adaptive_max_pool1d(x, (2, 2))",
+    "lib.randperm(2**63)",
+    "lib.randint(2**63, (2, 3))",
+    "x.random_(1, to=2**63)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.

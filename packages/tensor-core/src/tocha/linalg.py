@@ -875,6 +875,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = N
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[dim]} and {other.shape[dim]}"
         )
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_dtype.TITLE[input.dtype]} but found "
+            f"{_dtype.TITLE[other.dtype]}"
+        )
     shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     a, b = input.expand(shape), other.expand(shape)
     dim = dim % len(shape)

@@ -397,6 +397,8 @@ def _int_arg(value, fn_name: str, arg: str) -> int:
         value = value.item()
     if isinstance(value, builtins.bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{fn_name}(): argument '{arg}' must be int, not {type(value).__name__}")
+    if not -(2**63) <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
     return int(value)
 
 

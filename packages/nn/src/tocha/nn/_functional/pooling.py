@@ -561,6 +561,10 @@ def _adaptive_size(output_size, x: Tensor, nd: int, name: str) -> tuple:
     )
     if len(size) == 1:
         size = size * nd
+    elif nd == 1:
+        raise RuntimeError(
+            f"{name}() argument 'output_size' should contain one int (got {len(size)})"
+        )
     size = tuple(n if o is None else o for o, n in zip(size, x.shape[2:]))
     if min(size) < 0:  # PyTorch runs the 1-d forms as 2-d, and its messages say so
         shown = (1, *size) if nd == 1 else size
