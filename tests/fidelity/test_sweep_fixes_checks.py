@@ -71,3 +71,19 @@ MORE = [
 @pytest.mark.parametrize("expression", MORE)
 def test_more_checks(torch, expression):
     same_outcome(torch, expression, values="fill_" in expression or "freq" in expression)
+
+
+INDEXING = [
+    "lib.take_along_dim(full((), 1, 'float64'), full((), 0, 'int64'), dim=-1)",
+    "lib.take_along_dim(full((), 1, 'float32'), full((), 0, 'int64'), dim=0)",
+    "lib.take_along_dim(full((), 1, 'float32'), full((), 0, 'int64'))",
+    "lib.index_fill(x, 0, x, x)",
+    "lib.index_fill(x, 0, full((2,), 0, 'int64'), full((), 5, 'float64'))",
+    "lib.index_select(x, 1, x)",
+    "lib.index_select(x, 1, full((2,), 0, 'float32'))",
+]
+
+
+@pytest.mark.parametrize("expression", INDEXING)
+def test_indexing_check_order(torch, expression):
+    same_outcome(torch, expression)

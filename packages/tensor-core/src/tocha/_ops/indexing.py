@@ -744,10 +744,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
         dtype = index._data.dtype
     except AttributeError:
         raise not_a_tensor("index_select", index, "index", 3) from None
-    if dtype.name not in ("int64", "int32"):
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index._data.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if dtype.name not in ("int64", "int32"):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     idx = index._data
     size = input._data.shape[dim % n] if ndim else 1
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= size):

@@ -604,6 +604,11 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 
 def _fill_plan(input, dim, index, value):
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._data.ndim} dimension(s)."
+        )
     _index_dtype(
         "index_fill",
         index,
@@ -612,11 +617,6 @@ def _fill_plan(input, dim, index, value):
         IndexError,
     )
     if isinstance(value, Tensor):
-        if value._data.ndim:
-            raise RuntimeError(
-                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value._data.ndim} dimension(s)."
-            )
         value = value.item()
     dim = _index_args("index_fill_", input, dim, index, error=IndexError)
     return index_fill_op, (_vector(index),), (dim, scalar_value(value, input.dtype))
@@ -678,6 +678,8 @@ def take_along_dim(
     else:
         ndim = input._data.ndim
         dim = _wrap_dim(dim, ndim)
+        if not ndim:  # PyTorch reads the 0-dim input's size at `dim`
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         if indices._data.ndim != ndim:
             raise RuntimeError(
                 "torch.take_along_dim(): input and indices should have the same number of "
