@@ -87,3 +87,16 @@ INDEXING = [
 @pytest.mark.parametrize("expression", INDEXING)
 def test_indexing_check_order(torch, expression):
     same_outcome(torch, expression)
+
+
+STFT = [
+    "lib.stft(full((5,), 1, 'bool'), 1)",
+    "lib.stft(full((5,), 1, 'bool'), 4, return_complex=True)",
+    "lib.stft(full((5,), 1, 'bool'), 1, center=False)",
+    "lib.stft(full((5,), 1, 'int64'), 1)",
+]
+
+
+@pytest.mark.parametrize("expression", STFT)
+def test_stft_pads_first(torch, expression):
+    same_outcome(torch, expression)

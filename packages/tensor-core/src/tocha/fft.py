@@ -533,6 +533,9 @@ def stft(
     x = expect_tensor("stft", input, "input", 1)
     if window is not None:
         expect_tensor("stft", window, "window", None)
+    if center and pad_mode == "reflect" and x.dtype is _dtype.bool and x.dim() in (1, 2):
+        # PyTorch pads the signal first, and its reflection padding has no bool kernel
+        raise NotImplementedError("\"reflection_pad1d\" not implemented for 'Bool'")
     complex_input = x.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_input:
