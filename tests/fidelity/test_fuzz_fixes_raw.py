@@ -153,6 +153,9 @@ SAME_ERROR = [
     "lib.randperm(2**63)",
     "lib.randint(2**63, (2, 3))",
     "x.random_(1, to=2**63)",
+    "x.cumsum_(1, dtype='float32')",
+    "x.cumprod_(-1, dtype='float32')",
+    "x.cumsum_(1, dtype=lib.float64)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -172,6 +175,7 @@ SAME_CLASS = [
     "lib.sort(x, stable='abc')",
     "lib.isin(x, x, invert=2)",
     "lib.isin(x, -1.5, assume_unique='abc')",
+    "lib.prod('abc', dtype=lib.complex64)",
 ]
 
 

@@ -511,7 +511,7 @@ def _np_dtype(dtype, name: str, input: Tensor | None = None):
         check_dtype(name, dtype)
         raise
     if (
-        input is not None
+        isinstance(input, Tensor)
         and input._ag is not None
         and STATE.grad_enabled
         and not (dtype.is_floating_point or dtype.is_complex)

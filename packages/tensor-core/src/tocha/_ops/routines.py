@@ -26,7 +26,7 @@ from .._backend import resolve_device
 from .._dispatch import expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
-from ._argcheck import check_tensors
+from ._argcheck import check_dtype, check_tensors
 from ._out import CPP_NAMES, inplace, write_out
 
 __all__: list[str] = []
@@ -315,9 +315,10 @@ def _cumulative_inplace(name: str):
     def method(self: Tensor, dim: int, *, dtype=None) -> Tensor:
         expect_tensor(f"{name}_", self, "self")
         if dtype is not None and dtype is not self.dtype:
+            check_dtype(f"{name}_", dtype)
             raise RuntimeError(
                 f"Bad in-place call: input tensor dtype {CPP_NAMES[self.dtype.name]} and output "
-                f"tensor dtype {CPP_NAMES[getattr(dtype, 'name', '?')]} should match"
+                f"tensor dtype {CPP_NAMES[dtype.name]} should match"
             )
         if self.dtype is _dtype.bool and self._data.size:
             raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
