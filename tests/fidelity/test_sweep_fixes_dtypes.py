@@ -116,3 +116,33 @@ REDUCTIONS = [
 @pytest.mark.parametrize("expression", REDUCTIONS)
 def test_reduction_dtypes(torch, expression):
     same_outcome(torch, expression)
+
+
+SPECIAL = [
+    "lib.special.erfcx(full((3,), 0.5, 'float16'))",
+    "lib.special.erfcx(full((0,), 0.5, 'bfloat16'))",
+    "lib.special.erfcx(full((3,), 0.5, 'complex64'))",
+    "lib.special.erfcx(full((3,), 1, 'int64'))",
+    "lib.special.ndtri(full((3,), 0.5, 'bfloat16'))",
+    "lib.special.log_ndtr(full((), 0.5, 'float16'))",
+    "lib.special.log_ndtr(x)",
+    "lib.special.round(full((3,), 1, 'int32'))",
+    "lib.special.round(full((3,), 1, 'bool'))",
+    "lib.special.round(x * 10, decimals=1)",
+    "lib.special.multigammaln(full((3,), 1, 'bool'), 2)",
+    "lib.mvlgamma(full((0, 3), 1, 'bool'), 2)",
+    "lib.special.multigammaln(x + 2, 2)",
+    "lib.special.softmax(full((3, 4), 1, 'int64'), 1, dtype=lib.int32)",
+    "lib.special.softmax(full((3, 4), 1, 'int64'), -1, dtype=lib.bool)",
+    "lib.special.softmax(full((0, 3), 1, 'int32'), -2)",
+    "lib.special.softmax(x, 0, dtype=lib.float32)",
+    "lib.special.log_softmax(full((2, 3), 1, 'float16'), 1, dtype=lib.complex64)",
+    "lib.special.log_softmax(full((0,), 1, 'bool'), 0, dtype=lib.int64)",
+    "lib.special.log_softmax(full((0, 3), 1, 'complex64'), -2)",
+    "lib.special.log_softmax(x, 1)",
+]
+
+
+@pytest.mark.parametrize("expression", SPECIAL)
+def test_special_dtypes(torch, expression):
+    same_outcome(torch, expression)

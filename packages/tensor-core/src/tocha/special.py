@@ -98,11 +98,16 @@ def _refuse_half_or_complex(kernel: str, dtype: _dtype.dtype) -> None:
         raise _no_kernel(kernel, dtype)
 
 
-def _unary_function(op_name: str, public_name: str, summary: str):
+def _unary_function(op_name: str, public_name: str, summary: str, kernel: str | None = None):
+    """`kernel`: PyTorch's CPU kernel of float32/float64 (and integers) only, whose refusal
+    of float16, bfloat16 and complex inputs the function repeats."""
     op = OPS[op_name]
 
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        return _finish(unary(op, expect_tensor(public_name, input), True), out)
+        x = expect_tensor(public_name, input)
+        if kernel is not None:
+            _refuse_half_or_complex(kernel, x.dtype)
+        return _finish(unary(op, x, True), out)
 
     fn.__name__ = fn.__qualname__ = public_name
     fn.__doc__ = f"{summary}, elementwise. Integer inputs give the default float dtype."
@@ -139,13 +144,22 @@ i0e = _unary_function("special_i0e", "i0e", "exp(-|x|) i0(x), the scaled Bessel 
 i1 = _unary_function("special_i1", "i1", "The modified Bessel function of the first kind, order 1")
 i1e = _unary_function("special_i1e", "i1e", "exp(-|x|) i1(x), the scaled Bessel function")
 erfcx = _unary_function(
-    "special_erfcx", "erfcx", "The scaled complementary error function exp(x^2) erfc(x)"
+    "special_erfcx",
+    "erfcx",
+    "The scaled complementary error function exp(x^2) erfc(x)",
+    "erfcx_cpu",
 )
 ndtri = _unary_function(
-    "special_ndtri", "ndtri", "The inverse of the standard normal distribution function"
+    "special_ndtri",
+    "ndtri",
+    "The inverse of the standard normal distribution function",
+    "ndtri_cpu",
 )
 log_ndtr = _unary_function(
-    "special_log_ndtr", "log_ndtr", "The log of the standard normal distribution function"
+    "special_log_ndtr",
+    "log_ndtr",
+    "The log of the standard normal distribution function",
+    "log_ndtr_cpu",
 )
 entr = _unary_function(
     "special_entr", "entr", "The entropy term -x log(x) (0 at 0, -inf for x < 0)"
@@ -186,9 +200,11 @@ MVLGAMMA_TERMS = 2**27
 def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The log of the multivariate gamma function of dimension `p`:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``."""
+    if expect_tensor("mvlgamma", input).dtype is _dtype.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    x = _floating(expect_tensor("mvlgamma", input))
+    x = _floating(input)
     if p * max(x.numel(), 1) > MVLGAMMA_TERMS:
         raise RuntimeError(
             f"mvlgamma: p = {p} needs {p} terms per element, more than the "
@@ -220,38 +236,30 @@ def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _finish((x * -math.sqrt(0.5)).erfc() * 0.5, out)
 
 
-def _softmax_input(input: Tensor, dtype, name: str, dim: int) -> Tensor:
-    x = expect_tensor(name, input)
-    if dtype is not None:
-        return x.to(dtype)
-    if x.dtype.rank < _dtype.FLOATING:
-        raise NotImplementedError(
-            f"\"{name}_lastdim_kernel_impl\" not implemented for '{_dtype.TITLE[x.dtype]}'"
-        )
-    if x.dtype.is_complex:
-        last = x.ndim == 0 or dim in (-1, x.ndim - 1)
-        kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[x.dtype]}'")
-    return x
-
-
 def softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along `dim` (computed in `dtype` when given)."""
-    x = _softmax_input(input, dtype, "softmax", dim)
-    return (x - x.logsumexp(dim, keepdim=True)).exp()
+    """``exp(x) / sum(exp(x))`` along `dim` (computed in `dtype` when given): ``tocha.softmax``
+    (its dtype checks included)."""
+    return PUBLIC["softmax"](input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None) -> Tensor:
-    """``x - logsumexp(x)`` along `dim` (computed in `dtype` when given)."""
-    x = _softmax_input(input, dtype, "log_softmax", dim)
-    return x - x.logsumexp(dim, keepdim=True)
+    """``x - logsumexp(x)`` along `dim` (computed in `dtype` when given):
+    ``tocha.log_softmax``."""
+    return PUBLIC["log_softmax"](input, dim, dtype=dtype)
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    """``tocha.round`` of a floating or complex input (PyTorch's special.round has no integer
+    or bool kernel)."""
+    if expect_tensor("round", input).dtype.rank < _dtype.FLOATING:
+        raise _no_kernel("round_vml_cpu", input.dtype)
+    return PUBLIC["round"](input, decimals=decimals, out=out)
 
 
 # torch.special's names for functions tocha has at the top level.
 expit = PUBLIC["sigmoid"]
 erf, erfc, erfinv = PUBLIC["erf"], PUBLIC["erfc"], PUBLIC["erfinv"]
 exp2, expm1, log1p = PUBLIC["exp2"], PUBLIC["expm1"], PUBLIC["log1p"]
-round = PUBLIC["round"]  # noqa: A001
 logsumexp = PUBLIC["logsumexp"]
 
 for _fn, _name in (
