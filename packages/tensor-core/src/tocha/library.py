@@ -32,7 +32,8 @@ Devices and dtypes
 Grad mode and randomness
     `GRAD_MODE` is the grad-mode state (``GRAD_MODE.grad_enabled``); `generator_stream(
     generator, device)` is the bit stream a sampling kernel draws from (`generator`'s, else
-    the device's default).
+    the device's default); `bernoulli_mask(stream, shape, p)` draws a boolean Bernoulli(p)
+    array of `shape` from tocha's default CPU stream (a ``numpy.random.Generator``).
 PyTorch's custom operators
     `custom_op(name, fn, mutates_args=...)` registers a Python function as the operator
     ``"namespace::name"`` (``tocha.ops.namespace.name``), as ``torch.library.custom_op``;
@@ -65,6 +66,7 @@ from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
 from ._ops._out import assign, inplace
 from ._ops.random import _generator as generator_stream
+from ._ops.random import bernoulli_mask
 from ._tensor import INFERENCE_VC, SUBCLASS_HOOKS, TENSOR_TYPES, wrap
 
 __all__ = [
@@ -80,6 +82,7 @@ __all__ = [
     "Backend",
     "CustomOpDef",
     "assign",
+    "bernoulli_mask",
     "backend_of",
     "bump_version",
     "call",

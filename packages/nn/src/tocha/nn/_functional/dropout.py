@@ -7,7 +7,6 @@ may do both in one kernel); the others multiply by a mask drawn with ``rand``.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -15,7 +14,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import assign, call, defop, generator_stream
+from tocha.library import assign, bernoulli_mask, call, defop, generator_stream
 
 __all__ = [
     "alpha_dropout",
@@ -40,7 +39,7 @@ def _native_dropout_kernel(xp):
         ``(1 - p) * 2**32`` from tocha's default stream, float64 uniforms ``u < 1 - p`` from
         PyTorch's (its values)."""
         if type(stream) is np.random.Generator:
-            keep = _keep_mask(stream, x.shape, 1.0 - p)
+            keep = bernoulli_mask(stream, x.shape, 1.0 - p)
         else:
             keep = _uniform_in_memory_order(stream, x) < 1.0 - p
         if x.dtype.char in "fd":
@@ -53,18 +52,6 @@ def _native_dropout_kernel(xp):
         return out, keep
 
     return kernel
-
-
-def _keep_mask(stream: np.random.Generator, shape: tuple, q: float) -> np.ndarray:
-    """A boolean array of `shape`, each True with probability `q` (to within 2**-33): the
-    generator's raw 64-bit words read as two 32-bit words each, compared to ``q * 2**32``
-    (half the time of float64 uniforms, and a quarter of their memory)."""
-    n = math.prod(shape)
-    threshold = round(q * 2.0**32)
-    if threshold >= 2**32:
-        return np.ones(shape, bool)
-    words = stream.bit_generator.random_raw((n + 1) // 2).view(np.uint32)
-    return np.less(words[:n], np.uint32(threshold)).reshape(shape)
 
 
 def _uniform_in_memory_order(stream, x):
