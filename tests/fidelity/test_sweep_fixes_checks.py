@@ -100,3 +100,21 @@ STFT = [
 @pytest.mark.parametrize("expression", STFT)
 def test_stft_pads_first(torch, expression):
     same_outcome(torch, expression)
+
+
+INDEX_ADD_ADDCMUL = [
+    "lib.zeros(()).index_add_(0, lib.tensor([2]), lib.ones(()))",
+    "lib.zeros(3).index_add_(0, lib.tensor([5]), lib.ones(1))",
+    "lib.index_add(x, 1, x, x)",
+    "lib.zeros(3).index_add(0, lib.tensor([1, 1]), lib.ones(2))",
+    "lib.zeros(3, 2).index_add(0, lib.tensor([3]), lib.ones(1, 2))",
+    "lib.addcmul(full((3,), 1, 'bool'), full((3,), 1, 'bool'), full((3,), 1, 'bool'))",
+    "lib.addcmul(full((0,), 1, 'bool'), full((0,), 1, 'bool'), full((0,), 1, 'bool'))",
+    "full((3,), 1, 'bool').addcmul_(full((3,), 1, 'bool'), full((3,), 1, 'bool'))",
+    "lib.addcmul(full((3,), 1, 'bool'), full((3,), 2, 'int64'), full((3,), 1, 'bool'))",
+]
+
+
+@pytest.mark.parametrize("expression", INDEX_ADD_ADDCMUL)
+def test_index_add_and_addcmul(torch, expression):
+    same_outcome(torch, expression)

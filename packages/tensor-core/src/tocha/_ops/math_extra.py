@@ -363,6 +363,16 @@ def _device_of(x, other):
 
 
 # -- fused multiply-adds ---------------------------------------------------------------------
+def _no_bool_addcmul(input, tensor1, tensor2) -> None:
+    """PyTorch's addcmul kernel has no bool form (all three operands bool)."""
+    if (
+        getattr(input, "dtype", None) is _dtype.bool
+        and getattr(tensor1, "dtype", None) is _dtype.bool
+        and getattr(tensor2, "dtype", None) is _dtype.bool
+    ):
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+
+
 def _value(value, *tensors):
     """`value` as PyTorch casts it: to an integer when the result is integral."""
     if isinstance(value, float):
@@ -397,6 +407,7 @@ def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast."""
+    _no_bool_addcmul(input, tensor1, tensor2)
     value = _value(value, input, tensor1, tensor2)
     return _finish(input + value * (tensor1 * tensor2), out)
 
@@ -412,6 +423,7 @@ def addcdiv(
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place form of `addcmul`."""
+    _no_bool_addcmul(self, tensor1, tensor2)
     return self.add_(_value(value, self, tensor1, tensor2) * (tensor1 * tensor2))
 
 

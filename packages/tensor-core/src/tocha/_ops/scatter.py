@@ -533,7 +533,17 @@ def _vector(index: Tensor) -> Tensor:
     return index.reshape(1) if index._data.ndim == 0 else index
 
 
+def _out_of_range_in_self(_message: str) -> IndexError:
+    """index_add's bounds error from PyTorch's kernel of a vector (or 0-dim) self."""
+    return IndexError("index out of range in self")
+
+
 def _add_plan(input, dim, index, source, alpha):
+    if isinstance(index, Tensor) and index._data.ndim > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index._data.ndim} "
+            f"with type: {_title(index)} and size: {list(index._data.shape)}"
+        )
     _index_dtype(
         "index_add",
         index,
@@ -541,7 +551,9 @@ def _add_plan(input, dim, index, source, alpha):
         "index_add_(): Expected dtype int32/int64 for index but got: {title}",
     )
     expect_tensor("index_add", source, "source", 4)
-    dim = _index_args("index_add_", input, dim, index, source)
+    # a vector (or 0-dim) self takes PyTorch's one-dim kernel, whose error names no index
+    error = _out_of_range_in_self if input._data.ndim <= 1 else RuntimeError
+    dim = _index_args("index_add_", input, dim, index, source, error=error)
     if input._data.dtype.kind in "biu" and not isinstance(alpha, bool):
         alpha = int(alpha)
     return index_add_op, (_vector(index), source), (dim, alpha)
