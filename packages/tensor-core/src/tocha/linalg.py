@@ -638,11 +638,13 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending (real dtype). With
     `full_matrices` U and Vh are square, else they have k = min(m, n) columns / rows."""
     _check("linalg.svd", A, square=False)
-    _check_svd_driver(driver)
+    _check_svd_driver("linalg_svd", driver)
     return _finish(_SVD(call(OPS["linalg_svd"], (A,), bool(full_matrices))), out)
 
 
-def _check_svd_driver(driver) -> None:
+def _check_svd_driver(fn_name: str, driver) -> None:
+    if driver is not None and not isinstance(driver, str):
+        raise TypeError(f"{fn_name}(): argument 'driver' must be str, not {type(driver).__name__}")
     if driver is not None:
         raise RuntimeError(
             "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
@@ -653,7 +655,7 @@ def _check_svd_driver(driver) -> None:
 def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     """The singular values of each matrix, descending (real dtype)."""
     _check("linalg.svdvals", A, square=False)
-    _check_svd_driver(driver)
+    _check_svd_driver("linalg_svdvals", driver)
     return _finish(call(OPS["linalg_svdvals"], (A,)), out)
 
 
