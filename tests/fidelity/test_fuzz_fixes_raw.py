@@ -157,6 +157,16 @@ SAME_ERROR = [
     "x.cumprod_(-1, dtype='float32')",
     "x.cumsum_(1, dtype=lib.float64)",
     "lib.linalg.svdvals(x, driver=3)",
+    "lib.linalg.lu(x, pivot=2)",
+    "lib.linalg.lu_factor(x, pivot='abc')",
+    "lib.linalg.lu_factor_ex(x, pivot=2)",
+    "lib.kl_div(x, x, log_target=2)",
+    "lib.nn.functional.kl_div(x, x, reduction='sum', log_target=2)",
+    "lib.index_put(x, (lib.tensor([0]),), lib.tensor(1.0), accumulate=2)",
+    "x.index_put_((lib.tensor([0]),), lib.tensor(1.0), accumulate='abc')",
+    "lib.nn.functional.avg_pool1d(x, 1, ceil_mode=2)",
+    "lib.nn.functional.avg_pool1d(x, 1, count_include_pad='abc')",
+    "lib.max_pool1d(x, (1,), ceil_mode=2)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -177,6 +187,10 @@ SAME_CLASS = [
     "lib.isin(x, x, invert=2)",
     "lib.isin(x, -1.5, assume_unique='abc')",
     "lib.prod('abc', dtype=lib.complex64)",
+    "lib.poisson_nll_loss(x, x, 2, True, 1e-5, 1)",
+    "lib.nn.functional.poisson_nll_loss(x, x, log_input=2)",
+    "lib.nn.functional.max_pool2d(x.unsqueeze(0), 1, ceil_mode=None)",
+    "x.put(lib.tensor([0]), lib.tensor([1.0]), accumulate=2)",
 ]
 
 

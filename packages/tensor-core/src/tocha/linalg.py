@@ -24,7 +24,7 @@ from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
-from ._ops._argcheck import check_tensor_list, check_tensors
+from ._ops._argcheck import check_tensor_list, check_tensors, flag
 from ._ops._out import write_out
 from ._tensor import Tensor, _wrap_dim
 
@@ -688,6 +688,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     pivots as LAPACK (row i was swapped with row pivots[i] - 1), and info (0, or the index
     of the first zero on U's diagonal)."""
     _check("linalg.lu_factor_ex", A, square=False)
+    pivot = flag("linalg_lu_factor_ex", pivot, "pivot")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     result = _LU_FACTOR_EX(call(OPS["linalg_lu_factor_ex"], (A,)))
@@ -705,7 +706,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """(LU, pivots) as `lu_factor_ex`; LinAlgError when U has a zero on its diagonal."""
     _check("linalg.lu_factor", A, square=False)
-    if not pivot:
+    if not flag("linalg_lu_factor", pivot, "pivot"):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, pivots, info = call(OPS["linalg_lu_factor_ex"], (A,))
     _check_info(
@@ -752,6 +753,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     """(P, L, U) with ``A = P L U``: P a permutation matrix, L unit lower triangular
     (m x k), U upper triangular (k x n)."""
     _check("linalg.lu", A, square=False)
+    pivot = flag("linalg_lu", pivot, "pivot")
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
     LU, pivots, _ = call(OPS["linalg_lu_factor_ex"], (A,))

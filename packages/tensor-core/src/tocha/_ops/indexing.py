@@ -32,7 +32,7 @@ from .._dispatch import (
 )
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
-from ._argcheck import check_tensors
+from ._argcheck import check_tensors, flag
 from ._out import inplace, write_out
 from .creation import full
 
@@ -703,19 +703,21 @@ def index_put(input: Tensor, indices, values: Tensor, accumulate: bool = False) 
     indexed shape and has input's dtype."""
     _check_values(input, values)
     tensors, pattern = _tensor_indices(input, indices)
-    return call(index_put_op, (input, values, *tensors), pattern, bool(accumulate))
+    accumulate = flag("index_put", accumulate, "accumulate")
+    return call(index_put_op, (input, values, *tensors), pattern, accumulate)
 
 
 def index_put_(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place form of `index_put`."""
     _check_values(input, values)
+    accumulate = flag("index_put_", accumulate, "accumulate")
 
     def direct():
         tensors, pattern = _tensor_indices(input, indices)
         data = input._data
         arrays = [t._data for t in tensors]
         index_put_op.kernels[input._device](
-            data, values._data, *arrays, pattern, bool(accumulate), out=data
+            data, values._data, *arrays, pattern, accumulate, out=data
         )
 
     return inplace(input, (values,), lambda: index_put(input, indices, values, accumulate), direct)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._api import PUBLIC, export
 from .._tensor import Tensor
-from ._argcheck import int_arg
+from ._argcheck import flag, int_arg
 
 __all__: list[str] = []
 
@@ -176,6 +176,7 @@ def binary_cross_entropy_with_logits(
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
     """`nn.functional.kl_div`, the reduction an int (0: none, 1: the mean over elements)."""
+    log_target = flag("kl_div", log_target, "log_target")
     return _functional().kl_div(
         input, target, reduction=_reduction(reduction), log_target=log_target
     )
@@ -228,6 +229,8 @@ def poisson_nll_loss(
     input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction: int
 ) -> Tensor:
     """`nn.functional.poisson_nll_loss`, every argument given, the reduction an int."""
+    log_input = flag("poisson_nll_loss", log_input, "log_input")
+    full = flag("poisson_nll_loss", full, "full")
     return _functional().poisson_nll_loss(
         input, target, log_input, full, eps=eps, reduction=_reduction(reduction)
     )

@@ -584,6 +584,15 @@ def _check_real_floating(d, kernel: str) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[d]}'")
 
 
+def _check_flags(fn_name: str, **flags) -> None:
+    """PyTorch's TypeError for a flag given as other than a bool (its parser's check)."""
+    for name, value in flags.items():
+        if value is not True and value is not False:
+            raise TypeError(
+                f"{fn_name}(): argument '{name}' must be bool, not {type(value).__name__}"
+            )
+
+
 def _check_castable(result, output) -> None:
     """PyTorch's error where a loss computed in dtype `result` is written into a tensor of
     dtype `output` that cannot hold it (float into int64, complex into float)."""
@@ -946,6 +955,7 @@ def kl_div(
         tensor(0.0569)
     """
     _expect_tensors("kl_div", ("input", "target"), input, target)
+    _check_flags("kl_div", log_target=log_target)
     if not all(t.is_floating_point() or t.is_complex() for t in (input, target)):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if input.is_complex() or target.is_complex():
@@ -989,6 +999,7 @@ def poisson_nll_loss(
         tensor(1.)
     """
     _expect_tensors("poisson_nll_loss", ("input", "target"), input, target)
+    _check_flags("poisson_nll_loss", log_input=log_input, full=full)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input

@@ -325,6 +325,7 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     name = f"max_pool{nd}d"
     expect_tensor(name, input, "input", 1)
     ksize, stride, padding, dilation = _pool_args(name, nd, kernel_size, stride, padding, dilation)
+    _check_flags(name, ceil_mode=ceil_mode)
     if nd == 1:
         message = (
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
@@ -352,11 +353,21 @@ def _max_pool(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     return values, indices
 
 
+def _check_flags(fn_name: str, **flags) -> None:
+    """PyTorch's TypeError for a flag given as other than a bool (its parser's check)."""
+    for name, value in flags.items():
+        if value is not True and value is not False:
+            raise TypeError(
+                f"{fn_name}(): argument '{name}' must be bool, not {type(value).__name__}"
+            )
+
+
 def _avg_pool(
     input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
     name = f"avg_pool{nd}d"
     ksize, stride, padding, _ = _pool_args(name, nd, kernel_size, stride, padding, 1)
+    _check_flags(name, ceil_mode=ceil_mode, count_include_pad=count_include_pad)
     try:
         x, unbatched = _check_pool_input(input, nd, name)
     except RuntimeError:
