@@ -146,3 +146,17 @@ SPECIAL = [
 @pytest.mark.parametrize("expression", SPECIAL)
 def test_special_dtypes(torch, expression):
     same_outcome(torch, expression)
+
+
+RANDOM_BOUNDS = [
+    "full((3, 4), 0, 'int64').random_().ge(0).all()",
+    "full((3,), 0, 'int64').random_(5, None).ge(5).all()",
+    "full((0,), 0, 'complex64').random_(1)",
+    "full((3,), 0, 'complex64').random_(1)",
+    "full((3,), 0, 'int64').random_(2**63)",
+]
+
+
+@pytest.mark.parametrize("expression", RANDOM_BOUNDS)
+def test_random_bounds(torch, expression):
+    same_outcome(torch, expression)

@@ -863,6 +863,10 @@ def random_(
     from [from_, to) (``to=None``: up to the largest)."""
     d = self.dtype
     if d.is_complex:
+        if from_ is not _NOT_GIVEN:
+            raise RuntimeError(
+                "check_random_bounds handles only integral, floating-point and boolean types"
+            )
         if self._data.size:
             raise _not_implemented("random_", d)
         return self  # PyTorch's kernel, and its dtype check, never run on no elements
@@ -870,14 +874,16 @@ def random_(
         low, high = (0, None) if from_ is _NOT_GIVEN else (0, from_)
     else:
         low, high = from_, to
-    if high is None:
+    low = _int_arg(low, "random_", "from")
+    if high is None:  # the dtype's top, past int64 for int64 itself: not an argument
         high = _random_top(d) + 1
         if low >= high:
             raise RuntimeError(
                 f"random_ expects 'from' casted to dtype to be less than or "
                 f"equal to 'to', but got from={low} > to={high - 1}"
             )
-    low, high = _int_arg(low, "random_", "from"), _int_arg(high, "random_", "to")
+    else:
+        high = _int_arg(high, "random_", "to")
     _check_range(low, high, d)
     gen = _generator(generator, self._device)
     return _fill(self, integers_op, gen, self._data.shape, d.np, low, high)
