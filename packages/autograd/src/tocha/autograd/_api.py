@@ -177,6 +177,14 @@ def _backward(
     self: Tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None
 ) -> None:
     """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
+    if gradient is None and inputs is None and type(self) is Tensor:
+        meta, data = self._ag, self._data
+        if meta is not None and meta.requires_grad and data.size == 1 and data.dtype.kind in "fcV":
+            # the common call, a real scalar: `backward`'s checks pass, its root gradient is 1
+            dev = self._device
+            retain = create_graph if retain_graph is None else retain_graph
+            run_backward((self,), (wrap(_one_like(data, dev), dev),), retain, create_graph)
+            return
     backward(self, gradient, retain_graph, create_graph, inputs)
 
 

@@ -29,7 +29,6 @@ from ._graph import (
     accumulator_of,
     freeze_metas,
     output_tensor,
-    resolve_edges,
 )
 from .anomaly_mode import ANOMALY, check_nan
 from .graph import Packed
@@ -53,24 +52,26 @@ def _dependencies(roots) -> dict:
     resolved to their AccumulateGrad on the way)."""
     deps = {}
     stack = list(roots)
-    first = set(roots)  # visited already
+    first = set(roots) if len(roots) > 1 else ()  # visited already (one root: unreachable)
     while stack:
         node = stack.pop()
         edges = node.edges
-        for i, edge in enumerate(edges):
+        i = -1
+        for edge in edges:
+            i += 1
             if edge is None:
                 continue
             if type(edge) in TENSOR_TYPES:  # a leaf: its AccumulateGrad, made now
-                edge = resolve_edges(node)[i]
+                edge = edges[i] = accumulator_of(edge) if edge._ag is not None else None
                 if edge is None:
                     continue
             count = deps.get(edge)
             if count is not None:
                 deps[edge] = count + 1
-                continue
-            deps[edge] = 1
-            if edge not in first:
-                stack.append(edge)
+            else:
+                deps[edge] = 1
+                if edge.edges and edge not in first:
+                    stack.append(edge)
     return deps
 
 
@@ -148,16 +149,13 @@ def run_backward(
     With `accumulate`, gradients are added into the ``.grad`` of leaves (only of `inputs`
     when given). Without it (``autograd.grad``), returns the gradients of `inputs`.
     """
-    root_nodes = []
-    buffers = {}
-    for t, g in zip(roots, root_grads):
-        meta = t._ag
-        node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = _Buffer(node.n_outputs)
-            root_nodes.append(node)
-        buf.add(meta.output_nr, g, False, create_graph)
+    if len(roots) == 1:  # the common call
+        meta = roots[0]._ag
+        node = meta.grad_fn if meta.grad_fn is not None else _accumulator(roots[0])
+        root_nodes = [node]
+        buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
+    else:
+        root_nodes, buffers = _root_buffers(roots, root_grads, create_graph)
 
     captures = None
     targets = None
@@ -173,7 +171,7 @@ def run_backward(
     needed = _needed(root_nodes, targets) if targets is not None else None
     results = [None] * (len(inputs) if inputs is not None else 0)
 
-    ready = [n for n in root_nodes if deps.get(n, 0) == 0]
+    ready = root_nodes if len(root_nodes) == 1 else [n for n in root_nodes if n not in deps]
     previous_mode = GRAD_MODE.grad_enabled
     GRAD_MODE.grad_enabled = create_graph
     batching = LAYERS.batching is not None
@@ -214,6 +212,15 @@ def run_backward(
                 if grad is not None:
                     target = buffers.get(edge)
                     if target is None:
+                        if (
+                            plain
+                            and type(edge) is AccumulateGrad
+                            and deps[edge] == 1
+                            and edge.pre_hooks is None
+                            and edge.hooks is None
+                        ):  # a leaf fed by this edge alone: its gradient is complete now
+                            _accumulate_into(edge.variable, grad, owned, create_graph)
+                            continue
                         buffers[edge] = _Buffer(edge.n_outputs, nr, grad, owned)
                     else:
                         target.add(nr, grad, owned, create_graph)
@@ -224,6 +231,21 @@ def run_backward(
     finally:
         GRAD_MODE.grad_enabled = previous_mode
     return results
+
+
+def _root_buffers(roots, root_grads, create_graph: bool) -> tuple[list, dict]:
+    """The distinct nodes of several roots, and the gradients each root gives its node."""
+    root_nodes = []
+    buffers = {}
+    for t, g in zip(roots, root_grads):
+        meta = t._ag
+        node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = _Buffer(node.n_outputs)
+            root_nodes.append(node)
+        buf.add(meta.output_nr, g, False, create_graph)
+    return root_nodes, buffers
 
 
 def _batched(grads) -> bool:
@@ -300,9 +322,11 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         if vc[0] != version:
             _raise_modified(node, tensor, vc[0], version)
     saved = node.saved
+    holds = False  # the node holds argument tensors themselves (freed after the run)
     if not node.packed:  # a saved tensor with no counter when recorded (no entry) was at 0
         for s in saved:
             if type(s) in TENSOR_TYPES:
+                holds = True
                 vc = s._vc
                 if vc is not None and vc[0] and not any(t is s for t, _, _ in versions):
                     _raise_modified(node, s, vc[0], 0)
@@ -326,6 +350,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         results = formula(grad_arg, out, *saved)
     if type(results) is not tuple:
         results = (results,)
+    single = len(results) == 1 and len(grads) == 1
     edges = []
     for edge, nr, meta, grad in zip(node.edges, node.edge_nrs, node.input_meta, results):
         if edge is None or grad is None:
@@ -342,26 +367,23 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
             if shaped is not grad:
                 edges.append((edge, nr, shaped, True))
                 continue
-        edges.append((edge, nr, grad, _exclusive(grad, grads, results)))
+        if single:  # fresh unless it is a view or the incoming gradient passed on
+            edges.append((edge, nr, grad, grad._base is None and grad is not grads[0]))
+        else:
+            edges.append((edge, nr, grad, _exclusive(grad, grads, results)))
     if RECORD_EXTRAS.active and ANOMALY.enabled:
         check_nan(node, [g for _, _, g, _ in edges])
     if node.hooks is not None:
         for hook in node.hooks:
             hook(tuple(g for _, _, g, _ in edges), tuple(grads))
-    if not retain_graph and (versions or node.out_data is not None or _saves_tensors(saved)):
+    if not retain_graph and (holds or versions or node.out_data is not None or node.packed):
         node.released = True
         node.saved = None
         node.out_data = None
         node.versions = ()
-        freeze_metas(node)
+        if holds:
+            freeze_metas(node)
     return edges
-
-
-def _saves_tensors(saved) -> bool:
-    for s in saved:
-        if type(s) in TENSOR_TYPES:
-            return True
-    return False
 
 
 def _exclusive(grad, incoming, results) -> bool:
