@@ -160,3 +160,18 @@ RANDOM_BOUNDS = [
 @pytest.mark.parametrize("expression", RANDOM_BOUNDS)
 def test_random_bounds(torch, expression):
     same_outcome(torch, expression)
+
+
+TRACE_CUMMAX = [
+    "lib.trace(full((3, 4), 1, 'bool'))",
+    "lib.trace(full((0,), 1, 'bool'))",
+    "lib.trace(x)",
+    "lib.cummax(full((0,), 1, 'complex64'), 0)",
+    "lib.cummin(full((0, 3), 1, 'complex64'), -1)",
+    "lib.cummax(full((3,), 1, 'complex64'), 0)",
+]
+
+
+@pytest.mark.parametrize("expression", TRACE_CUMMAX)
+def test_trace_and_cummax_dtypes(torch, expression):
+    same_outcome(torch, expression)

@@ -312,6 +312,8 @@ def trace(input: Tensor) -> Tensor:
         ndim = input._data.ndim
     except AttributeError:
         raise not_a_tensor("trace", input, "input", 1) from None
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input._data.ndim}")
     return diagonal(input).sum()
