@@ -167,6 +167,16 @@ SAME_ERROR = [
     "lib.nn.functional.avg_pool1d(x, 1, ceil_mode=2)",
     "lib.nn.functional.avg_pool1d(x, 1, count_include_pad='abc')",
     "lib.max_pool1d(x, (1,), ceil_mode=2)",
+    "lib.nanquantile(lib.ones(0, 4), 0.5, dim=1)",
+    "lib.quantile(lib.ones(0, 4), 0.5, dim=0)",
+    "lib.nanquantile(lib.ones(0, 4), 0.5)",
+    "lib.resolve_conj('abc')",
+    "lib.resolve_neg(None)",
+    "lib.full((2, 3), 1e300)",
+    "lib.full_like(x, 1e300)",
+    "lib.full((2,), 1e5, dtype=lib.float16)",
+    "lib.full_like(x, -1e300, dtype=lib.bfloat16)",
+    "lib.fill(x, 1e300)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -240,6 +250,8 @@ def test_error_classes(torch, expression):
         "x.double().uniform_(5, 5).tolist()",
         "lib.linalg.matrix_norm(x * lib.arange(4.0), dim=(1, 0)).item()",
         "lib.bucketize(lib.zeros(0, dtype=lib.cfloat), lib.zeros(0, dtype=lib.cfloat)).tolist()",
+        "lib.full((2,), 1e300, dtype=lib.float64).tolist()",
+        "lib.full((2,), float('inf')).tolist()",
     ],
 )
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")

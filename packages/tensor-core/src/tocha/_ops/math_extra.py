@@ -461,11 +461,15 @@ def conj_physical_(self: Tensor) -> Tensor:
 
 def resolve_conj(input: Tensor) -> Tensor:
     """`input` itself: tocha never defers a conjugation."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("resolve_conj", input, "input", 1)
     return input
 
 
 def resolve_neg(input: Tensor) -> Tensor:
     """`input` itself: tocha never defers a negation."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("resolve_neg", input, "input", 1)
     return input
 
 

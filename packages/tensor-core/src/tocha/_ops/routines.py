@@ -408,8 +408,8 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim, interpolation, out, ski
         if not isinstance(q, Tensor):
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    if input.numel() == 0 and dim is None:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if input.numel() == 0:  # with a dim too; nanquantile's message names quantile
+        raise RuntimeError("quantile() input tensor must be non-empty")
     ndim = input.dim()
     if dim is None:
         x, d = input.reshape(-1), 0
