@@ -252,6 +252,8 @@ def test_error_classes(torch, expression):
         "lib.bucketize(lib.zeros(0, dtype=lib.cfloat), lib.zeros(0, dtype=lib.cfloat)).tolist()",
         "lib.full((2,), 1e300, dtype=lib.float64).tolist()",
         "lib.full((2,), float('inf')).tolist()",
+        "lib.linalg.matrix_rank(x, 1e300).item()",
+        "lib.linalg.matrix_rank(x, 0.5).item()",
     ],
 )
 @pytest.mark.filterwarnings("ignore:torch.range is deprecated")

@@ -1068,7 +1068,11 @@ def matrix_rank(
     # tolerances may be tensors broadcasting with the batch dims (the result takes their shape)
     largest = S.amax(-1) if S.shape[-1] else PUBLIC["zeros"](S.shape[:-1], dtype=S.dtype)
     scaled = largest * (0.0 if rtol is None else rtol)
-    floor = atol if isinstance(atol, Tensor) else PUBLIC["full_like"](scaled, atol or 0.0)
+    floor = (
+        atol
+        if isinstance(atol, Tensor)
+        else PUBLIC["full_like"](scaled, atol or 0.0, dtype=_dtype.float64)
+    )
     threshold = PUBLIC["maximum"](scaled, floor.to(scaled.dtype))
     return _finish((S > threshold.unsqueeze(-1)).sum(-1), out)
 
