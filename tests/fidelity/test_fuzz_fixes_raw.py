@@ -177,6 +177,9 @@ SAME_ERROR = [
     "lib.full((2,), 1e5, dtype=lib.float16)",
     "lib.full_like(x, -1e300, dtype=lib.bfloat16)",
     "lib.fill(x, 1e300)",
+    "lib.unique_consecutive(lib.ones(0, 4), dim=-1)",
+    "lib.linalg.matrix_rank(x, x.to(lib.complex64))",
+    "lib.linalg.matrix_rank(x, rtol=x.to(lib.complex64)[:, 0])",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.

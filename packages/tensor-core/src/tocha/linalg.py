@@ -1063,6 +1063,12 @@ def matrix_rank(
     S = (eigvalsh(A).abs() if hermitian else svdvals(A)).detach()
     if tol is not None:
         atol, rtol = tol, 0.0
+    for name, t in (("atol", atol), ("rtol", rtol)):
+        if isinstance(t, Tensor) and t.dtype.is_complex:
+            raise RuntimeError(
+                f"torch.linalg.matrix_rank: {name} tensor of complex type is not supported. "
+                f"Got {_dtype.TITLE[t.dtype]}"
+            )
     if atol is None and rtol is None:
         rtol = _dtype.finfo(A.dtype).eps * max(A.shape[-2:])
     # tolerances may be tensors broadcasting with the batch dims (the result takes their shape)

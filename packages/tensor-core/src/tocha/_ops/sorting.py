@@ -459,6 +459,11 @@ def unique_consecutive(
     if dim is not None:
         ndim = input._data.ndim
         dim = _wrap_dim(dim, ndim)
+        if any(n == 0 for k, n in enumerate(input._data.shape) if k != dim):
+            raise RuntimeError(
+                "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                "applied"
+            )
         if ndim == 0:
             dim = None
     result = call(unique_consecutive_op, (input,), return_inverse, return_counts, dim)
