@@ -108,6 +108,16 @@ def test_scalar_backward_errors():
         y.backward()
 
 
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_complex_scalar_needs_a_gradient(how):
+    """As PyTorch (since 2.1): a complex scalar gets no implicit gradient of 1."""
+    z = tocha.randn(3, dtype=tocha.complex64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for real scalar outputs but got tocha.complex64"):
+        z.sum().backward() if how == "backward" else autograd.grad(z.sum(), z)
+    z.sum().backward(tocha.tensor(1 + 0j))
+    np.testing.assert_array_equal(z.grad.numpy(), np.ones(3, np.complex64))
+
+
 def test_scalar_leaf_backward():
     x = tocha.tensor(2.0, requires_grad=True)
     x.backward()

@@ -53,11 +53,7 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
         if grad is None:
             if (out._data.size if plain else out.numel()) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not (
-                out._data.dtype.kind in "fcV"
-                if plain
-                else out.is_floating_point() or out.is_complex()
-            ):
+            if not (out._data.dtype.kind in "fV" if plain else out.is_floating_point()):
                 raise RuntimeError(
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
@@ -179,7 +175,7 @@ def _backward(
     """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
     if gradient is None and inputs is None and type(self) is Tensor:
         meta, data = self._ag, self._data
-        if meta is not None and meta.requires_grad and data.size == 1 and data.dtype.kind in "fcV":
+        if meta is not None and meta.requires_grad and data.size == 1 and data.dtype.kind in "fV":
             # the common call, a real scalar: `backward`'s checks pass, its root gradient is 1
             dev = self._device
             retain = create_graph if retain_graph is None else retain_graph
