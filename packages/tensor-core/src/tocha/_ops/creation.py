@@ -170,7 +170,8 @@ def full(
         check_dtype("full", d)
     if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
         raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
-    check_scalar_fits(value, d)
+    if d.itemsize > 2 or math.prod(shape) != 1:  # PyTorch's one float16/bfloat16 element: inf
+        check_scalar_fits(value, d)
     try:
         data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
     except (MemoryError, ValueError) as exc:
@@ -203,11 +204,12 @@ def full_like(
     if not isinstance(d, _dtype.dtype):
         check_dtype("full_like", d)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    check_scalar_fits(value, d)
+    if d.itemsize > 2 or input._data.size != 1:  # as `full`
+        check_scalar_fits(value, d)
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError
-        data = full_op.kernels[dev](input._data.shape, value, d.np)
+        data = kernel_context().run(full_op.kernels[dev], input._data.shape, value, d.np)
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
             raise
