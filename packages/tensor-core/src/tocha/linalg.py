@@ -26,6 +26,7 @@ from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
 from ._ops._argcheck import check_tensor_list, check_tensors, flag
 from ._ops._out import write_out
+from ._ops.reduction import check_norm_dtype
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -992,7 +993,12 @@ def matrix_norm(
         )
     _check_floating("linalg.matrix_norm", A, low_precision=ord not in ("nuc", 2, -2))
     if dtype is not None:
+        check_norm_dtype("linalg.matrix_norm", A.dtype, dtype)
         A = A.to(dtype)
+    if len(dim) != 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}"
+        )
     d0, d1 = (_wrap_dim(d, A.ndim) for d in dim)
     if ord == "fro":
         return _finish(vector_norm(A, 2, (d0, d1), keepdim), out)
@@ -1019,6 +1025,10 @@ def norm(
     if not isinstance(A, Tensor):
         raise not_a_tensor("norm", A, "A", 1)
     dims = _dims_tuple(dim)
+    if dims is not None and len(dims) not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}"
+        )
     if ord is None:
         return vector_norm(A, 2, dims, keepdim, dtype=dtype, out=out)
     if (

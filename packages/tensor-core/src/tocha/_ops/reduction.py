@@ -934,25 +934,33 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 
 # -- norms and logsumexp ----------------------------------------------------------------------
-def _norm_dtype(data, dtype):
+def _norm_dtype(data, dtype, name: str = "linalg.vector_norm"):
     """Check the input's and `dtype`'s kinds as linalg.vector_norm does."""
     if data.dtype.kind not in "fcV":
         raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{_title(data)}"
+            f"{name}: Expected a floating point or complex tensor as input. Got {_title(data)}"
         )
     if dtype is None:
         return None
-    check_dtype("linalg_vector_norm", dtype)
+    check_norm_dtype(name, _dtype.from_np(data.dtype), dtype)
+    return dtype.np
+
+
+def check_norm_dtype(name: str, input_dtype, dtype) -> None:
+    """PyTorch's checks of a norm's `dtype`: floating or complex, of the input's kind, and
+    one the input's dtype casts to without narrowing."""
+    check_dtype(name.replace(".", "_"), dtype)
     title = _dtype.TITLE[dtype]
     if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {title}")
+    if dtype.is_complex != input_dtype.is_complex:
+        kind = "complex for complex" if input_dtype.is_complex else "real for real"
+        raise RuntimeError(f"{name}: dtype should be {kind} inputs, but got {title}")
+    if _dtype.promote_types(input_dtype, dtype) is not dtype:
         raise RuntimeError(
-            f"linalg.vector_norm: dtype should be floating point or complex, but got {title}"
+            f"{name}: the dtype of the input ({_dtype.TITLE[input_dtype]}) should be "
+            f"convertible without narrowing to the specified dtype ({title})"
         )
-    if dtype.is_complex != (data.dtype.kind == "c"):
-        kind = "complex for complex" if data.dtype.kind == "c" else "real for real"
-        raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} inputs, but got {title}")
-    return dtype.np
 
 
 def _matrix_dims(p: str, dim, ndim: int) -> tuple:
@@ -976,7 +984,8 @@ def norm(
     counts nonzeros), ``"fro"`` (the 2-norm) or ``"nuc"`` (sum of the singular values over two
     dims). Real result (complex inputs give their real dtype)."""
     data = _array(input, "norm")
-    np_dtype = _norm_dtype(data, dtype)
+    name = "linalg.matrix_norm" if isinstance(p, str) and p == "nuc" else "linalg.vector_norm"
+    np_dtype = _norm_dtype(data, dtype, name)
     if isinstance(p, str):
         if p == "fro" and (dim is None or not isinstance(dim, (tuple, list)) or len(dim) <= 2):
             p = 2.0

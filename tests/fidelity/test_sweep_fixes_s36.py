@@ -1,0 +1,67 @@
+"""Disagreements the differential sweep found, checked against PyTorch (recorded): the norms'
+dtype and dim checks."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha
+from tests.fidelity.test_fidelity_fixes import _builtin_base, _outcome
+from tests.fidelity.test_sweep_fixes_signatures import same_outcome
+
+
+def same_error(torch, expression: str) -> None:
+    """The expression raises in both libraries: the same builtin class and message. It sees
+    ``lib`` (torch or tocha) and ``full(shape, value, dtype_name)``."""
+
+    def call(lib):
+        env = {
+            "lib": lib,
+            "full": lambda shape, value, dtype: lib.full(shape, value, dtype=getattr(lib, dtype)),
+        }
+        return lambda: eval(expression, env)
+
+    want, got = _outcome(call(torch)), _outcome(call(tocha))
+    assert isinstance(want, Exception), f"PyTorch returned {want!r}"
+    assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
+    assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+
+
+NORM_ERRORS = [
+    "lib.linalg.matrix_norm(full((2, 3, 4), 1, 'float32'), 2, dim=(1, 0, 2))",
+    "lib.linalg.matrix_norm(full((2, 3, 4), 1, 'float32'), dim=(1,))",
+    "lib.nuclear_norm(full((2, 3, 4), 1, 'float64'), (1, 2, 0))",
+    "lib.linalg.matrix_norm(full((0, 3), 1, 'bfloat16'), dtype=lib.float16)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float64'), dtype=lib.float16)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float32'), 1, dtype=lib.float16)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'complex64'), 2, dtype=lib.float32)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float16'), dtype=lib.complex64)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float32'), dtype=lib.int64)",
+    "lib.linalg.vector_norm(full((3, 4), 1, 'float64'), dtype=lib.float16)",
+    "lib.linalg.vector_norm(full((3, 4), 1, 'float16'), dtype=lib.bfloat16)",
+    "lib.linalg.vector_norm(full((3, 4), 1, 'complex128'), dtype=lib.complex64)",
+    "full((5,), 1, 'float64').norm(dim=(0,), dtype=lib.float32)",
+    "lib.norm(full((4, 1, 3), 1, 'float32'), p=2.0, dim=(0, 2, 1), dtype=lib.bfloat16)",
+    "lib.norm(full((4, 1, 3), 1, 'float32'), p='nuc', dim=(0, 2), dtype=lib.float16)",
+    "lib.linalg.norm(full((4, 1, 3), 1, 'float32'), dim=(2, 0, 1))",
+    "lib.linalg.norm(full((4, 1, 3), 1, 'float32'), 2, dim=())",
+]
+
+
+@pytest.mark.parametrize("expression", NORM_ERRORS)
+def test_norm_errors(torch, expression):
+    same_error(torch, expression)
+
+
+NORM_VALUES = [
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float16'), dtype=lib.float64)",
+    "lib.linalg.matrix_norm(full((3, 4), 1, 'float32'), 'nuc', dtype=lib.float64)",
+    "lib.linalg.vector_norm(full((3, 4), 1, 'complex64'), dtype=lib.complex128)",
+    "lib.norm(full((4, 1, 3), 1, 'bfloat16'), p='fro', dim=(0, 2), dtype=lib.float32)",
+    "lib.linalg.norm(full((4, 1, 3), 1, 'float32'), dim=(2, 0))",
+]
+
+
+@pytest.mark.parametrize("expression", NORM_VALUES)
+def test_norm_values(torch, expression):
+    same_outcome(torch, expression)
