@@ -10,21 +10,29 @@ from tests.fidelity.test_fidelity_fixes import _builtin_base, _outcome
 from tests.fidelity.test_sweep_fixes_signatures import same_outcome
 
 
+def _env(lib) -> dict:
+    return {
+        "lib": lib,
+        "full": lambda shape, value, dtype: lib.full(shape, value, dtype=getattr(lib, dtype)),
+    }
+
+
 def same_error(torch, expression: str) -> None:
     """The expression raises in both libraries: the same builtin class and message. It sees
     ``lib`` (torch or tocha) and ``full(shape, value, dtype_name)``."""
-
-    def call(lib):
-        env = {
-            "lib": lib,
-            "full": lambda shape, value, dtype: lib.full(shape, value, dtype=getattr(lib, dtype)),
-        }
-        return lambda: eval(expression, env)
-
-    want, got = _outcome(call(torch)), _outcome(call(tocha))
+    want = _outcome(lambda: eval(expression, _env(torch)))
+    got = _outcome(lambda: eval(expression, _env(tocha)))
     assert isinstance(want, Exception), f"PyTorch returned {want!r}"
     assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
     assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+
+
+def agree(torch, expression: str) -> None:
+    """`same_error` where PyTorch raises, else `same_outcome` (shapes, dtypes and values)."""
+    if isinstance(_outcome(lambda: eval(expression, _env(torch))), Exception):
+        same_error(torch, expression)
+    else:
+        same_outcome(torch, expression)
 
 
 NORM_ERRORS = [
@@ -65,3 +73,53 @@ NORM_VALUES = [
 @pytest.mark.parametrize("expression", NORM_VALUES)
 def test_norm_values(torch, expression):
     same_outcome(torch, expression)
+
+
+NORMALIZATION = [
+    "lib.nn.functional.batch_norm(full((), 1, 'float64'), full((), 1, 'float64'), "
+    "full((), 1, 'float64'))",
+    "lib.nn.functional.batch_norm(full((0,), 1, 'float32'), full((0,), 1, 'float32'), "
+    "full((0,), 1, 'float32'))",
+    "lib.nn.functional.batch_norm(full((0, 3), 1, 'int64'), full((3,), 1, 'int64'), "
+    "full((3,), 1, 'int64'))",
+    "lib.nn.functional.batch_norm(full((0, 3), 1, 'float32'), full((2,), 1, 'float32'), "
+    "full((2,), 1, 'float32'), training=True)",
+    "lib.nn.functional.batch_norm(full((5,), 1, 'float32'), full((5,), 1, 'float32'), "
+    "full((5,), 1, 'float32'))",
+    "lib.nn.functional.batch_norm(full((5,), 1, 'float32'), full((0,), 1, 'float32'), "
+    "full((0,), 1, 'float32'))",
+    "lib.nn.functional.batch_norm(full((2, 3), 1, 'int64'), full((3,), 1, 'int64'), "
+    "full((3,), 1, 'int64'))",
+    "lib.nn.functional.batch_norm(full((2, 3), 1, 'complex64'), full((3,), 1, 'complex64'), "
+    "full((3,), 1, 'complex64'))",
+    "lib.nn.functional.instance_norm(full((2, 3, 4), 1, 'bool'))",
+    "lib.group_norm(full((5,), 1, 'float64'), 1)",
+    "lib.group_norm(full((), 1, 'bool'), 1)",
+    "lib.group_norm(full((2, 4), 1, 'int64'), 1)",
+    "lib.nn.functional.group_norm(full((5,), 1, 'float64'), 1)",
+    "lib.nn.functional.group_norm(full((), 1, 'int32'), 1)",
+    "lib.rms_norm(full((), 1, 'float64'), (1,))",
+    "lib.rms_norm(full((3,), 1, 'float64'), (1, 3))",
+    "lib.rms_norm(full((), 1, 'float64'), ())",
+    "lib.rms_norm(full((3,), 1, 'float64'), (2,))",
+    "lib.norm_except_dim(full((0,), 1, 'float32'))",
+    "lib.norm_except_dim(full((3, 0), 1, 'float32'), 2, 1)",
+    "lib.norm_except_dim(full((3, 0, 2), 1, 'float32'), 2, 1)",
+    "lib.norm_except_dim(full((), 1, 'float32'))",
+    "full((), 1, 'float32').size(0)",
+    "full((), 1, 'float32').stride(-1)",
+]
+
+
+@pytest.mark.parametrize("expression", NORMALIZATION)
+def test_normalization_checks(torch, expression):
+    agree(torch, expression)
+
+
+def test_batch_norm_of_a_0_dim_input(torch):
+    """PyTorch's own message here is an internal one (a SmallVector that cannot grow)."""
+    same_outcome(
+        torch,
+        "lib.nn.functional.batch_norm(full((), 1, 'float64'), full((0,), 1, 'float64'), "
+        "full((0,), 1, 'float64'))",
+    )

@@ -124,7 +124,7 @@ class Tensor:
         """The shape, or the size of one dimension."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_sized_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> _dtype.dtype:
@@ -184,7 +184,7 @@ class Tensor:
             strides = _contiguous_strides(self._data.shape)
         if dim is None:
             return strides
-        return strides[_wrap_dim(dim, self._data.ndim)]
+        return strides[_sized_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
         return backend_of(self._device).storage_offset(self._data)
@@ -478,6 +478,13 @@ def _dim_integer(dim) -> int:
     if isinstance(dim, Tensor) and dim.is_floating_point():
         raise TypeError(f"dim must be int, not {dim.dtype}")
     return dim.__index__()
+
+
+def _sized_dim(dim: int, ndim: int) -> int:
+    """`_wrap_dim` for reading one dim's size or stride, which a 0-dim tensor has none of."""
+    if ndim == 0 and type(dim) is int:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -279,7 +279,9 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     pow, dim = int_arg("norm_except_dim", pow, "pow"), int_arg("norm_except_dim", dim, "dim")
     if dim == -1:
         return _F["norm"](v, pow)
-    _wrap_dim(dim, v.dim())
+    if v.size(dim) == 0:  # PyTorch flattens the other dims, ambiguous when `dim` is empty
+        last = v.dim() > 1 and _wrap_dim(dim, v.dim()) == v.dim() - 1
+        v.reshape(-1, 0) if last else v.reshape(0, -1)
     dims = [d for d in builtins.range(v.dim()) if d != dim]
     if not dims:  # no other dim: each element's norm (an empty dim list would mean all)
         return _F["norm"](v.unsqueeze(-1), pow, -1)

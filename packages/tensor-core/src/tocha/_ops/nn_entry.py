@@ -109,6 +109,8 @@ def group_norm(
     cudnn_enabled: bool = True,
 ) -> Tensor:
     """`nn.functional.group_norm` (`cudnn_enabled` is ignored)."""
+    if isinstance(input, Tensor):
+        input.size(0), input.size(1)  # PyTorch's IndexError for a missing batch or channel dim
     return _functional().group_norm(input, num_groups, weight, bias, eps)
 
 

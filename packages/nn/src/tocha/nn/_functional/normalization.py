@@ -250,7 +250,14 @@ def rms_norm(
         raise not_a_tensor("rms_norm", input, "input", 1)
     shape = _shape_list(normalized_shape)
     nd = len(shape)
-    if list(input.shape[input.dim() - nd :]) != shape or input.dim() < nd:
+    if nd == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []"
+        )
+    if input.dim() < nd:
+        raise ValueError(f"Input tensor must have at least {nd} dimensions, but got {input.dim()}")
+    if list(input.shape[input.dim() - nd :]) != shape:
         raise RuntimeError(
             f"Given normalized_shape={shape}, expected input with shape "
             f"[*{', '.join(map(str, shape))}], but got input of size"
@@ -404,7 +411,9 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    c = input.shape[1] if input.dim() > 1 else 1
+    if input.numel() == 0:  # PyTorch checks nothing more and returns an empty result
+        return input.clone()
+    c = input.shape[1] if input.dim() > 1 else 0
     for name, t in (
         ("weight", weight),
         ("bias", bias),
@@ -412,6 +421,11 @@ def batch_norm(
         ("running_var", running_var),
     ):
         _check_stat(name, t, c)
+    if input.dim() == 0:
+        raise RuntimeError("batch_norm: expected an input with a batch and a channel dim, got 0-D")
+    input.size(1)  # a 1-D input: PyTorch's IndexError for its missing channel dim
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{TITLE[input.dtype]}'")
     mixed = _mixed_precision(input, (running_mean, running_var, weight, bias))
     affine, params = _affine_code(weight, bias)
     if training:
@@ -522,6 +536,10 @@ def group_norm(
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and not isinstance(t, Tensor):
             raise not_a_tensor("group_norm", t, name, None)
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"GroupNormKernelImpl\" not implemented for '{TITLE[input.dtype]}'"
