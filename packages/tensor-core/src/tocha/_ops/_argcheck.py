@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from .. import _dtype
 from .._dispatch import expect_tensors, not_a_tensor
 from .._tensor import Tensor
@@ -89,6 +91,33 @@ def check_scalar_fits(value, dtype, opmath: bool = False) -> None:
         name, largest = _SCALAR_TYPES[dtype.name]
         if largest < abs(value) < float("inf"):
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def fill_fits(value, dtype, numel: int):
+    """`value` as a fill of `numel` elements of `dtype` takes it (a negative int wraps into an
+    unsigned dtype), or PyTorch's RuntimeError where it overflows the dtype: a float beyond an
+    integer dtype's range (NaN too), an int beyond it (for an unsigned dtype, beyond it either
+    way), a finite float beyond a floating dtype's (not for one float16/bfloat16 element,
+    which PyTorch fills with inf)."""
+    kind = dtype.np.kind
+    if kind in "iu" and type(value) in (int, float):
+        info = np.iinfo(dtype.np)
+        if kind == "u" and type(value) is int:
+            fits = -info.max <= value <= info.max
+        else:
+            fits = info.min <= value <= info.max
+        if not fits:
+            raise RuntimeError(
+                f"value cannot be converted to type {_dtype.C_NAME[dtype]} without overflow"
+            )
+        return value % (info.max + 1) if value < 0 and kind == "u" else value
+    if kind == "b":
+        return bool(value) if type(value) is int else value
+    if type(value) is int and not -(2**63) <= value < 2**63:
+        value = float(value)  # NumPy takes no such int for bfloat16
+    if dtype.itemsize > 2 or numel != 1:
+        check_scalar_fits(float(value) if type(value) is int else value, dtype)
+    return value
 
 
 def allocation_error(exc: Exception, shape, itemsize: int) -> Exception:

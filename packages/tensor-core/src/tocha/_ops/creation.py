@@ -18,7 +18,7 @@ from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
-from ._argcheck import allocation_error, check_dtype, check_scalar_fits, check_tensors
+from ._argcheck import allocation_error, check_dtype, check_tensors, fill_fits
 from ._out import write_out
 
 
@@ -170,8 +170,7 @@ def full(
         check_dtype("full", d)
     if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
         raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
-    if d.itemsize > 2 or math.prod(shape) != 1:  # PyTorch's one float16/bfloat16 element: inf
-        check_scalar_fits(value, d)
+    value = fill_fits(value, d, math.prod(shape))
     try:
         data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)
     except (MemoryError, ValueError) as exc:
@@ -204,8 +203,7 @@ def full_like(
     if not isinstance(d, _dtype.dtype):
         check_dtype("full_like", d)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    if d.itemsize > 2 or input._data.size != 1:  # as `full`
-        check_scalar_fits(value, d)
+    value = fill_fits(value, d, input._data.size)
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError

@@ -10,6 +10,7 @@ from .._api import export
 from .._backend import backend_of
 from .._dispatch import broadcast_error, expect_tensor
 from .._tensor import Tensor
+from ._argcheck import fill_fits
 from ._out import inplace
 from .creation import full_like
 
@@ -72,7 +73,7 @@ def _fill_direct(self: Tensor, value) -> None:
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError
-        self._data.fill(value)
+        self._data.fill(fill_fits(value, self.dtype, self._data.size))
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
             raise

@@ -270,6 +270,29 @@ def _histc_kernel(xp):
     return kernel
 
 
+def _searched_histogram(xp, x, edges, weight, density):
+    """PyTorch's counts over `edges` that do not increase (NumPy refuses them): each value
+    between the first and the last edge counts in the bin before the edge a binary search
+    finds for it (past the end: the last bin)."""
+    n = edges.shape[0]
+    keep = (x >= edges[0]) & (x <= edges[-1])
+    values = x[keep]
+    first = xp.zeros(values.shape, dtype=np.int64)
+    count = xp.full(values.shape, n, dtype=np.int64)
+    while bool(count.any()):
+        step = count // 2
+        probe = first + step
+        right = (count > 0) & ~(values < edges[xp.minimum(probe, n - 1)])
+        first = xp.where(right, probe + 1, first)
+        count = xp.where(right, count - step - 1, step)
+    position = xp.minimum(first - 1, n - 2)
+    counted = None if weight is None else weight.reshape(-1)[keep].astype(np.float64)
+    hist = xp.bincount(position, counted, minlength=n - 1).astype(np.float64)
+    if density:
+        hist = hist / (hist.sum() * xp.diff(edges.astype(np.float64)))
+    return hist
+
+
 def _histogram_kernel(xp):
     def kernel(x, *rest):
         arrays, (bins, low, high, density) = rest[:-4], rest[-4:]
@@ -286,6 +309,9 @@ def _histogram_kernel(xp):
             )
         if low == high:
             low, high = low - 0.5, high + 0.5
+        if not isinstance(bins, int) and bool((bins[:-1] > bins[1:]).any()):
+            hist = _searched_histogram(xp, x.reshape(-1), bins, weight, density)
+            return hist.astype(x.dtype), bins
         hist, edges = xp.histogram(
             x.reshape(-1),
             bins,

@@ -1,0 +1,93 @@
+"""The bad-input fuzzer's raw errors and silent acceptances of session 36, made PyTorch's:
+histograms over edges that do not increase, fills that overflow their dtype, and more;
+checked against PyTorch (recorded)."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha
+from tests.fidelity.test_fidelity_fixes import assert_same_error, assert_same_error_class
+
+EDGES = "lib.tensor([0.0, 2.0, 1.0, 3.0])"
+DATA = "lib.tensor([0.5, 1.5, 2.5, 1.0, 2.0, 3.0, 0.0, -1.0, 1.2])"
+
+# Same class and message as PyTorch's.
+SAME_ERROR = [
+    "lib.empty(3, dtype=lib.float16).fill_(1e6)",
+    "lib.empty(0, dtype=lib.float16).fill_(1e6)",
+    "lib.empty(3, dtype=lib.float16).fill_(2**40)",
+    "lib.empty((), dtype=lib.float32).fill_(1e300)",
+    "lib.empty(1, dtype=lib.complex64).fill_(1e300)",
+    "lib.empty(3, dtype=lib.bfloat16).fill_(-1e300)",
+    "lib.empty(3, dtype=lib.int32).fill_(2**40)",
+    "lib.empty(1, dtype=lib.int8).fill_(300)",
+    "lib.empty(1, dtype=lib.int8).fill_(127.9)",
+    "lib.empty(1, dtype=lib.int8).fill_(-128.5)",
+    "lib.empty(3, dtype=lib.uint8).fill_(-1000)",
+    "lib.empty(3, dtype=lib.uint8).fill_(-0.5)",
+    "lib.empty(3, dtype=lib.int64).fill_(2**63)",
+    "lib.empty(3, dtype=lib.int32).fill_(float('nan'))",
+    "lib.empty(3, dtype=lib.int32).fill_(float('inf'))",
+    "lib.ones(3, requires_grad=True).clone().fill_(1e300)",
+    "lib.full((3,), 2.5e10, dtype=lib.int8)",
+    "lib.full((3,), float('inf'), dtype=lib.int32)",
+    "lib.full((3,), 256, dtype=lib.uint8)",
+    "lib.full_like(lib.ones(2, dtype=lib.int16), 40000)",
+    "lib.full((3,), 2**40, dtype=lib.float16)",
+]
+
+# PyTorch's argument parser words these its own way: the class is compared.
+SAME_CLASS: list[str] = []
+
+VALUES = [
+    f"lib.histogram({DATA}, {EDGES}).hist.tolist()",
+    f"lib.histogram({DATA}, {EDGES}, weight=lib.arange(9.0)).hist.tolist()",
+    f"lib.histogram({DATA}, {EDGES}, density=True).hist.tolist()",
+    f"lib.histogram({DATA}, {EDGES}).bin_edges.tolist()",
+    f"{DATA}.histogram(lib.tensor([-1.0, 2.5, 0.5])).hist.tolist()",
+    f"lib.histogram({DATA}, lib.tensor([3.0, 1.0, 2.0])).hist.tolist()",
+    f"lib.histogram({DATA}, lib.tensor([3.0, 1.0, 2.0]), density=True).hist.tolist()",
+    "lib.empty(3, dtype=lib.uint8).fill_(-1).tolist()",
+    "lib.empty(3, dtype=lib.uint8).fill_(-129).tolist()",
+    "lib.empty(3, dtype=lib.uint16).fill_(-1).tolist()",
+    "lib.empty(2, dtype=lib.int64).fill_(-(2**63)).tolist()",
+    "lib.empty(2, dtype=lib.bool).fill_(2**63).tolist()",
+    "lib.empty(1, dtype=lib.float16).fill_(1e6).tolist()",
+    "lib.empty(1, dtype=lib.bfloat16).fill_(1e300).tolist()",
+    "lib.empty(2, dtype=lib.bfloat16).fill_(2**63).tolist()",
+    "lib.full((2,), -1, dtype=lib.uint8).tolist()",
+    "lib.full((2,), 2**63, dtype=lib.bool).tolist()",
+]
+
+
+def _env(lib) -> dict:
+    return {"lib": lib, "x": lib.ones(3, 4)}
+
+
+@pytest.mark.parametrize("expression", SAME_ERROR)
+def test_errors(torch, expression):
+    assert_same_error(lambda: eval(expression, _env(torch)), lambda: eval(expression, _env(tocha)))
+
+
+@pytest.mark.parametrize("expression", SAME_CLASS)
+def test_error_classes(torch, expression):
+    assert_same_error_class(
+        lambda: eval(expression, _env(torch)), lambda: eval(expression, _env(tocha))
+    )
+
+
+@pytest.mark.parametrize("expression", VALUES)
+def test_values(torch, expression):
+    assert _close(eval(expression, _env(tocha)), eval(expression, _env(torch)))
+
+
+def _close(ours, theirs) -> bool:
+    """Equal structure, types and values (floats within a float32 rounding step)."""
+    if isinstance(ours, list) and isinstance(theirs, list):
+        return len(ours) == len(theirs) and all(map(_close, ours, theirs))
+    if type(ours) is not type(theirs):
+        return False
+    if isinstance(ours, float):
+        return ours == pytest.approx(theirs, rel=1e-6, abs=0, nan_ok=True)
+    return ours == theirs
