@@ -123,3 +123,54 @@ def test_batch_norm_of_a_0_dim_input(torch):
         "lib.nn.functional.batch_norm(full((), 1, 'float64'), full((0,), 1, 'float64'), "
         "full((0,), 1, 'float64'))",
     )
+
+
+LOSSES = [
+    "lib.margin_ranking_loss(full((3, 4), 1, 'float32'), full((4,), 1, 'float32'), "
+    "full((4,), 1, 'float32'))",
+    "lib.margin_ranking_loss(full((4, 1, 3), 1, 'int32'), full((1, 3), 1, 'int32'), "
+    "full((4, 1, 3), 1, 'int32'))",
+    "lib.margin_ranking_loss(full((2, 3, 4), 1, 'complex64'), full((2, 3, 4), 1, 'complex64'), "
+    "full((3, 4), 1, 'complex64'))",
+    "lib.margin_ranking_loss(lib.arange(3), lib.arange(3) * 2, lib.tensor([1, -1, 1]), 0.5, 2)",
+    "lib.nn.functional.margin_ranking_loss(full((2, 3), 1, 'int32'), full((2, 3), 1, 'int32'), "
+    "full((2, 3), 1, 'int32'))",
+    "lib.nn.functional.margin_ranking_loss(full((2, 3), 1, 'int32'), full((2, 3), 1, 'int32'), "
+    "full((2, 3), 1, 'int32'), reduction='none')",
+    "lib.hinge_embedding_loss(lib.tensor([0, 1, 3, -2]), lib.tensor([-1, -1, 1, 0]), 1.5, 0)",
+    "lib.nn.functional.hinge_embedding_loss(full((3, 4), 1, 'int32'), full((3, 4), 1, 'int32'), "
+    "reduction='sum')",
+    "lib.nn.functional.binary_cross_entropy(full((2, 3), 1, 'int32'), full((2, 3), 1, 'int32'))",
+    "lib.nn.functional.binary_cross_entropy(full((0, 3), 1, 'int64'), full((0, 3), 1, 'int64'))",
+    "lib.nn.functional.binary_cross_entropy(full((2, 3), 1, 'bool'), full((2, 3), 1, 'bool'))",
+    "lib.nn.functional.binary_cross_entropy(full((2, 3), 1, 'complex64'), "
+    "full((2, 3), 1, 'complex64'))",
+    "lib.nn.functional.mse_loss(full((0,), 1, 'bool'), full((0,), 1, 'bool'))",
+    "lib.nn.functional.smooth_l1_loss(full((0, 3), 1, 'bool'), full((3,), 1, 'bool'))",
+    "lib.nn.functional.soft_margin_loss(full((3, 4), 1, 'float64'), "
+    "full((3, 4), 1, 'float64').requires_grad_())",
+    "lib.nn.functional.nll_loss(full((5,), 1, 'float64'), full((5,), 1, 'int32'))",
+    "lib.nn.functional.nll_loss(full((2, 3), 1, 'float64'), full((2,), 1, 'float64'), "
+    "weight=full((2,), 1, 'float64'))",
+    "lib.nn.functional.nll_loss(full((5,), 1, 'float64'), full((5,), 1, 'int64'))",
+    "lib.nn.functional.cross_entropy(full((5,), 1, 'float64'), full((3,), 1, 'float64'))",
+    "lib.nn.functional.cross_entropy(full((), 1, 'float64'), full((3,), 1, 'int64'))",
+    "lib.nn.functional.cross_entropy(full((), 1, 'bfloat16'), full((), 1, 'bfloat16'))",
+    "lib.nn.functional.cross_entropy(full((), 1, 'complex64'), full((), 1, 'complex64'))",
+    "lib.nn.functional.cross_entropy(full((5,), 1, 'float32'), full((5,), 1, 'float32'))",
+    "lib.nn.functional.linear_cross_entropy(full((5,), 1, 'float32'), full((5,), 1, 'float32'), "
+    "full((5,), 1, 'float32'))",
+    "lib.nn.functional.linear_cross_entropy(full((3, 4), 1, 'int32'), full((3, 4), 1, 'int32'), "
+    "full((3, 4), 1, 'int32'))",
+    "lib.nn.functional.multilabel_margin_loss(full((5,), 1, 'float16'), full((5,), 1, 'float16'))",
+    "lib.nn.functional.multilabel_margin_loss(full((5,), 1, 'int64'), full((5,), 1, 'int64'))",
+    "lib.nn.functional.multilabel_margin_loss(full((2, 3), 1, 'float32'), "
+    "full((2, 3), 1, 'int32'))",
+    "lib.nn.functional.multilabel_margin_loss(full((0, 3), 1, 'float32'), "
+    "full((0, 3), 1, 'int64'), reduction='none')",
+]
+
+
+@pytest.mark.parametrize("expression", LOSSES)
+def test_loss_checks(torch, expression):
+    agree(torch, expression)

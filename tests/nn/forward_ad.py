@@ -51,11 +51,16 @@ def assert_tangents_match(torch, fn, arrays, dirs=None, rtol=1e-7, atol=1e-9) ->
     )
 
 
-def check_forward_over_reverse(fn, inputs, grad_outputs=None, **kwargs) -> bool:
+def check_forward_over_reverse(
+    fn, inputs, grad_outputs=None, differentiable=None, **kwargs
+) -> bool:
     """gradcheck's forward mode on the map (inputs, grad_outputs) -> the gradients of `fn`
     by its inputs (``create_graph=False``): the forward rules of the backward's primitives,
-    as Hessian-vector products run them, against finite differences."""
+    as Hessian-vector products run them, against finite differences. `differentiable`: per
+    input, whether it takes a gradient (default: every floating one)."""
     inputs = tuple(inputs)
+    if differentiable is None:
+        differentiable = [isinstance(a, Tensor) and a.is_floating_point() for a in inputs]
     if grad_outputs is None:
         generator = tocha.Generator().manual_seed(0)
         outputs = fn(*inputs)
@@ -71,8 +76,7 @@ def check_forward_over_reverse(fn, inputs, grad_outputs=None, **kwargs) -> bool:
         # a dual input is a fresh tensor without history: it is made to require grad in
         # place (detaching it would drop its tangent)
         inputs = [
-            a.requires_grad_() if isinstance(a, Tensor) and a.is_floating_point() else a
-            for a in args[:n]
+            a.requires_grad_() if wanted else a for a, wanted in zip(args[:n], differentiable)
         ]
         with tocha.enable_grad():
             outputs = fn(*inputs)

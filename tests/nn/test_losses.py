@@ -300,7 +300,9 @@ def test_forward_over_reverse(case):
         mod = getattr(nn, layer)(**kwargs(tocha), **({"reduction": reduction} if reduction else {}))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert check_forward_over_reverse(mod, tuple(tensors))
+            assert check_forward_over_reverse(
+                mod, tuple(tensors), differentiable=[grad for _, grad in inputs]
+            )
 
 
 # Losses whose forward mode PyTorch has not implemented (NotImplementedError there).

@@ -12,6 +12,7 @@ access (`tocha._missing.PROVIDED`).
 from __future__ import annotations
 
 from .._api import PUBLIC, export
+from .._dispatch import not_a_tensor
 from .._tensor import Tensor
 from ._argcheck import flag, int_arg
 
@@ -187,10 +188,18 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: boo
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0
 ) -> Tensor:
-    """`nn.functional.margin_ranking_loss`, the reduction an int."""
-    return _functional().margin_ranking_loss(
-        input1, input2, target, margin, reduction=_reduction(reduction)
-    )
+    """`nn.functional.margin_ranking_loss`, the reduction an int; the inputs broadcast (the
+    functional form's check that they have as many dims is not the op's)."""
+    for position, (name, value) in enumerate(
+        (("input1", input1), ("input2", input2), ("target", target)), 1
+    ):
+        if not isinstance(value, Tensor):
+            raise not_a_tensor("margin_ranking_loss", value, name, position)
+    loss = (-target * (input1 - input2) + float(margin)).clamp_min(0)
+    reduction = _reduction(reduction)
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
 
 
 def cosine_embedding_loss(

@@ -520,10 +520,6 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
             f"Expected input batch_size ({input.shape[0]}) to match target "
             f"batch_size ({target.shape[0]})."
         )
-    if ndim == 1 and target.dim() == 1 and target.shape[0] != 1:
-        raise ValueError(
-            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
-        )
     if ndim <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if ndim == 4 and target.dim() != 3:
@@ -540,16 +536,20 @@ def _check_class_target(input: Tensor, target: Tensor, weight: Tensor | None, na
             f"Expected target size {list(input.shape[:1] + input.shape[2:])}, "
             f"got {list(target.shape)}"
         )
+    if target.dtype not in (tocha.int64, tocha.uint8):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {TITLE[target.dtype]}"
+        )
+    if ndim == 1 and target.dim() == 1 and target.shape[0] != 1:
+        raise ValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
+        )
     classes = input.shape[1] if ndim > 1 else input.shape[0]
     if weight is not None and (weight.dim() != 1 or weight.shape[0] != classes):
         raise RuntimeError(
             f"{name}weight tensor should be defined either for all {classes} "
             f"classes or no classes but got weight tensor of shape: "
             f"{list(weight.shape)}"
-        )
-    if target.dtype not in (tocha.int64, tocha.uint8):
-        raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {TITLE[target.dtype]}"
         )
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(
@@ -669,8 +669,10 @@ def cross_entropy(
     if weight is None and _batch_of_indices(input, target):  # the checks below all pass
         args = (reduction, ignore_index, label_smoothing)
         return call(cross_entropy_op, (input, target), None, *args)[0]
-    if input.shape == target.shape and input.dim() > 0:
+    if input.shape == target.shape:
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
+    if input.dim() == 0:  # PyTorch's log_softmax over dim 1 of it
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     _check_class_target(input, target, weight, "")
     _check_float(input, "log_softmax_lastdim_kernel_impl")
     return _with_weight(
@@ -687,6 +689,8 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, smoothi
         )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.dim() == 0:
+        input.size(1)  # no class dim: PyTorch's IndexError
     if weight is not None and not isinstance(weight, Tensor):
         raise not_a_tensor("cross_entropy_loss", weight, "weight", 3)
     _check_float(input, "log_softmax_lastdim_kernel_impl")
@@ -795,6 +799,7 @@ def binary_cross_entropy(
         )
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {TITLE[target.dtype]} but expected {TITLE[input.dtype]}")
+    _check_float(input, "binary_cross_entropy")
     if weight is not None:
         weight = weight.expand(tocha.broadcast_shapes(target.shape, weight.shape))
     return _with_weight(binary_cross_entropy_op, (input, target), weight, reduction)
@@ -876,8 +881,8 @@ def mse_loss(
     _expect_tensors("mse_loss", ("input", "target"), input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    _check_real_floating(tocha.promote_types(input.dtype, target.dtype), "mse_cpu")
     diff = input - target
-    _check_real_floating(diff.dtype, "mse_cpu")
     return _weighted(diff.square(), weight, input, reduction)
 
 
@@ -900,8 +905,8 @@ def smooth_l1_loss(
     reduction = _reduction(size_average, reduce, reduction)
     if not beta >= 0:  # NaN too
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_real_floating(tocha.promote_types(input.dtype, target.dtype), "smooth_l1_cpu")
     diff = input - target
-    _check_real_floating(diff.dtype, "smooth_l1_cpu")
     z = diff.abs()
     if beta == 0.0:
         return _reduce(z, reduction)
@@ -1074,7 +1079,7 @@ def margin_ranking_loss(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
         )
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(
@@ -1099,9 +1104,8 @@ def hinge_embedding_loss(
             f"or complex dtype. Got: {TITLE[input.dtype]}"
         )
     zeros = tocha.zeros_like(input)
-    loss = tocha.where(target != 1, (margin - input).clamp_min(0), zeros) + tocha.where(
-        target != -1, input, zeros
-    )
+    margin_part = (margin - input).clamp_min(0).to(input.dtype)
+    loss = tocha.where(target != 1, margin_part, zeros) + tocha.where(target != -1, input, zeros)
     return _reduce(loss, reduction)
 
 
@@ -1120,6 +1124,11 @@ def soft_margin_loss(
     """
     _expect_tensors("soft_margin_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if target.requires_grad and tocha.is_grad_enabled():
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument "
+            "'target'. This input cannot have requires_grad True."
+        )
     d = input.dtype
     if d is not target.dtype or not d.is_floating_point:
         _check_castable(_floating_result(input, target), d)
@@ -1275,8 +1284,17 @@ def multilabel_margin_loss(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
     rows, labels = input.reshape(-1, c), target.reshape(-1, c)
+    if rows.shape[0] == 0:  # no sample: PyTorch runs no kernel, so checks no dtype
+        return tocha.zeros((0,) if reduction == "none" else (), dtype=input.dtype)
     if bool(((labels < -1) | (labels >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
+    if input.dtype not in (tocha.float32, tocha.float64):
+        raise NotImplementedError(
+            '"multilabel_margin_loss_forward_out_frame" not implemented for '
+            f"'{TITLE[input.dtype]}'"
+        )
+    if target.dtype is not tocha.int64:
+        raise RuntimeError(f"expected scalar type Long but found {TITLE[target.dtype]}")
     listed = (labels < 0).cumsum(1) == 0
     idx = tocha.where(listed, labels, 0)
     is_target = (
@@ -1557,7 +1575,7 @@ def _check_ctc_inputs(log_probs: Tensor, targets: Tensor, input_lengths, target_
             f"Expected 3-dimensional tensor, but got {ndim + 1}-dimensional tensor "
             f"for argument #1 'log_probs' {where}"
         )
-    if targets.dim() > 2:
+    if not 1 <= targets.dim() <= 2:
         raise RuntimeError(
             f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional tensor for "
             f"argument #2 'targets' {where}"
@@ -1624,8 +1642,7 @@ def ctc_loss(
     _check_ctc_inputs(log_probs, targets, input_lengths, target_lengths)
     unbatched = log_probs.dim() == 2
     if unbatched:
-        log_probs = log_probs.unsqueeze(1)
-        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+        log_probs = log_probs.unsqueeze(1)  # 1-D targets are the concatenated form
     steps, batch, classes = log_probs.shape
     il = _lengths(input_lengths, "input_lengths", batch)
     tl = _lengths(target_lengths, "target_lengths", batch)
@@ -1657,8 +1674,14 @@ def linear_cross_entropy(
 ) -> Tensor:
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` (`options`,
     PyTorch's chunking settings, change nothing here: the logits are computed whole)."""
+    if isinstance(linear_weight, Tensor) and linear_weight.dim() < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}"
+        )
+    logits = linear(input, linear_weight, linear_bias)
+    _check_float(logits, "log_softmax_lastdim_kernel_impl")
     return cross_entropy(
-        linear(input, linear_weight, linear_bias),
+        logits,
         target,
         weight,
         ignore_index=-100 if ignore_index is None else ignore_index,
