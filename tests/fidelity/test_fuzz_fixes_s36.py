@@ -35,10 +35,25 @@ SAME_ERROR = [
     "lib.full((3,), 256, dtype=lib.uint8)",
     "lib.full_like(lib.ones(2, dtype=lib.int16), 40000)",
     "lib.full((3,), 2**40, dtype=lib.float16)",
+    "lib.ctc_loss(x.log_softmax(1), lib.ones(7).long(), (1,), (1,))",
+    "lib.nn.functional.ctc_loss(x.log_softmax(1), lib.ones(2).long(), (1,), (1,))",
+    "lib.ctc_loss(x.log_softmax(1), lib.ones(()).long(), (1,), (1,))",
+    "lib.max_pool1d(x.long(), (1,))",
+    "lib.nn.functional.max_pool1d(x.to(lib.uint8), 1)",
+    "lib.sparse_coo_tensor((2**40, 2**40))",
+    "lib.sparse_coo_tensor(lib.zeros(2, 0).long(), lib.zeros(0), (2**62, 2))",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
-SAME_CLASS: list[str] = []
+SAME_CLASS = [
+    "lib.index_put(x, [], x)",
+    "x.clone().index_put_((), lib.tensor(2.0), True)",
+    "lib.nn.functional.lp_pool1d(x, 0.5, True)",
+    "lib.nn.functional.lp_pool1d(x, 0.5, 1, True)",
+    "lib.nn.functional.avg_pool1d(x, 'abc')",
+    "lib.nn.functional.max_pool2d(x[None], (1.5, 2.0))",
+    "lib.nn.functional.max_pool1d(x, 1, stride=True)",
+]
 
 VALUES = [
     f"lib.histogram({DATA}, {EDGES}).hist.tolist()",
@@ -58,6 +73,10 @@ VALUES = [
     "lib.empty(2, dtype=lib.bfloat16).fill_(2**63).tolist()",
     "lib.full((2,), -1, dtype=lib.uint8).tolist()",
     "lib.full((2,), 2**63, dtype=lib.bool).tolist()",
+    "lib.ctc_loss((x * lib.arange(4.0)).log_softmax(1), lib.tensor([1, 2]), (3,), (2,)).item()",
+    "lib.nn.functional.max_pool1d(x.long(), 1, return_indices=True)[0].tolist()",
+    "lib.nn.functional.max_pool1d(x, [1], stride=(1,)).tolist()",
+    "list(lib.sparse_coo_tensor((2**31, 2**31)).shape)",
 ]
 
 

@@ -667,6 +667,8 @@ def _tensor_indices(x: Tensor, indices):
             f"index_put(): argument 'indices' must be tuple of Tensors, not "
             f"{type(indices).__name__}"
         )
+    if not indices:  # PyTorch fails inside its kernel (an internal assert)
+        raise RuntimeError("index_put(): indices must hold at least one index tensor")
     advanced = []
     vdim = 0
     expect_tensors(indices, 1)

@@ -10,6 +10,7 @@ ops never look for sparse operands.
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from typing import TYPE_CHECKING, Any
@@ -405,6 +406,8 @@ def sparse_coo_tensor(
             raise RuntimeError(
                 "cannot set is_coalesced to true if indices correspond to uncoalesced COO tensor"
             )
+    if math.prod(shape) >= 2**63:
+        raise RuntimeError("numel: integer multiplication overflow")
     if requires_grad:
         vals = vals.detach().requires_grad_(True)
     return _make(idx, vals, shape, coalesced)

@@ -17,6 +17,7 @@ pooling and max unpooling are composites.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -238,8 +239,12 @@ fwd_linear("avg_pool", "avg_pool_backward")
 
 # -- argument handling ----------------------------------------------------------------------
 def _tuple(value, nd: int, name: str, fn: str) -> tuple:
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return (value,) * nd
+    if not isinstance(value, (tuple, list)) or not all(map(_is_int, value)):
+        raise TypeError(
+            f"{fn}(): argument '{name}' must be tuple of ints, not {type(value).__name__}"
+        )
     value = tuple(value)
     if len(value) == 1:
         return value * nd
@@ -247,6 +252,10 @@ def _tuple(value, nd: int, name: str, fn: str) -> tuple:
         count = {1: "a single int", 2: "a tuple of two ints", 3: "a tuple of three ints"}[nd]
         raise RuntimeError(f"{fn}: {name} must either be a single int, or {count}")
     return value
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _pool_args(fn, nd, kernel_size, stride, padding, dilation):
@@ -442,9 +451,12 @@ def max_pool1d(
     return_indices: bool = False,
 ):
     """1-D max pooling over ``(N, C, L)`` or ``(C, L)``; see `max_pool2d`."""
-    return _values(
-        _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode), return_indices
-    )
+    result = _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode)
+    if not return_indices and not result[0].is_floating_point():
+        # PyTorch's kernel without indices takes floating dtypes only
+        kind = TITLE[result[0].dtype]
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{kind}'")
+    return _values(result, return_indices)
 
 
 def max_pool2d(
@@ -703,7 +715,7 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
 
 # -- power-average pooling ------------------------------------------------------------------
 def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode) -> Tensor:
-    ksize = _tuple(kernel_size, nd, "kernel_size", f"lp_pool{nd}d")
+    ksize = _tuple(kernel_size, nd, "kernel_size", f"avg_pool{nd}d")
     out = _avg_pool(input.pow(norm_type), nd, kernel_size, stride, 0, ceil_mode, True, None)
     return (tocha.sign(out) * relu(out.abs())).mul(math.prod(ksize)).pow(1.0 / norm_type)
 
