@@ -62,6 +62,7 @@ from ._dtype import (  # noqa: E402
     uint32,
     uint64,
 )
+from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
 from ._grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -74,6 +75,7 @@ from ._runtime import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     compile,
     get_default_device,
+    get_device_module,
     get_float32_matmul_precision,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
@@ -85,6 +87,17 @@ from ._runtime import (  # noqa: E402
 from ._tensor import Size, Tensor, is_tensor  # noqa: E402
 from ._version import __version__  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .amp._autocast import (  # noqa: E402
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .serialization import load, save  # noqa: E402
 
 globals().update(_PUBLIC)

@@ -50,6 +50,7 @@ SUBPACKAGES = {
     "distributed": "tocha-distributed",
     "backends": "tocha-core",
     "cuda": "tocha-core",
+    "cpu": "tocha-core",
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",
@@ -65,6 +66,9 @@ SUBPACKAGES = {
 # (tocha._ops.nn_entry), calling tocha-nn when called.
 PROVIDED = {
     "vmap": "func",
+    "is_anomaly_enabled": "autograd.anomaly_mode",
+    "is_anomaly_check_nan_enabled": "autograd.anomaly_mode",
+    "set_anomaly_enabled": "autograd.anomaly_mode",
     "GradScaler": "amp",
     "ModuleDict": "nn",
     "ParameterDict": "nn",

@@ -25,6 +25,7 @@ __all__ = [
     "get_num_threads",
     "set_default_device",
     "get_default_device",
+    "get_device_module",
 ]
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -135,3 +136,37 @@ def set_default_device(device) -> None:
 def get_default_device() -> _device.device:
     """The device `set_default_device` set (the CPU by default)."""
     return _device.DEFAULT
+
+
+def get_device_module(device=None):
+    """The module of a device type (``tocha.cuda`` for ``"cuda"``, ``tocha.cpu`` for the CPU,
+    ``tocha.<type>`` for a backend's own); without `device`, the current accelerator's, or
+    ``tocha.cpu`` when there is none.
+
+    Example:
+        >>> tocha.get_device_module("cpu").device_count()
+        1
+    """
+    import importlib
+    import sys
+
+    if device is None:
+        from . import accelerator
+
+        current = accelerator.current_accelerator()
+        name = "cpu" if current is None else current.type
+    elif isinstance(device, (_device.device, str)):
+        name = _device.device(device).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    module = sys.modules.get(f"tocha.{name}")
+    if module is None:
+        try:
+            module = importlib.import_module(f"tocha.{name}")
+        except ModuleNotFoundError:
+            module = None
+    if module is None or name == "meta":
+        raise RuntimeError(
+            f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'."
+        )
+    return module

@@ -16,6 +16,7 @@ from collections import OrderedDict, namedtuple
 from . import _backend
 from ._device import device as _device
 from ._dtype import bfloat16 as _bfloat16
+from ._errors import OutOfMemoryError
 from ._ops.random import manual_seed_device_type
 from .amp import _cuda as amp
 
@@ -55,11 +56,6 @@ __all__ = [
     "stream",
     "synchronize",
 ]
-
-
-class OutOfMemoryError(RuntimeError):
-    """A GPU ran out of memory (raised after the cache was emptied once and the allocation
-    retried), as `torch.cuda.OutOfMemoryError`."""
 
 
 def _usable():

@@ -76,4 +76,23 @@ def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on in this thread (``tocha.is_anomaly_enabled``)."""
     return ANOMALY.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks gradients for NaN (``tocha.is_anomaly_check_nan_enabled``;
+    True unless turned off, even while detection itself is off)."""
+    return ANOMALY.check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off in this thread, without `set_detect_anomaly`'s
+    warning (``tocha.set_anomaly_enabled``)."""
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if type(value) is not bool:
+            raise TypeError(
+                f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, "
+                f"not {type(value).__name__}"
+            )
+    _switch(enabled, check_nan)

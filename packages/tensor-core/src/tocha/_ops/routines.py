@@ -197,6 +197,12 @@ def is_complex(input: Tensor) -> builtins.bool:
     return expect_tensor("is_complex", input, "input", 1).dtype.is_complex
 
 
+def is_distributed(input: Tensor) -> builtins.bool:
+    """Whether the tensor is spread over several processes: never, for a tocha tensor."""
+    expect_tensor("is_distributed", input, "input", 1)
+    return False
+
+
 def is_nonzero(input: Tensor) -> builtins.bool:
     """Whether a one-element tensor is not zero (more elements or none: RuntimeError)."""
     n = input.numel()
@@ -227,6 +233,7 @@ def isreal(input: Tensor) -> Tensor:
 
 
 export(is_complex)
+export(is_distributed)
 export(is_nonzero, method=True)
 export(is_same_size, method=True)
 export(is_signed)

@@ -9,19 +9,48 @@ flow back in each input's own dtype.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 from .. import _dtype
+from .._device import device as _device
 from .._dispatch import LAYERS
 from .._grad_mode import STATE, F
 from .._ops.creation import to
 from .._tensor import Tensor
 from ._policy import FP32, LOWER, policy_for
 
-__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = [
+    "autocast",
+    "clear_autocast_cache",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]
 
 _ELIGIBLE = {_dtype.float16, _dtype.bfloat16, _dtype.float32}
 _DEFAULT_DTYPE = {"cpu": _dtype.bfloat16}  # float16 elsewhere
+
+
+class _Settings(threading.local):
+    """This thread's autocast settings outside the regions: each device type's dtype (set by
+    `set_autocast_dtype`; an `autocast` region sets it while it lasts) and whether casts are
+    cached."""
+
+    def __init__(self):
+        self.dtypes: dict = {}
+        self.cache_enabled = True
+
+
+_SETTINGS = _Settings()
 
 
 class autocast:  # noqa: N801 - PyTorch's name
@@ -47,7 +76,7 @@ class autocast:  # noqa: N801 - PyTorch's name
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device_type = device_type
-        self.fast_dtype = dtype or _DEFAULT_DTYPE.get(device_type, _dtype.float16)
+        self.fast_dtype = dtype or get_autocast_dtype(device_type)
         self._enabled = bool(enabled)
         if self._enabled and self.fast_dtype not in (_dtype.float16, _dtype.bfloat16):
             warnings.warn(
@@ -59,17 +88,18 @@ class autocast:  # noqa: N801 - PyTorch's name
         self._prev = None
 
     def __enter__(self):
-        self._prev = STATE.autocast
-        regions = dict(self._prev or {})
-        if self._enabled:
-            regions[self.device_type] = self.fast_dtype
-        else:
-            regions.pop(self.device_type, None)
-        STATE.autocast = regions or None
+        self._prev = STATE.autocast, _SETTINGS.dtypes.get(self.device_type)
+        _SETTINGS.dtypes[self.device_type] = self.fast_dtype
+        _set_region(self.device_type, self._enabled)
         return self
 
     def __exit__(self, *exc):
-        STATE.autocast = self._prev
+        regions, dtype = self._prev
+        STATE.autocast = regions
+        if dtype is None:
+            _SETTINGS.dtypes.pop(self.device_type, None)
+        else:
+            _SETTINGS.dtypes[self.device_type] = dtype
         return False
 
     def __call__(self, fn: F) -> F:
@@ -81,16 +111,134 @@ class autocast:  # noqa: N801 - PyTorch's name
         return wrapper  # type: ignore[return-value]
 
 
+def _set_region(device_type: str, enabled: bool) -> None:
+    """Turn autocast for `device_type` on (at its current dtype) or off in this thread."""
+    regions = dict(STATE.autocast or {})
+    if enabled:
+        regions[device_type] = get_autocast_dtype(device_type)
+    else:
+        regions.pop(device_type, None)
+    STATE.autocast = regions or None
+
+
+def _checked_type(device_type) -> str:
+    """`device_type` when it names a device type (PyTorch's RuntimeError otherwise)."""
+    return _device(device_type).type
+
+
+def _check_bool(value, function: str, name: str, position: int) -> None:
+    if type(value) is not bool:
+        raise TypeError(
+            f"{function}(): argument '{name}' (position {position}) must be bool, not "
+            f"{type(value).__name__}"
+        )
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast supports `device_type`: the CPU and the accelerators PyTorch lists
+    (its device-type names; an unknown name raises)."""
+    return _checked_type(device_type) in _AVAILABLE
+
+
+_AVAILABLE = frozenset(("cpu", "cuda", "xpu", "hpu", "xla", "mps", "mtia", "ipu", "maia"))
+
+
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    """Whether an autocast region for `device_type` is active in this thread."""
+    """Whether autocast is on for `device_type` in this thread (an `autocast` region or
+    `set_autocast_enabled`); without an argument, for CUDA."""
     regions = STATE.autocast
-    return regions is not None and device_type in regions
+    if regions is not None and device_type in regions:
+        return True
+    _checked_type(device_type)
+    return False
+
+
+def set_autocast_enabled(device_type, enabled=None) -> None:
+    """Turn autocast on or off for `device_type` in this thread, outside any ``with`` block;
+    ``set_autocast_enabled(enabled)`` is PyTorch's older CUDA spelling."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+        _check_bool(enabled, "set_autocast_enabled", "enabled", 1)
+    else:
+        _check_bool(enabled, "set_autocast_enabled", "enabled", 2)
+    _set_region(_checked_type(device_type), enabled)
 
 
 def get_autocast_dtype(device_type: str):
-    """The lower precision autocast uses for `device_type` (its default outside a region)."""
-    regions = STATE.autocast or {}
-    return regions.get(device_type, _DEFAULT_DTYPE.get(device_type, _dtype.float16))
+    """The lower precision autocast uses for `device_type` in this thread: the active
+    region's, else what `set_autocast_dtype` set, else the default (bfloat16 on the CPU,
+    float16 elsewhere)."""
+    regions = STATE.autocast
+    if regions is not None and device_type in regions:
+        return regions[device_type]
+    dtype = _SETTINGS.dtypes.get(device_type)
+    if dtype is not None:
+        return dtype
+    return _DEFAULT_DTYPE.get(_checked_type(device_type), _dtype.float16)
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Set the lower precision autocast uses for `device_type` in this thread (an active
+    region's too; leaving a region restores the dtype it found)."""
+    if not isinstance(dtype, _dtype.dtype):
+        raise TypeError(
+            "set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+            f"{type(dtype).__name__}"
+        )
+    device_type = _checked_type(device_type)
+    _SETTINGS.dtypes[device_type] = dtype
+    regions = STATE.autocast
+    if regions is not None and device_type in regions:
+        STATE.autocast = {**regions, device_type: dtype}
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast caches its casts (a setting only: tocha casts each time)."""
+    return _SETTINGS.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Set whether autocast caches its casts (kept for PyTorch's API; tocha casts each time)."""
+    if type(enabled) is not bool:
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _SETTINGS.cache_enabled = enabled
+
+
+def clear_autocast_cache() -> None:
+    """Drop autocast's cached casts (tocha keeps none)."""
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"torch.{old} is deprecated. Please use torch.{new} instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """``is_autocast_enabled("cpu")``, under its deprecated name."""
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("cpu", enabled)``, under its deprecated name."""
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    _check_bool(enabled, "set_autocast_cpu_enabled", "enabled", 1)
+    _set_region("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    """``get_autocast_dtype("cpu")``, under its deprecated name."""
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """``set_autocast_dtype("cpu", dtype)``, under its deprecated name."""
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
 
 
 def cast_inputs(op, inputs: tuple) -> tuple:
