@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import importlib.util
 import json
 import os
@@ -70,18 +71,72 @@ def recording(item):
     return _answers[test_file].get(item.nodeid)
 
 
+@functools.cache
 def _real_torch():
+    """PyTorch, imported once, with the warnings it gives only once per process spent."""
     import torch
 
-    # One-time warnings of torch's first forward-AD call (torch.jit.script) and first sparse
-    # tensor (invariant checks) would be recorded by whichever test comes first: have them now.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import torch._decomp.decompositions_for_jvp  # noqa: F401
-
-        torch.sparse_coo_tensor([[0]], [1.0], (1,))
-
+        _spend_warnings_given_once(torch)
     return torch
+
+
+def _spend_warnings_given_once(torch) -> None:
+    """Have now each warning PyTorch gives once per process that a test meets, so that no
+    recording holds it: otherwise whichever test asks first in a process records it, and a
+    recording made alone disagrees with the same test run after another that asked before."""
+    # One-time warnings of the first forward-AD call (torch.jit.script) and of the first
+    # sparse COO tensor (invariant checks).
+    import torch._decomp.decompositions_for_jvp  # noqa: F401
+
+    torch.sparse_coo_tensor([[0]], [1.0], (1,))
+    # PyTorch's warn-once warnings, each once per call site whatever the dtype (an out= form
+    # is a site apart): the legacy linear algebra deprecations (cholesky, qr, lu, lu_solve,
+    # triangular_solve, chain_matmul, at::nuclear_norm, at::frobenius_norm), cross without
+    # dim, meshgrid without indexing, TypedStorage, where's uint8 condition, casting complex
+    # to real, ComplexHalf and sparse CSR being experimental, index_reduce in beta, scatter's
+    # reduce=, searchsorted's non-contiguous inputs and boundaries, x.T beyond 2-D, adjoint
+    # and T, H, mT, mH of a 0-d tensor, stft's and istft's missing window, stft's
+    # return_complex=False, padding='same' with an even kernel, LSTM projections without
+    # oneDNN, flex_attention without torch.compile.
+    m = torch.eye(2)
+    for out in ({}, {"out": torch.empty(0)}):
+        torch.cholesky(m, **out)
+        torch.chain_matmul(m, m, **out)
+        torch.nuclear_norm(m, **out)
+        torch.nuclear_norm(m, (0, 1), **out)
+        torch.frobenius_norm(m, (0, 1), **out)
+    torch.qr(m)
+    torch.qr(m, out=(torch.empty(0), torch.empty(0)))
+    lu, pivots = torch.lu(m)
+    torch.lu_solve(m, lu, pivots)
+    torch.lu_solve(m, lu, pivots, out=torch.empty(0))
+    torch.triangular_solve(m, m)
+    torch.cross(torch.ones(3, 3), torch.ones(3, 3))
+    torch.meshgrid(torch.ones(2), torch.ones(2))
+    torch.ones(2).storage()
+    torch.where(torch.ones(2, dtype=torch.uint8), m[0], m[1])
+    torch.ones(2, dtype=torch.complex64).to(torch.float32)
+    torch.ones(2, dtype=torch.complex32)
+    m.to_sparse_csr()
+    torch.zeros(2).index_reduce(0, torch.tensor([0, 1]), torch.ones(2), "prod")
+    m.scatter(1, torch.zeros(2, 1, dtype=torch.long), m, reduce="add")
+    torch.searchsorted(torch.ones(2, 3).T, torch.ones(2, 3).T)
+    torch.ones(1, 1, 1).T.clone()
+    scalar = torch.tensor(1.0)
+    torch.adjoint(scalar)
+    for name in ("T", "H", "mT", "mH"):
+        getattr(scalar, name)
+    signal = torch.ones(32)
+    spectrum = torch.stft(signal, 8, return_complex=True)
+    torch.istft(spectrum, 8)
+    torch.stft(signal, 8, window=torch.ones(8), return_complex=False)
+    torch.nn.functional.conv1d(torch.ones(1, 1, 4), torch.ones(1, 1, 2), padding="same")
+    torch.nn.LSTM(2, 4, proj_size=1)(torch.ones(1, 1, 2))
+    from torch.nn.attention.flex_attention import flex_attention
+
+    flex_attention(*[torch.ones(1, 1, 2, 8)] * 3)
 
 
 _initial_states: dict[tuple[str, str], dict] = {}
