@@ -30,6 +30,7 @@ from tocha import onnx as onnx
 from tocha import optim as optim
 from tocha import overrides as overrides
 from tocha import profiler as profiler
+from tocha import random as random
 from tocha import return_types as return_types
 from tocha import serialization as serialization
 from tocha import sparse as sparse

@@ -51,6 +51,7 @@ SUBPACKAGES = {
     "backends": "tocha-core",
     "cuda": "tocha-core",
     "cpu": "tocha-core",
+    "random": "tocha-core",
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",

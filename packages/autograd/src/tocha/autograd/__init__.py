@@ -15,15 +15,19 @@ from . import (  # noqa: F401
     _record,
     forward_ad,
     functional,
+    grad_mode,
     graph,
     profiler,
     transforms,
+    variable,
 )
 from ._api import backward, grad, install_methods, set_grad, set_requires_grad
 from ._version import __version__
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import set_multithreading_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "backward",
@@ -43,6 +47,8 @@ __all__ = [
     "inference_mode",
     "set_grad",
     "set_requires_grad",
+    "set_multithreading_enabled",
+    "Variable",
     "__version__",
 ]
 

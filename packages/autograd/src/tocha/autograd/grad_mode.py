@@ -1,0 +1,37 @@
+"""`tocha.autograd.grad_mode`: the grad-mode context managers under their PyTorch module path
+(``from torch.autograd.grad_mode import no_grad``)."""
+
+from __future__ import annotations
+
+from tocha import enable_grad, inference_mode, no_grad, set_grad_enabled
+
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "no_grad",
+    "set_grad_enabled",
+    "set_multithreading_enabled",
+]
+
+
+class set_multithreading_enabled:  # noqa: N801 - PyTorch's name
+    """Context manager (and function call) switching the backward's use of several threads:
+    accepted for PyTorch's API; tocha's engine runs each backward in the calling thread."""
+
+    def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:
+            raise TypeError(
+                "set_multithreading_enabled(): argument 'enabled' (position 1) must be bool, "
+                f"not "
+                f"{type(mode).__name__}"
+            )
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+    def clone(self) -> set_multithreading_enabled:
+        return set_multithreading_enabled(self.mode)
