@@ -543,8 +543,9 @@ OTHER_ROWS = [
 ]
 
 
-def _op_row(symbol, fn, inplace=None, reflected=False, **sample_kwargs):
-    """A row for a Python operator (``a + b``); `reflected` puts a scalar on the left."""
+def _op_row(symbol, fn, inplace=None, reflected=False, differentiable=True, **sample_kwargs):
+    """A row for a Python operator (``a + b``); `reflected` puts a scalar on the left;
+    `differentiable` False where PyTorch's derivative is not implemented."""
     if reflected:
         samples = scalar_left_samples(**sample_kwargs)
     else:
@@ -558,6 +559,7 @@ def _op_row(symbol, fn, inplace=None, reflected=False, **sample_kwargs):
         out=False,
         ref=None if fn in BITWISE else fn,
         tol=LOOSE16,
+        differentiable=differentiable,
     )
 
 
@@ -568,7 +570,7 @@ OPERATOR_ROWS = [
     _op_row("-", operator.sub, "__isub__"),
     _op_row("*", operator.mul, "__imul__"),
     _op_row("/", operator.truediv, "__itruediv__", **_DIVISOR),
-    _op_row("//", operator.floordiv, "__ifloordiv__", **_DIVISOR),
+    _op_row("//", operator.floordiv, "__ifloordiv__", differentiable=False, **_DIVISOR),
     _op_row("%", operator.mod, "__imod__", **_DIVISOR),
     _op_row(
         "**",
@@ -594,8 +596,8 @@ OPERATOR_ROWS = [
     _op_row("-", operator.sub, reflected=True),
     _op_row("*", operator.mul, reflected=True),
     _op_row("/", operator.truediv, reflected=True, nonzero=True),
-    _op_row("//", operator.floordiv, reflected=True, nonzero=True),
-    _op_row("%", operator.mod, reflected=True, nonzero=True),
+    _op_row("//", operator.floordiv, reflected=True, differentiable=False, nonzero=True),
+    _op_row("%", operator.mod, reflected=True, differentiable=False, nonzero=True),
     _op_row("**", operator.pow, reflected=True, other_int_domain=(0, 3)),
     _op_row("&", operator.and_, reflected=True),
     _op_row("|", operator.or_, reflected=True),

@@ -1,8 +1,13 @@
 """Disagreements the differential sweep found, checked against PyTorch (recorded): the norms'
-dtype and dim checks."""
+dtype and dim checks, the normalizations' and losses' checks, and the gradients PyTorch
+declares but has not implemented (floor_divide, unique, detach_copy, remainder of a number),
+which raise at backward rather than giving none or zeros."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 import tocha
@@ -173,4 +178,68 @@ LOSSES = [
 
 @pytest.mark.parametrize("expression", LOSSES)
 def test_loss_checks(torch, expression):
+    agree(torch, expression)
+
+
+def _backward(lib, fn, *shapes):
+    """The gradients of ``fn(*leaves).sum()`` by float64 leaves of these shapes (the first
+    output where `fn` returns several)."""
+    leaves = [
+        (lib.arange(math.prod(shape), dtype=lib.float64).reshape(shape) / 7 + 0.5).requires_grad_()
+        for shape in shapes
+    ]
+    result = fn(lib, *leaves)
+    result = result[0] if isinstance(result, tuple) else result
+    return lib.autograd.grad(result.sum(), leaves, allow_unused=True)
+
+
+GRADIENTS = {
+    "floor_divide": (lambda lib, x, y: lib.floor_divide(x, y), (3, 4), (4,)),
+    "floor_divide_number": (lambda lib, x: lib.floor_divide(x, 0.5), (5,)),
+    "floordiv_operator": (lambda lib, x: 2 // x, (5,)),
+    "div_floor": (lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), (3, 4), (4,)),
+    "div_trunc": (lambda lib, x: lib.div(x, 2, rounding_mode="trunc"), (5,)),
+    "remainder_of_number": (lambda lib, x: lib.remainder(2, x), (3, 4)),
+    "remainder": (lambda lib, x, y: lib.remainder(x, y), (3, 4), (3, 4)),
+    "unique": (lambda lib, x: lib.unique(x), (3, 4)),
+    "unique_inverse": (lambda lib, x: lib.unique(x, return_inverse=True), (3, 4)),
+    "unique_dim": (lambda lib, x: x.unique(dim=-1), (5,)),
+    "unique_consecutive": (lambda lib, x: lib.unique_consecutive(x, dim=-2), (3, 4)),
+    "detach_copy": (lambda lib, x: lib.detach_copy(x), (3, 4)),
+    "fill": (lambda lib, x: lib.fill(x, 1.5), (3, 4)),
+    "fill_value_tensor": (lambda lib, x, v: lib.fill(x, v.sum()), (3, 4), (2,)),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENTS))
+def test_gradients(torch, name):
+    """Where PyTorch's derivative is not implemented its backward raises (the same class
+    and message); elsewhere the gradients agree."""
+    fn, *shapes = GRADIENTS[name]
+    want = _outcome(lambda: _backward(torch, fn, *shapes))
+    got = _outcome(lambda: _backward(tocha, fn, *shapes))
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), f"tocha returned {got!r} where PyTorch raised {want!r}"
+        assert (_builtin_base(got), str(got)) == (_builtin_base(want), str(want))
+        return
+    assert not isinstance(got, Exception), f"tocha raised {got!r}"
+    for w, g in zip(want, got, strict=True):
+        assert (w is None) == (g is None)
+        if w is not None:
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+MORE_CHECKS = [
+    "lib.fill(full((3,), 1, 'float64'), full((3,), 2, 'float32'))",
+    "lib.fill(full((3,), 1, 'float64').requires_grad_(), float('nan')).detach()",
+    "lib.fill(full((3,), 1, 'int64'), 2.5)",
+    "lib.autograd.grad(lib.fill(full((3,), 1, 'float64').requires_grad_(), 1.5).sum(), [])",
+    "lib.unique_consecutive(full((3, 4), 1, 'complex64'), return_counts=True)",
+    "lib.unique_consecutive(full((), 1, 'float16'), return_counts=True, dim=-1)",
+    "lib.unique_consecutive(full((), 1, 'float16'), return_counts=True)",
+]
+
+
+@pytest.mark.parametrize("expression", MORE_CHECKS)
+def test_more_checks(torch, expression):
     agree(torch, expression)

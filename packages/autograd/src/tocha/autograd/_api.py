@@ -102,6 +102,8 @@ def grad(
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

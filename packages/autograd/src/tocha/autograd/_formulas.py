@@ -363,8 +363,24 @@ d("hypot", "01o", lambda g, out, x, y: (g * x / out, g * y / out))
 fwd("hypot", lambda t, out, x, y: _over(_plus(_times(t[0], x), _times(t[1], y)), out))
 d("copysign", "0o", _copysign)
 fwd("copysign", lambda t, out, x, y: None if t[0] is None else t[0] * _copysign_ratio(out, x))
-d("remainder", "01", lambda g, out, x, y: (g, _rounded_quotient(g, x, y, "floor")))
-fwd("remainder", lambda t, out, x, y: _plus(t[0], _rounded_quotient(t[1], x, y, "floor")))
+
+
+def _remainder(g, out, x, y):
+    if not isinstance(x, tocha.Tensor):  # PyTorch's remainder of a number by a tensor
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+    return g, _rounded_quotient(g, x, y, "floor")
+
+
+def _remainder_fwd(t, out, x, y):
+    if not isinstance(x, tocha.Tensor):
+        raise NotImplementedError(
+            "Trying to use forward AD with aten::remainder that does not support it."
+        )
+    return _plus(t[0], _rounded_quotient(t[1], x, y, "floor"))
+
+
+d("remainder", "01", _remainder)
+fwd("remainder", _remainder_fwd)
 d("fmod", "01", lambda g, out, x, y: (g, _rounded_quotient(g, x, y, "trunc")))
 fwd("fmod", lambda t, out, x, y: _plus(t[0], _rounded_quotient(t[1], x, y, "trunc")))
 d("clamp", "0", _clamp)

@@ -31,6 +31,25 @@ def _no_forward(name: str):
     return rule
 
 
+def _unimplemented(name_of):
+    """The derivative of an op whose derivative PyTorch declares but has not implemented
+    (NotImplementedError naming the op, `name_of(*args)`), and its forward rule."""
+
+    def formula(g, out, *args):
+        raise NotImplementedError(f"the derivative for '{name_of(*args)}' is not implemented.")
+
+    def rule(t, out, *args):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name_of(*args)} that does not support it because "
+            "it has not been implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
+            "that we can prioritize its implementation or submit a PR adding the "
+            "implementation to derivatives.yaml"
+        )
+
+    return formula, rule
+
+
 def _log_parts(v):
     """The logs of the positive and negative parts of `v` (the lowest float, not -inf, where
     a part is 0: -inf - -inf would make NaNs downstream)."""
@@ -122,6 +141,19 @@ fwd(
 )
 d("heaviside", "", _not_implemented("heaviside"))
 fwd("heaviside", _no_forward("heaviside"))
+for _name in ("floor_divide", "detach_copy"):
+    d(_name, "", _not_implemented(_name))
+    fwd(_name, _no_forward(_name))
+for _name in ("div_floor", "div_trunc"):  # div's rounding modes: piecewise constant
+    d(_name, "", lambda g, out, x, y: (zero(g), zero(g)))
+    fwd(_name, _constant)
+for _name, _name_of in (
+    ("unique", lambda x, inverse, counts, dim: "_unique2" if dim is None else "unique_dim"),
+    ("unique_consecutive", lambda *args: "unique_consecutive"),
+):
+    _formula, _rule = _unimplemented(_name_of)
+    d(_name, "", _formula)
+    fwd(_name, _rule)
 # PyTorch's choice: x's derivative taken as 1 except where x == y (the result is y), y's as 0
 d("nextafter", "01", lambda g, out, x, y: (g * (x != y), zero(g)))
 fwd("nextafter", lambda t, out, x, y: None if t[0] is None else t[0] * (x != y))

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
-from .._dispatch import expect_tensors, not_a_tensor
+from .._dispatch import call, defop, expect_tensors, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import check_dtype, int_arg
 from ._out import inplace, write_out
@@ -63,7 +63,6 @@ def _copies():
     for name in (
         "alias",
         "as_strided",
-        "detach",
         "diagonal",
         "expand",
         "permute",
@@ -82,6 +81,18 @@ def _copies():
         yield name, False
     yield "unfold", True
     yield "view", True
+
+
+# PyTorch records detach_copy in autograd, with a derivative it has not implemented
+detach_copy_op = defop("detach_copy", lambda xp: lambda x: x.copy())
+
+
+def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """`detach`, copied: the same values in new memory."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("detach_copy", input)
+    result = call(detach_copy_op, (input,))
+    return result if out is None else _write_out(out, result)
 
 
 def slice_copy(
@@ -404,8 +415,18 @@ def sum_to_size(self: Tensor, *size) -> Tensor:
 
 # -- creation --------------------------------------------------------------------------------
 def fill(input: Tensor, value) -> Tensor:
-    """A new tensor of `input`'s shape, dtype and device, every element `value`."""
-    return _F["full_like"](input, value.item() if isinstance(value, Tensor) else value)
+    """A new tensor of `input`'s shape, dtype and device, every element `value`. Its
+    gradient is zero for `input` and the sum of the output's for a `value` tensor."""
+    if isinstance(value, Tensor) and value.dim():
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.dim()} dimensions."
+        )
+    filled = _F["full_like"](input, value.item() if isinstance(value, Tensor) else value)
+    if not (input.requires_grad or isinstance(value, Tensor) and value.requires_grad):
+        return filled
+    everywhere = _F["ones_like"](input, dtype=_dtype.bool)
+    return _F["where"](everywhere, value, input).to(input.dtype)
 
 
 def scalar_tensor(
@@ -718,6 +739,7 @@ def _nn_method(name: str):
 def _publish() -> None:
     for name, method in _copies():
         export(_copy_of(name, method), f"{name}_copy")
+    export(detach_copy)
     for fn in (
         slice_copy,
         adjoint,

@@ -667,6 +667,9 @@ BINARY = {
     "div": (uf("true_divide"), True),
     "div_trunc": (_int_checked(_composite(_trunc_divide), "div_trunc_cpu"), False),
     "floor_divide": (_int_checked(uf("floor_divide"), "div_floor_cpu"), False),
+    # div(rounding_mode="floor"): floor_divide's values, but PyTorch gives it zero gradients
+    # where floor_divide's derivative is not implemented
+    "div_floor": (_int_checked(uf("floor_divide"), "div_floor_cpu"), False),
     "remainder": (_int_checked(uf("remainder"), "remainder_cpu"), False),
     "fmod": (_int_checked(uf("fmod"), "fmod_cpu"), False),
     "pow": (_pow_kernel, False),
@@ -717,8 +720,6 @@ NOT_DIFFERENTIABLE_BINARY = BOOL_RESULT | {
     "bitwise_xor",
     "bitwise_left_shift",
     "bitwise_right_shift",
-    "floor_divide",
-    "div_trunc",
 }
 # Functions whose second argument must be a Tensor; those whose first may be a number.
 TENSOR_OTHER = {
@@ -883,7 +884,7 @@ for _alias, _target in BINARY_ALIASES.items():
 
 _add, _sub, _mul = BINARY_OPS["add"], BINARY_OPS["sub"], BINARY_OPS["mul"]
 _div, _div_trunc = BINARY_OPS["div"], BINARY_OPS["div_trunc"]
-_floor_div = BINARY_OPS["floor_divide"]
+_floor_div, _div_floor = BINARY_OPS["floor_divide"], BINARY_OPS["div_floor"]
 
 
 def _is_bool(x) -> bool:
@@ -963,7 +964,7 @@ def _div_op(rounding_mode):
     if rounding_mode == "trunc":
         return _div_trunc, False
     if rounding_mode == "floor":
-        return _floor_div, False
+        return _div_floor, False
     raise RuntimeError(
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
         f"'{rounding_mode}'"

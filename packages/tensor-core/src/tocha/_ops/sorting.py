@@ -338,10 +338,8 @@ def _bincount_kernel(xp):
 sort_op = defop("sort", _sort_kernel)
 topk_op = defop("topk", _topk_kernel)
 kthvalue_op = defop("kthvalue", _kthvalue_kernel)
-unique_op = defop("unique", _unique_kernel, differentiable=False)
-unique_consecutive_op = defop(
-    "unique_consecutive", _unique_consecutive_kernel, differentiable=False
-)
+unique_op = defop("unique", _unique_kernel)
+unique_consecutive_op = defop("unique_consecutive", _unique_consecutive_kernel)
 searchsorted_op = defop("searchsorted", _searchsorted_kernel, differentiable=False)
 histc_op = defop("histc", _histc_kernel, differentiable=False)
 histogram_op = defop("histogram", _histogram_kernel, differentiable=False)
@@ -480,18 +478,19 @@ def unique_consecutive(
     input = _input("unique_consecutive", input)
     return_inverse = flag("unique_consecutive", return_inverse, "return_inverse")
     return_counts = flag("unique_consecutive", return_counts, "return_counts")
-    if dim is not None and input._data.dtype.kind == "c":
-        raise NotImplementedError(f"\"unique_dim\" not implemented for '{_title(input)}'")
+    if input._data.dtype.kind == "c":
+        kernel = "unique" if dim is None else "unique_dim"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(input)}'")
     if dim is not None:
         ndim = input._data.ndim
+        if ndim == 0 and type(dim) is int:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         dim = _wrap_dim(dim, ndim)
         if any(n == 0 for k, n in enumerate(input._data.shape) if k != dim):
             raise RuntimeError(
                 "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
                 "applied"
             )
-        if ndim == 0:
-            dim = None
     result = call(unique_consecutive_op, (input,), return_inverse, return_counts, dim)
     return _unique_result(result, return_inverse, return_counts)
 
