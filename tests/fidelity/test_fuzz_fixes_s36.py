@@ -42,6 +42,36 @@ SAME_ERROR = [
     "lib.nn.functional.max_pool1d(x.to(lib.uint8), 1)",
     "lib.sparse_coo_tensor((2**40, 2**40))",
     "lib.sparse_coo_tensor(lib.zeros(2, 0).long(), lib.zeros(0), (2**62, 2))",
+    "F.elu(x, alpha=1e300)",
+    "F.elu(x.long(), alpha=1e300)",
+    "F.celu(x.half(), alpha=1e39)",
+    "F.leaky_relu_(x.clone(), 1e300)",
+    "F.leaky_relu(x.to(lib.complex64), 1e300)",
+    "F.softplus(x, threshold=1e300)",
+    "F.softplus(x.bfloat16(), beta=-1e39)",
+    "F.threshold(x, 1e300, 1.5)",
+    "F.threshold_(x.half(), 0.5, 1e5)",
+    "F.threshold(x.long(), float('nan'), 1)",
+    "F.hardtanh(x, max_val=1e300)",
+    "F.hardtanh(x.half(), -1e5, 1.0)",
+    "F.hardtanh(x.long(), max_val=float('inf'))",
+    "F.hardshrink(x.half(), 1e5)",
+    "x.clamp(min=1e300)",
+    "x.half().clamp(max=1e5)",
+    "x.long().clamp(1e39)",
+    "x.clone().clamp_max_(1e300)",
+    "lib.clip(x.bfloat16(), -1e39, 0.5)",
+    "x.logit(1e300)",
+    "lib.special.logit(x.half(), eps=1e5)",
+    "lib.lerp(x, x, 1e300)",
+    "x.half().lerp(x.half(), 1e39)",
+    "x.to(lib.complex64).lerp_(x.to(lib.complex64), 1e300)",
+    "x.clone().index_add_(0, lib.tensor([0]), x[:1], alpha=1e300)",
+    "x.long().index_add_(0, lib.tensor([0]), x[:1].long(), alpha=float('nan'))",
+    "F.hinge_embedding_loss(x, x, margin=1e300)",
+    "F.hinge_embedding_loss(x.long(), x.long(), margin=float('nan'))",
+    "F.normalize(x, eps=1e300)",
+    "F.normalize(x.half(), eps=1e5)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -77,11 +107,20 @@ VALUES = [
     "lib.nn.functional.max_pool1d(x.long(), 1, return_indices=True)[0].tolist()",
     "lib.nn.functional.max_pool1d(x, [1], stride=(1,)).tolist()",
     "list(lib.sparse_coo_tensor((2**31, 2**31)).shape)",
+    "F.elu(x.double(), alpha=1e300).tolist()",
+    "F.leaky_relu(x.half() - 2, 1e5).tolist()",
+    "F.hardshrink(x.half(), 6e4).tolist()",
+    "x.clamp(max=float('inf')).tolist()",
+    "x.clamp(min=float('nan')).tolist()",
+    "F.threshold(x, float('nan'), 2.0).tolist()",
+    "F.threshold(lib.tensor([float('nan'), 0.5, 2.0]), 1.0, 7.0).tolist()",
+    "lib.lerp(x.double(), x.double() * 2, 1e300).tolist()",
+    "x.long().index_add(0, lib.tensor([0]), x[:1].long(), alpha=2.5).tolist()",
 ]
 
 
 def _env(lib) -> dict:
-    return {"lib": lib, "x": lib.ones(3, 4)}
+    return {"lib": lib, "F": lib.nn.functional, "x": lib.ones(3, 4)}
 
 
 @pytest.mark.parametrize("expression", SAME_ERROR)
@@ -99,6 +138,15 @@ def test_error_classes(torch, expression):
 @pytest.mark.parametrize("expression", VALUES)
 def test_values(torch, expression):
     assert _close(eval(expression, _env(tocha)), eval(expression, _env(torch)))
+
+
+def test_threshold_gradient_passes_nan_inputs(torch):
+    def grad(lib):
+        x = lib.tensor([float("nan"), 0.5, 2.0], requires_grad=True)
+        lib.nn.functional.threshold(x, 1.0, 7.0).sum().backward()
+        return x.grad.tolist()
+
+    assert grad(tocha) == grad(torch)
 
 
 def _close(ours, theirs) -> bool:

@@ -42,6 +42,8 @@ Errors
     `expect_tensor(fn_name, value, arg="input", position=1)` returns `value` if it is a
     Tensor, else raises PyTorch's TypeError for it (`not_a_tensor` builds that error);
     `expect_tensors(values, argument)` checks each element of a sequence argument;
+    `check_scalar_converts(value, dtype, opmath=False)` raises PyTorch's RuntimeError for a
+    scalar argument that overflows the type its kernel reads it as;
     `missing_attribute(module, name)` is the AttributeError for a PyTorch name tocha lacks;
     `missing_module(module)` the ModuleNotFoundError for a subpackage whose distribution is
     not installed.
@@ -64,6 +66,7 @@ from ._dispatch import (
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
+from ._ops._argcheck import check_scalar_converts
 from ._ops._out import assign, inplace
 from ._ops.random import _generator as generator_stream
 from ._ops.random import bernoulli_mask
@@ -86,6 +89,7 @@ __all__ = [
     "backend_of",
     "bump_version",
     "call",
+    "check_scalar_converts",
     "custom_op",
     "defop",
     "expect_tensor",

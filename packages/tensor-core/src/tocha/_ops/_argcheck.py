@@ -93,12 +93,32 @@ def check_scalar_fits(value, dtype, opmath: bool = False) -> None:
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
+def check_scalar_converts(value, dtype, opmath: bool = False) -> None:
+    """PyTorch's RuntimeError where the number `value`, a kernel's scalar argument, does not
+    convert to `dtype` (float32 for float16/bfloat16 with `opmath`, where the kernel reads it
+    as its computation type): a finite value beyond a floating dtype's range, any value (NaN
+    and infinities too) beyond an integer dtype's. For the failure branch of a cheap test
+    such as ``-65504.0 <= value <= 65504.0``."""
+    if opmath and dtype.itemsize == 2 and dtype.is_floating_point:
+        dtype = _dtype.float32
+    if dtype.is_floating_point or dtype.is_complex:
+        check_scalar_fits(float(value), dtype)
+    elif dtype is not _dtype.bool:
+        info = np.iinfo(dtype.np)
+        if not info.min <= value <= info.max:  # NaN too
+            raise RuntimeError(
+                f"value cannot be converted to type {_dtype.C_NAME[dtype]} without overflow"
+            )
+
+
 def fill_fits(value, dtype, numel: int):
     """`value` as a fill of `numel` elements of `dtype` takes it (a negative int wraps into an
     unsigned dtype), or PyTorch's RuntimeError where it overflows the dtype: a float beyond an
     integer dtype's range (NaN too), an int beyond it (for an unsigned dtype, beyond it either
     way), a finite float beyond a floating dtype's (not for one float16/bfloat16 element,
     which PyTorch fills with inf)."""
+    if type(value) is float and -65504.0 <= value <= 65504.0 and dtype.rank >= _dtype.FLOATING:
+        return value  # every floating dtype holds it
     kind = dtype.np.kind
     if kind in "iu" and type(value) in (int, float):
         info = np.iinfo(dtype.np)

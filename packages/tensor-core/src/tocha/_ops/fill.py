@@ -69,11 +69,18 @@ def fill_(self: Tensor, value) -> Tensor:
     return inplace(self, (), full_like, _fill_direct, self, value)
 
 
+# Numbers that every floating dtype holds when within float16's range: filled unchecked.
+_SMALL = (int, float)
+
+
 def _fill_direct(self: Tensor, value) -> None:
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError
-        self._data.fill(fill_fits(value, self.dtype, self._data.size))
+        data = self._data
+        if type(value) not in _SMALL or not -65504 <= value <= 65504 or data.dtype.kind not in "fc":
+            value = fill_fits(value, self.dtype, data.size)
+        data.fill(value)
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
             raise

@@ -21,7 +21,7 @@ from .._dispatch import (
 )
 from .._tensor import Tensor
 from . import _special_math as special
-from ._argcheck import check_scalar_fits
+from ._argcheck import check_scalar_converts, check_scalar_fits
 from ._out import CPP_NAMES, assign, check_castable, check_shape, inplace, write_out
 
 
@@ -1012,6 +1012,8 @@ def _check_lerp(input: Tensor, end, weight) -> None:
     if kind in "biu":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(_no(kernel).format(_title(input._data.dtype)))
+    if type(weight) is float and not -65504.0 <= weight <= 65504.0:
+        check_scalar_converts(weight, input.dtype, opmath=True)
     for name, other in (("end", end), ("weight", weight)):
         if isinstance(other, Tensor) and other._data.dtype != input._data.dtype:
             raise RuntimeError(
@@ -1091,11 +1093,23 @@ def _clamp(input, min, max, out, name):  # noqa: A002
         x = input
         if bounds_rank > x.dtype.rank:
             x = x.to(_dtype.default_for_rank(bounds_rank))
+        if (type(min) is float and not -65504.0 <= min <= 65504.0) or (
+            type(max) is float and not -65504.0 <= max <= 65504.0
+        ):
+            _bounds_fit(x.dtype, min, max)
         result = call(clamp_op, (x,), min, max)
     return result if out is None else write_out(out, result, exact=not tensor_bounds)
 
 
 _builtin_max = max
+
+
+def _bounds_fit(dtype: _dtype.dtype, *bounds) -> None:
+    """PyTorch's error for a float bound that overflows `dtype` (called where a bound is
+    beyond float16's range or NaN)."""
+    for bound in bounds:
+        if type(bound) is float:
+            check_scalar_converts(bound, dtype)
 
 
 def clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
@@ -1114,6 +1128,10 @@ def _clamp_inplace(self: Tensor, min, max, name: str) -> Tensor:  # noqa: A002
         self,
         _dtype.default_for_rank(bounds_rank) if bounds_rank > self.dtype.rank else self.dtype,
     )
+    if (type(min) is float and not -65504.0 <= min <= 65504.0) or (
+        type(max) is float and not -65504.0 <= max <= 65504.0
+    ):
+        _bounds_fit(self.dtype, min, max)
     return _param_inplace(self, clamp_op, min, max)
 
 

@@ -33,6 +33,7 @@ from .._dispatch import (
     not_a_tensor,
 )
 from .._tensor import Tensor, _wrap_dim, wrap
+from ._argcheck import check_scalar_converts
 from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
 from .indexing import getitem_op, index_op, index_put, scalar_value, setitem_op
@@ -554,6 +555,8 @@ def _add_plan(input, dim, index, source, alpha):
     # a vector (or 0-dim) self takes PyTorch's one-dim kernel, whose error names no index
     error = _out_of_range_in_self if input._data.ndim <= 1 else RuntimeError
     dim = _index_args("index_add_", input, dim, index, source, error=error)
+    if type(alpha) is float and not -65504.0 <= alpha <= 65504.0:
+        check_scalar_converts(alpha, input.dtype)
     if input._data.dtype.kind in "biu" and not isinstance(alpha, bool):
         alpha = int(alpha)
     return index_add_op, (_vector(index), source), (dim, alpha)

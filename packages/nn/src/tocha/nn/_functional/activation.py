@@ -15,7 +15,16 @@ import warnings
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import REGISTRY, TITLE, assign, call, defop, expect_tensor, not_a_tensor
+from tocha.library import (
+    REGISTRY,
+    TITLE,
+    assign,
+    call,
+    check_scalar_converts,
+    defop,
+    expect_tensor,
+    not_a_tensor,
+)
 
 from ._dtypes import FLOATING_KINDS, fit_dtype, no_kernel
 from ._jvp import plus, pointwise
@@ -70,6 +79,20 @@ SELU_SCALE = 1.0507009873554804934193349852946
 def _apply(op, input: Tensor, inplace: bool, *args) -> Tensor:
     out = call(op, (input,), *args)
     return assign(input, out) if inplace else out
+
+
+# A scalar argument is checked for overflow only where ``-65504.0 <= value <= 65504.0`` fails
+# (NaN too): the range every floating dtype holds.
+def _fits(input: Tensor, value, opmath: bool = False, integral: bool = False) -> None:
+    """PyTorch's error where `value` overflows the type the kernel reads it as: `input`'s
+    dtype, or with `opmath` float32 for float16/bfloat16. Only for a dtype the kernel has
+    (floating, and with `integral` integers too): for others the call reports the dtype."""
+    try:
+        dtype = input.dtype
+    except AttributeError:
+        return  # the call reports the non-tensor
+    if dtype.is_floating_point or (integral and not dtype.is_complex):
+        check_scalar_converts(value, dtype, opmath)
 
 
 # -- softmax family: one primitive each, with a primitive backward --------------------------
@@ -406,7 +429,7 @@ log_sigmoid_op = defop(
 threshold_op = defop(
     "threshold",
     _kernel(
-        lambda xp, x, th, value: xp.where(x > th, x, xp.asarray(value, x.dtype)),
+        lambda xp, x, th, value: xp.where(x <= th, xp.asarray(value, x.dtype), x),
         "threshold_cpu",
         "fViu",
     ),
@@ -448,7 +471,7 @@ pointwise(
     lambda g, out, x: g * tocha.where(x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)),
 )
 pointwise("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
-pointwise("threshold", "0", lambda g, out, x, th, value: (g * (x > th), None, None))
+pointwise("threshold", "0", lambda g, out, x, th, value: (g * (x <= th).logical_not(), None, None))
 pointwise("softshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
 pointwise("hardshrink", "0", lambda g, out, x, lambd: (g * (x.abs() > lambd), None))
 
@@ -465,12 +488,20 @@ def relu_(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold``, else `value`."""
-    return _apply(threshold_op, input, inplace, threshold, value)
+    return _threshold(input, threshold, value, inplace)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place `threshold`."""
-    return _apply(threshold_op, input, True, threshold, value)
+    return _threshold(input, threshold, value, True)
+
+
+def _threshold(input: Tensor, bound: float, value: float, inplace: bool) -> Tensor:
+    if not -65504.0 <= bound <= 65504.0:
+        _fits(input, bound, True, True)
+    if not -65504.0 <= value <= 65504.0:
+        _fits(input, value, False, True)
+    return _apply(threshold_op, input, inplace, bound, value)
 
 
 def hardtanh(
@@ -487,6 +518,9 @@ def hardtanh(
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
+    if not -65504.0 <= min_val <= max_val <= 65504.0:
+        for bound in (min_val, max_val):
+            check_scalar_converts(bound, dtype)
     return _apply(hardtanh_op, input, inplace, min_val, max_val)
 
 
@@ -502,6 +536,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    if not -65504.0 <= alpha <= 65504.0:
+        _fits(input, alpha, True)
     return _apply(elu_op, input, inplace, alpha, 1.0, 1.0)
 
 
@@ -524,6 +560,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
+    if not -65504.0 <= alpha <= 65504.0:
+        _fits(input, alpha, True)
     return _apply(elu_op, input, inplace, alpha, 1.0, 1.0 / alpha)
 
 
@@ -534,6 +572,8 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``negative_slope * x``."""
+    if not -65504.0 <= negative_slope <= 65504.0:
+        _fits(input, negative_slope, True)
     return _apply(leaky_relu_op, input, inplace, negative_slope)
 
 
@@ -632,6 +672,9 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    if not (-65504.0 <= beta <= 65504.0 and -65504.0 <= threshold <= 65504.0):
+        _fits(input, beta, True)
+        _fits(input, threshold, True)
     return call(softplus_op, (input,), beta, threshold)
 
 
@@ -660,6 +703,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
+    if not -65504.0 <= lambd <= 65504.0:
+        _fits(input, lambd)
     return call(hardshrink_op, (input,), lambd)
 
 

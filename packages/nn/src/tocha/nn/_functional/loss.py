@@ -19,7 +19,7 @@ from contextlib import nullcontext
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop, not_a_tensor
+from tocha.library import TITLE, call, check_scalar_converts, defop, not_a_tensor
 
 from ._jvp import plus
 from .activation import log_softmax_op, logsigmoid, softmax, softmax_backward_op
@@ -1098,6 +1098,8 @@ def hinge_embedding_loss(
     """
     _expect_tensors("hinge_embedding_loss", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if not -65504.0 <= margin <= 65504.0:
+        check_scalar_converts(margin, input.dtype)
     if reduction == "mean" and not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
