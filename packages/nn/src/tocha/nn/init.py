@@ -28,6 +28,17 @@ __all__ = [
     "xavier_normal_",
     "xavier_uniform_",
     "zeros_",
+    "constant",
+    "dirac",
+    "eye",
+    "kaiming_normal",
+    "kaiming_uniform",
+    "normal",
+    "orthogonal",
+    "sparse",
+    "uniform",
+    "xavier_normal",
+    "xavier_uniform",
 ]
 
 _LINEAR = (
@@ -278,3 +289,33 @@ def sparse_(
             zero_rows = tocha.randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor
+
+
+def _deprecated_alias(name: str):
+    """``nn.init.<name>``: PyTorch's old spelling of ``<name>_``, which warns and calls it."""
+    modern = globals()[f"{name}_"]
+
+    def alias(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return modern(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"Deprecated: `{name}_` (warns)."
+    return alias
+
+
+constant = _deprecated_alias("constant")
+dirac = _deprecated_alias("dirac")
+eye = _deprecated_alias("eye")
+kaiming_normal = _deprecated_alias("kaiming_normal")
+kaiming_uniform = _deprecated_alias("kaiming_uniform")
+normal = _deprecated_alias("normal")
+orthogonal = _deprecated_alias("orthogonal")
+sparse = _deprecated_alias("sparse")
+uniform = _deprecated_alias("uniform")
+xavier_normal = _deprecated_alias("xavier_normal")
+xavier_uniform = _deprecated_alias("xavier_uniform")

@@ -18,6 +18,8 @@ __all__ = [
     "enable_mem_efficient_sdp",
     "math_sdp_enabled",
     "enable_math_sdp",
+    "cudnn_sdp_enabled",
+    "enable_cudnn_sdp",
 ]
 
 
@@ -38,7 +40,7 @@ class _MatmulFlags:
 
 
 matmul = _MatmulFlags()
-_SDP = {"flash": True, "mem_efficient": True, "math": True}
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 
 def is_built() -> bool:
@@ -74,3 +76,13 @@ def math_sdp_enabled() -> bool:
 def enable_math_sdp(enabled: bool) -> None:
     """Allow or forbid the math attention kernel (recorded only)."""
     _SDP["math"] = bool(enabled)
+
+
+def cudnn_sdp_enabled() -> bool:
+    """Whether the cuDNN attention kernel may be used (recorded only)."""
+    return _SDP["cudnn"]
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    """Allow or forbid the cuDNN attention kernel (recorded only)."""
+    _SDP["cudnn"] = bool(enabled)

@@ -273,9 +273,24 @@ def scaled_dot_product_attention(
             )
         key = key.repeat_interleave(heads // key.shape[-3], -3)
         value = value.repeat_interleave(heads // value.shape[-3], -3)
+    if not _kernel_allowed(query.device.type):
+        raise RuntimeError(
+            "No viable backend for scaled_dot_product_attention was found. This is likely due "
+            "to turning off both the math kernel and the fused kernels."
+        )
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _kernel_allowed(device_type: str) -> bool:
+    """Whether the switches of ``tocha.backends.cuda`` (`sdpa_kernel` sets them) leave
+    tocha's one attention kernel usable: on the CPU it stands for PyTorch's math and flash
+    kernels, elsewhere for any of them."""
+    flags = tocha.backends.cuda
+    if flags.math_sdp_enabled() or flags.flash_sdp_enabled():
+        return True
+    return device_type != "cpu" and (flags.mem_efficient_sdp_enabled() or flags.cudnn_sdp_enabled())
 
 
 # -- multi-head attention --------------------------------------------------------------------

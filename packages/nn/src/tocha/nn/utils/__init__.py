@@ -17,6 +17,8 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -31,8 +33,12 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "rnn",
     "skip_init",
+    "spectral_norm",
     "stateless",
     "vector_to_parameters",
+    "weight_norm",
 ]
