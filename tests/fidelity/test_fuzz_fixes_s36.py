@@ -72,6 +72,21 @@ SAME_ERROR = [
     "F.hinge_embedding_loss(x.long(), x.long(), margin=float('nan'))",
     "F.normalize(x, eps=1e300)",
     "F.normalize(x.half(), eps=1e5)",
+    "x.sum(1, keepdim=2)",
+    "lib.sum(x, (0, 1), keepdim='abc')",
+    "x.prod(1, keepdim=1)",
+    "x.amax(keepdim=2)",
+    "lib.amin(x, 0, keepdim=None)",
+    "x.aminmax(keepdim=2)",
+    "x.argmax(keepdim='abc')",
+    "lib.argmin(x, 1, keepdim=object())",
+    "x.median(0, keepdim=2)",
+    "lib.nanmedian(x, 1, keepdim=2)",
+    "lib.mode(x, keepdim=2)",
+    "lib.logsumexp(x, 1, keepdim=2)",
+    "x.nansum(1, keepdim=2)",
+    "x.nanmean(1, keepdim=2)",
+    "x.max(1, keepdim=2)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -83,6 +98,17 @@ SAME_CLASS = [
     "lib.nn.functional.avg_pool1d(x, 'abc')",
     "lib.nn.functional.max_pool2d(x[None], (1.5, 2.0))",
     "lib.nn.functional.max_pool1d(x, 1, stride=True)",
+    "x.mean(1, keepdim=2)",
+    "x.norm(keepdim=2)",
+    "lib.all(x, -2, keepdim=2)",
+    "x.any(-1, keepdim=2)",
+    "x.var(keepdim='abc')",
+    "lib.std(x, 1, keepdim=2)",
+    "lib.var_mean(x, (0, 1), keepdim=2)",
+    "lib.std_mean(x, (0, 1), keepdim=object())",
+    "x.var(unbiased=2)",
+    "lib.std(x, unbiased=2)",
+    "lib.var_mean(x, 1, unbiased=2)",
 ]
 
 VALUES = [
@@ -116,6 +142,9 @@ VALUES = [
     "F.threshold(lib.tensor([float('nan'), 0.5, 2.0]), 1.0, 7.0).tolist()",
     "lib.lerp(x.double(), x.double() * 2, 1e300).tolist()",
     "x.long().index_add(0, lib.tensor([0]), x[:1].long(), alpha=2.5).tolist()",
+    "list(x.sum(1, keepdim=True).shape)",
+    "x.var(False).item()",
+    "list(lib.std(x, 1, True, True).shape)",
 ]
 
 

@@ -581,7 +581,10 @@ def sum(
         if keepdim is not None or out is not None:
             raise _needs_dim("sum", input, keepdim=keepdim, dtype=dtype, out=out)
         dim = None
-    keepdim = bool(keepdim)
+    if keepdim is None:
+        keepdim = False
+    elif keepdim is not True and keepdim is not False:
+        raise _not_bool("sum", keepdim)
     dims = _dims(dim, _array(input, "sum").ndim, "sum")
     return _finish(_run(sum_op, input, dims, keepdim, _np_dtype(dtype, "sum", input)), out)
 
@@ -590,6 +593,8 @@ def nansum(
     input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
 ) -> Tensor:
     """Sum over `dim` treating NaN as zero; otherwise as `sum`."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("nansum", keepdim)
     data = _array(input, "nansum")
     if data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -612,7 +617,10 @@ def prod(
         if keepdim is not None or out is not None:
             raise _needs_dim("prod", input, keepdim=keepdim, dtype=dtype, out=out)
         return _finish(_run(prod_op, input, None, False, _np_dtype(dtype, "prod", input)), out)
-    keepdim = bool(keepdim)
+    if keepdim is None:
+        keepdim = False
+    elif keepdim is not True and keepdim is not False:
+        raise _not_bool("prod", keepdim)
     ndim = _array(input, "prod").ndim
     d = _dim(dim, ndim, "prod")
     dims = (d,) if ndim else ()
@@ -633,6 +641,11 @@ def _check_mean_dtype(name: str, data, dtype) -> None:
             f"{name}(): could not infer output dtype. Optional dtype must be either a floating "
             f"point or complex dtype. Got: {_dtype.TITLE[dtype]}"
         )
+
+
+def _not_bool(name: str, keepdim) -> TypeError:
+    """PyTorch's TypeError for a `keepdim` that is not a bool."""
+    return TypeError(f"{name}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
 
 
 def _needs_dim(name: str, input, **given) -> TypeError:
@@ -680,6 +693,8 @@ def mean(
         dim, keepdim = None, False
     elif keepdim is None:
         keepdim = False
+    elif keepdim is not True and keepdim is not False:
+        raise _not_bool("mean", keepdim)
     data = _array(input, "mean")
     _check_mean_dtype("mean", data, dtype)
     if dim is None and dtype is None and out is None:
@@ -697,6 +712,8 @@ def nanmean(
     input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out: Tensor | None = None
 ) -> Tensor:
     """Mean over `dim` of the elements that are not NaN (NaN where all are)."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("nanmean", keepdim)
     data = _array(input, "nanmean")
     if data.dtype.kind not in "fV":
         if data.dtype.kind == "c":
@@ -725,6 +742,8 @@ def _check_all(name: str, kernel_name: str, data) -> None:
 
 
 def _extreme_dim(op, name: str, rtype, input: Tensor, dim, keepdim, out):
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
     data = _array(input, name)
     d = _dim(dim, data.ndim, name)
     if data.dtype.kind == "c":
@@ -763,6 +782,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None):  # noqa: A
 
 
 def _amax_amin(op, name: str, kernel_name: str, input: Tensor, dim, keepdim, out) -> Tensor:
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
     data = _array(input, name)
     dims = _dims(dim, data.ndim, name)
     if dims is None:
@@ -786,6 +807,8 @@ def amin(input: Tensor, dim=(), keepdim: bool = False, *, out: Tensor | None = N
 
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     """``(min, max)`` of every element, or along the int `dim`."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("aminmax", keepdim)
     data = _array(input, "aminmax")
     if data.dtype.kind == "c":
         raise _not_implemented("aminmax_cpu", data)
@@ -803,6 +826,8 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
 
 
 def _arg_extreme(op, name: str, input: Tensor, dim, keepdim) -> Tensor:
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
     data = _array(input, name)
     if data.dtype.kind in "bc":
         kind = "complex" if data.dtype.kind == "c" else "bool"
@@ -848,9 +873,17 @@ def _moment_args(name: str, input: Tensor, dim, unbiased, correction, keepdim, o
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}(): pass either unbiased or correction, not both")
+    if unbiased is not None and unbiased is not True and unbiased is not False:
+        raise TypeError(
+            f"{name}(): argument 'unbiased' must be bool, not {type(unbiased).__name__}"
+        )
     if correction is None:
         correction = 1 if unbiased is None else int(unbiased)
-    return _dims(dim, data.ndim, name), correction, bool(keepdim)
+    if keepdim is None:
+        keepdim = False
+    elif keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
+    return _dims(dim, data.ndim, name), correction, keepdim
 
 
 def var(
@@ -900,6 +933,8 @@ def std_mean(
 
 # -- logical ----------------------------------------------------------------------------------
 def _logical(op, name: str, input: Tensor, dim, keepdim, out) -> Tensor:
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
     if dim is not None:
         dim = _dims(dim, _array(input, name).ndim, name, empty_is_all=False)
     return _finish(_run(op, input, dim, keepdim), out)
@@ -983,6 +1018,8 @@ def norm(
     """The p-norm over `dim` (the legacy ``torch.norm``): p a number (``inf``, ``-inf``, 0
     counts nonzeros), ``"fro"`` (the 2-norm) or ``"nuc"`` (sum of the singular values over two
     dims). Real result (complex inputs give their real dtype)."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("norm", keepdim)
     data = _array(input, "norm")
     name = "linalg.matrix_norm" if isinstance(p, str) and p == "nuc" else "linalg.vector_norm"
     np_dtype = _norm_dtype(data, dtype, name)
@@ -1020,6 +1057,8 @@ def _check_norm_identity(data, dims, p: float) -> None:
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
     """``log(sum(exp(input)))`` over `dim`, computed without overflow; -inf over an empty dim.
     Integer inputs give the default float dtype."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("logsumexp", keepdim)
     data = _array(input, "logsumexp")
     if isinstance(dim, (tuple, list)) and not dim and data.ndim:
         raise RuntimeError(
@@ -1075,6 +1114,8 @@ def cummin(input: Tensor, dim, *, out=None):
 
 # -- order statistics -------------------------------------------------------------------------
 def _median(op, dim_op, name: str, rtype, input: Tensor, dim, keepdim, out):
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool(name, keepdim)
     data = _array(input, name)
     if dim is None:
         if out is not None:
@@ -1111,6 +1152,8 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     """``(values, indices)``: the most frequent value along `dim` (the smallest on ties) and
     the index of its last occurrence."""
+    if keepdim is not True and keepdim is not False:
+        raise _not_bool("mode", keepdim)
     data = _array(input, "mode")
     if data.dtype.kind == "c":
         raise _not_implemented("mode_cpu", data)
