@@ -243,3 +243,43 @@ MORE_CHECKS = [
 @pytest.mark.parametrize("expression", MORE_CHECKS)
 def test_more_checks(torch, expression):
     agree(torch, expression)
+
+
+DTYPE_REFUSALS = [
+    "lib.trapezoid(full((3, 4), 1, 'bool'))",
+    "lib.trapezoid(full((3, 4), 1, 'float32'), full((4,), 1, 'bool'))",
+    "lib.trapz(full((3, 4), 1, 'bool'), full((3, 4), 1, 'bool'))",
+    "lib.trapezoid(full((), 1, 'float32'))",
+    "lib.cumulative_trapezoid(full((3, 4), 1, 'bool'))",
+    "lib.cumulative_trapezoid(full((), 1, 'bool'), full((), 1, 'bool'), dim=-1)",
+    "lib.cumulative_trapezoid(full((), 1, 'float32'))",
+    "lib.cov(full((3, 4), 1, 'bool'))",
+    "lib.gradient(full((3, 4), 1, 'bool'))",
+    "lib.gradient(full((3, 4), 1, 'int64'))",
+    "lib.cdist(full((2, 3, 4), 1, 'float16'), full((2, 3, 4), 1, 'float16'))",
+    "lib.pdist(full((3, 4), 1, 'bfloat16'))",
+    "lib.prelu(full((), 1, 'int64'), full((), 1, 'int64'))",
+    "lib.prelu(full((2, 3), 1, 'bool'), full((1,), 1, 'bool'))",
+    "lib.avg_pool1d(full((3, 4), 1, 'bool'), (1,))",
+    "lib.nn.functional.avg_pool2d(full((2, 3, 4), 1, 'int32'), (1,))",
+    "lib.nn.functional.avg_pool2d(full((2, 3, 4), 1, 'int64'), (1,))",
+    "lib.nn.functional.avg_pool3d(full((1, 2, 3, 4), 1, 'float16'), (1,))",
+    "lib.nn.functional.avg_pool3d(full((1, 2, 3, 4), 1, 'int64'), (1,))",
+    "lib.nn.functional.conv1d(full((2, 3, 4), 1, 'bool'), full((2, 3, 4), 1, 'bool'))",
+    "lib.nn.functional.conv3d(full((1, 1, 2, 3, 4), 1, 'bool'), full((1, 1, 2, 3, 4), 1, 'bool'))",
+    "lib.nn.functional.conv1d(full((2, 3, 4), 1, 'int32'), full((2, 3, 4), 1, 'int32'))",
+    "lib.nn.functional.conv_transpose1d(full((2, 3, 4), 1, 'int32'), full((3, 2, 4), 1, 'int32'))",
+    "lib.nn.functional.conv_transpose3d(full((1, 1, 2, 3, 4), 1, 'bool'), "
+    "full((1, 1, 2, 3, 4), 1, 'bool'))",
+    "lib.nn.functional.conv_transpose2d(full((4, 1, 3), 1, 'float64'), "
+    "full((4, 1, 3), 1, 'float64'))",
+    "lib.conv_transpose2d(full((2, 3, 4), 1, 'float32'), full((2, 3, 4), 1, 'float32'), stride=2)",
+    "lib.nn.functional.conv_transpose3d(full((1, 2, 3, 4), 1, 'float32'), "
+    "full((1, 2, 3, 4), 1, 'float32'))",
+    "lib.nn.functional.conv2d(full((4, 1, 3), 1, 'float32'), full((4, 1, 3), 1, 'float32'))",
+]
+
+
+@pytest.mark.parametrize("expression", DTYPE_REFUSALS)
+def test_dtype_refusals(torch, expression):
+    agree(torch, expression)

@@ -674,6 +674,9 @@ def _check_distance(name: str, p: float, *tensors) -> None:
             raise RuntimeError(
                 f"{name} only supports floating-point dtypes{who}: {_dtype.TITLE[t.dtype]}"
             )
+    for t in tensors:
+        if t.dtype in (_dtype.float16, _dtype.bfloat16):
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype.TITLE[t.dtype]}'")
 
 
 _CDIST_MODES = (
@@ -784,6 +787,17 @@ def _spacing(y: Tensor, x, dx, dim: int, name: str) -> Tensor | float:
     return diff(x, dim=dim)
 
 
+def _no_bool(name: str, y: Tensor, x) -> None:
+    """PyTorch's refusal of bool samples or sample points in the trapezoidal rules."""
+    if isinstance(x, Tensor):
+        if y.dtype is _dtype.bool or x.dtype is _dtype.bool:
+            raise RuntimeError(
+                f"{name}: received a bool input for `x` or `y`, but bool is not supported"
+            )
+    elif y.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
 def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The integral of `y` along `dim` by the trapezoidal rule, with sample points `x` (a
     tensor: 1-D along `dim`, or of `y`'s shape) or a constant spacing `dx` (default 1)."""
@@ -791,8 +805,9 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
         ndim = y._data.ndim
     except AttributeError:
         raise not_a_tensor("trapezoid", y, "y", 1) from None
+    _no_bool("trapezoid", y, x)
+    n = y.size(dim)
     dim = _wrap_dim(dim, ndim)
-    n = y.shape[dim]
     if n == 0:  # zeros of y's dtype, as PyTorch's
         return y.new_zeros([s for d, s in enumerate(y.shape) if d != dim])
     h = _spacing(y, x, dx, dim, "trapezoid")
@@ -812,6 +827,9 @@ def cumulative_trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor
         ndim = y._data.ndim
     except AttributeError:
         raise not_a_tensor("cumulative_trapezoid", y, "y", 1) from None
+    _no_bool("cumulative_trapezoid", y, x)
+    if ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, ndim)
     n = y.shape[dim]
     h = _spacing(y, x, dx, dim, "cumulative_trapezoid")
@@ -862,6 +880,11 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     a list of 1-D tensors (the coordinates of the samples along each dim).
     """
     dims, spacings = _gradient_dims(input, spacing, dim, edge_order)
+    if input.dtype is _dtype.bool:  # PyTorch's differences of bools
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
     ndim = input._data.ndim
     x = _float(input)
     return tuple(_gradient_1d(x, d, h, edge_order, ndim) for d, h in zip(dims, spacings))
@@ -1026,6 +1049,8 @@ def cov(
             f"cov(): expected input to have two or fewer dimensions but got an "
             f"input with {ndim} dimensions"
         )
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = _float(input if ndim == 2 else input.reshape(1, -1))
     n_obs = x.shape[1]
     w = None

@@ -592,6 +592,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
         )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"prelu_cpu\" not implemented for '{TITLE[input.dtype]}'")
     n = weight.numel()
     channels = input.shape[1] if input.dim() >= 2 else 1
     if n != 1 and n != channels:

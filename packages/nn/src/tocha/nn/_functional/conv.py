@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
 from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
@@ -350,6 +351,20 @@ def _conv_pads(padding, ksize, stride, dilation) -> tuple:
     return tuple((p, p) for p in padding)
 
 
+# the integer dtypes PyTorch's transposed convolution kernels do not take
+_NO_TRANSPOSED_KERNEL = (tocha.bool, tocha.uint8, tocha.int8, tocha.int16, tocha.int32)
+
+
+def _check_spatial_dims(k: int, nd: int, stride) -> None:
+    """PyTorch's error where the weight has other than `nd` spatial dims (`k`): it reads
+    them against the stride, given or expanded to `nd` values."""
+    if k != nd:
+        raise RuntimeError(
+            f"expected stride to be a single integer value or a list of {k} values to match "
+            f"the convolution dimensions, but got stride={list(_expand(stride, nd, 'stride'))}"
+        )
+
+
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> Tensor:
     try:
         x, unbatched = _batched(input, nd, f"conv{nd}d")
@@ -359,10 +374,14 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd: int) -> 
         raise
     if k < 1:
         raise _weight_dims_error(f"conv{nd}d", input, weight, bias, groups)
+    _check_spatial_dims(k, nd, stride)
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     ksize = tuple(weight.shape[2:])
     pads = _conv_pads(padding, ksize, stride, dilation)
     _check_common(x, weight, bias, stride, dilation, groups, False)
+    if x.dtype is tocha.bool:
+        kernel = "compute_columns3d" if k == 3 else "slow_conv2d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)]
     kernel = [dd * (kk - 1) + 1 for kk, dd in zip(ksize, dilation)]
     if any(p < kk for p, kk in zip(padded, kernel)):
@@ -392,6 +411,7 @@ def _conv_transposend(
         raise
     if k < 1:
         raise _weight_dims_error(f"conv_transpose{nd}d", input, weight, bias, groups)
+    _check_spatial_dims(k, nd, stride)
     stride, dilation = _expand(stride, k, "stride"), _expand(dilation, k, "dilation")
     padding = _expand(padding, k, "padding")
     output_padding = _expand(output_padding, k, "output_padding")
@@ -400,6 +420,9 @@ def _conv_transposend(
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     _check_common(x, weight, bias, stride, dilation, groups, True)
+    if x.dtype in _NO_TRANSPOSED_KERNEL:
+        kernel = f"slow_conv_transpose{max(k, 2)}d_out_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     if any(op >= s and op >= dd for op, s, dd in zip(output_padding, stride, dilation)):
         settings = (
             ("output_padding", output_padding, 0),

@@ -371,6 +371,11 @@ def _check_flags(fn_name: str, **flags) -> None:
             )
 
 
+# the dtypes of PyTorch's CPU average pooling kernels (int64 alone of the integers)
+_AVG_POOL3D_DTYPES = (tocha.float32, tocha.float64, tocha.int64)
+_AVG_POOL_DTYPES = (tocha.float16, tocha.bfloat16, *_AVG_POOL3D_DTYPES)
+
+
 def _avg_pool(
     input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
@@ -385,7 +390,7 @@ def _avg_pool(
         raise
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if x.dtype.is_complex:
+    if x.dtype not in (_AVG_POOL3D_DTYPES if nd == 3 else _AVG_POOL_DTYPES):
         kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     out_size = _output_sizes(x, ksize, stride, padding, (1,) * nd, ceil_mode)
