@@ -36,6 +36,9 @@ from tocha.nn.modules.attention import MultiheadAttention as MultiheadAttention
 from tocha.nn.modules.batchnorm import BatchNorm1d as BatchNorm1d
 from tocha.nn.modules.batchnorm import BatchNorm2d as BatchNorm2d
 from tocha.nn.modules.batchnorm import BatchNorm3d as BatchNorm3d
+from tocha.nn.modules.batchnorm import LazyBatchNorm1d as LazyBatchNorm1d
+from tocha.nn.modules.batchnorm import LazyBatchNorm2d as LazyBatchNorm2d
+from tocha.nn.modules.batchnorm import LazyBatchNorm3d as LazyBatchNorm3d
 from tocha.nn.modules.channelshuffle import ChannelShuffle as ChannelShuffle
 from tocha.nn.modules.container import ModuleDict as ModuleDict
 from tocha.nn.modules.container import ModuleList as ModuleList
@@ -48,6 +51,12 @@ from tocha.nn.modules.conv import Conv3d as Conv3d
 from tocha.nn.modules.conv import ConvTranspose1d as ConvTranspose1d
 from tocha.nn.modules.conv import ConvTranspose2d as ConvTranspose2d
 from tocha.nn.modules.conv import ConvTranspose3d as ConvTranspose3d
+from tocha.nn.modules.conv import LazyConv1d as LazyConv1d
+from tocha.nn.modules.conv import LazyConv2d as LazyConv2d
+from tocha.nn.modules.conv import LazyConv3d as LazyConv3d
+from tocha.nn.modules.conv import LazyConvTranspose1d as LazyConvTranspose1d
+from tocha.nn.modules.conv import LazyConvTranspose2d as LazyConvTranspose2d
+from tocha.nn.modules.conv import LazyConvTranspose3d as LazyConvTranspose3d
 from tocha.nn.modules.distance import CosineSimilarity as CosineSimilarity
 from tocha.nn.modules.distance import PairwiseDistance as PairwiseDistance
 from tocha.nn.modules.dropout import AlphaDropout as AlphaDropout
@@ -63,8 +72,12 @@ from tocha.nn.modules.fold import Unfold as Unfold
 from tocha.nn.modules.instancenorm import InstanceNorm1d as InstanceNorm1d
 from tocha.nn.modules.instancenorm import InstanceNorm2d as InstanceNorm2d
 from tocha.nn.modules.instancenorm import InstanceNorm3d as InstanceNorm3d
+from tocha.nn.modules.instancenorm import LazyInstanceNorm1d as LazyInstanceNorm1d
+from tocha.nn.modules.instancenorm import LazyInstanceNorm2d as LazyInstanceNorm2d
+from tocha.nn.modules.instancenorm import LazyInstanceNorm3d as LazyInstanceNorm3d
 from tocha.nn.modules.linear import Bilinear as Bilinear
 from tocha.nn.modules.linear import Identity as Identity
+from tocha.nn.modules.linear import LazyLinear as LazyLinear
 from tocha.nn.modules.linear import Linear as Linear
 from tocha.nn.modules.loss import BCELoss as BCELoss
 from tocha.nn.modules.loss import BCEWithLogitsLoss as BCEWithLogitsLoss
@@ -118,6 +131,8 @@ from tocha.nn.modules.pooling import AdaptiveMaxPool3d as AdaptiveMaxPool3d
 from tocha.nn.modules.pooling import AvgPool1d as AvgPool1d
 from tocha.nn.modules.pooling import AvgPool2d as AvgPool2d
 from tocha.nn.modules.pooling import AvgPool3d as AvgPool3d
+from tocha.nn.modules.pooling import FractionalMaxPool2d as FractionalMaxPool2d
+from tocha.nn.modules.pooling import FractionalMaxPool3d as FractionalMaxPool3d
 from tocha.nn.modules.pooling import LPPool1d as LPPool1d
 from tocha.nn.modules.pooling import LPPool2d as LPPool2d
 from tocha.nn.modules.pooling import LPPool3d as LPPool3d
@@ -148,6 +163,7 @@ from tocha.nn.modules.upsampling import UpsamplingNearest2d as UpsamplingNearest
 from tocha.nn.parallel.data_parallel import DataParallel as DataParallel
 from tocha.nn.parameter import Buffer as Buffer
 from tocha.nn.parameter import Parameter as Parameter
+from tocha.nn.parameter import UninitializedBuffer as UninitializedBuffer
 from tocha.nn.parameter import UninitializedParameter as UninitializedParameter
 
 __all__ = [
@@ -197,6 +213,8 @@ __all__ = [
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GELU",
     "GLU",
     "GRU",
@@ -221,6 +239,19 @@ __all__ = [
     "LSTM",
     "LSTMCell",
     "LayerNorm",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
     "LocalResponseNorm",
@@ -289,6 +320,7 @@ __all__ = [
     "TripletMarginWithDistanceLoss",
     "Unflatten",
     "Unfold",
+    "UninitializedBuffer",
     "UninitializedParameter",
     "Upsample",
     "UpsamplingBilinear2d",

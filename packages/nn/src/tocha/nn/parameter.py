@@ -1,12 +1,21 @@
-"""`Parameter` (a tensor that a Module registers as learnable) and `Buffer`."""
+"""`Parameter` (a tensor that a Module registers as learnable), `Buffer`, and the
+uninitialized parameters and buffers of lazy modules."""
 
 from __future__ import annotations
 
-from tocha import Tensor
-from tocha.library import expect_tensor, wrap
+import tocha
+from tocha import Size, Tensor
+from tocha.library import FROM_NP, expect_tensor, wrap
 from tocha.serialization import register_tensor_type
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
+__all__ = [
+    "Parameter",
+    "UninitializedParameter",
+    "is_lazy",
+    "Buffer",
+    "UninitializedBuffer",
+    "UninitializedTensorMixin",
+]
 
 
 def _share(cls, data: Tensor):
@@ -61,11 +70,133 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
     return Parameter(data, requires_grad)
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is not known yet (lazy modules); tocha has no lazy modules, so
-    it exists for ``isinstance`` checks only."""
+# The storage slot itself, reached past UninitializedTensorMixin's `_data` property.
+_RAW = Tensor.__dict__["_data"]
+
+_USE_MESSAGE = (
+    "Attempted to use an uninitialized parameter. This error happens when you are using a "
+    "`LazyModule` or explicitly manipulating `torch.nn.parameter.UninitializedParameter` "
+    "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
+    "parameters before calling torch functions"
+)
+
+
+class UninitializedTensorMixin:
+    """What uninitialized parameters and buffers share: a dtype, a device and
+    ``requires_grad`` but no shape or data yet. Changing the dtype or device
+    (``to``, ``cpu``, ``double``, ...) gives another uninitialized tensor; `materialize`
+    gives it a shape and turns it into its `cls_to_become`; any other use raises."""
 
     __slots__ = ()
+    cls_to_become: type
+
+    @property
+    def _data(self):
+        raise ValueError(_USE_MESSAGE)
+
+    @_data.setter
+    def _data(self, value) -> None:
+        _RAW.__set__(self, value)
+
+    @property
+    def data(self) -> Tensor:
+        return wrap(_RAW.__get__(self), self._device)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        _RAW.__set__(self, _RAW.__get__(value))
+        self._device = value._device
+
+    @property
+    def dtype(self):
+        return FROM_NP[_RAW.__get__(self).dtype]
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error "
+            "usually happens in `load_state_dict` when trying to load an uninitialized "
+            "parameter into an initialized one. Call `forward` to initialize the parameters "
+            "before accessing their attributes."
+        )
+
+    def size(self, dim=None):
+        return Size((0,)) if dim is None else Size((0,))[dim]
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor `shape` (uninitialized memory, on `device` in `dtype`, by default
+        its own) and turn it into its `cls_to_become`."""
+        data = tocha.empty(
+            shape,
+            device=self.device if device is None else device,
+            dtype=self.dtype if dtype is None else dtype,
+        )
+        _RAW.__set__(self, data._data)
+        self._device = data._device
+        self.__class__ = self.cls_to_become
+
+    def _converted(self, method: str, *args, **kwargs):
+        probe = getattr(wrap(_RAW.__get__(self), self._device), method)(*args, **kwargs)
+        return type(self)(self.requires_grad, probe.device, probe.dtype)
+
+    def to(self, *args, **kwargs):
+        return self._converted("to", *args, **kwargs)
+
+    def cpu(self, *args, **kwargs):
+        return self._converted("cpu", *args, **kwargs)
+
+    def cuda(self, *args, **kwargs):
+        return self._converted("cuda", *args, **kwargs)
+
+    def float(self, *args, **kwargs):
+        return self._converted("float", *args, **kwargs)
+
+    def double(self, *args, **kwargs):
+        return self._converted("double", *args, **kwargs)
+
+    def half(self, *args, **kwargs):
+        return self._converted("half", *args, **kwargs)
+
+    def bfloat16(self, *args, **kwargs):
+        return self._converted("bfloat16", *args, **kwargs)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        raise ValueError(_USE_MESSAGE)
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+            "initialize the parameters before calling `module.share_memory()`."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self.requires_grad, self.device, self.dtype))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+def is_lazy(param) -> bool:
+    """Whether `param` is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet: a lazy module's, until its first forward
+    infers the shape and `materialize` turns it into a `Parameter`."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        p = Parameter(tocha.empty(0, device=device, dtype=dtype), requires_grad)
+        p.__class__ = cls
+        return p
 
 
 register_tensor_type(Parameter, "torch.nn.parameter.Parameter", _rebuild_parameter)
@@ -81,3 +212,19 @@ class Buffer(Tensor):
         b = _share(cls, data)
         b.persistent = persistent
         return b
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (a lazy module's running statistics);
+    `materialize` turns it into a plain tensor. (`persistent` is taken for PyTorch's
+    signature; whether a buffer is saved is decided by ``register_buffer``.)"""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        t = tocha.empty(0, device=device, dtype=dtype)
+        if requires_grad:
+            t.requires_grad_(True)
+        t.__class__ = cls
+        return t

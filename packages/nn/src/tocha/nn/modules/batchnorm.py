@@ -1,4 +1,5 @@
-"""Batch normalization layers, as ``torch.nn.modules.batchnorm``: BatchNorm1d/2d/3d."""
+"""Batch normalization layers, as ``torch.nn.modules.batchnorm``: BatchNorm1d/2d/3d and their
+lazy forms."""
 
 from __future__ import annotations
 
@@ -7,10 +8,18 @@ from tocha import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+]
 
 
 class _NormBase(Module):
@@ -175,3 +184,76 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise _dims_error(input, "5D")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A normalization layer whose `num_features` is inferred from dim 1 of its first input;
+    it then becomes its non-lazy class."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, bias=bias)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tocha.tensor(0, dtype=tocha.long, device=device)
+
+    def reset_parameters(self) -> None:
+        """As the non-lazy class's, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Take `num_features` from ``input.shape[1]`` and materialize the parameters and
+        running statistics."""
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        with tocha.no_grad():
+            for name in ("weight", "bias", "running_mean", "running_var"):
+                tensor = getattr(self, name)
+                if tensor is not None:
+                    tensor.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A `BatchNorm1d` whose `num_features` is inferred from its first input.
+
+    Example:
+        >>> m = nn.LazyBatchNorm1d()
+        >>> m(tocha.randn(20, 100)).shape, m.num_features
+        (torch.Size([20, 100]), 100)
+    """
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A `BatchNorm2d` whose `num_features` is inferred from its first input."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A `BatchNorm3d` whose `num_features` is inferred from its first input."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

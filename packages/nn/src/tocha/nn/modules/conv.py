@@ -1,4 +1,5 @@
-"""Convolution layers, as ``torch.nn.modules.conv``: Conv1d/2d/3d, ConvTranspose1d/2d/3d."""
+"""Convolution layers, as ``torch.nn.modules.conv``: Conv1d/2d/3d, ConvTranspose1d/2d/3d and
+their lazy forms."""
 
 from __future__ import annotations
 
@@ -9,10 +10,24 @@ from tocha import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -353,3 +368,136 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _dims = 3
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """A convolution whose `in_channels` is inferred from its first input (dim 1, or dim 0
+    unbatched); it then becomes its non-lazy class."""
+
+    def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """As the non-lazy class's, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Take `in_channels` from `input` and materialize the parameters."""
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups)
+        with tocha.no_grad():
+            self.weight.materialize(shape + self.kernel_size)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: "
+                f"torch.Size([{', '.join(map(str, input.shape))}])"
+            )
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+        )
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A `Conv1d` whose `in_channels` is inferred from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A `Conv2d` whose `in_channels` is inferred from its first input.
+
+    Example:
+        >>> m = nn.LazyConv2d(16, 3)
+        >>> m(tocha.randn(8, 3, 32, 32)).shape, m
+        (torch.Size([8, 16, 30, 30]), Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1)))
+    """
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A `Conv3d` whose `in_channels` is inferred from its first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A `ConvTranspose1d` whose `in_channels` is inferred from its first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A `ConvTranspose2d` whose `in_channels` is inferred from its first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A `ConvTranspose3d` whose `in_channels` is inferred from its first input."""
+
+    cls_to_become = ConvTranspose3d

@@ -1,5 +1,5 @@
 """Instance normalization layers, as ``torch.nn.modules.instancenorm``:
-InstanceNorm1d/2d/3d."""
+InstanceNorm1d/2d/3d and their lazy forms."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ import warnings
 from tocha import Tensor
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = [
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 class _InstanceNorm(_NormBase):
@@ -134,4 +141,27 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
 
+    _spatial = 3
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An `InstanceNorm1d` whose `num_features` is inferred from dim 1 of its first input
+    (as PyTorch, dim 1 even of an unbatched input). Unlike `InstanceNorm1d`, `affine` and
+    `track_running_stats` default to True."""
+
+    cls_to_become = InstanceNorm1d
+    _spatial = 1
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An `InstanceNorm2d` whose `num_features` is inferred from its first input."""
+
+    cls_to_become = InstanceNorm2d
+    _spatial = 2
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An `InstanceNorm3d` whose `num_features` is inferred from its first input."""
+
+    cls_to_become = InstanceNorm3d
     _spatial = 3

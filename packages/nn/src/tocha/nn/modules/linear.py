@@ -1,4 +1,4 @@
-"""Linear layers, as ``torch.nn.modules.linear``: Identity, Linear, Bilinear."""
+"""Linear layers, as ``torch.nn.modules.linear``: Identity, Linear, LazyLinear, Bilinear."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from tocha import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Bilinear", "Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
 
 
 class Identity(Module):
@@ -73,6 +74,50 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A `Linear` whose `in_features` is inferred from the last dim of its first input;
+    it then becomes a `Linear`.
+
+    Example:
+        >>> m = nn.LazyLinear(30)
+        >>> m(tocha.randn(128, 20)).shape, type(m).__name__, m.in_features
+        (torch.Size([128, 30]), 'Linear', 20)
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """As `Linear`'s, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Take `in_features` from ``input.shape[-1]`` and materialize the parameters (or,
+        when a loaded state dict materialized them, take it from the weight)."""
+        if self.has_uninitialized_params():
+            with tocha.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        elif self.in_features == 0:
+            inferred, loaded = input.shape[-1], self.weight.shape[1]
+            if inferred != loaded:
+                raise AssertionError(
+                    f"The in_features inferred from input: {inferred} is not equal to "
+                    f"in_features from self.weight: {loaded}"
+                )
+            self.in_features = loaded
 
 
 class NonDynamicallyQuantizableLinear(Linear):

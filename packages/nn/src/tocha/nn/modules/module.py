@@ -11,7 +11,7 @@ import tocha
 from tocha import Tensor
 from tocha.library import TITLE, wrap
 
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = [
     "Module",
@@ -512,7 +512,7 @@ class Module:
                 continue
             with tocha.no_grad():
                 new = fn(param)
-            param._data, param._device = new._data, new._device
+            param.data = new
             if param.grad is not None:
                 with tocha.no_grad():
                     grad = fn(param.grad)
@@ -674,6 +674,8 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if is_lazy(param):
+                continue
             if not isinstance(value, Tensor):
                 error_msgs.append(
                     f'While copying the parameter named "{key}", expected torch.Tensor or '

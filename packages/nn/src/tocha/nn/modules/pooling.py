@@ -1,5 +1,5 @@
-"""Pooling layers, as ``torch.nn.modules.pooling``: max, average, adaptive and power-average
-pooling, and max unpooling, in 1, 2 and 3-D."""
+"""Pooling layers, as ``torch.nn.modules.pooling``: max, average, adaptive, fractional max and
+power-average pooling, and max unpooling, in 1, 2 and 3-D."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
@@ -349,3 +351,70 @@ class LPPool3d(_LPPoolNd):
     """3-D power-average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
 
     _pool = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling (Graham): windows of `kernel_size` at pseudo-random starts
+    giving `output_size`, or the input size times `output_ratio` (each in (0, 1));
+    `_random_samples` (a buffer; ``(N, C, dims)`` in [0, 1)) fixes the starts."""
+
+    _dims = 0
+    _pool = None
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices: bool = False,
+        _random_samples=None,
+    ) -> None:
+        super().__init__()
+        n = self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = (
+            (output_ratio,) * n
+            if isinstance(output_ratio, (int, float))
+            else (tuple(output_ratio) if output_ratio is not None else None)
+        )
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{type(self).__name__} requires specifying either an output size, or a "
+                "pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:n]):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        return type(self)._pool(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Example:
+        >>> nn.FractionalMaxPool2d(3, output_ratio=0.5)(tocha.randn(20, 16, 50, 32)).shape
+        torch.Size([20, 16, 25, 16])
+    """
+
+    _dims = 2
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+
+    _dims = 3
+    _pool = staticmethod(F.fractional_max_pool3d)

@@ -1,0 +1,332 @@
+"""nn classes added in session 36, against torch.nn: the lazy modules (LazyLinear,
+LazyConv*, LazyConvTranspose*, LazyBatchNorm*, LazyInstanceNorm*) with their uninitialized
+parameters and buffers, and FractionalMaxPool2d/3d."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import tocha
+import tocha.nn as nn
+from tocha.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+
+# -- lazy modules -----------------------------------------------------------------------------
+
+LAZY = [
+    ("LazyLinear", (3,), {}, (2, 5)),
+    ("LazyLinear", (4,), {"bias": False}, (2, 3, 6)),
+    ("LazyConv1d", (4, 3), {"padding": 1}, (2, 3, 7)),
+    ("LazyConv2d", (4, 3), {"stride": 2, "groups": 2}, (2, 6, 7, 7)),
+    ("LazyConv2d", (4, 3), {"bias": False}, (3, 7, 7)),
+    ("LazyConv3d", (2, 2), {"padding_mode": "reflect", "padding": 1}, (1, 2, 4, 4, 4)),
+    ("LazyConvTranspose1d", (3, 3), {"stride": 2}, (2, 4, 5)),
+    ("LazyConvTranspose2d", (4, 3), {"groups": 2, "output_padding": 1, "stride": 2}, (1, 6, 5, 5)),
+    ("LazyConvTranspose3d", (2, 2), {}, (1, 3, 3, 3, 3)),
+    ("LazyBatchNorm1d", (), {}, (4, 3)),
+    ("LazyBatchNorm1d", (), {"affine": False}, (4, 3, 5)),
+    ("LazyBatchNorm2d", (), {"momentum": None, "bias": False}, (2, 3, 4, 4)),
+    ("LazyBatchNorm3d", (), {"track_running_stats": False}, (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), {}, (2, 3, 6)),
+    ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", (), {"track_running_stats": False}, (2, 3, 2, 3, 2)),
+]
+
+
+def _state(lib, module):
+    lazy = lib.nn.parameter.is_lazy
+    return [(k, lazy(v)) for k, v in module.state_dict().items()]
+
+
+def _dtype(t) -> str:
+    return str(t.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs,shape", LAZY, ids=[f"{r[0]}-{i}" for i, r in enumerate(LAZY)]
+)
+def test_lazy_module_matches_torch(torch, name, args, kwargs, shape):
+    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert _state(tocha, ours) == _state(torch, theirs)
+    assert ours.has_uninitialized_params() == theirs.has_uninitialized_params()
+    assert [(n, repr(p)) for n, p in ours.named_parameters()] == [
+        (n, repr(p)) for n, p in theirs.named_parameters()
+    ]
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ours(tocha.from_numpy(x))
+    theirs(torch.from_numpy(x))
+    assert ours._get_name() == theirs._get_name() == name[4:]
+    assert repr(ours) == repr(theirs)
+    assert not hasattr(ours, "has_uninitialized_params")
+    assert not hasattr(ours, "_initialize_hook") and not ours._forward_pre_hooks
+    assert [(n, tuple(p.shape), _dtype(p)) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape), _dtype(p)) for n, p in theirs.named_parameters()
+    ]
+    # Same parameters and statistics, same outputs and gradients from then on.
+    ours.load_state_dict(
+        {k: tocha.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()}
+    )
+    xo, xt = tocha.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    out_o, out_t = ours(xo), theirs(xt)
+    np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-5, atol=1e-5)
+    out_o.sum().backward()
+    out_t.sum().backward()
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_lazy_parameters_initialize_like_the_layer():
+    tocha.manual_seed(0)
+    lazy = nn.LazyLinear(3)
+    lazy(tocha.zeros(2, 40))
+    bound = 1 / np.sqrt(40)
+    assert np.abs(lazy.weight.detach().numpy()).max() <= bound
+    assert np.abs(lazy.weight.detach().numpy()).max() > bound / 2
+    norm = nn.LazyBatchNorm2d()
+    norm.eval()
+    norm(tocha.zeros(1, 4, 2, 2))
+    np.testing.assert_array_equal(norm.weight.detach().numpy(), np.ones(4, np.float32))
+    np.testing.assert_array_equal(norm.running_var.numpy(), np.ones(4, np.float32))
+    assert norm.num_batches_tracked.item() == 0
+
+
+def test_lazy_dtype_and_device_follow_the_module(torch):
+    for lib in (tocha, torch):
+        m = lib.nn.LazyLinear(3)
+        m.double()
+        assert _dtype(m.weight) == "float64" and m.has_uninitialized_params()
+        assert repr(m.weight) == "<UninitializedParameter>"
+        assert _dtype(m(lib.ones(2, 4, dtype=lib.float64))) == "float64"
+        m = lib.nn.LazyConv1d(2, 1, dtype=lib.float64)
+        assert _dtype(m(lib.ones(1, 3, 2, dtype=lib.float64))) == "float64"
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the type and message are what is compared
+        return type(exc).__name__, str(exc)
+    return None
+
+
+LAZY_ERRORS = [
+    ("LazyConv2d", (4, 3), {"groups": 2}, (1, 3, 5, 5)),
+    ("LazyConv2d", (4, 3), {}, (3, 5)),
+    ("LazyConvTranspose1d", (4, 3), {}, (1, 2, 3, 5)),
+    ("LazyBatchNorm2d", (), {}, (4, 3)),
+    ("LazyInstanceNorm1d", (), {}, (3, 7)),
+]
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs,shape", LAZY_ERRORS, ids=[f"{r[0]}-{i}" for i, r in enumerate(LAZY_ERRORS)]
+)
+def test_lazy_errors_match_torch(torch, name, args, kwargs, shape):
+    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    x = np.zeros(shape, np.float32)
+    got = _error(lambda: ours(tocha.from_numpy(x)))
+    want = _error(lambda: theirs(torch.from_numpy(x)))
+    assert got == want and got is not None
+    assert ours._get_name() == theirs._get_name()
+
+
+def test_uninitialized_tensor_uses_match_torch(torch):
+    """Shape access and ops raise as PyTorch's; dtype, device, requires_grad answer."""
+    ours = UninitializedParameter()
+    theirs = torch.nn.parameter.UninitializedParameter()
+    assert repr(ours) == repr(theirs) == "<UninitializedParameter>"
+    assert (ours.requires_grad, ours.is_leaf, ours.grad) == (
+        theirs.requires_grad,
+        theirs.is_leaf,
+        theirs.grad,
+    )
+    assert _dtype(ours) == _dtype(theirs)
+    assert str(ours.device) == str(theirs.device)
+    assert isinstance(ours, nn.Parameter) and is_lazy(ours)
+    assert _error(lambda: ours.shape) == _error(lambda: theirs.shape)
+    for use in (
+        lambda p: p + 1,
+        lambda p: p.numel(),
+        lambda p: p.sum(),
+        lambda p: p.detach(),
+        lambda p: p.requires_grad_(False),
+    ):
+        got = _error(lambda use=use: use(ours))
+        want = _error(lambda use=use: use(theirs))
+        assert got[0] == want[0] == "ValueError"
+        assert "uninitialized parameter" in got[1]
+    assert _error(ours.share_memory_) == _error(theirs.share_memory_)
+    b, tb = UninitializedBuffer(), torch.nn.parameter.UninitializedBuffer()
+    assert (repr(b), b.requires_grad) == (repr(tb), tb.requires_grad)
+    assert isinstance(tocha.nn.UninitializedBuffer(), tocha.Tensor)
+
+
+def test_materialize_matches_torch(torch):
+    seen = []
+    for lib in (tocha, torch):
+        mod = lib.nn.parameter
+        p = mod.UninitializedParameter(requires_grad=False, dtype=lib.float64)
+        p.materialize((2, 3))
+        q = mod.UninitializedParameter()
+        q.materialize(4, dtype=lib.float16)
+        b = mod.UninitializedBuffer()
+        b.materialize((2,))
+        seen.append(
+            [(mod.is_lazy(t), tuple(t.shape), _dtype(t), t.requires_grad) for t in (p, q, b)]
+        )
+        if lib is tocha:
+            assert type(p) is type(q) is nn.Parameter and type(b) is tocha.Tensor
+    assert seen[0] == seen[1]
+    assert seen[0][0] == (False, (2, 3), "float64", False)
+
+
+def test_lazy_state_dict_round_trips(torch):
+    # An uninitialized module's state dict holds the uninitialized tensors themselves.
+    for lib in (tocha, torch):
+        m = lib.nn.LazyLinear(3)
+        assert m.state_dict()["weight"] is m.weight
+        assert repr(lib.nn.LazyLinear(3).load_state_dict(m.state_dict())) == (
+            "<All keys matched successfully>"
+        )
+    # Loading initialized tensors materializes the lazy ones but keeps the lazy class.
+    ours, theirs = nn.LazyLinear(3), torch.nn.LazyLinear(3)
+    ours.load_state_dict(nn.Linear(5, 3).state_dict())
+    theirs.load_state_dict(torch.nn.Linear(5, 3).state_dict())
+    assert ours._get_name() == theirs._get_name() == "LazyLinear"
+    assert tuple(ours.weight.shape) == tuple(theirs.weight.shape) == (3, 5)
+    ours(tocha.zeros(2, 5))
+    theirs(torch.zeros(2, 5))
+    assert repr(ours) == repr(theirs)
+    # An uninitialized tensor loaded into an initialized one cannot be.
+    got = _error(lambda: nn.Linear(5, 3).load_state_dict(nn.LazyLinear(3).state_dict()))
+    want = _error(
+        lambda: torch.nn.Linear(5, 3).load_state_dict(torch.nn.LazyLinear(3).state_dict())
+    )
+    assert got == want and got[0] == "RuntimeError"
+    ours, theirs = nn.LazyLinear(3), torch.nn.LazyLinear(3)
+    ours.load_state_dict(nn.Linear(5, 3).state_dict())
+    theirs.load_state_dict(torch.nn.Linear(5, 3).state_dict())
+    got, want = _error(lambda: ours(tocha.zeros(1, 7))), _error(lambda: theirs(torch.zeros(1, 7)))
+    assert got == want and got[0] == "AssertionError"
+
+
+def test_lazy_module_with_an_optimizer():
+    m = nn.LazyLinear(2)
+    opt = tocha.optim.SGD(m.parameters(), lr=0.5)
+    x = tocha.ones(3, 4)
+    m(x)
+    before = m.weight.detach().clone()
+    m(x).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(
+        m.weight.detach().numpy(), before.numpy() - 0.5 * 3, rtol=1e-6, atol=1e-6
+    )
+
+
+def test_lazy_module_copies_and_pickles():
+    m = nn.LazyConv2d(3, 1)
+    for copied in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert type(copied) is nn.LazyConv2d and copied.has_uninitialized_params()
+        assert copied(tocha.zeros(1, 5, 2, 2)).shape == (1, 3, 2, 2)
+        assert type(copied) is nn.Conv2d and copied.in_channels == 5
+    assert type(m) is nn.LazyConv2d and m.has_uninitialized_params()
+
+
+def test_lazy_mixin_contract(torch):
+    class Custom(nn.modules.lazy.LazyModuleMixin, nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = UninitializedParameter()
+
+        def forward(self, x):
+            return x
+
+    class Partial(Custom):
+        def initialize_parameters(self, x):
+            pass
+
+    assert _error(lambda: Custom()(tocha.ones(1))) == (
+        "NotImplementedError",
+        "initialize_parameters is not implemented for Custom",
+    )
+    assert _error(lambda: Partial()(tocha.ones(1))) == (
+        "RuntimeError",
+        "module Partial has not been fully initialized",
+    )
+    m = nn.LazyLinear(2)
+    assert _error(m.share_memory) == _error(torch.nn.LazyLinear(2).share_memory)
+
+
+# -- fractional max pooling -------------------------------------------------------------------
+
+FRACTIONAL = [
+    ("FractionalMaxPool2d", (3,), {"output_size": (5, 4)}, (2, 3, 10, 9)),
+    ("FractionalMaxPool2d", (2,), {"output_ratio": 0.5, "return_indices": True}, (3, 8, 9)),
+    ("FractionalMaxPool3d", ((2, 2, 3),), {"output_ratio": (0.5, 0.6, 0.5)}, (1, 2, 6, 7, 8)),
+    ("FractionalMaxPool3d", (2,), {"output_size": 3, "return_indices": True}, (2, 6, 6, 7)),
+]
+
+
+@pytest.mark.parametrize(
+    "name,args,kwargs,shape", FRACTIONAL, ids=[f"{r[0]}-{i}" for i, r in enumerate(FRACTIONAL)]
+)
+def test_fractional_max_pool_matches_torch(torch, name, args, kwargs, shape):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    dims = 2 if name.endswith("2d") else 3
+    batch = shape[0] if len(shape) == dims + 2 else 1
+    channels = shape[-dims - 1]
+    samples = rng.random((batch, channels, dims))
+    ours = getattr(nn, name)(*args, **kwargs, _random_samples=tocha.from_numpy(samples))
+    theirs = getattr(torch.nn, name)(*args, **kwargs, _random_samples=torch.from_numpy(samples))
+    assert repr(ours) == repr(theirs)
+    assert (ours.kernel_size, ours.output_size, ours.output_ratio) == (
+        theirs.kernel_size,
+        theirs.output_size,
+        theirs.output_ratio,
+    )
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["_random_samples"]
+    xo, xt = tocha.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    out_o, out_t = ours(xo), theirs(xt)
+    if kwargs.get("return_indices"):
+        (out_o, idx_o), (out_t, idx_t) = out_o, out_t
+        np.testing.assert_array_equal(idx_o.numpy(), idx_t.numpy())
+    np.testing.assert_array_equal(out_o.detach().numpy(), out_t.detach().numpy())
+    g = rng.standard_normal(tuple(out_t.shape))
+    out_o.backward(tocha.from_numpy(g))
+    out_t.backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(xo.grad.numpy(), xt.grad.numpy())
+
+
+def test_fractional_max_pool_random_starts_and_gradcheck():
+    m = nn.FractionalMaxPool2d(2, output_ratio=(0.5, 0.5))
+    assert m._random_samples is None and not m.state_dict()
+    x = tocha.randn(2, 3, 10, 8, dtype=tocha.float64, requires_grad=True)
+    assert m(x).shape == (2, 3, 5, 4)
+    samples = tocha.rand(2, 3, 2, dtype=tocha.float64)
+    fixed = nn.FractionalMaxPool2d(2, output_size=4, _random_samples=samples)
+    assert tocha.autograd.gradcheck(fixed, (x,))
+
+
+FRACTIONAL_ERRORS = [
+    ("FractionalMaxPool2d", {"kernel_size": 2}),
+    ("FractionalMaxPool3d", {"kernel_size": 2}),
+    ("FractionalMaxPool2d", {"kernel_size": 2, "output_size": 3, "output_ratio": 0.5}),
+    ("FractionalMaxPool2d", {"kernel_size": 2, "output_ratio": 1.5}),
+    ("FractionalMaxPool3d", {"kernel_size": 2, "output_ratio": 0.0}),
+    ("FractionalMaxPool2d", {"kernel_size": 2, "output_ratio": (0.5, 1.0)}),
+]
+
+
+@pytest.mark.parametrize(
+    "name,kwargs", FRACTIONAL_ERRORS, ids=[str(i) for i in range(len(FRACTIONAL_ERRORS))]
+)
+def test_fractional_max_pool_errors_match_torch(torch, name, kwargs):
+    got = _error(lambda: getattr(nn, name)(**kwargs))
+    want = _error(lambda: getattr(torch.nn, name)(**kwargs))
+    assert got == want and got[0] == "ValueError"
