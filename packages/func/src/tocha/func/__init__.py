@@ -12,10 +12,11 @@ Each takes and returns tensors or pytrees (tuples, lists, dicts) of tensors, and
 
 from typing import TYPE_CHECKING
 
+from ._functionalize import functionalize
 from ._grad import grad, grad_and_value
 from ._jacobian import hessian, jacfwd, jacrev
 from ._jvp import jvp, linearize
-from ._modules import functional_call, stack_module_state
+from ._modules import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._version import __version__
 from ._vjp import vjp
 from ._vmap import vmap
@@ -32,6 +33,8 @@ __all__ = [
     "hessian",
     "functional_call",
     "stack_module_state",
+    "functionalize",
+    "replace_all_batch_norm_modules_",
     "__version__",
 ]
 

@@ -125,3 +125,23 @@ def stack_module_state(models) -> tuple[dict, dict]:
         for name, _ in models[0].named_buffers()
     }
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module in `root` (itself included) keep no running statistics,
+    in place, so that it normalises by the batch's own statistics under `vmap` (PyTorch's
+    advice for model ensembles): ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` become None and ``track_running_stats`` False. Returns `root`."""
+    nn = tocha.nn
+    kinds = tuple(
+        getattr(nn, name)
+        for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
+        if hasattr(nn, name)
+    )
+    for module in root.modules():
+        if isinstance(module, kinds):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
