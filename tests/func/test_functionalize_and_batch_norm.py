@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import tocha
-from tocha.fx.experimental.proxy_tensor import make_fx
 from tocha.func import functionalize, replace_all_batch_norm_modules_, vmap
+from tocha.fx.experimental.proxy_tensor import make_fx
 
 
 def _mutating(x):
