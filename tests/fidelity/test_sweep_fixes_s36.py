@@ -283,3 +283,44 @@ DTYPE_REFUSALS = [
 @pytest.mark.parametrize("expression", DTYPE_REFUSALS)
 def test_dtype_refusals(torch, expression):
     agree(torch, expression)
+
+
+EMPTY_AND_ORDER = [
+    "lib.kthvalue(full((0,), 1, 'int32'), 1, dim=0)",
+    "lib.kthvalue(full((0, 3), 1, 'bool'), 1, dim=-2, keepdim=True)",
+    "lib.kthvalue(full((3, 0), 1, 'float32'), 1)",
+    "lib.kthvalue(full((3, 0), 1, 'float32'), 1, dim=0)",
+    "lib.kthvalue(full((), 1, 'bool'), 1, dim=-1)",
+    "lib.kthvalue(full((3,), 1, 'bool'), 1)",
+    "lib.aminmax(full((0,), 1, 'complex64'), dim=-1)",
+    "lib.aminmax(full((3,), 1, 'complex64'))",
+    "lib.mode(full((), 1, 'complex64'))",
+    "lib.mode(full((0,), 1, 'complex64'))",
+    "lib.mode(full((3,), 1, 'complex64'))",
+    "lib.searchsorted(full((3, 4), 1, 'bool'), full((3, 4), 1, 'bool'))",
+    "lib.searchsorted(full((4,), 1, 'bool'), True)",
+    "lib.searchsorted(full((4,), 1, 'bool'), 1)",
+    "lib.bucketize(full((4,), 1, 'bool'), full((4,), 1, 'bool'))",
+    "lib.bincount(full((3,), 1, 'bool'))",
+    "lib.bincount(full((3,), 1, 'uint8'))",
+    "lib.normal(2, full((), 1, 'complex64'))",
+    "lib.normal(full((), 1, 'complex64'), full((), 1, 'complex64'))",
+    "lib.svd(full((0, 3), 1, 'float16'))",
+    "lib.linalg.svd(full((2, 0, 0), 1, 'float16'))",
+    "lib.linalg.svdvals(full((0, 3), 1, 'float16'))",
+    "lib.linalg.matrix_rank(full((0, 3), 1, 'bfloat16'), 1e-05)",
+    "lib.linalg.eigh(full((0, 0), 1, 'float16'))",
+    "lib.linalg.cholesky(full((0, 0), 1, 'float16'))",
+    "lib.linalg.det(full((2, 0, 0), 1, 'float16'))",
+    "lib.linalg.solve(full((0, 0), 1, 'float16'), full((0, 0), 1, 'float16'))",
+    "lib.linalg.qr(full((0, 3), 1, 'float16'))",
+    "lib.linalg.svd(full((2, 3), 1, 'float16'))",
+    "lib.linalg.cond(full((0, 0), 1, 'float32'))",
+    "lib.linalg.cond(full((2, 0, 0), 1, 'float16'))",
+    "lib.linalg.cond(full((0, 3), 1, 'float64'))",
+]
+
+
+@pytest.mark.parametrize("expression", EMPTY_AND_ORDER)
+def test_empty_inputs_and_check_order(torch, expression):
+    agree(torch, expression)

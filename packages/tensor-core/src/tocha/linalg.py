@@ -100,7 +100,11 @@ def _same_dtype(fn):
 
     def factory(xp):
         def kernel(a, *rest):
-            result = fn(xp, a, *rest)
+            if a.dtype in _LOW_NP:  # no elements (the only float16/bfloat16 inputs let in)
+                widened = tuple(r.astype(np.float32) if _is_low(r) else r for r in (a, *rest))
+                result = fn(xp, *widened)
+            else:
+                result = fn(xp, a, *rest)
             if type(result) is tuple:
                 return tuple(_cast_like(xp, r, a) for r in result)
             return _cast_like(xp, result, a)
@@ -113,10 +117,19 @@ def _same_dtype(fn):
 def _cast_like(xp, r, a):
     """`r` in the precision of `a`, keeping r's kind (real, complex; integers untouched)."""
     if r.dtype.kind in "biu" or r.dtype == a.dtype:
+_LOW_NP = (np.dtype(np.float16), _dtype.bfloat16.np)
+
+
+def _is_low(r) -> bool:
+    return getattr(r, "dtype", None) in _LOW_NP
+
+
         return r
     single = a.dtype in (np.float32, np.complex64)
     if r.dtype.kind == "c":
         return r.astype(np.complex64 if single else np.complex128, copy=False)
+    if a.dtype in _LOW_NP:
+        return r.astype(a.dtype)
     return r.astype(np.float32 if single else np.float64, copy=False)
 
 
@@ -325,9 +338,10 @@ def _check_floating(name: str, A: Tensor, low_precision: bool = False) -> None:
         )
     if not low_precision and dt in (_dtype.float16, _dtype.bfloat16):
         kernel = _LOW_PRECISION_KERNELS.get(name)
-        if kernel is not None and not lu_empty:
+        skipped = kernel in _SKIPPED_WHEN_EMPTY and not A._data.size
+        if kernel is not None and not skipped:
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[dt]}'")
-        if lu_empty:
+        if skipped:
             return
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_dtype.TITLE[dt]}")
 
@@ -353,6 +367,8 @@ _LOW_PRECISION_KERNELS = {
 # The LU functions' integer and bool inputs also reach their kernel.
 _LU_KERNELS = ("linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex")
 
+# The kernels PyTorch does not run (nor check the dtype of) on no elements.
+_SKIPPED_WHEN_EMPTY = ("lu_cpu", "linalg_svd_cpu", "linalg_eigh_cpu", "cholesky_cpu")
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
     if not isinstance(A, Tensor):
@@ -1153,3 +1169,5 @@ for _fn, _name in (
     export(_fn, _name, method=_name != "lu_unpack")
 
 _aliases.alias_module(globals())
+        if not S.shape[-1]:  # empty matrices: PyTorch's condition number 0
+            return _finish(PUBLIC["zeros"](S.shape[:-1], dtype=S.dtype), out)

@@ -581,6 +581,8 @@ for _fn in (rand, randn, rand_like, randn_like, randint, randint_like, randperm)
 
 
 def _check_std(std) -> None:
+    if isinstance(std, Tensor) and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if isinstance(std, Tensor):
         if bool((std._data < 0).any()):
             raise RuntimeError("normal expects all elements of std >= 0.0")

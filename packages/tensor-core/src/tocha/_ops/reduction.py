@@ -810,8 +810,6 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     if keepdim is not True and keepdim is not False:
         raise _not_bool("aminmax", keepdim)
     data = _array(input, "aminmax")
-    if data.dtype.kind == "c":
-        raise _not_implemented("aminmax_cpu", data)
     if dim is None:
         if data.size == 0:
             raise RuntimeError(
@@ -821,6 +819,8 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False, out=None):
     else:
         dim = _dim(dim, data.ndim, "aminmax")
         _check_nonempty(data, (dim,), "aminmax")
+    if data.dtype.kind == "c":
+        raise _not_implemented("aminmax_cpu", data)
     result = rt.aminmax(call(aminmax_op, (input,), dim, keepdim))
     return result if out is None else _write_pair(out, result, rt.aminmax)
 
@@ -1155,10 +1155,10 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     if keepdim is not True and keepdim is not False:
         raise _not_bool("mode", keepdim)
     data = _array(input, "mode")
-    if data.dtype.kind == "c":
-        raise _not_implemented("mode_cpu", data)
     d = _dim(dim, data.ndim, "mode")
     _check_nonempty(data, (d,), "mode()")
+    if data.dtype.kind == "c" and data.ndim:  # a 0-dim input runs no kernel
+        raise _not_implemented("mode_cpu", data)
     result = rt.mode(call(mode_op, (input,), d, keepdim))
     return result if out is None else _write_pair(out, result, rt.mode)
 

@@ -420,9 +420,6 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     """``(values, indices)`` of the `k`-th smallest element (counting from 1) along `dim`.
     NaN counts as the largest value."""
     input = _input("kthvalue", input)
-    kind = input._data.dtype.kind
-    if kind in "bc":
-        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_title(input)}'")
     ndim = input._data.ndim
     dim = _wrap_dim(dim, ndim)
     size = input._data.shape[dim] if ndim else 1
@@ -480,6 +477,10 @@ def unique_consecutive(
     return_counts = flag("unique_consecutive", return_counts, "return_counts")
     if input._data.dtype.kind == "c":
         kernel = "unique" if dim is None else "unique_dim"
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
+    if input._data.dtype.kind in "bc" and ndim:  # a 0-dim input runs no kernel
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_title(input)}'")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(input)}'")
     if dim is not None:
         ndim = input._data.ndim
@@ -590,6 +591,8 @@ def bucketize(
 
 
 # -- histograms ------------------------------------------------------------------------------
+    if _dtype.promote_operands((sorted_sequence, input)) is _dtype.bool and values._data.size:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
 def _check_float(name: str, x: Tensor, kernel: str) -> None:
     if x._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(x)}'")
@@ -697,7 +700,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     `weights`), of length ``max(input) + 1`` or `minlength`."""
     input = _input("bincount", input)
     data = input._data
-    if data.dtype.kind not in "biu":
+    if data.dtype.kind not in "iu":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_title(input)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
