@@ -3,6 +3,8 @@ uninitialized parameters and buffers of lazy modules."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tocha
 from tocha import Size, Tensor
 from tocha.library import FROM_NP, expect_tensor, wrap
@@ -81,7 +83,14 @@ _USE_MESSAGE = (
 )
 
 
-class UninitializedTensorMixin:
+# Type checkers see the mixin as the Tensor it is mixed into.
+if TYPE_CHECKING:
+    _Base = Tensor
+else:
+    _Base = object
+
+
+class UninitializedTensorMixin(_Base):
     """What uninitialized parameters and buffers share: a dtype, a device and
     ``requires_grad`` but no shape or data yet. Changing the dtype or device
     (``to``, ``cpu``, ``double``, ...) gives another uninitialized tensor; `materialize`

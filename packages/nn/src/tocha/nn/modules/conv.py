@@ -4,6 +4,7 @@ their lazy forms."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import tocha
 from tocha import Tensor
@@ -370,9 +371,19 @@ class ConvTranspose3d(_ConvTransposeNd):
     _conv = staticmethod(F.conv_transpose3d)
 
 
-class _LazyConvXdMixin(LazyModuleMixin):
+# Type checkers see the mixin as the convolution it is mixed into.
+if TYPE_CHECKING:
+    _LazyConvBase = _ConvNd
+else:
+    _LazyConvBase = object
+
+
+class _LazyConvXdMixin(LazyModuleMixin, _LazyConvBase):
     """A convolution whose `in_channels` is inferred from its first input (dim 1, or dim 0
     unbatched); it then becomes its non-lazy class."""
+
+    weight: UninitializedParameter
+    bias: UninitializedParameter | None
 
     def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
         self.weight = UninitializedParameter(device=device, dtype=dtype)

@@ -4,15 +4,23 @@ module's parameters from its first input."""
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import tocha
 
 from ..parameter import is_lazy
+from .module import Module
+
+# Type checkers see the mixin as the Module it is mixed into.
+if TYPE_CHECKING:
+    _Base = Module
+else:
+    _Base = object
 
 __all__ = ["LazyModuleMixin"]
 
 
-class LazyModuleMixin:
+class LazyModuleMixin(_Base):
     """A mixin for modules whose parameters (`UninitializedParameter`) and buffers
     (`UninitializedBuffer`) take their shapes from the first input.
 

@@ -87,6 +87,8 @@ class LazyLinear(LazyModuleMixin, Linear):
     """
 
     cls_to_become = Linear
+    weight: UninitializedParameter
+    bias: UninitializedParameter | None
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(0, 0, False)
