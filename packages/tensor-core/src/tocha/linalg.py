@@ -114,9 +114,6 @@ def _same_dtype(fn):
     return factory
 
 
-def _cast_like(xp, r, a):
-    """`r` in the precision of `a`, keeping r's kind (real, complex; integers untouched)."""
-    if r.dtype.kind in "biu" or r.dtype == a.dtype:
 _LOW_NP = (np.dtype(np.float16), _dtype.bfloat16.np)
 
 
@@ -124,12 +121,15 @@ def _is_low(r) -> bool:
     return getattr(r, "dtype", None) in _LOW_NP
 
 
+def _cast_like(xp, r, a):
+    """`r` in the precision of `a`, keeping r's kind (real, complex; integers untouched)."""
+    if r.dtype.kind in "biu" or r.dtype == a.dtype:
         return r
+    if a.dtype in _LOW_NP:
+        return r.astype(a.dtype)
     single = a.dtype in (np.float32, np.complex64)
     if r.dtype.kind == "c":
         return r.astype(np.complex64 if single else np.complex128, copy=False)
-    if a.dtype in _LOW_NP:
-        return r.astype(a.dtype)
     return r.astype(np.float32 if single else np.float64, copy=False)
 
 
@@ -364,11 +364,11 @@ _LOW_PRECISION_KERNELS = {
     "linalg.lu_solve": "linalg.lu_solve_cpu",
     "linalg.solve_triangular": "triangular_solve_cpu",
 }
+# The kernels PyTorch does not run (nor check the dtype of) on no elements.
+_SKIPPED_WHEN_EMPTY = ("lu_cpu", "linalg_svd_cpu", "linalg_eigh_cpu", "cholesky_cpu")
 # The LU functions' integer and bool inputs also reach their kernel.
 _LU_KERNELS = ("linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex")
 
-# The kernels PyTorch does not run (nor check the dtype of) on no elements.
-_SKIPPED_WHEN_EMPTY = ("lu_cpu", "linalg_svd_cpu", "linalg_eigh_cpu", "cholesky_cpu")
 
 def _check_same_dtype(name: str, A: Tensor, B: Tensor) -> None:
     if not isinstance(A, Tensor):
@@ -1115,6 +1115,8 @@ def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
     _check("linalg.cond", A, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         S = svdvals(A)
+        if not S.shape[-1]:  # empty matrices: PyTorch's condition number 0
+            return _finish(PUBLIC["zeros"](S.shape[:-1], dtype=S.dtype), out)
         ratio = S.amax(-1) / S.amin(-1) if p != -2 else S.amin(-1) / S.amax(-1)
         return _finish(ratio, out)
     return _finish(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
@@ -1169,5 +1171,3 @@ for _fn, _name in (
     export(_fn, _name, method=_name != "lu_unpack")
 
 _aliases.alias_module(globals())
-        if not S.shape[-1]:  # empty matrices: PyTorch's condition number 0
-            return _finish(PUBLIC["zeros"](S.shape[:-1], dtype=S.dtype), out)

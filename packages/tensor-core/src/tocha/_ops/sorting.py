@@ -423,6 +423,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     ndim = input._data.ndim
     dim = _wrap_dim(dim, ndim)
     size = input._data.shape[dim] if ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
+    if input._data.dtype.kind in "bc" and ndim:  # a 0-dim input runs no kernel
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_title(input)}'")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     keepdim = flag("kthvalue", keepdim, "keepdim")
@@ -477,10 +481,6 @@ def unique_consecutive(
     return_counts = flag("unique_consecutive", return_counts, "return_counts")
     if input._data.dtype.kind == "c":
         kernel = "unique" if dim is None else "unique_dim"
-    if size == 0:
-        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
-    if input._data.dtype.kind in "bc" and ndim:  # a 0-dim input runs no kernel
-        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_title(input)}'")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(input)}'")
     if dim is not None:
         ndim = input._data.ndim
@@ -537,6 +537,8 @@ def searchsorted(
     for t in (sorted_sequence, values):
         if t._data.dtype.kind == "c" and values._data.size:  # the kernel runs on no value
             raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for '{_title(t)}'")
+    if _dtype.promote_operands((sorted_sequence, input)) is _dtype.bool and values._data.size:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     seq_shape, val_shape = sorted_sequence._data.shape, values._data.shape
     if sorted_sequence._data.ndim == 0:
         raise RuntimeError(
@@ -591,8 +593,6 @@ def bucketize(
 
 
 # -- histograms ------------------------------------------------------------------------------
-    if _dtype.promote_operands((sorted_sequence, input)) is _dtype.bool and values._data.size:
-        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
 def _check_float(name: str, x: Tensor, kernel: str) -> None:
     if x._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_title(x)}'")
