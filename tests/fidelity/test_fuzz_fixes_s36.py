@@ -4,6 +4,7 @@ checked against PyTorch (recorded)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tocha
@@ -87,6 +88,21 @@ SAME_ERROR = [
     "x.nansum(1, keepdim=2)",
     "x.nanmean(1, keepdim=2)",
     "x.max(1, keepdim=2)",
+    "lib.diag(x, diagonal=True)",
+    "lib.diagonal(x, offset=2**63)",
+    "x.tril(diagonal=True)",
+    "x.clone().triu_(2**63)",
+    "lib.diff(x, n=2**63)",
+    "x.diff(n=True)",
+    "lib.rot90(x, k=2.5)",
+    "lib.rot90(x, k=2**63)",
+    "lib.diag_embed(x, offset=True)",
+    "x.diagflat(offset=True)",
+    "lib.cov(x, correction=2.5)",
+    "lib.cov(x, correction=2**63)",
+    "x.chunk(2**63)",
+    "x.split(2**63)",
+    "lib.special.polygamma(2**63, x)",
 ]
 
 # PyTorch's argument parser words these its own way: the class is compared.
@@ -109,6 +125,20 @@ SAME_CLASS = [
     "x.var(unbiased=2)",
     "lib.std(x, unbiased=2)",
     "lib.var_mean(x, 1, unbiased=2)",
+    "lib.round(x, decimals=2.5)",
+    "x.split(True)",
+    "lib.kthvalue(x, True)",
+    "x.narrow(-1, 0, True)",
+    "lib.select(x, 0, True)",
+    "x.chunk(True)",
+    "lib.polygamma(2.5, x)",
+    "x.clone().polygamma_(True)",
+    "x.mvlgamma(2.5)",
+    "lib.special.multigammaln(x, True)",
+    "x.clone().round_(decimals=True)",
+    "lib.special.round(x, decimals=2.5)",
+    "x.unfold(1, 1, True)",
+    "x.topk(True)",
 ]
 
 VALUES = [
@@ -145,11 +175,17 @@ VALUES = [
     "list(x.sum(1, keepdim=True).shape)",
     "x.var(False).item()",
     "list(lib.std(x, 1, True, True).shape)",
+    "(x * lib.arange(4.0)).diag(lib.tensor(1)).tolist()",
+    "(x * lib.arange(4.0)).tril(np.int64(-1)).tolist()",
+    "(x * lib.arange(4.0)).select(1, lib.tensor(2)).tolist()",
+    "(x * lib.arange(4.0)).topk(lib.tensor(2))[0].tolist()",
+    "x.round(decimals=np.int64(1)).tolist()",
+    "lib.polygamma(lib.tensor(1), x).tolist()",
 ]
 
 
 def _env(lib) -> dict:
-    return {"lib": lib, "F": lib.nn.functional, "x": lib.ones(3, 4)}
+    return {"lib": lib, "F": lib.nn.functional, "np": np, "x": lib.ones(3, 4)}
 
 
 @pytest.mark.parametrize("expression", SAME_ERROR)

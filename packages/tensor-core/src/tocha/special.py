@@ -22,6 +22,7 @@ from ._api import PUBLIC, export
 from ._dispatch import binary, call, defop, expect_tensor, unary
 from ._ops import aliases as _aliases
 from ._ops import special_kernels as _k
+from ._ops._argcheck import index_arg
 from ._ops._out import write_out
 from ._tensor import Tensor
 
@@ -180,6 +181,8 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
     Example: ``tocha.polygamma(1, tocha.tensor([1.0]))`` is pi^2 / 6.
     """
+    if type(n) is not int or not -(2**63) <= n < 2**63:
+        n = index_arg("polygamma", n, "n")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     x = _floating(expect_tensor("polygamma", input))
@@ -200,6 +203,8 @@ MVLGAMMA_TERMS = 2**27
 def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The log of the multivariate gamma function of dimension `p`:
     ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``."""
+    if type(p) is not int or not -(2**63) <= p < 2**63:
+        p = index_arg("mvlgamma", p, "p")
     if expect_tensor("mvlgamma", input).dtype is _dtype.bool:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:

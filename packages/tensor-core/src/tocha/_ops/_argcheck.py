@@ -45,6 +45,25 @@ def int_arg(fn_name: str, value, argument: str) -> int:
     return int(value)
 
 
+def index_arg(fn_name: str, value, argument: str) -> int:
+    """An int argument as PyTorch's parser reads it, for the failure branch of
+    ``type(value) is int and -(2**63) <= value < 2**63``: an integer 0-dim tensor or NumPy
+    integer is read as its value; a bool, a float or anything else is its TypeError, an int
+    beyond int64 its ValueError."""
+    if isinstance(value, Tensor):
+        integral = value._data.ndim == 0 and value._data.dtype.kind in "iu"
+    else:
+        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not integral:
+        raise TypeError(
+            f"{fn_name}(): argument '{argument}' must be int, not {type(value).__name__}"
+        )
+    value = int(value)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return value
+
+
 def flag(fn_name: str, value, argument: str) -> bool:
     """A bool argument read where it is used (in place of ``bool(value)``): PyTorch's
     TypeError for anything else (an int, a string, None)."""

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors, not_a_tensor
 from .._tensor import Size, Tensor, _wrap_dim
-from ._argcheck import check_dtype, check_tensor_list, check_tensors
+from ._argcheck import check_dtype, check_tensor_list, check_tensors, index_arg
 from ._out import assign, write_out, write_out_same_dtype
 from .creation import _from_host
 from .shape import _dims, _unaliased, int_tuple, restrider
@@ -147,6 +147,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     """`input` rotated by 90 degrees `k` times in the plane of `dims`, from the first
     towards the second."""
+    if type(k) is not int or not -(2**63) <= k < 2**63:
+        k = index_arg("rot90", k, "k")
     dims = int_tuple((dims,), "rot90", "dims")
     try:
         ndim = input._data.ndim
@@ -184,12 +186,16 @@ def _triangle(op, input: Tensor, diagonal: int) -> Tensor:
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The lower triangle of each matrix of `input` (on and below diagonal `diagonal`; 0 is
     the main one, positive ones are above it); the other elements are 0."""
+    if type(diagonal) is not int or not -(2**63) <= diagonal < 2**63:
+        diagonal = index_arg("tril", diagonal, "diagonal")
     result = _triangle(tril_op, input, diagonal)
     return result if out is None else write_out(out, result)
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The upper triangle of each matrix of `input` (on and above diagonal `diagonal`)."""
+    if type(diagonal) is not int or not -(2**63) <= diagonal < 2**63:
+        diagonal = index_arg("triu", diagonal, "diagonal")
     result = _triangle(triu_op, input, diagonal)
     return result if out is None else write_out(out, result)
 
@@ -200,11 +206,15 @@ def _triangle_(op, self: Tensor, diagonal: int) -> Tensor:
 
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     """In-place form of `tril`."""
+    if type(diagonal) is not int or not -(2**63) <= diagonal < 2**63:
+        diagonal = index_arg("tril_", diagonal, "diagonal")
     return _triangle_(tril_op, self, diagonal)
 
 
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     """In-place form of `triu`."""
+    if type(diagonal) is not int or not -(2**63) <= diagonal < 2**63:
+        diagonal = index_arg("triu_", diagonal, "diagonal")
     return _triangle_(triu_op, self, diagonal)
 
 
@@ -248,6 +258,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
     Shape: the other dims, then the diagonal's length.
     """
+    if type(offset) is not int or not -(2**63) <= offset < 2**63:
+        offset = index_arg("diagonal", offset, "offset")
     try:
         ndim = input._data.ndim
     except AttributeError:
@@ -268,6 +280,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     Shape: ``(*, n)`` -> a tensor of one more dimension with ``n + |offset|`` in dims `dim1`
     and `dim2` and the dims of ``*`` in the others, in order.
     """
+    if type(offset) is not int or not -(2**63) <= offset < 2**63:
+        offset = index_arg("diag_embed", offset, "offset")
     try:
         ndim = input._data.ndim + 1
     except AttributeError:
@@ -286,6 +300,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A matrix with the flattened `input` on its diagonal `offset`."""
+    if type(offset) is not int or not -(2**63) <= offset < 2**63:
+        offset = index_arg("diagflat", offset, "offset")
     if not isinstance(input, Tensor):
         raise not_a_tensor("diagflat", input)
     return diag_embed(input.reshape(-1), offset)
@@ -293,6 +309,8 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """A vector's diagonal matrix, or a copy of a matrix's diagonal `diagonal`."""
+    if type(diagonal) is not int or not -(2**63) <= diagonal < 2**63:
+        diagonal = index_arg("diag", diagonal, "diagonal")
     try:
         ndim = input._data.ndim
     except AttributeError:
@@ -736,6 +754,8 @@ def diff(
     """The n-th forward difference along `dim` (``out[i] = x[i + 1] - x[i]``, applied `n`
     times), after joining `prepend` and `append` to `input` along `dim`; bool tensors give
     ``x[i + 1] != x[i]``."""
+    if type(n) is not int or not -(2**63) <= n < 2**63:
+        n = index_arg("diff", n, "n")
     try:
         ndim = input._data.ndim
     except AttributeError:
@@ -1040,6 +1060,8 @@ def cov(
     """The covariance matrix of the variables in the rows of `input` (observations in
     columns; a 1-D input is one variable), with frequency weights `fweights` (integers) and
     observation weights `aweights`; `correction` 1 is Bessel's correction."""
+    if type(correction) is not int or not -(2**63) <= correction < 2**63:
+        correction = index_arg("cov", correction, "correction")
     try:
         ndim = input._data.ndim
     except AttributeError:

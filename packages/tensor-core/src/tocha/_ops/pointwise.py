@@ -21,7 +21,7 @@ from .._dispatch import (
 )
 from .._tensor import Tensor
 from . import _special_math as special
-from ._argcheck import check_scalar_converts, check_scalar_fits
+from ._argcheck import check_scalar_converts, check_scalar_fits, index_arg
 from ._out import CPP_NAMES, assign, check_castable, check_shape, inplace, write_out
 
 
@@ -441,9 +441,8 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
 def _decimals(decimals) -> int:
     """`decimals` as an int64; beyond any float's exponent (every result NaN, as in PyTorch)
     it is held to a size NumPy takes."""
-    decimals = int(decimals)
-    if not -(2**63) <= decimals < 2**63:
-        raise ValueError("Overflow when unpacking long long")
+    if type(decimals) is not int or not -(2**63) <= decimals < 2**63:
+        decimals = index_arg("round", decimals, "decimals")
     return decimals if -10000 < decimals < 10000 else 10000 if decimals > 0 else -10000
 
 

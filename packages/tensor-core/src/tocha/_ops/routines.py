@@ -26,7 +26,7 @@ from .._backend import resolve_device
 from .._dispatch import expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
-from ._argcheck import check_dtype, check_tensors
+from ._argcheck import check_dtype, check_tensors, index_arg
 from ._out import CPP_NAMES, inplace, write_out
 
 __all__: list[str] = []
@@ -86,6 +86,10 @@ export(transpose_, "swapdims_", method="swapdims_", function=False)
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every slice of `size` elements along `dimension`, `step` apart, as a view: that dim
     becomes the number of slices and a last dim of `size` is added."""
+    if type(size) is not int or not -(2**63) <= size < 2**63:
+        size = index_arg("unfold", size, "size")
+    if type(step) is not int or not -(2**63) <= step < 2**63:
+        step = index_arg("unfold", step, "step")
     ndim = self.dim()
     d = dimension + builtins.max(ndim, 1) if dimension < 0 else dimension
     if not 0 <= d < builtins.max(ndim, 1):

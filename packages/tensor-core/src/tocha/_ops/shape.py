@@ -20,6 +20,7 @@ from .._api import export
 from .._dispatch import LAYERS, call_view, defop, make_view, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
+from ._argcheck import index_arg
 from .creation import clone
 
 
@@ -610,6 +611,8 @@ def _narrow_start(start) -> int:
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """A view of `length` elements of `input` along `dim`, from `start` (may be negative)."""
+    if type(length) is not int or not -(2**63) <= length < 2**63:
+        length = index_arg("narrow", length, "length")
     try:
         shape = input._data.shape
     except AttributeError:
@@ -636,6 +639,8 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """A view of `input` at `index` along `dim`, which it removes (``input[..., index, ...]``
     with `index` at position `dim`)."""
+    if type(index) is not int or not -(2**63) <= index < 2**63:
+        index = index_arg("select", index, "index")
     try:
         shape = input._data.shape
     except AttributeError:
@@ -644,7 +649,6 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, len(shape))
     size = shape[dim]
-    index = operator.index(index)
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(shape)} at "
@@ -663,7 +667,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     dim, size = _split_dim(tensor, dim, "split", "tensor")
     if isinstance(split_size_or_sections, (tuple, list)):
         return split_with_sizes(tensor, split_size_or_sections, dim)
-    step = operator.index(split_size_or_sections)
+    step = split_size_or_sections
+    if type(step) is not int or not -(2**63) <= step < 2**63:
+        step = index_arg("split", step, "split_size")
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
     if step == 0 and size:
@@ -711,6 +717,8 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Views of `input` cut along `dim` into `chunks` pieces of ``ceil(size / chunks)``
     elements (the last smaller; fewer pieces when the size does not need them all)."""
+    if type(chunks) is not int or not -(2**63) <= chunks < 2**63:
+        chunks = index_arg("chunk", chunks, "chunks")
     try:
         shape = input._data.shape
     except AttributeError:

@@ -30,7 +30,7 @@ from .. import return_types as rt
 from .._api import export
 from .._dispatch import call, defop, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
-from ._argcheck import allocation_error, check_bool, check_scalar_fits, flag, int_arg
+from ._argcheck import allocation_error, check_bool, check_scalar_fits, flag, index_arg, int_arg
 from ._out import CPP_NAMES, write_out
 
 _INT64 = np.dtype("int64")
@@ -400,6 +400,8 @@ def topk(
     """``(values, indices)`` of the `k` largest (smallest unless `largest`) elements along
     `dim`, in order (largest first). NaN counts as the largest value; among equal values the
     earlier index comes first."""
+    if type(k) is not int or not -(2**63) <= k < 2**63:
+        k = index_arg("topk", k, "k")
     input = _input("topk", input)
     kind = input._data.dtype.kind
     if kind in "bc":
@@ -419,6 +421,8 @@ def topk(
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """``(values, indices)`` of the `k`-th smallest element (counting from 1) along `dim`.
     NaN counts as the largest value."""
+    if type(k) is not int or not -(2**63) <= k < 2**63:
+        k = index_arg("kthvalue", k, "k")
     input = _input("kthvalue", input)
     ndim = input._data.ndim
     dim = _wrap_dim(dim, ndim)
