@@ -86,3 +86,30 @@ def test_convolutions_try_bfloat16_and_decline_here():
     np.testing.assert_array_equal(
         got.astype(np.float32), generic(x, w, *geometry, (6, 6), None).astype(np.float32)
     )
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_bfloat16_primitives_agree_with_the_built_in(name):
+    """Where oneDNN has bfloat16 primitives (AVX-512 BF16 or AMX), the provider serves
+    bfloat16 calls: values and gradients within bfloat16's rounding of the built-in ones."""
+    if not _bf16_matmul_exists():
+        pytest.skip("this CPU has no bfloat16 primitives in oneDNN")
+    gen = tocha.Generator().manual_seed(0)
+    x = tocha.randn(6, 3, 8, 8, generator=gen).to(tocha.bfloat16).requires_grad_()
+    y = CALLS[name](x)
+    (gx,) = tocha.autograd.grad(y.float().sum(), x)
+    tocha.backends.set_kernel_provider_enabled("onednn", False)
+    try:
+        y_ref = CALLS[name](x)
+        (gx_ref,) = tocha.autograd.grad(y_ref.float().sum(), x)
+    finally:
+        tocha.backends.set_kernel_provider_enabled("onednn", True)
+    assert y.dtype == y_ref.dtype == tocha.bfloat16
+    scale = float(y_ref.float().abs().max()) + 1.0
+    np.testing.assert_allclose(
+        y.float().detach().numpy(), y_ref.float().detach().numpy(), rtol=0, atol=2**-7 * scale
+    )
+    gscale = float(gx_ref.float().abs().max()) + 1.0
+    np.testing.assert_allclose(
+        gx.float().numpy(), gx_ref.float().numpy(), rtol=0, atol=2**-6 * gscale
+    )
