@@ -825,11 +825,11 @@ def trapezoid(y: Tensor, x=None, *, dx=None, dim: int = -1) -> Tensor:
         ndim = y._data.ndim
     except AttributeError:
         raise not_a_tensor("trapezoid", y, "y", 1) from None
-    _no_bool("trapezoid", y, x)
     n = y.size(dim)
     dim = _wrap_dim(dim, ndim)
-    if n == 0:  # zeros of y's dtype, as PyTorch's
+    if n == 0:  # zeros of y's dtype, as PyTorch's (whatever the dtypes)
         return y.new_zeros([s for d, s in enumerate(y.shape) if d != dim])
+    _no_bool("trapezoid", y, x)
     h = _spacing(y, x, dx, dim, "trapezoid")
     pairs = y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
     return (h * pairs).sum(dim) / 2 if isinstance(h, Tensor) else pairs.sum(dim) * (h / 2)
