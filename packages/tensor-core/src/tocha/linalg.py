@@ -24,8 +24,8 @@ from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
-from ._ops._argcheck import check_tensor_list, check_tensors, flag
-from ._ops._out import write_out
+from ._ops._argcheck import check_tensor_list, check_tensors, flag, int_arg
+from ._ops._out import CPP_NAMES, write_out
 from ._ops.reduction import check_norm_dtype
 from ._tensor import Tensor, _wrap_dim
 
@@ -63,6 +63,9 @@ __all__ = [
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
@@ -578,6 +581,78 @@ def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
     _check("linalg.matrix_exp", A)
     return call(OPS["linalg_matrix_exp"], (A,))
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of `x` (shape ``(*, n)`` -> ``(*, n, N)``): column j holds
+    ``x ** j``, j from 0 to N - 1 (N defaults to n). Integer inputs give int64."""
+    expect_tensor("linalg_vander", x, "x", 1)
+    if N is not None:
+        N = int_arg("linalg_vander", N, "N")
+    dt = x.dtype
+    if dt is _dtype.bool or dt in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got "
+            f"{_dtype.TITLE[dt]}"
+        )
+    if x.ndim == 0:
+        x = x.reshape(1)
+    if N is None:
+        N = x.shape[-1]
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if not (dt.is_floating_point or dt.is_complex):
+        x = x.to(_dtype.int64)
+    column = x.unsqueeze(-1)
+    powers = column.expand(*x.shape, N - 1).cumprod(-1)
+    return PUBLIC["cat"]([PUBLIC["ones_like"](column), powers], -1)
+
+
+def _prod(shape) -> int:
+    return math.prod(int(s) for s in shape)
+
+
+def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
+    """The tensor X with ``tensordot(A, X, ind)`` the identity: A's first `ind` dims are the
+    rows of a square matrix, the rest its columns; X has shape
+    ``A.shape[ind:] + A.shape[:ind]``."""
+    expect_tensor("linalg_tensorinv", A, "input", 1)
+    ind = int_arg("linalg_tensorinv", ind, "ind")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if _prod(cols) != _prod(rows):
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {_prod(cols)} != {_prod(rows)}"
+        )
+    matrix = A.reshape(_prod(rows), _prod(cols))
+    _check("linalg.inv", matrix)
+    inverse, info = call(OPS["linalg_inv_ex"], (matrix,))
+    _check_info("inv", info, _inv_message)
+    return _finish(inverse.reshape(cols + rows), out)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out: Tensor | None = None) -> Tensor:
+    """The tensor X with ``tensordot(A, X, X.ndim) == B``: X has shape
+    ``A.shape[B.ndim:]``; `dims` are dimensions of A moved to its end first."""
+    check_tensors("linalg_tensorsolve", ("input", A), ("other", B))
+    if dims is not None:
+        if not isinstance(dims, (tuple, list)):
+            raise TypeError(
+                "linalg_tensorsolve(): argument 'dims' must be tuple of ints, not "
+                f"{type(dims).__name__}"
+            )
+        dims = [int_arg("linalg_tensorsolve", d, "dims") for d in dims]
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    result_shape = tuple(A.shape[B.ndim :])
+    if _prod(result_shape) != B.numel():
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+            f"prod(self.shape[:other.ndim]), but got {_prod(result_shape)} != {B.numel()}"
+        )
+    X = solve(A.reshape(B.numel(), _prod(result_shape)), B.reshape(-1))
+    return _finish(X.reshape(result_shape), out)
 
 
 # -- factorisations ---------------------------------------------------------------------------
@@ -1122,6 +1197,66 @@ def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
     return _finish(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
 
 
+# -- randomized low-rank factorisations -------------------------------------------------------
+def _approximate_basis(A: Tensor, q: int, niter: int) -> Tensor:
+    """An orthonormal basis (*, m, q) of the range of A (*, m, n), by randomized subspace
+    iteration (Halko, Martinsson and Tropp, 2009, algorithm 4.4): the range of A times a
+    Gaussian matrix, refined by `niter` passes through A^H and A."""
+    dtype = A.dtype if A.is_floating_point() or A.is_complex() else _dtype.get_default_dtype()
+    R = PUBLIC["randn"](A.shape[-1], q, dtype=dtype, device=A.device)
+    Q = qr(A @ R).Q
+    AH = _mH(A)
+    for _ in range(niter):
+        Q = qr(A @ qr(AH @ Q).Q).Q
+    return Q
+
+
+def svd_lowrank(
+    A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(U, S, V): an approximate truncated SVD of rank `q` of each matrix of A (or of
+    ``A - M``, M broadcast to A), ``A ~ U diag(S) V^H``, found by randomized subspace
+    iteration with `niter` refinement passes; U (*, m, k), S (*, k), V (*, n, k),
+    k = min(q, m, n). Random: seed tocha's generator to repeat a result."""
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    if M is not None:
+        if M.dtype is not A.dtype:  # PyTorch multiplies M by A's random matrix
+            raise RuntimeError(
+                "expected m1 and m2 to have the same dtype, but got: "
+                f"{CPP_NAMES[M.dtype.name]} != {CPP_NAMES[A.dtype.name]}"
+            )
+        A = A - M
+    m, n = A.shape[-2:]
+    if m < n:
+        A = _mH(A)
+    Q = _approximate_basis(A, q, niter)
+    U, S, Vh = svd(_mH(Q) @ A, full_matrices=False)
+    U, V = Q @ U, _mH(Vh)
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def pca_lowrank(
+    A: Tensor, q: int | None = None, center: bool = True, niter: int = 2
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(U, S, V): the principal components of the rows of each matrix of A, as `svd_lowrank`
+    of A with its column means subtracted (unless not `center`); `q` (default
+    min(6, m, n)) may not exceed min(m, n). The columns of V are the principal directions,
+    ``S ** 2 / (m - 1)`` the variances along them."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(
+            f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}"
+        )
+    if not (isinstance(niter, int) and niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if center:
+        A = A - A.mean(-2, keepdim=True)
+    return svd_lowrank(A, q, niter)
+
+
 # -- PyTorch's top-level aliases --------------------------------------------------------------
 def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix (``tocha.linalg.inv``)."""
@@ -1169,5 +1304,7 @@ for _fn, _name in (
     (lu_unpack, "lu_unpack"),
 ):
     export(_fn, _name, method=_name != "lu_unpack")
+export(svd_lowrank)
+export(pca_lowrank)
 
 _aliases.alias_module(globals())

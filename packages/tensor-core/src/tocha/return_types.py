@@ -13,6 +13,7 @@ __all__ = [
     "cummax",
     "cummin",
     "histogram",
+    "histogramdd",
     "kthvalue",
     "max",
     "median",
@@ -75,4 +76,5 @@ topk = _return_type("topk", _VALUES_INDICES)
 kthvalue = _return_type("kthvalue", _VALUES_INDICES)
 aminmax = _return_type("aminmax", ("min", "max"))
 histogram = _return_type("histogram", ("hist", "bin_edges"))
+histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
 triangular_solve = _return_type("triangular_solve", ("solution", "cloned_coefficient"))

@@ -1,5 +1,5 @@
 """Derivatives of the shape and math extras (tocha/_ops/arrangement.py, math_extra.py) and of
-`poisson`, one line each, in the form of `_formulas`.
+`poisson` and `binomial`, one line each, in the form of `_formulas`.
 
 Complex gradients follow PyTorch's convention (the gradient of a real loss by ``z`` is
 ``dL/dx + i dL/dy``).
@@ -173,3 +173,5 @@ fwd("view_as_complex", lambda t, out, x: tocha.view_as_complex(t[0].contiguous()
 # -- random ---------------------------------------------------------------------------------
 d("poisson", "", lambda g, out, rates, generator: (zero(g), None))
 fwd("poisson", _constant)
+d("binomial", "", _not_implemented("binomial"))
+fwd("binomial", _no_forward("binomial"))

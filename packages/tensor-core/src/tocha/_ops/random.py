@@ -951,6 +951,22 @@ def _poisson_kernel(xp):
     return kernel
 
 
+def _binomial_kernel(xp):
+    def kernel(count, prob, gen):
+        count, prob = xp.broadcast_arrays(count, prob)
+        c, p = count.astype(np.float64), prob.astype(np.float64)
+        finite = xp.isfinite(c) & ~xp.isnan(p)
+        trials = xp.where(finite, xp.floor(xp.maximum(c, 0.0)), 0.0).astype(np.int64)
+        chance = xp.where(finite, xp.clip(p, 0.0, 1.0), 0.0)
+        draws = xp.asarray(gen.binomial(trials, chance), dtype=np.float64)
+        # a certain success returns the count itself, as PyTorch (a fraction stays)
+        result = xp.where(p >= 1, c, xp.where(finite, draws, np.nan))
+        return result.astype(count.dtype, copy=False)
+
+    return kernel
+
+
+binomial_op = defop("binomial", _binomial_kernel)
 geometric_op = defop("geometric", _geometric_kernel, differentiable=False)
 log_normal_op = defop("log_normal", _log_normal_kernel, differentiable=False)
 cauchy_op = defop("cauchy", _cauchy_kernel, differentiable=False)
@@ -1013,6 +1029,31 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     return call(poisson_op, (input,), _generator(generator, input._device))
 
 
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """The number of successes in `count` trials of success probability `prob` (float
+    tensors of one dtype, broadcast), in their dtype. Not differentiable."""
+    check_tensors("binomial", ("count", count), ("prob", prob))
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(
+            "binomial(): argument 'generator' must be torch.Generator, not "
+            f"{type(generator).__name__}"
+        )
+    d = count.dtype
+    if not d.is_floating_point:
+        raise ValueError(
+            f"binomial only supports floating-point dtypes for count, got: {_dtype.TITLE[d]}"
+        )
+    if prob.dtype is not d:
+        raise RuntimeError(f"Found dtype {_dtype.TITLE[prob.dtype]} but expected {_dtype.TITLE[d]}")
+    if d in (_dtype.float16, _dtype.bfloat16):
+        raise _not_implemented("binomial_cpu", d)
+    _broadcast(count._data.shape, prob._data.shape)
+    from .._dispatch import call
+
+    return call(binomial_op, (count, prob), _generator(generator, count._device))
+
+
 for _fn in (geometric_, log_normal_, cauchy_):
     export(_fn, method=True, function=False)
 export(poisson)
+export(binomial)

@@ -270,10 +270,10 @@ def _histc_kernel(xp):
     return kernel
 
 
-def _searched_histogram(xp, x, edges, weight, density):
-    """PyTorch's counts over `edges` that do not increase (NumPy refuses them): each value
-    between the first and the last edge counts in the bin before the edge a binary search
-    finds for it (past the end: the last bin)."""
+def _search_bins(xp, x, edges):
+    """(keep, position): which values of the 1-D `x` lie between the first and the last of
+    `edges`, and the bin of each kept value: the one before the edge a binary search finds
+    for it (past the end: the last bin). Edges need not increase."""
     n = edges.shape[0]
     keep = (x >= edges[0]) & (x <= edges[-1])
     values = x[keep]
@@ -285,7 +285,56 @@ def _searched_histogram(xp, x, edges, weight, density):
         right = (count > 0) & ~(values < edges[xp.minimum(probe, n - 1)])
         first = xp.where(right, probe + 1, first)
         count = xp.where(right, count - step - 1, step)
-    position = xp.minimum(first - 1, n - 2)
+    return keep, xp.minimum(first - 1, n - 2)
+
+
+def _histogramdd_kernel(xp):
+    def kernel(x, *rest):
+        """x: (N, D); rest: D edge arrays (or none, then `counts` and `ranges` give them),
+        an optional weight, then counts, ranges, density."""
+        arrays, (counts, ranges, density) = rest[:-3], rest[-3:]
+        dims = x.shape[1]
+        if counts is None:
+            edges, arrays = list(arrays[:dims]), arrays[dims:]
+        else:
+            edges = [
+                xp.linspace(low, high, count + 1).astype(x.dtype)
+                for count, (low, high) in zip(counts, ranges)
+            ]
+        if not dims:  # PyTorch's histogram of no dimensions: a 0-dim zero
+            return (xp.zeros((), x.dtype),)
+        weight = arrays[0] if arrays else None
+        keep = xp.ones(x.shape[0], dtype=bool)
+        positions = []
+        for d in range(dims):
+            inside, position = _search_bins(xp, x[:, d], edges[d])
+            full = xp.zeros(x.shape[0], dtype=np.int64)
+            full[inside] = position
+            keep &= inside
+            positions.append(full)
+        shape = tuple(e.shape[0] - 1 for e in edges)
+        flat = xp.ravel_multi_index(tuple(p[keep] for p in positions), shape)
+        counted = None if weight is None else weight[keep].astype(np.float64)
+        size = math.prod(shape)
+        hist = xp.bincount(flat, counted, minlength=size)[:size].astype(np.float64)
+        hist = hist.reshape(shape)
+        if density:
+            volume = xp.ones(shape, dtype=np.float64)
+            for d, e in enumerate(edges):
+                widths = xp.diff(e.astype(np.float64))
+                volume = volume * widths.reshape((-1,) + (1,) * (dims - d - 1))
+            hist = hist / (hist.sum() * volume)
+        return (hist.astype(x.dtype), *edges)
+
+    return kernel
+
+
+def _searched_histogram(xp, x, edges, weight, density):
+    """PyTorch's counts over `edges` that do not increase (NumPy refuses them): each value
+    between the first and the last edge counts in the bin before the edge a binary search
+    finds for it (past the end: the last bin)."""
+    n = edges.shape[0]
+    keep, position = _search_bins(xp, x, edges)
     counted = None if weight is None else weight.reshape(-1)[keep].astype(np.float64)
     hist = xp.bincount(position, counted, minlength=n - 1).astype(np.float64)
     if density:
@@ -343,6 +392,7 @@ unique_consecutive_op = defop("unique_consecutive", _unique_consecutive_kernel)
 searchsorted_op = defop("searchsorted", _searchsorted_kernel, differentiable=False)
 histc_op = defop("histc", _histc_kernel, differentiable=False)
 histogram_op = defop("histogram", _histogram_kernel, differentiable=False)
+histogramdd_op = defop("histogramdd", _histogramdd_kernel, differentiable=False)
 bincount_op = defop("bincount", _bincount_kernel, differentiable=False)
 
 
@@ -699,6 +749,149 @@ def histogram(
     return result if out is None else _write_pair(out, result, rt.histogram)
 
 
+def _histogramdd_bins_type(bins) -> None:
+    """PyTorch's parser refusing `bins` that is neither an int nor a sequence."""
+    if isinstance(bins, Tensor) or not isinstance(bins, (int, list, tuple)) or bins is True:
+        got = "Tensor" if isinstance(bins, Tensor) else type(bins).__name__
+        raise TypeError(
+            f"histogramdd() received an invalid combination of arguments - got (Tensor, "
+            f"bins={got}), but expected one of:\n"
+            " * (Tensor input, int bins, tuple of floats range = None, Tensor weight = None, "
+            "bool density = False)\n"
+            " * (Tensor input, tuple of ints bins, tuple of floats range = None, Tensor weight = "
+            "None, bool density = False)\n"
+            " * (Tensor input, tuple of Tensors bins, tuple of floats range = None, Tensor weight "
+            "= None, bool density = False)\n"
+        )
+
+
+def _histogramdd_bins(input: Tensor, bins, dims: int):
+    """(counts, edge tensors): `bins` read as an int, D ints or D 1-D edge tensors."""
+    if isinstance(bins, int):
+        bins = [bins] * dims
+    bins = list(bins)
+    if bins and isinstance(bins[0], Tensor):
+        for i, b in enumerate(bins):
+            if not isinstance(b, Tensor):
+                raise TypeError(
+                    f"expected Tensor as element {i} in argument 1, but got {type(b).__name__}"
+                )
+        if len(bins) != dims:
+            raise RuntimeError(
+                f"torch.histogramdd: expected {dims} sequences of bin edges for a {dims}-"
+                f"dimensional histogram but got {len(bins)}"
+            )
+        for d, b in enumerate(bins):
+            if b.ndim != 1:
+                raise RuntimeError(
+                    "torch.histogramdd: bins tensor should have one dimension, but got "
+                    f"{b.ndim} dimensions in the bins tensor for dimension {d}"
+                )
+            if b.dtype is not input.dtype:
+                raise RuntimeError(
+                    "torch.histogramdd: input tensor and bins tensors should have the same "
+                    f"dtype, but got input with dtype {CPP_NAMES[input.dtype.name]} and bins "
+                    f"for dimension {d} with dtype {CPP_NAMES[b.dtype.name]}"
+                )
+        return [b.shape[0] - 1 for b in bins], bins
+    counts = [int_arg("histogramdd", b, "bins") for b in bins]
+    if len(counts) != dims:
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
+    return counts, None
+
+
+def _histogramdd_ranges(input: Tensor, flat: Tensor, range, dims: int) -> list:
+    """The (low, high) of each dimension: `range`'s pairs, else the data's extremes (0 to 1
+    for no data), widened by a half on each side where they meet."""
+    if range is not None:
+        range = [builtins.float(r) for r in range]
+        if len(range) != 2 * dims:
+            raise RuntimeError(
+                f"torch.histogramdd: for a {dims}-dimensional histogram range should have "
+                f"{2 * dims} elements, but got {len(range)}"
+            )
+        pairs = list(zip(range[::2], range[1::2]))
+    elif flat.shape[0]:
+        data = flat._host()
+        pairs = list(zip(data.min(0).tolist(), data.max(0).tolist()))
+    else:
+        pairs = [(0.0, 1.0)] * dims
+    ranges = []
+    for d, (low, high) in enumerate(pairs):
+        if low > high:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {low:g} max "
+                f"{high:g} for dimension {d}"
+            )
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(
+                f"torch.histogramdd: dimension {d}'s range [{low:g}, {high:g}] is not finite"
+            )
+        ranges.append((low - 0.5, high + 0.5) if low == high else (low, high))
+    return ranges
+
+
+def histogramdd(
+    input: Tensor,
+    bins=10,
+    *,
+    range=None,
+    weight: Tensor | None = None,  # noqa: A002
+    density: bool = False,
+):
+    """``(hist, bin_edges)``: the D-dimensional histogram of the points in the last dim of
+    `input` (shape ``(*, D)``). `bins` is an int, D ints (equal-width bins over `range`,
+    a flat sequence of D (min, max) pairs, by default the data's) or D 1-D tensors of bin
+    edges; each point counts `weight` (shape ``(*)``, default 1); with `density`, the
+    histogram is normalised to integrate to 1. `hist` has one dim per input dim, in
+    input's dtype; `bin_edges` is a tuple of D tensors."""
+    input = _input("histogramdd", input)
+    if weight is not None and not isinstance(weight, Tensor):
+        raise not_a_tensor("histogramdd", weight, "weight", None)
+    check_bool("histogramdd", density, "density")
+    _histogramdd_bins_type(bins)
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_title(input)}'")
+    dims = input.shape[-1]
+    counts, edges = _histogramdd_bins(input, bins, dims)
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight "
+                f"tensor should have the same dtype, but got input({CPP_NAMES[input.dtype.name]}"
+                f"), and weight({CPP_NAMES[weight.dtype.name]})"
+            )
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with "
+                f"shape {list(input.shape)} and weight with shape {list(weight.shape)}"
+            )
+    for d, count in enumerate(counts):
+        if count <= 0:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {count} for dimension {d}"
+            )
+    flat = input.reshape(math.prod(input.shape[:-1]), dims)
+    inputs = [flat]
+    ranges = None
+    if edges is None:
+        ranges = _histogramdd_ranges(input, flat, range, dims)
+    else:
+        inputs.extend(edges)
+        counts = None
+    if weight is not None:
+        inputs.append(weight.reshape(-1))
+    hist, *bin_edges = call(histogramdd_op, tuple(inputs), counts, ranges, bool(density))
+    return rt.histogramdd((hist, tuple(bin_edges)))
+
+
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts of each value of the 1-D non-negative integer `input` (or the sums of their
     `weights`), of length ``max(input) + 1`` or `minlength`."""
@@ -720,5 +913,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 for _fn in (sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, histc, histogram):
     export(_fn, method=True)
 export(bincount, method=True)
+export(histogramdd)
 export(searchsorted)
 export(bucketize)
