@@ -52,6 +52,7 @@ from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "__version__",
@@ -95,6 +96,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "TransformedDistribution",
     "biject_to",
     "kl_divergence",
