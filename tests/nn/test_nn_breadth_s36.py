@@ -1,11 +1,13 @@
 """nn classes added in session 36, against torch.nn: the lazy modules (LazyLinear,
 LazyConv*, LazyConvTranspose*, LazyBatchNorm*, LazyInstanceNorm*) with their uninitialized
-parameters and buffers, and FractionalMaxPool2d/3d."""
+parameters and buffers, FractionalMaxPool2d/3d, AdaptiveLogSoftmaxWithLoss and
+SyncBatchNorm."""
 
 from __future__ import annotations
 
 import copy
 import pickle
+import types
 
 import numpy as np
 import pytest
@@ -330,3 +332,180 @@ def test_fractional_max_pool_errors_match_torch(torch, name, kwargs):
     got = _error(lambda: getattr(nn, name)(**kwargs))
     want = _error(lambda: getattr(torch.nn, name)(**kwargs))
     assert got == want and got[0] == "ValueError"
+
+
+# -- adaptive log-softmax ---------------------------------------------------------------------
+
+ADAPTIVE = [
+    ((8, 20, [5, 12]), {"div_value": 2.0}),
+    ((8, 20, [5, 12]), {"head_bias": True}),
+    ((6, 10, [3]), {}),
+]
+
+
+def _same_parameters(ours, theirs, torch, rng):
+    for (name, p), (name_t, pt) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert name == name_t and tuple(p.shape) == tuple(pt.shape)
+        value = rng.standard_normal(tuple(p.shape))
+        with tocha.no_grad():
+            p.copy_(tocha.from_numpy(value))
+        with torch.no_grad():
+            pt.copy_(torch.from_numpy(value))
+
+
+@pytest.mark.parametrize("args,kwargs", ADAPTIVE, ids=[str(i) for i in range(len(ADAPTIVE))])
+def test_adaptive_log_softmax_matches_torch(torch, args, kwargs):
+    ours = nn.AdaptiveLogSoftmaxWithLoss(*args, **kwargs, dtype=tocha.float64)
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(*args, **kwargs, dtype=torch.float64)
+    assert repr(ours) == repr(theirs)
+    for attr in ("cutoffs", "shortlist_size", "n_clusters", "head_size", "div_value"):
+        assert getattr(ours, attr) == getattr(theirs, attr)
+    rng = np.random.default_rng(0)
+    _same_parameters(ours, theirs, torch, rng)
+    n_classes = args[1]
+    x = rng.standard_normal((7, args[0]))
+    target = np.array([0, n_classes - 1, 1, args[2][0], n_classes // 2, 2, n_classes - 2])
+    xo, xt = tocha.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    out_o, out_t = ours(xo, tocha.from_numpy(target)), theirs(xt, torch.from_numpy(target))
+    assert out_o._fields == ("output", "loss")
+    np.testing.assert_allclose(out_o.output.detach().numpy(), out_t.output.detach().numpy())
+    np.testing.assert_allclose(out_o.loss.item(), out_t.loss.item())
+    out_o.loss.backward()
+    out_t.loss.backward()
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    for p, pt in zip(ours.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), pt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # One unbatched sample, every class's log-probability, the predictions.
+    one_o = ours(tocha.from_numpy(x[0]), tocha.tensor(int(target[0])))
+    one_t = theirs(torch.from_numpy(x[0]), torch.tensor(int(target[0])))
+    assert one_o.output.dim() == 0
+    np.testing.assert_allclose(one_o.output.item(), one_t.output.item())
+    np.testing.assert_allclose(
+        ours.log_prob(tocha.from_numpy(x)).detach().numpy(),
+        theirs.log_prob(torch.from_numpy(x)).detach().numpy(),
+    )
+    for scale in (1.0, 5.0):
+        np.testing.assert_array_equal(
+            ours.predict(tocha.from_numpy(x * scale)).numpy(),
+            theirs.predict(torch.from_numpy(x * scale)).numpy(),
+        )
+
+
+def test_adaptive_log_softmax_gradcheck():
+    m = nn.AdaptiveLogSoftmaxWithLoss(4, 9, [2, 5], div_value=2.0).double()
+    x = tocha.randn(5, 4, dtype=tocha.float64, requires_grad=True)
+    target = tocha.tensor([0, 3, 8, 1, 6])
+    assert tocha.autograd.gradcheck(lambda t: m(t, target).output, (x,))
+    assert tocha.autograd.gradcheck(m.log_prob, (x,))
+
+
+ADAPTIVE_ERRORS = [
+    ("init", (8, 20, []), None, None),
+    ("init", (8, 20, [5, 5]), None, None),
+    ("init", (8, 20, [12, 5]), None, None),
+    ("init", (8, 20, [0, 5]), None, None),
+    ("init", (8, 20, [20]), None, None),
+    ("forward", (8, 20, [5, 12]), (4, 8), [0, 1, 2]),
+    ("forward", (8, 20, [5, 12]), (4, 8), [0, 1, 2, 20]),
+    ("forward", (8, 20, [5, 12]), (4, 8), [0, 1, 2, -1]),
+    ("forward", (8, 20, [5, 12]), (2, 4, 8), [0, 1]),
+    ("forward", (8, 20, [5, 12]), (2, 8), 3),
+    ("forward", (8, 20, [5, 12]), (2, 8), [[0, 1]]),
+    ("log_prob", (8, 20, [5, 12]), (2, 4, 8), None),
+    ("log_prob", (8, 20, [5, 12]), (8,), None),
+]
+
+
+@pytest.mark.parametrize(
+    "kind,args,shape,target", ADAPTIVE_ERRORS, ids=[str(i) for i in range(len(ADAPTIVE_ERRORS))]
+)
+def test_adaptive_log_softmax_errors_match_torch(torch, kind, args, shape, target):
+    def attempt(lib):
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(*args)
+        if kind == "init":
+            return
+        x = lib.zeros(shape)
+        if kind == "forward":
+            m(x, lib.tensor(target))
+        else:
+            m.log_prob(x)
+
+    got, want = _error(lambda: attempt(tocha)), _error(lambda: attempt(torch))
+    assert got == want and got is not None
+
+
+# -- SyncBatchNorm ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 5), (2, 4, 3, 3), (2, 4, 2, 2, 3)])
+def test_sync_batch_norm_in_one_process_matches_torch(torch, shape):
+    ours, theirs = nn.SyncBatchNorm(4, momentum=None), torch.nn.SyncBatchNorm(4, momentum=None)
+    assert repr(ours) == repr(theirs) and ours.process_group is theirs.process_group is None
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    rng = np.random.default_rng(0)
+    for train in (True, True, False):
+        ours.train(train)
+        theirs.train(train)
+        x = rng.standard_normal(shape).astype(np.float32)
+        xo, xt = tocha.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+        out_o, out_t = ours(xo), theirs(xt)
+        np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), atol=1e-5)
+        g = rng.standard_normal(shape).astype(np.float32)
+        out_o.backward(tocha.from_numpy(g))
+        out_t.backward(torch.from_numpy(g))
+        np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), atol=1e-5)
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3,), (1, 4)])
+def test_sync_batch_norm_errors_match_torch(torch, shape):
+    got = _error(lambda: nn.SyncBatchNorm(4)(tocha.zeros(shape)))
+    want = _error(lambda: torch.nn.SyncBatchNorm(4)(torch.zeros(shape)))
+    assert got[0] == want[0] == "ValueError"
+    assert got[1].replace("tocha.", "torch.") == want[1]
+
+
+def test_sync_batch_norm_refuses_training_across_processes(monkeypatch):
+    fake = types.SimpleNamespace(
+        is_available=lambda: True, is_initialized=lambda: True, get_world_size=lambda g=None: 2
+    )
+    monkeypatch.setitem(__import__("sys").modules, "tocha.distributed", fake)
+    m = nn.SyncBatchNorm(4)
+    with pytest.raises(ValueError, match="SyncBatchNorm expected input tensor to be on GPU"):
+        m(tocha.zeros(3, 4))
+    m.eval()
+    assert m(tocha.zeros(3, 4)).shape == (3, 4)
+    fake.get_world_size = lambda g=None: 1
+    m.train()
+    assert m(tocha.zeros(3, 4)).shape == (3, 4)
+
+
+def test_convert_sync_batchnorm_matches_torch(torch):
+    def build(lib):
+        n = lib.nn
+        net = n.Sequential(
+            n.Conv2d(3, 4, 1),
+            n.BatchNorm2d(4, momentum=0.3, eps=1e-3),
+            n.Sequential(n.BatchNorm1d(4, affine=False)),
+            n.InstanceNorm1d(3),
+        )
+        net[1].weight.requires_grad_(False)
+        net[2][0].eval()
+        return net
+
+    ours, theirs = build(tocha), build(torch)
+    weight, mean = ours[1].weight, ours[1].running_mean
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(ours, process_group="group")
+    converted_t = torch.nn.SyncBatchNorm.convert_sync_batchnorm(theirs, process_group="group")
+    assert repr(converted) == repr(converted_t)
+    assert converted is ours
+    assert converted[1].weight is weight and converted[1].running_mean is mean
+    assert not converted[1].weight.requires_grad
+    for path in ("1", "2.0"):
+        mo, mt = converted.get_submodule(path), converted_t.get_submodule(path)
+        assert (mo.training, mo.process_group) == (mt.training, mt.process_group)
+    bn = nn.BatchNorm1d(3)
+    bn.qconfig = "q"
+    root = nn.SyncBatchNorm.convert_sync_batchnorm(bn)
+    assert type(root) is nn.SyncBatchNorm and root.qconfig == "q" and root.bias is bn.bias

@@ -32,6 +32,7 @@ from tocha.nn.modules.activation import Softsign as Softsign
 from tocha.nn.modules.activation import Tanh as Tanh
 from tocha.nn.modules.activation import Tanhshrink as Tanhshrink
 from tocha.nn.modules.activation import Threshold as Threshold
+from tocha.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
 from tocha.nn.modules.attention import MultiheadAttention as MultiheadAttention
 from tocha.nn.modules.batchnorm import BatchNorm1d as BatchNorm1d
 from tocha.nn.modules.batchnorm import BatchNorm2d as BatchNorm2d
@@ -39,6 +40,7 @@ from tocha.nn.modules.batchnorm import BatchNorm3d as BatchNorm3d
 from tocha.nn.modules.batchnorm import LazyBatchNorm1d as LazyBatchNorm1d
 from tocha.nn.modules.batchnorm import LazyBatchNorm2d as LazyBatchNorm2d
 from tocha.nn.modules.batchnorm import LazyBatchNorm3d as LazyBatchNorm3d
+from tocha.nn.modules.batchnorm import SyncBatchNorm as SyncBatchNorm
 from tocha.nn.modules.channelshuffle import ChannelShuffle as ChannelShuffle
 from tocha.nn.modules.container import ModuleDict as ModuleDict
 from tocha.nn.modules.container import ModuleList as ModuleList
@@ -170,6 +172,7 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
@@ -308,6 +311,7 @@ __all__ = [
     "Softplus",
     "Softshrink",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Tanhshrink",
     "Threshold",

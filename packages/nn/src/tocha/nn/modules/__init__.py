@@ -1,6 +1,7 @@
 """The layer classes, one module per family (as torch.nn.modules.<family>)."""
 
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .attention import MultiheadAttention
 from .batchnorm import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403

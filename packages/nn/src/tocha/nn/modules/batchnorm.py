@@ -1,7 +1,9 @@
-"""Batch normalization layers, as ``torch.nn.modules.batchnorm``: BatchNorm1d/2d/3d and their
-lazy forms."""
+"""Batch normalization layers, as ``torch.nn.modules.batchnorm``: BatchNorm1d/2d/3d, their
+lazy forms, and SyncBatchNorm."""
 
 from __future__ import annotations
+
+import sys
 
 import tocha
 from tocha import Tensor
@@ -19,6 +21,7 @@ __all__ = [
     "LazyBatchNorm1d",
     "LazyBatchNorm2d",
     "LazyBatchNorm3d",
+    "SyncBatchNorm",
 ]
 
 
@@ -257,3 +260,91 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     cls_to_become = BatchNorm3d
     _check_input_dim = BatchNorm3d._check_input_dim
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization over inputs of any rank from 2 (``(N, C, *)``) whose statistics,
+    in training, are those of the whole batch across the processes of `process_group`.
+
+    Within one process (no process group initialized, or one of a single process), and in
+    eval mode, it is exactly a `BatchNorm`. Training across several processes is refused, as
+    PyTorch refuses it on the CPU (ValueError); tocha does not synchronize statistics across
+    processes on other devices either (NotImplementedError).
+    `convert_sync_batchnorm` turns a model's batch norms into SyncBatchNorm.
+
+    Example:
+        >>> nn.SyncBatchNorm(100)(tocha.randn(20, 100, 35, 45)).shape
+        torch.Size([20, 100, 35, 45])
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group=None,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        if self.training and _world_size(self.process_group) > 1:
+            if input.device.type == "cpu":
+                raise ValueError(
+                    "SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone"
+                )
+            raise NotImplementedError(
+                "tocha's SyncBatchNorm does not synchronize batch statistics across "
+                "processes; train with BatchNorm in each process, or in one process"
+            )
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """`module` with every batch norm layer in it (`module` itself included) replaced by
+        a SyncBatchNorm sharing its parameters, running statistics and training mode."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+
+
+def _world_size(group) -> int:
+    """The number of processes in `group` (or the default group), 1 without an initialized
+    process group. tocha-distributed comes after tocha-nn: only if a program has imported it
+    can a group be initialized."""
+    dist = sys.modules.get("tocha.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return 1
+    return dist.get_world_size(group)
