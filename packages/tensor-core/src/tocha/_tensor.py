@@ -220,6 +220,11 @@ class Tensor:
             _autograd().set_requires_grad(self, bool(value))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad is not True and requires_grad is not False:
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         self.requires_grad = requires_grad
         return self
 

@@ -14,6 +14,7 @@ The top-level aliases (``tocha.det``, ``tocha.inverse``, ``tocha.svd``...) live 
 from __future__ import annotations
 
 import math
+import numbers
 from functools import partial
 
 import numpy as np
@@ -731,7 +732,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     `full_matrices` U and Vh are square, else they have k = min(m, n) columns / rows."""
     _check("linalg.svd", A, square=False)
     _check_svd_driver("linalg_svd", driver)
-    return _finish(_SVD(call(OPS["linalg_svd"], (A,), bool(full_matrices))), out)
+    full_matrices = flag("linalg_svd", full_matrices, "full_matrices")
+    return _finish(_SVD(call(OPS["linalg_svd"], (A,), full_matrices)), out)
 
 
 def _check_svd_driver(fn_name: str, driver) -> None:
@@ -781,6 +783,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     of the first zero on U's diagonal)."""
     _check("linalg.lu_factor_ex", A, square=False)
     pivot = flag("linalg_lu_factor_ex", pivot, "pivot")
+    check_errors = flag("linalg_lu_factor_ex", check_errors, "check_errors")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     result = _LU_FACTOR_EX(call(OPS["linalg_lu_factor_ex"], (A,)))
@@ -1042,10 +1045,16 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
 
 
 # -- norms, rank, condition number ------------------------------------------------------------
-def _dims_tuple(dim):
+def _dims_tuple(dim, fn_name: str = "linalg_vector_norm"):
     if dim is None:
         return None
-    return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    for d in dims:
+        if not isinstance(d, numbers.Integral) or isinstance(d, bool):
+            raise TypeError(
+                f"{fn_name}(): argument 'dim' must be tuple of ints, not {type(dim).__name__}"
+            )
+    return dims
 
 
 def vector_norm(
@@ -1078,6 +1087,7 @@ def matrix_norm(
     singular value), 1 / -1 (max / min column sum of |A|), inf / -inf (max / min row sum)."""
     if not isinstance(A, Tensor):
         raise not_a_tensor("matrix_norm", A, "A", 1)
+    keepdim = flag("linalg_matrix_norm", keepdim, "keepdim")
     if A.ndim < 2:
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
@@ -1115,7 +1125,8 @@ def norm(
     dims (or A is 2-D with `ord` given and no `dim`); with neither, the 2-norm of all of A."""
     if not isinstance(A, Tensor):
         raise not_a_tensor("norm", A, "A", 1)
-    dims = _dims_tuple(dim)
+    keepdim = flag("linalg_norm", keepdim, "keepdim")
+    dims = _dims_tuple(dim, "linalg_norm")
     if dims is not None and len(dims) not in (1, 2):
         raise RuntimeError(
             f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}"
@@ -1266,6 +1277,7 @@ def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """(U, S, V) with ``input = U diag(S) V^H`` (V, not Vh); `some`: reduced factors. Without
     `compute_uv`, U and V are zero matrices."""
+    some, compute_uv = flag("svd", some, "some"), flag("svd", compute_uv, "compute_uv")
     U, S, Vh = svd(input, full_matrices=not some)
     if not compute_uv:
         U, Vh = PUBLIC["zeros_like"](U), PUBLIC["zeros_like"](Vh)
@@ -1274,6 +1286,7 @@ def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, ou
 
 def _legacy_qr(input: Tensor, some: bool = True, *, out=None):
     """(Q, R) of ``tocha.linalg.qr`` with mode "reduced" (`some`) or "complete"."""
+    some = flag("qr", some, "some")
     return _finish(qr(input, "reduced" if some else "complete"), out)
 
 

@@ -570,26 +570,48 @@ to_device_op = defop("to_device", None)
 
 
 def _parse_to(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
+    """(dtype, device, copy) from `to`'s arguments; positional bools after the dtype, device
+    or tensor are non_blocking and copy."""
+    dtype = device = None
+    non_blocking = copy = False
+    if kwargs:
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        non_blocking = kwargs.pop("non_blocking", False)
+        copy = kwargs.pop("copy", False)
+    flags = 0
     for arg in args:
         if isinstance(arg, _dtype.dtype):
             dtype = arg
         elif isinstance(arg, Tensor):
             dtype, device = arg.dtype, arg._device
+        elif arg is True or arg is False:
+            if flags:
+                copy = arg
+            else:
+                non_blocking = arg
+            flags += 1
         elif arg is not None:
             device = arg
-    return dtype, device
+    if (non_blocking is not False and non_blocking is not True) or (
+        copy is not False and copy is not True
+    ):
+        name, value = (
+            ("copy", copy)
+            if non_blocking is True or non_blocking is False
+            else ("non_blocking", non_blocking)
+        )
+        raise TypeError(f"to(): argument '{name}' must be bool, not {type(value).__name__}")
+    return dtype, device, copy
 
 
 def to(self: Tensor, *args, **kwargs) -> Tensor:
     """`self` with another dtype and/or device: ``to(dtype)``, ``to(device)``,
     ``to(device, dtype)``, ``to(other)``; returns `self` when nothing changes, unless
     ``copy=True``."""
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    dtype, device = _parse_to(args, kwargs)
+    if kwargs:
+        kwargs.pop("memory_format", None)
+    dtype, device, copy = _parse_to(args, kwargs)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     result = self

@@ -29,6 +29,10 @@ def _values(self: Tensor, src: Tensor):
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy `src` (broadcast to self's shape, cast to self's dtype, from any device) into
     self's memory; differentiable with respect to `src`. A Python number fills self."""
+    if non_blocking is not False and non_blocking is not True:
+        raise TypeError(
+            f"copy_(): argument 'non_blocking' must be bool, not {type(non_blocking).__name__}"
+        )
     if isinstance(src, (int, float, complex)):
         return self.fill_(src)
     expect_tensor("copy_", src, "other")

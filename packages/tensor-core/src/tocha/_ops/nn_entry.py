@@ -110,6 +110,7 @@ def group_norm(
     cudnn_enabled: bool = True,
 ) -> Tensor:
     """`nn.functional.group_norm` (`cudnn_enabled` is ignored)."""
+    flag("group_norm", cudnn_enabled, "cudnn_enabled")
     if isinstance(input, Tensor):
         input.size(0), input.size(1)  # PyTorch's IndexError for a missing batch or channel dim
     return _functional().group_norm(input, num_groups, weight, bias, eps)

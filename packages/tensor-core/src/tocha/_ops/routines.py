@@ -26,7 +26,7 @@ from .._backend import resolve_device
 from .._dispatch import expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
-from ._argcheck import check_dtype, check_tensors, index_arg
+from ._argcheck import check_dtype, check_tensors, flag, index_arg
 from ._out import CPP_NAMES, inplace, write_out
 
 __all__: list[str] = []
@@ -366,6 +366,7 @@ for _name in ("xlogy_", "logit_", "sinc_", "i0_", "addmv_"):
 def fill_diagonal_(self: Tensor, fill_value, wrap: builtins.bool = False) -> Tensor:
     """Write `fill_value` on the main diagonal (all dims of equal length, or a 2-D tensor);
     `wrap` continues below a tall matrix's diagonal every ``cols + 1`` rows."""
+    wrap = flag("fill_diagonal_", wrap, "wrap")
     shape = tuple(self.shape)
     if len(shape) < 2:
         raise RuntimeError("dimensions must larger than 1")
@@ -398,6 +399,9 @@ _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile(name: str, input: Tensor, q, dim, keepdim, interpolation, out, skip_nan):
     expect_tensor(name, input, "input", 1)
+    keepdim = flag(name, keepdim, "keepdim")
+    if dim is not None and type(dim) is not int:
+        dim = index_arg(name, dim, "dim")
     if interpolation not in _MODES:
         raise RuntimeError(
             f"{name}() interpolation must be one of linear, lower, higher, midpoint or "

@@ -33,7 +33,7 @@ from .._dispatch import (
     not_a_tensor,
 )
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._argcheck import check_scalar_converts
+from ._argcheck import check_scalar_converts, flag
 from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
 from .indexing import getitem_op, index_op, index_put, scalar_value, setitem_op
@@ -313,6 +313,8 @@ def gather(
     `index` (int64 or int32) has input's number of dims and, apart from `dim`, sizes no larger
     than input's. Shape: index's.
     """
+    if sparse_grad is not False and sparse_grad is not True:
+        flag("gather", sparse_grad, "sparse_grad")
     dim, idx, _ = _scatter_args("gather", input, dim, index)
     if idx is None:
         result = full(tuple(index.shape), 0, dtype=input.dtype, device=input._device)
@@ -425,6 +427,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def _reduce_call(input, dim, index, src, reduce, include_self):
     expect_tensor("scatter_reduce", src, "src", 4)
+    include_self = flag("scatter_reduce", include_self, "include_self")
     if reduce not in _REDUCTIONS:
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
@@ -442,7 +445,7 @@ def _reduce_call(input, dim, index, src, reduce, include_self):
         return None
     if input._data.ndim == 0:
         idx, src, dim = idx.reshape(-1), src.reshape(-1), 0
-    return scatter_reduce_op, (idx, src), (dim, reduce, bool(include_self))
+    return scatter_reduce_op, (idx, src), (dim, reduce, include_self)
 
 
 def scatter_reduce(

@@ -576,6 +576,8 @@ def searchsorted(
     sequence first. Result int64 (int32 with `out_int32`)."""
     if not isinstance(sorted_sequence, Tensor):
         raise not_a_tensor("searchsorted", sorted_sequence, "sorted_sequence")
+    right = flag("searchsorted", right, "right")
+    out_int32 = flag("searchsorted", out_int32, "out_int32")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(
@@ -621,9 +623,7 @@ def searchsorted(
             )
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     dtype = _dtype.promote_types(sorted_sequence.dtype, values.dtype)
-    result = call(
-        searchsorted_op, (sorted_sequence.to(dtype), values.to(dtype)), bool(right), bool(out_int32)
-    )
+    result = call(searchsorted_op, (sorted_sequence.to(dtype), values.to(dtype)), right, out_int32)
     return result if out is None else write_out(out, result)
 
 

@@ -571,6 +571,10 @@ def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = None
 
 def to_dense(self: Tensor, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
     """This tensor as a dense (strided) tensor; itself if it is dense."""
+    if masked_grad is not None and masked_grad is not True and masked_grad is not False:
+        raise TypeError(
+            f"to_dense(): argument 'masked_grad' must be bool, not {type(masked_grad).__name__}"
+        )
     coo = self._data
     if type(coo) is not COO:
         return self if dtype is None else self.to(dtype)

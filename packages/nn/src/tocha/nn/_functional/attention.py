@@ -226,6 +226,12 @@ def scaled_dot_product_attention(
         raise not_a_tensor("scaled_dot_product_attention", key, "key", 2)
     if not isinstance(value, Tensor):
         raise not_a_tensor("scaled_dot_product_attention", value, "value", 3)
+    for name, given in (("is_causal", is_causal), ("enable_gqa", enable_gqa)):
+        if given is not True and given is not False:
+            raise TypeError(
+                f"scaled_dot_product_attention(): argument '{name}' must be bool, not "
+                f"{type(given).__name__}"
+            )
     if query.dtype != key.dtype or query.dtype != value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "

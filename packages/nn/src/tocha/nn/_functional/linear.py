@@ -243,6 +243,11 @@ def embedding(
         raise not_a_tensor("embedding", input, "input", 1)
     if not isinstance(weight, Tensor):
         raise not_a_tensor("embedding", weight, "weight", 2)
+    for name, given in (("scale_grad_by_freq", scale_grad_by_freq), ("sparse", sparse)):
+        if given is not True and given is not False:
+            raise TypeError(
+                f"embedding(): argument '{name}' must be bool, not {type(given).__name__}"
+            )
     _check_indices(input, "embedding")
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -257,7 +262,7 @@ def embedding(
             padding_idx = n + padding_idx
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq, bool(sparse))
+    return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq, sparse)
 
 
 def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):

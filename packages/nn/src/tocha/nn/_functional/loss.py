@@ -1334,6 +1334,10 @@ def triplet_margin_loss(
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    if swap is not True and swap is not False:
+        raise TypeError(
+            f"triplet_margin_loss(): argument 'swap' must be bool, not {type(swap).__name__}"
+        )
     _check_triplet_dims(anchor, positive, negative)
     return _triplet(
         anchor,
