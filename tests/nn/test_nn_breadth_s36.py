@@ -1,7 +1,7 @@
 """nn classes added in session 36, against torch.nn: the lazy modules (LazyLinear,
 LazyConv*, LazyConvTranspose*, LazyBatchNorm*, LazyInstanceNorm*) with their uninitialized
-parameters and buffers, FractionalMaxPool2d/3d, AdaptiveLogSoftmaxWithLoss and
-SyncBatchNorm."""
+parameters and buffers, FractionalMaxPool2d/3d, AdaptiveLogSoftmaxWithLoss, SyncBatchNorm
+and nn.utils.parametrizations.orthogonal."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 import tocha
 import tocha.nn as nn
 from tocha.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from tocha.nn.utils.parametrizations import orthogonal
 
 # -- lazy modules -----------------------------------------------------------------------------
 
@@ -509,3 +510,127 @@ def test_convert_sync_batchnorm_matches_torch(torch):
     bn.qconfig = "q"
     root = nn.SyncBatchNorm.convert_sync_batchnorm(bn)
     assert type(root) is nn.SyncBatchNorm and root.qconfig == "q" and root.bias is bn.bias
+
+
+# -- orthogonal parametrization ---------------------------------------------------------------
+
+ORTHOGONAL = [
+    ((3, 3), {}),
+    ((3, 3), {"orthogonal_map": "cayley"}),
+    ((3, 3), {"orthogonal_map": "householder"}),
+    ((2, 4, 4), {"use_trivialization": False}),
+    ((5, 3), {"orthogonal_map": "householder", "use_trivialization": False}),
+    ((3, 5), {"use_trivialization": False}),
+    ((2, 3, 5), {"orthogonal_map": "householder", "use_trivialization": False}),
+    ((4, 2), {"orthogonal_map": "cayley", "use_trivialization": False}),
+]
+
+
+def _with_weight(lib, value):
+    m = lib.nn.Module()
+    m.weight = lib.nn.Parameter(lib.from_numpy(value.copy()))
+    return m
+
+
+@pytest.mark.parametrize("shape,kwargs", ORTHOGONAL, ids=[str(i) for i in range(len(ORTHOGONAL))])
+def test_orthogonal_matches_torch(torch, shape, kwargs):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(shape)
+    ours = orthogonal(_with_weight(tocha, w), **kwargs)
+    theirs = torch.nn.utils.parametrizations.orthogonal(_with_weight(torch, w), **kwargs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours.parametrizations.weight[0]) == repr(theirs.parametrizations.weight[0])
+    for o, t in (
+        (ours.parametrizations.weight.original, theirs.parametrizations.weight.original),
+        (ours.weight, theirs.weight),
+    ):
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), atol=1e-10)
+    q = ours.weight.detach().numpy()
+    gram = np.swapaxes(q, -1, -2) @ q if shape[-2] >= shape[-1] else q @ np.swapaxes(q, -1, -2)
+    np.testing.assert_allclose(
+        gram, np.broadcast_to(np.eye(gram.shape[-1]), gram.shape), atol=1e-10
+    )
+    # From any unconstrained original, the same orthogonal matrix and the same gradients.
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(shape)
+    for m, lib in ((ours, tocha), (theirs, torch)):
+        with lib.no_grad():
+            m.parametrizations.weight.original.copy_(lib.from_numpy(x))
+        (m.weight * lib.from_numpy(g)).sum().backward()
+    np.testing.assert_allclose(
+        ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-10
+    )
+    np.testing.assert_allclose(
+        ours.parametrizations.weight.original.grad.numpy(),
+        theirs.parametrizations.weight.original.grad.numpy(),
+        atol=1e-10,
+    )
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4)])
+def test_orthogonal_trivialization_completes_wide_and_tall_matrices(shape):
+    w = np.random.default_rng(0).standard_normal(shape)
+    m = orthogonal(_with_weight(tocha, w))
+    n = max(shape[-2:])
+    assert tuple(m.parametrizations.weight[0].base.shape) == shape[:-2] + (n, n)
+    q = m.weight.detach().numpy()
+    gram = np.swapaxes(q, -1, -2) @ q if shape[-2] >= shape[-1] else q @ np.swapaxes(q, -1, -2)
+    np.testing.assert_allclose(
+        gram, np.broadcast_to(np.eye(gram.shape[-1]), gram.shape), atol=1e-10
+    )
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_gradcheck(orthogonal_map):
+    m = orthogonal(nn.Linear(4, 3).double(), orthogonal_map=orthogonal_map)
+    parametrization = m.parametrizations.weight[0]
+    x = tocha.randn(3, 4, dtype=tocha.float64, requires_grad=True)
+    assert tocha.autograd.gradcheck(parametrization, (x,))
+
+
+def test_orthogonal_assignment_matches_torch(torch):
+    rng = np.random.default_rng(0)
+    w, q = rng.standard_normal((3, 3)), np.linalg.qr(rng.standard_normal((3, 3)))[0]
+
+    def assign(lib, fn):
+        m = fn(_with_weight(lib, w))
+        m.weight = lib.from_numpy(q)
+        same = m.weight.detach().numpy()
+        m.weight = lib.from_numpy(2 * q)
+        doubled = m.weight.detach().numpy()
+        bad = _error(lambda: setattr(m, "weight", lib.zeros(4, 4, dtype=lib.float64)))
+        fixed = fn(_with_weight(lib, w), use_trivialization=False)
+        refused = _error(lambda: setattr(fixed, "weight", lib.from_numpy(q)))
+        return same, doubled, bad, refused, m.parametrizations.weight.original.detach().numpy()
+
+    same, doubled, bad, refused, original = assign(tocha, orthogonal)
+    theirs = assign(torch, torch.nn.utils.parametrizations.orthogonal)
+    np.testing.assert_allclose(same, q, atol=1e-12)
+    np.testing.assert_allclose(doubled, theirs[1], atol=1e-12)
+    np.testing.assert_allclose(original, theirs[4])
+    assert (bad, refused) == (theirs[2], theirs[3])
+    assert bad[0] == "ValueError" and refused[0] == "NotImplementedError"
+
+
+ORTHOGONAL_ERRORS = [
+    ("Linear", (3, 3), {"orthogonal_map": "foo"}),
+    ("Linear", (3, 3), {"name": "nope"}),
+    ("BatchNorm1d", (3,), {}),
+    ("Linear", (3, 3), {"orthogonal_map": "householder", "complex": True}),
+]
+
+
+@pytest.mark.parametrize(
+    "layer,args,kwargs", ORTHOGONAL_ERRORS, ids=[str(i) for i in range(len(ORTHOGONAL_ERRORS))]
+)
+def test_orthogonal_errors_match_torch(torch, layer, args, kwargs):
+    kwargs = dict(kwargs)
+    dtype = {"dtype": "complex64"} if kwargs.pop("complex", False) else {}
+
+    def attempt(lib):
+        factory = {k: getattr(lib, v) for k, v in dtype.items()}
+        fn = lib.nn.utils.parametrizations.orthogonal
+        fn(getattr(lib.nn, layer)(*args, **factory), **kwargs)
+
+    got, want = _error(lambda: attempt(tocha)), _error(lambda: attempt(torch))
+    assert got == want and got[0] == "ValueError"

@@ -1,5 +1,5 @@
-"""Ready-made parametrizations, as ``torch.nn.utils.parametrizations``: weight_norm and
-spectral_norm."""
+"""Ready-made parametrizations, as ``torch.nn.utils.parametrizations``: weight_norm,
+spectral_norm and orthogonal."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from tocha import Tensor
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
+from ._orthogonal import _Orthogonal, orthogonal  # noqa: F401
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
