@@ -20,6 +20,7 @@ import numpy as np
 from . import _dtype
 from ._api import PUBLIC, export
 from ._dispatch import binary, call, defop, expect_tensor, unary
+from ._grad_mode import STATE, no_grad
 from ._ops import aliases as _aliases
 from ._ops import special_kernels as _k
 from ._ops._argcheck import index_arg
@@ -613,17 +614,36 @@ def _incomplete_gamma_dtype(kernel: str, input, other) -> _dtype.dtype:
     return dtype
 
 
+# The incomplete gamma functions' values come from the composite `_gammainc`, computed off
+# the tape; where autograd records them, these ops pass the values through so that it
+# records PyTorch's derivative (by `other` only: by `input` PyTorch has none).
+igamma_op = defop("igamma", lambda xp: lambda a, x, value: value)
+igammac_op = defop("igammac", lambda xp: lambda a, x, value: value)
+
+
+def _incomplete_gamma(op, input, other, upper: bool, out: Tensor | None) -> Tensor:
+    dtype = _incomplete_gamma_dtype(f"{op.name}_cpu", input, other)
+    with no_grad():
+        value = _gammainc(_as64(input), _as64(other), upper).to(dtype)
+    tensors = [t for t in (input, other) if isinstance(t, Tensor)]
+    if STATE.grad_enabled and any(t.requires_grad for t in tensors):
+        value = call(op, (_as_tensor(input, dtype), _as_tensor(other, dtype), value))
+    return _finish(value, out)
+
+
+def _as_tensor(x, dtype) -> Tensor:
+    return x if isinstance(x, Tensor) else PUBLIC["tensor"](x, dtype=dtype)
+
+
 def gammainc(input, other, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other), elementwise,
     broadcast (nan where input <= 0 or other < 0)."""
-    dtype = _incomplete_gamma_dtype("igamma_cpu", input, other)
-    return _finish(_gammainc(_as64(input), _as64(other), False).to(dtype), out)
+    return _incomplete_gamma(igamma_op, input, other, False, out)
 
 
 def gammaincc(input, other, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P, elementwise."""
-    dtype = _incomplete_gamma_dtype("igammac_cpu", input, other)
-    return _finish(_gammainc(_as64(input), _as64(other), True).to(dtype), out)
+    return _incomplete_gamma(igammac_op, input, other, True, out)
 
 
 export(gammainc, "igamma", method=True)

@@ -39,15 +39,19 @@ def _unimplemented(name_of):
         raise NotImplementedError(f"the derivative for '{name_of(*args)}' is not implemented.")
 
     def rule(t, out, *args):
-        raise NotImplementedError(
-            f"Trying to use forward AD with {name_of(*args)} that does not support it because "
-            "it has not been implemented yet.\nPlease file an issue to PyTorch at "
-            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
-            "that we can prioritize its implementation or submit a PR adding the "
-            "implementation to derivatives.yaml"
-        )
+        _forward_not_implemented(name_of(*args))
 
     return formula, rule
+
+
+def _forward_not_implemented(name: str):
+    raise NotImplementedError(
+        f"Trying to use forward AD with {name} that does not support it because it has not "
+        "been implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that "
+        "we can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml"
+    )
 
 
 def _log_parts(v):
@@ -144,6 +148,33 @@ fwd("heaviside", _no_forward("heaviside"))
 for _name in ("floor_divide", "detach_copy"):
     d(_name, "", _not_implemented(_name))
     fwd(_name, _no_forward(_name))
+
+
+def _incomplete_gamma(name: str, sign: int):
+    """igamma/igammac's derivative and forward rule: by `other` (x), ``sign * x^(a-1) e^-x /
+    Gamma(a)``; by `input` (a) PyTorch has none, so they raise when that one is wanted."""
+
+    def slope(a, x):
+        return sign * ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+    def formula(g, out, a, x, value, needs=(True, True, False)):
+        if needs[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        return None, g * slope(a, x) if needs[1] else None, None
+
+    def rule(t, out, a, x, value):
+        if t[0] is not None:
+            _forward_not_implemented(name)
+        return None if t[1] is None else t[1] * slope(a, x)
+
+    formula.takes_needs = True
+    return formula, rule
+
+
+for _name, _sign in (("igamma", 1), ("igammac", -1)):
+    _formula, _rule = _incomplete_gamma(_name, _sign)
+    d(_name, "01", _formula)
+    fwd(_name, _rule)
 for _name in ("div_floor", "div_trunc"):  # div's rounding modes: piecewise constant
     d(_name, "", lambda g, out, x, y: (zero(g), zero(g)))
     fwd(_name, _constant)
