@@ -471,3 +471,156 @@ LOWRANK_GRADS = [
 @pytest.mark.parametrize("name, arrays, fn", LOWRANK_GRADS, ids=[c[0] for c in LOWRANK_GRADS])
 def test_lowrank_gradcheck(name, arrays, fn):
     _gradcheck(_seeded(fn), *arrays)
+
+
+# -- ldl_factor, ldl_solve ----------------------------------------------------------------------
+def _ldl_inputs(count=40, seed=5):
+    """Random square matrices of sizes 1 to 8, a third with a small diagonal (2x2 pivots) and
+    a third rounded to integers (ties and zeros), real and complex."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for i in range(count):
+        n = int(rng.integers(1, 9))
+        a = rng.standard_normal((n, n))
+        if i % 2:
+            a = a + 1j * rng.standard_normal((n, n))
+        if i % 3 == 1:
+            a[np.arange(n), np.arange(n)] *= 0.01
+        if i % 3 == 2:
+            a = np.round(a)
+        cases.append(a)
+    return cases
+
+
+LDL_INPUTS = _ldl_inputs()
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("single", [False, True], ids=["double", "single"])
+def test_ldl_factor_matches_lapack_as_torch(torch, hermitian, single):
+    for a in LDL_INPUTS:
+        a = a.astype({"f": "float32", "c": "complex64"}[a.dtype.kind] if single else a.dtype)
+        mine = tocha.linalg.ldl_factor_ex(tocha.from_numpy(a.copy()), hermitian=hermitian)
+        theirs = torch.linalg.ldl_factor_ex(torch.from_numpy(a.copy()), hermitian=hermitian)
+        assert_tensor(mine.pivots, theirs.pivots)
+        assert_tensor(mine.info, theirs.info)
+        tol = 1e-4 if single else 1e-10
+        assert_tensor(mine.LD, theirs.LD, rtol=tol, atol=tol)
+
+
+def test_ldl_factor_batched_and_large_match_torch(torch):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 12, 12))
+    a[..., np.arange(12), np.arange(12)] *= 0.01
+    for data in (a, np.zeros((2, 0, 0)), np.zeros((2, 3, 3)), np.array([[np.nan, 1], [1, 2]])):
+        mine = tocha.linalg.ldl_factor_ex(tocha.from_numpy(data.copy()))
+        theirs = torch.linalg.ldl_factor_ex(torch.from_numpy(data.copy()))
+        assert type(mine).__name__ == "linalg_ldl_factor_ex"
+        for m, t in zip(mine, theirs):
+            assert_tensor(m, t, rtol=1e-10, atol=1e-10)
+    mine = tocha.linalg.ldl_factor(tocha.from_numpy(a[0].copy()))
+    theirs = torch.linalg.ldl_factor(torch.from_numpy(a[0].copy()))
+    assert type(mine).__name__ == "linalg_ldl_factor"
+    for m, t in zip(mine, theirs):
+        assert_tensor(m, t, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_ldl_solve_matches_torch(torch, hermitian):
+    rng = np.random.default_rng(9)
+    for a in LDL_INPUTS[:20]:
+        a = a + (a.conj().T if hermitian else a.T)
+        b = rng.standard_normal((a.shape[0], 2)).astype(a.dtype)
+        LD, pivots = tocha.linalg.ldl_factor_ex(tocha.from_numpy(a.copy()), hermitian=hermitian)[:2]
+        TLD, tpivots = torch.linalg.ldl_factor_ex(torch.from_numpy(a.copy()), hermitian=hermitian)[
+            :2
+        ]
+        mine = tocha.linalg.ldl_solve(LD, pivots, tocha.from_numpy(b.copy()), hermitian=hermitian)
+        theirs = torch.linalg.ldl_solve(
+            TLD, tpivots, torch.from_numpy(b.copy()), hermitian=hermitian
+        )
+        scale = max(1.0, float(np.abs(theirs.numpy()).max()))
+        assert_tensor(mine, theirs, rtol=1e-7, atol=1e-7 * scale)
+        if tocha.linalg.ldl_factor_ex(tocha.from_numpy(a.copy())).info.item() == 0:
+            np.testing.assert_allclose(a @ mine.numpy(), b, atol=1e-6 * scale * len(a))
+
+
+def test_ldl_solve_broadcasts_batches(torch):
+    a = _rand(4, 4)
+    a = a + a.T
+    b = _rand(2, 4, 3, seed=1)
+    mine = tocha.linalg.ldl_solve(
+        *tocha.linalg.ldl_factor(tocha.from_numpy(a)), tocha.from_numpy(b)
+    )
+    theirs = torch.linalg.ldl_solve(
+        *torch.linalg.ldl_factor(torch.from_numpy(a)), torch.from_numpy(b)
+    )
+    assert_tensor(mine, theirs, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(a @ mine.numpy(), b, atol=1e-10)
+
+
+def _ldl(L):
+    a = np.array([[1.0, 2, 3], [2, 0.5, 4], [3, 4, 0.1]], dtype="float32")
+    return L.linalg.ldl_factor(L.from_numpy(a))
+
+
+LDL_ERRORS = [
+    ("singular", lambda L: L.linalg.ldl_factor(L.zeros(3, 3))),
+    ("singular_ex", lambda L: L.linalg.ldl_factor_ex(L.zeros(3, 3), check_errors=True)),
+    ("not_square", lambda L: L.linalg.ldl_factor_ex(L.zeros(2, 3))),
+    ("vector", lambda L: L.linalg.ldl_factor_ex(L.zeros(3))),
+    ("long", lambda L: L.linalg.ldl_factor_ex(L.zeros(3, 3, dtype=L.int64))),
+    ("half", lambda L: L.linalg.ldl_factor_ex(L.zeros(3, 3, dtype=L.float16))),
+    ("hermitian_int", lambda L: L.linalg.ldl_factor_ex(L.eye(3), hermitian=1)),
+    ("check_errors_int", lambda L: L.linalg.ldl_factor_ex(L.eye(3), check_errors=1)),
+    ("list", lambda L: L.linalg.ldl_factor([[1.0]])),
+    ("solve_vector", lambda L: L.linalg.ldl_solve(*_ldl(L), L.ones(3))),
+    ("solve_rows", lambda L: L.linalg.ldl_solve(*_ldl(L), L.ones(4, 2))),
+    ("solve_dtype", lambda L: L.linalg.ldl_solve(*_ldl(L), L.ones(3, 2, dtype=L.float64))),
+    ("solve_pivots_float", lambda L: L.linalg.ldl_solve(_ldl(L)[0], L.ones(3), L.ones(3, 2))),
+    ("solve_pivots_shape", lambda L: L.linalg.ldl_solve(_ldl(L)[0], _ldl(L)[1][:2], L.ones(3, 2))),
+    ("solve_not_square", lambda L: L.linalg.ldl_solve(_ldl(L)[0][:, :2], _ldl(L)[1], L.ones(3, 2))),
+    (
+        "solve_long",
+        lambda L: L.linalg.ldl_solve(_ldl(L)[0].long(), _ldl(L)[1], L.ones(3, 2).long()),
+    ),
+    (
+        "solve_half",
+        lambda L: L.linalg.ldl_solve(_ldl(L)[0].half(), _ldl(L)[1], L.ones(3, 2).half()),
+    ),
+    ("solve_hermitian_int", lambda L: L.linalg.ldl_solve(*_ldl(L), L.ones(3, 2), hermitian=1)),
+    ("solve_list", lambda L: L.linalg.ldl_solve(_ldl(L)[0], [1, 2, 3], L.ones(3, 2))),
+    (
+        "solve_long_pivots",
+        lambda L: L.linalg.ldl_solve(_ldl(L)[0], _ldl(L)[1].long(), L.ones(3, 2)),
+    ),
+    (
+        "solve_empty",
+        lambda L: L.linalg.ldl_solve(L.zeros(0, 0), L.zeros(0, dtype=L.int32), L.zeros(0, 2)),
+    ),
+    ("solve_no_columns", lambda L: L.linalg.ldl_solve(*_ldl(L), L.ones(3, 0))),
+]
+
+
+@pytest.mark.parametrize("name, fn", LDL_ERRORS, ids=[c[0] for c in LDL_ERRORS])
+def test_ldl_errors_match_torch(torch, name, fn):
+    mine, theirs = _outcome(tocha, fn), _outcome(torch, fn)
+    if name.startswith("singular"):  # PyTorch's message is an internal assert's
+        assert mine[0] == theirs[0] and theirs[1].endswith(mine[1])
+    else:
+        assert mine == theirs
+
+
+def test_ldl_derivatives_are_refused(torch):
+    pytest.importorskip("tocha.autograd")
+
+    def factor(L):
+        a = L.eye(3, requires_grad=True)
+        L.linalg.ldl_factor(a)[0].sum().backward()
+
+    def solve(L):
+        b = L.ones(3, 2, requires_grad=True)
+        L.linalg.ldl_solve(*_ldl(L), b).sum().backward()
+
+    _same_outcome(torch, factor)
+    _same_outcome(torch, solve)

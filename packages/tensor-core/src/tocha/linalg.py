@@ -44,6 +44,9 @@ __all__ = [
     "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
     "lu",
     "lu_factor",
@@ -95,6 +98,8 @@ _LU_UNPACK = _named("lu_unpack", ("P", "L", "U"))
 _INV_EX = _named("linalg_inv_ex", ("inverse", "info"))
 _CHOLESKY_EX = _named("linalg_cholesky_ex", ("L", "info"))
 _SOLVE_EX = _named("linalg_solve_ex", ("result", "info"))
+_LDL_FACTOR = _named("linalg_ldl_factor", ("LD", "pivots"))
+_LDL_FACTOR_EX = _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 
 # -- kernels ----------------------------------------------------------------------------------
@@ -289,6 +294,8 @@ _OPS = {
     "linalg_vecdot": (_vecdot_kernel, True),
 }
 OPS = {name: defop(name, _same_dtype(fn), diff) for name, (fn, diff) in _OPS.items()}
+OPS["linalg_ldl_factor_ex"] = defop("linalg_ldl_factor_ex", lambda xp: partial(_k.ldl_factor, xp))
+OPS["linalg_ldl_solve"] = defop("linalg_ldl_solve", lambda xp: partial(_k.ldl_solve, xp))
 OPS["lu_permutation_matrix"] = defop(
     "lu_permutation_matrix", lambda xp: partial(_permutation_matrix_kernel, xp), False
 )
@@ -814,6 +821,74 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
         ),
     )
     return _finish(_LU_FACTOR((lu, pivots)), out)
+
+
+def _check_ldl(name: str, A, kernel: str) -> None:
+    if A.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.TITLE[A.dtype]}'")
+    _check(f"torch.linalg.{name}", A)
+
+
+def _ldl_factor(name: str, A: Tensor, hermitian, check_errors: bool):
+    expect_tensor(f"linalg_{name}", A, "input", 1)
+    hermitian = flag(f"linalg_{name}", hermitian, "hermitian")
+    _check_ldl(name, A, "ldl_factor_kernel_cpu")
+    LD, pivots, info = call(OPS["linalg_ldl_factor_ex"], (A,), hermitian)
+    if check_errors:
+        failed = info._host().reshape(-1)
+        if failed.any():
+            # PyTorch has no message of its own for a zero pivot (an internal assert's)
+            code = int(failed[np.flatnonzero(failed)[0]])
+            raise RuntimeError(f"torch.linalg.{name}: Unknown error code: {code}.")
+    return LD, pivots, info
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out=None):
+    """(LD, pivots, info): the Bunch-Kaufman factorisation ``A = P L D L^T P^T`` of each
+    symmetric matrix (``L^H`` and Hermitian when `hermitian`), only A's lower triangle read,
+    in LAPACK's sytrf format: L unit lower triangular below LD's diagonal, D block diagonal
+    (1x1 and 2x2 blocks) on LD's diagonal and first subdiagonal, 1-based int32 pivots
+    (row k swapped with row pivots[k] - 1; negative on both rows of a 2x2 block), info the
+    first zero pivot (0: none)."""
+    check_errors = flag("linalg_ldl_factor_ex", check_errors, "check_errors")
+    return _finish(_LDL_FACTOR_EX(_ldl_factor("ldl_factor_ex", A, hermitian, check_errors)), out)
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):
+    """(LD, pivots) of `ldl_factor_ex`, raising where a pivot is zero."""
+    LD, pivots, _ = _ldl_factor("ldl_factor", A, hermitian, True)
+    return _finish(_LDL_FACTOR((LD, pivots)), out)
+
+
+def ldl_solve(
+    LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Tensor | None = None
+) -> Tensor:
+    """X with ``A X = B`` from A's `ldl_factor` (LD, pivots); batches broadcast."""
+    check_tensors("linalg_ldl_solve", ("LD", LD), ("pivots", pivots), ("B", B))
+    hermitian = flag("linalg_ldl_solve", hermitian, "hermitian")
+    _check_ldl("ldl_solve", LD, "ldl_solve_kernel_cpu")
+    if pivots.dtype.is_floating_point or pivots.dtype.is_complex:
+        raise RuntimeError(
+            "torch.linalg.ldl_solve: Expected pivots to be integers. Got "
+            f"{_dtype.TITLE[pivots.dtype]}"
+        )
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(
+            "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, "
+            f"but got pivots with shape {list(pivots.shape)} instead"
+        )
+    n = LD.shape[-1]
+    if B.size(-2) != n:
+        raise RuntimeError(
+            "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is "
+            f"{n} by {n} but each b matrix is {B.shape[-2]} by {B.shape[-1]}"
+        )
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{_dtype.TITLE[B.dtype]} and A of type {_dtype.TITLE[LD.dtype]} instead."
+        )
+    return _finish(call(OPS["linalg_ldl_solve"], (LD, pivots, B), hermitian), out)
 
 
 def lu_unpack(

@@ -751,3 +751,22 @@ def _zeta_jvp(t, out, x, q):
 
 d("special_zeta", "01", _zeta)
 fwd("special_zeta", _zeta_jvp)
+
+
+# -- factorisations PyTorch gives no derivative --------------------------------------------
+def _no_derivative(name: str):
+    def formula(g, out, *args):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    def rule(t, out, *args):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{name} that does not support it."
+        )
+
+    return formula, rule
+
+
+for _name in ("linalg_ldl_factor_ex", "linalg_ldl_solve"):
+    _formula, _rule = _no_derivative(_name)
+    d(_name, "", _formula)
+    fwd(_name, _rule)

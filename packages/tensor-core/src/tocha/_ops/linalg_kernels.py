@@ -195,3 +195,224 @@ def matrix_exp(xp, a):
     for step in range(int(s.max()) if s.size else 0):
         r = xp.where((step < s)[..., None, None], r @ r, r)
     return r.astype(dtype, copy=False)
+
+
+# Bunch and Kaufman's pivot threshold (LAPACK's sytf2): (1 + sqrt(17)) / 8.
+_BK_ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
+
+
+def _cabs1(x):
+    """LAPACK's size of a number for pivoting: |re| + |im| (|x| when real)."""
+    return abs(x.real) + abs(x.imag) if isinstance(x, complex) or np.iscomplexobj(x) else abs(x)
+
+
+def _bk_swap(a, k, kk, kp, kstep, herm):
+    """Swap rows and columns kk and kp of the trailing lower triangle a[k:, k:]."""
+    n = a.shape[0]
+    if kp < n - 1:
+        a[kp + 1 :, [kk, kp]] = a[kp + 1 :, [kp, kk]]
+    segment = a[kk + 1 : kp, kk].copy()
+    row = a[kp, kk + 1 : kp].copy()
+    a[kk + 1 : kp, kk] = row.conj() if herm else row
+    a[kp, kk + 1 : kp] = segment.conj() if herm else segment
+    if herm:
+        a[kp, kk] = np.conj(a[kp, kk])
+    a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+    if kstep == 2:
+        a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+
+
+def _bk_pivot(a, k, herm):
+    """(kp, kstep, zero): Bunch-Kaufman's choice for column k of the lower triangle a."""
+    n = a.shape[0]
+    diag = a[k, k].real if herm else a[k, k]
+    absakk = _cabs1(diag)
+    colmax, imax = 0.0, k
+    if k < n - 1:
+        column = _abs1(a[k + 1 :, k])
+        imax = k + 1 + _iamax(column)
+        colmax = float(column[imax - k - 1])
+    # Fortran's MAX as LAPACK's builds run it: a NaN on the left gives the right
+    if (absakk if absakk > colmax else colmax) == 0:
+        return k, 1, True
+    if absakk >= _BK_ALPHA * colmax:
+        return k, 1, False
+    row = _abs1(a[imax, k:imax])
+    rowmax = float(row[_iamax(row)])
+    if imax < n - 1:
+        below = _abs1(a[imax + 1 :, imax])
+        other = float(below[_iamax(below)])
+        rowmax = rowmax if rowmax > other else other
+    if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+        return k, 1, False
+    if _cabs1(a[imax, imax].real if herm else a[imax, imax]) >= _BK_ALPHA * rowmax:
+        return imax, 1, False
+    return imax, 2, False
+
+
+def _iamax(v) -> int:
+    """BLAS's i_amax: the first largest, skipping NaN unless it comes first."""
+    if math.isnan(v[0]):
+        return 0
+    return int(np.argmax(np.where(np.isnan(v), -np.inf, v)))
+
+
+def _abs1(v):
+    return np.abs(v.real) + np.abs(v.imag) if v.dtype.kind == "c" else np.abs(v)
+
+
+def _ldl_one(a, herm):
+    """LAPACK's unblocked sytf2 / hetf2 (uplo 'L') on one matrix, in place: (pivots, info)."""
+    n = a.shape[0]
+    pivots = np.zeros(n, dtype=_INT32)
+    info = 0
+    k = 0
+    while k < n:
+        kp, kstep, zero = _bk_pivot(a, k, herm)
+        if zero:
+            info = info or k + 1
+            if herm:
+                a[k, k] = a[k, k].real
+        else:
+            kk = k + kstep - 1
+            if kp != kk:
+                _bk_swap(a, k, kk, kp, kstep, herm)
+            if herm:  # a Hermitian matrix's diagonal is read as real
+                a[k, k] = a[k, k].real
+                a[kk, kk] = a[kk, kk].real
+            if kstep == 1:
+                _ldl_update_1(a, k, herm)
+            else:
+                _ldl_update_2(a, k, herm)
+        if kstep == 1:
+            pivots[k] = kp + 1
+        else:
+            pivots[k] = pivots[k + 1] = -(kp + 1)
+        k += kstep
+    return pivots, info
+
+
+def _ldl_update_1(a, k, herm):
+    """A 1x1 pivot: the trailing lower triangle less x x^T / d, then L's column x / d."""
+    if k == a.shape[0] - 1:
+        return
+    x = a[k + 1 :, k].copy()
+    r1 = 1.0 / (a[k, k].real if herm else a[k, k])
+    temp = -r1 * (x.conj() if herm else x)
+    trailing = a[k + 1 :, k + 1 :]
+    lower = np.tril(np.ones(trailing.shape, dtype=bool))
+    trailing[lower] += (x[:, None] * temp[None, :])[lower]
+    if herm:
+        idx = np.arange(trailing.shape[0])
+        trailing[idx, idx] = trailing[idx, idx].real
+    a[k + 1 :, k] = x * r1
+
+
+def _ldl_update_2(a, k, herm):
+    """A 2x2 pivot on rows k, k+1: the trailing lower triangle less W D^-1 W^T, column by
+    column, then L's two columns."""
+    n = a.shape[0]
+    if k >= n - 2:
+        return
+    if herm:
+        d = abs(a[k + 1, k])
+        d11 = a[k + 1, k + 1].real / d
+        d22 = a[k, k].real / d
+        tt = 1.0 / (d11 * d22 - 1.0)
+        d21 = a[k + 1, k] / d
+        d = tt / d
+    else:
+        d21 = a[k + 1, k]
+        d11 = a[k + 1, k + 1] / d21
+        d22 = a[k, k] / d21
+        t = 1.0 / (d11 * d22 - 1.0)
+        d21 = t / d21
+    for j in range(k + 2, n):
+        if herm:
+            wk = d * (d11 * a[j, k] - d21 * a[j, k + 1])
+            wkp1 = d * (d22 * a[j, k + 1] - np.conj(d21) * a[j, k])
+            a[j:, j] = a[j:, j] - a[j:, k] * np.conj(wk) - a[j:, k + 1] * np.conj(wkp1)
+        else:
+            wk = d21 * (d11 * a[j, k] - a[j, k + 1])
+            wkp1 = d21 * (d22 * a[j, k + 1] - a[j, k])
+            a[j:, j] = a[j:, j] - a[j:, k] * wk - a[j:, k + 1] * wkp1
+        a[j, k] = wk
+        a[j, k + 1] = wkp1
+        if herm:
+            a[j, j] = a[j, j].real
+
+
+def ldl_factor(xp, a, hermitian: bool):
+    """(LD, pivots, info): the Bunch-Kaufman factorisation ``A = P L D L^T P^T`` (L^H when
+    `hermitian` and complex) of the lower triangles of a batch, in LAPACK's sytrf / hetrf
+    format: L unit lower below the diagonal of LD, D's 1x1 and 2x2 blocks on its diagonal
+    and first subdiagonal, 1-based int32 pivots (negative for a 2x2 block: both its entries
+    name the row swapped with its second row), info the first zero pivot (0: none). Upper
+    triangle zero. Each matrix runs on the host, one column at a time."""
+    host = np.array(a.get() if hasattr(a, "get") else a)
+    herm = hermitian and host.dtype.kind == "c"
+    n = host.shape[-1]
+    flat = host.reshape((math.prod(host.shape[:-2]), n, n))
+    pivots = np.zeros(flat.shape[:-1], dtype=_INT32)
+    info = np.zeros(flat.shape[0], dtype=_INT32)
+    with np.errstate(all="ignore"):
+        for b in range(flat.shape[0]):
+            pivots[b], info[b] = _ldl_one(flat[b], herm)
+    ld = np.tril(flat).reshape(host.shape)
+    return (
+        xp.asarray(ld),
+        xp.asarray(pivots.reshape(host.shape[:-1])),
+        xp.asarray(info.reshape(host.shape[:-2])),
+    )
+
+
+def _ldl_solve_one(ld, pivots, b, herm):
+    """LAPACK's sytrs / hetrs (uplo 'L'): X with ``A X = B`` from A's `_ldl_one`, in b."""
+    n = ld.shape[0]
+    k = 0
+    while k < n:  # P L D Y = B, forward
+        if pivots[k] > 0:
+            kp = pivots[k] - 1
+            b[[k, kp]] = b[[kp, k]]
+            b[k + 1 :] -= ld[k + 1 :, k, None] * b[k]
+            b[k] /= ld[k, k].real if herm else ld[k, k]
+            k += 1
+            continue
+        kp = -pivots[k] - 1
+        b[[k + 1, kp]] = b[[kp, k + 1]]
+        b[k + 2 :] -= ld[k + 2 :, k, None] * b[k] + ld[k + 2 :, k + 1, None] * b[k + 1]
+        akm1k = ld[k + 1, k]
+        lower = np.conj(akm1k) if herm else akm1k
+        akm1 = ld[k, k] / lower
+        ak = ld[k + 1, k + 1] / akm1k
+        denom = akm1 * ak - 1.0
+        bkm1, bk = b[k] / lower, b[k + 1] / akm1k
+        b[k] = (ak * bkm1 - bk) / denom
+        b[k + 1] = (akm1 * bk - bkm1) / denom
+        k += 2
+    k = n - 1
+    while k >= 0:  # L^T P^T X = Y, backward
+        step = 1 if pivots[k] > 0 else 2
+        column = ld[k + 1 :, k - step + 1 : k + 1]
+        b[k - step + 1 : k + 1] -= (column.conj() if herm else column).T @ b[k + 1 :]
+        kp = abs(pivots[k]) - 1
+        b[[k, kp]] = b[[kp, k]]
+        k -= step
+    return b
+
+
+def ldl_solve(xp, ld, pivots, b, hermitian: bool):
+    """X with ``A X = B`` from A's `ldl_factor` (LD, pivots), batches broadcast."""
+    host = [np.asarray(x.get() if hasattr(x, "get") else x) for x in (ld, pivots, b)]
+    ld, pivots, b = host
+    batch = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    n, k = ld.shape[-1], b.shape[-1]
+    count = math.prod(batch)
+    lds = np.broadcast_to(ld, batch + (n, n)).reshape((count, n, n))
+    pivs = np.broadcast_to(pivots, batch + (n,)).reshape((count, n)).astype(np.int64)
+    x = np.array(np.broadcast_to(b, batch + (n, k)).reshape((count, n, k)))
+    herm = hermitian and ld.dtype.kind == "c"
+    with np.errstate(all="ignore"):
+        for i in range(x.shape[0]):
+            _ldl_solve_one(lds[i], pivs[i], x[i], herm)
+    return xp.asarray(x.reshape(batch + (n, k)))
