@@ -246,6 +246,10 @@ MORE_CHECKS = [
     "lib.unique_consecutive(full((3, 4), 1, 'complex64'), return_counts=True)",
     "lib.unique_consecutive(full((), 1, 'float16'), return_counts=True, dim=-1)",
     "lib.unique_consecutive(full((), 1, 'float16'), return_counts=True)",
+    "full((3, 4), 1, 'float32').T.detach_()",
+    "lib.detach_(full((3, 4), 1, 'float32')[0])",
+    "full((3, 4), 1, 'float32').requires_grad_()[0].detach_()",
+    "full((3, 4), 1, 'float32').detach().detach_()",
 ]
 
 

@@ -779,8 +779,14 @@ def detach_(input: Tensor) -> Tensor:
         base = input._base
     except AttributeError:
         raise not_a_tensor("detach_", input, "input", 1) from None
-    if base is not None and input._ag is not None:
-        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    if base is not None:  # any view, whether autograd tracks it or not
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution."
+        )
     input._ag = None
     return input
 
