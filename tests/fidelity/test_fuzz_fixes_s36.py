@@ -144,6 +144,9 @@ SAME_CLASS = [
     "lib.qr(x, some=2)",
     "lib.linalg.svd(x, full_matrices=2)",
     "lib.linalg.lu_factor_ex(x[:, :3], check_errors=2)",
+    "lib.slice_copy(x, 1, end=2**63)",
+    "x.slice_scatter(x, dim=1, end=2**63)",
+    "lib.fft.fft(x, n=2**63)",
     "lib.linalg.matrix_norm(x, keepdim=2)",
     "lib.linalg.norm(x, dim=(1, 0), keepdim=2)",
     "lib.linalg.norm(x, 'fro', keepdim=False, dim='abc')",
@@ -169,6 +172,19 @@ SAME_CLASS = [
     "F.scaled_dot_product_attention(x, x, x, is_causal='abc')",
     "F.scaled_dot_product_attention(x, x, x, enable_gqa=2)",
     "F.pairwise_distance(x, x, keepdim=2)",
+    "lib.binary_cross_entropy_with_logits(x, x, reduction=True)",
+    "lib.kl_div(x, x, reduction=True)",
+    "F.poisson_nll_loss(x, x, eps='abc')",
+    "lib.poisson_nll_loss(x, x, True, True, None, 1)",
+    "lib.hsplit(x, True)",
+    "x.vsplit(True)",
+    "x.tensor_split(True, dim=-1)",
+    "lib.fft.fft(x, n=True)",
+    "lib.fft.rfft(x, n=2.5)",
+    "lib.slice_copy(x, 1, step=True)",
+    "lib.slice_copy(x, 1, step=None)",
+    "lib.slice_copy(x, True)",
+    "x.slice_scatter(x, dim=1, step=None)",
 ]
 
 VALUES = [
@@ -213,6 +229,11 @@ VALUES = [
     "lib.polygamma(lib.tensor(1), x).tolist()",
     "[x.to(lib.float64, False, True).dtype is lib.float64, x.to(x, True, True) is x]",
     "x.to(lib.float32, copy=True) is x",
+    "list(lib.slice_copy(x, 1, -3, None, 2).shape)",
+    "list(x.slice_scatter(x[:, :2], dim=1, start=lib.tensor(2)).shape)",
+    "len(x.tensor_split(lib.tensor(2)))",
+    "list(lib.fft.fft(x, n=lib.tensor(3)).shape)",
+    "lib.kl_div(x, x * 2, reduction=1).item()",
     "lib.quantile(x * lib.arange(4.0), 0.5, dim=np.int64(1)).tolist()",
 ]
 

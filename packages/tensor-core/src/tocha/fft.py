@@ -22,6 +22,7 @@ from . import _dtype
 from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor
 from ._ops import aliases as _aliases
+from ._ops._argcheck import index_arg
 from ._ops._out import write_out
 from ._tensor import Tensor, _wrap_dim
 
@@ -229,6 +230,8 @@ def _one_dimensional(name: str, nd, doc: str, **kind):
         out: Tensor | None = None,
     ) -> Tensor:
         x = _input(input, name, **kind)
+        if n is not None and type(n) is not int:
+            n = index_arg(f"fft_{name}", n, "n")
         return _written(name, nd(x, None if n is None else (n,), (dim,), norm), out)
 
     transform.__name__ = transform.__qualname__ = name

@@ -64,6 +64,16 @@ def index_arg(fn_name: str, value, argument: str) -> int:
     return value
 
 
+def slice_args(fn_name: str, start, end, step) -> slice:
+    """The slice of a ``start:end:step`` given as arguments, each read as PyTorch's parser
+    reads an int (`start` and `end` may be None)."""
+    if start is not None:
+        start = index_arg(fn_name, start, "start")
+    if end is not None:
+        end = index_arg(fn_name, end, "end")
+    return slice(start, end, index_arg(fn_name, step, "step"))
+
+
 def flag(fn_name: str, value, argument: str) -> bool:
     """A bool argument read where it is used (in place of ``bool(value)``): PyTorch's
     TypeError for anything else (an int, a string, None)."""

@@ -467,7 +467,9 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
             for i in indices_or_sections
         ]
     else:
-        n = operator.index(indices_or_sections)
+        n = indices_or_sections
+        if type(n) is not int or not -(2**63) <= n < 2**63:
+            n = index_arg("tensor_split", n, "sections")
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         if n > MAX_SECTIONS:
@@ -491,6 +493,8 @@ def _split_along(name: str, least: int, dim_of, input: Tensor, indices_or_sectio
             f"but got a tensor with {ndim} dimensions!"
         )
     dim = dim_of(ndim)
+    if isinstance(indices_or_sections, bool):
+        raise TypeError(f"{name}(): argument 'sections' must be int, not bool")
     if isinstance(indices_or_sections, numbers.Integral):
         size = input._data.shape[dim]
         if indices_or_sections == 0 or size % indices_or_sections:

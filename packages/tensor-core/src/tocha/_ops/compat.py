@@ -24,7 +24,7 @@ from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
 from .._dispatch import call, defop, expect_tensors, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
-from ._argcheck import check_dtype, int_arg
+from ._argcheck import check_dtype, index_arg, int_arg, slice_args
 from ._out import inplace, write_out
 from .creation import check_range
 from .routines import as_strided_
@@ -102,7 +102,7 @@ def slice_copy(
     if not isinstance(input, Tensor):
         raise not_a_tensor("slice_copy", input, "input", 1)
     index = [slice(None)] * input.dim()
-    index[dim] = slice(start, end, step)
+    index[index_arg("slice_copy", dim, "dim")] = slice_args("slice_copy", start, end, step)
     result = input[tuple(index)].clone()
     return result if out is None else _write_out(out, result)
 

@@ -29,8 +29,11 @@ def _functional():
 
 
 def _reduction(value) -> str:
+    """An aten loss's int `reduction` as nn.functional's name (a name passes through)."""
     if isinstance(value, str):
         return value
+    if type(value) is bool:  # PyTorch's parser takes no bool for an int
+        raise TypeError("argument 'reduction' must be int, not bool")
     if value not in _REDUCTIONS:
         raise ValueError(f"{value} is not a valid value for reduction")
     return _REDUCTIONS[value]

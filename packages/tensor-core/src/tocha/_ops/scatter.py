@@ -33,7 +33,7 @@ from .._dispatch import (
     not_a_tensor,
 )
 from .._tensor import Tensor, _wrap_dim, wrap
-from ._argcheck import check_scalar_converts, flag
+from ._argcheck import check_scalar_converts, flag, slice_args
 from ._out import assign, inplace, write_out, write_out_same_dtype
 from .creation import full
 from .indexing import getitem_op, index_op, index_put, scalar_value, setitem_op
@@ -856,7 +856,7 @@ def slice_scatter(
     except AttributeError:
         raise not_a_tensor("slice_scatter", input, "input", 1) from None
     dim = _wrap_dim(dim, len(shape))
-    key = (slice(None),) * dim + (slice(start, end, step),)
+    key = (slice(None),) * dim + (slice_args("slice_scatter", start, end, step),)
     result = _embed(input, src, key, np.empty(shape, dtype=np.bool_)[key].shape)
     return result if out is None else write_out_same_dtype(out, result)
 

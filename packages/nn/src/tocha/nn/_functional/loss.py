@@ -1005,6 +1005,11 @@ def poisson_nll_loss(
     """
     _expect_tensors("poisson_nll_loss", ("input", "target"), input, target)
     _check_flags("poisson_nll_loss", log_input=log_input, full=full)
+    if not isinstance(eps, (int, float, Tensor)):
+        raise TypeError(
+            "poisson_nll_loss(): argument 'eps' (position 5) must be float, not "
+            f"{type(eps).__name__}"
+        )
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
