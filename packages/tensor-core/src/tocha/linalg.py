@@ -3,8 +3,9 @@
 Every function takes batches of matrices ``(*, m, n)`` (batch dims broadcast where PyTorch
 broadcasts them) and keeps float32 as float32. Primitives run the backend's own routines
 (``xp.linalg``) or the kernels of `tocha._ops.linalg_kernels` (LU, triangular solves,
-matrix_exp); the rest compose tocha ops and so need no derivative of their own: norms, cond,
-matrix_rank, matrix_power, multi_dot, cross, householder_product, lu, lu_factor.
+matrix_exp, LDL); the rest compose tocha ops and so need no derivative of their own: norms, cond,
+matrix_rank, matrix_power, multi_dot, cross, householder_product, lu, lu_factor, vander,
+tensorinv, tensorsolve, and the randomized ``tocha.svd_lowrank`` and ``tocha.pca_lowrank``.
 Functions returning several tensors return named tuples (``slogdet(A).logabsdet``).
 
 Failures of a factorisation raise `LinAlgError` (a RuntimeError) with PyTorch's message.
@@ -1013,6 +1014,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
 # -- products ---------------------------------------------------------------------------------
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """``sum(conj(x) * y)`` along `dim`, broadcast."""
+    if type(dim) is not int:
+        dim = index_arg("linalg_vecdot", dim, "dim")
     if not isinstance(x, Tensor):
         raise not_a_tensor("vecdot", x, "x", 1)
     if not isinstance(y, Tensor):

@@ -7,6 +7,9 @@
 - `lu_solve`: the pivots applied as a permutation, then two triangular solves.
 - `cholesky_partial`: LAPACK's potrf result and info (the order of the first leading minor
   that is not positive-definite), for the error messages and ``cholesky_ex``.
+- `ldl_factor`, `ldl_solve`: Bunch-Kaufman's symmetric indefinite factorisation and its solve
+  as LAPACK's unblocked sytf2/hetf2 and sytrs/hetrs (lower triangle), in their format; one
+  matrix at a time on the host, a Python loop over the columns.
 - `matrix_exp`: scaling and squaring with the [13/13] Pade approximant (Higham, SIAM J. Matrix
   Anal. Appl. 26, 2005), each matrix of a batch scaled by its own power of two.
 
