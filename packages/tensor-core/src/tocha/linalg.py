@@ -26,7 +26,7 @@ from ._api import PUBLIC, export
 from ._dispatch import call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
-from ._ops._argcheck import check_tensor_list, check_tensors, flag, int_arg
+from ._ops._argcheck import check_tensor_list, check_tensors, flag, index_arg, int_arg
 from ._ops._out import CPP_NAMES, write_out
 from ._ops.reduction import check_norm_dtype
 from ._tensor import Tensor, _wrap_dim
