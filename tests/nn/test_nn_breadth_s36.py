@@ -169,6 +169,34 @@ def test_uninitialized_tensor_uses_match_torch(torch):
     assert isinstance(tocha.nn.UninitializedBuffer(), tocha.Tensor)
 
 
+def test_uninitialized_buffer_assignment_matches_torch(torch):
+    """Assigned as an attribute it is registered as a buffer, persistent or not as made."""
+
+    def registered(lib):
+        made = lib.nn.parameter.UninitializedBuffer
+        fresh, declared, explicit = lib.nn.Module(), lib.nn.Module(), lib.nn.Module()
+        fresh.x = made(persistent=False)
+        declared.register_buffer("x", None)
+        declared.x = made(persistent=False)
+        explicit.register_buffer("x", made(persistent=False))
+        kept = lib.nn.Module()
+        kept.x = made()
+        return [
+            (
+                list(m._buffers),
+                sorted(m._non_persistent_buffers_set),
+                list(m.state_dict(keep_vars=True)),
+            )
+            for m in (fresh, declared, explicit, kept)
+        ]
+
+    assert registered(tocha) == registered(torch)
+    b = UninitializedBuffer(persistent=False)
+    for other in (copy.deepcopy(b), pickle.loads(pickle.dumps(b)), b.double()):
+        assert is_lazy(other) and not other.persistent
+    assert UninitializedBuffer().persistent
+
+
 def test_materialize_matches_torch(torch):
     seen = []
     for lib in (tocha, torch):

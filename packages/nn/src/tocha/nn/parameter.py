@@ -3,6 +3,7 @@ uninitialized parameters and buffers of lazy modules."""
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import tocha
@@ -144,9 +145,17 @@ class UninitializedTensorMixin(_Base):
         self._device = data._device
         self.__class__ = self.cls_to_become
 
+    def _args(self, device=None, dtype=None) -> tuple:
+        """The constructor's arguments for a tensor like this one."""
+        return (
+            self.requires_grad,
+            self.device if device is None else device,
+            self.dtype if dtype is None else dtype,
+        )
+
     def _converted(self, method: str, *args, **kwargs):
         probe = getattr(wrap(_RAW.__get__(self), self._device), method)(*args, **kwargs)
-        return type(self)(self.requires_grad, probe.device, probe.dtype)
+        return type(self)(*self._args(probe.device, probe.dtype))
 
     def to(self, *args, **kwargs):
         return self._converted("to", *args, **kwargs)
@@ -182,11 +191,11 @@ class UninitializedTensorMixin(_Base):
         return f"<{type(self).__name__}>"
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (self.requires_grad, self.device, self.dtype))
+        return (type(self), self._args())
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+            memo[id(self)] = type(self)(*self._args())
         return memo[id(self)]
 
 
@@ -223,10 +232,15 @@ class Buffer(Tensor):
         return b
 
 
+# The ids of the live UninitializedBuffers made with persistent=False: the type has no room
+# for the flag, since `materialize` turns the object into a plain Tensor in place.
+_NOT_PERSISTENT: set[int] = set()
+
+
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (a lazy module's running statistics);
-    `materialize` turns it into a plain tensor. (`persistent` is taken for PyTorch's
-    signature; whether a buffer is saved is decided by ``register_buffer``.)"""
+    `materialize` turns it into a plain tensor. Assigned as a module attribute, it is
+    registered as a buffer, saved in the state dict unless `persistent` is False."""
 
     __slots__ = ()
     cls_to_become = Tensor
@@ -236,4 +250,14 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         if requires_grad:
             t.requires_grad_(True)
         t.__class__ = cls
+        if not persistent:
+            _NOT_PERSISTENT.add(id(t))
+            weakref.finalize(t, _NOT_PERSISTENT.discard, id(t))
         return t
+
+    @property
+    def persistent(self) -> bool:
+        return id(self) not in _NOT_PERSISTENT
+
+    def _args(self, device=None, dtype=None) -> tuple:
+        return super()._args(device, dtype) + (self.persistent,)

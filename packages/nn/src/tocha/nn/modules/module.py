@@ -11,7 +11,7 @@ import tocha
 from tocha import Tensor
 from tocha.library import TITLE, wrap
 
-from ..parameter import Buffer, Parameter, is_lazy
+from ..parameter import Buffer, Parameter, UninitializedBuffer, is_lazy
 
 __all__ = [
     "Module",
@@ -262,7 +262,7 @@ class Module:
                     "(torch.nn.Module or None expected)"
                 )
             self._modules[name] = value
-        elif isinstance(value, Buffer) or (
+        elif isinstance(value, (Buffer, UninitializedBuffer)) or (
             self.__dict__.get("_buffers") is not None and name in self._buffers
         ):
             if value is not None and not isinstance(value, Tensor):
