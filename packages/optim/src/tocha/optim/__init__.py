@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ._version import __version__
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -30,6 +31,7 @@ from .sparse_adam import SparseAdam
 __all__ = [
     "ASGD",
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adam",
     "AdamW",
