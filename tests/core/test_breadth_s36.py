@@ -262,6 +262,20 @@ def test_histogramdd_points_on_edges_match_torch(torch):
         _compare_histograms(mine, theirs, True)
 
 
+def test_histogramdd_takes_its_arguments_by_position(torch):
+    points = _POINTS.astype("float32")
+    for lib in (tocha, torch):
+        x = lib.from_numpy(points.copy())
+        weight = lib.from_numpy(np.linspace(0, 1, 50).astype("float32"))
+        args = (x, [2, 3, 1], [-1.0, 1.0, -1.0, 1.0, 0.0, 1.0], weight, True)
+        result = lib.histogramdd(*args)
+        if lib is tocha:
+            mine = result
+    _compare_histograms(mine, result, True)
+    no_bins = [_outcome(L, lambda L: L.histogramdd(L.ones(3, 2)))[0] for L in (tocha, torch)]
+    assert no_bins == ["TypeError", "TypeError"]
+
+
 def test_histogramdd_has_no_method():
     assert not hasattr(tocha.Tensor, "histogramdd")
 

@@ -767,8 +767,7 @@ def histogram(
 ) -> Any: ...
 def histogramdd(
     input: Tensor,
-    bins: Any = ...,
-    *,
+    bins: Any,
     range: Any = ...,
     weight: Tensor | None = ...,
     density: builtins.bool = ...,

@@ -835,8 +835,7 @@ def _histogramdd_ranges(input: Tensor, flat: Tensor, range, dims: int) -> list:
 
 def histogramdd(
     input: Tensor,
-    bins=10,
-    *,
+    bins,
     range=None,
     weight: Tensor | None = None,  # noqa: A002
     density: bool = False,
