@@ -185,6 +185,16 @@ SAME_CLASS = [
     "lib.slice_copy(x, 1, step=None)",
     "lib.slice_copy(x, True)",
     "x.slice_scatter(x, dim=1, step=None)",
+    "lib.softmax(x, None)",
+    "x.log_softmax(True)",
+    "lib.special.softmax(x, None)",
+    "lib.linalg.vecdot(x, x, dim=None)",
+    "F.cosine_similarity(x, x, dim=None)",
+    "F.gumbel_softmax(x, dim=None)",
+    "lib.margin_ranking_loss(x, x, x, reduction='abc')",
+    "lib.binary_cross_entropy_with_logits(x, x, reduction='mean')",
+    "lib.gradient(x, edge_order=True)",
+    "lib.gradient(x, spacing=0.5, dim=(1, 0), edge_order=2.0)",
 ]
 
 VALUES = [
@@ -234,6 +244,11 @@ VALUES = [
     "len(x.tensor_split(lib.tensor(2)))",
     "list(lib.fft.fft(x, n=lib.tensor(3)).shape)",
     "lib.kl_div(x, x * 2, reduction=1).item()",
+    "lib.softmax(x * lib.arange(4.0), np.int64(1)).tolist()",
+    "F.softmax(x * lib.arange(4.0), None).tolist()",
+    "lib.gradient(x * lib.arange(4.0), edge_order=2)[1].tolist()",
+    "lib.kl_div(x, x * 2, reduction=2).item()",
+    "F.cosine_similarity(x, x * 2, dim=np.int64(0)).tolist()",
     "lib.quantile(x * lib.arange(4.0), 0.5, dim=np.int64(1)).tolist()",
 ]
 

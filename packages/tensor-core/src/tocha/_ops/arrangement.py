@@ -903,6 +903,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     `spacing`: a number (the same step everywhere), a list of numbers (one step per dim) or
     a list of 1-D tensors (the coordinates of the samples along each dim).
     """
+    if type(edge_order) is not int:
+        edge_order = index_arg("gradient", edge_order, "edge_order")
     dims, spacings = _gradient_dims(input, spacing, dim, edge_order)
     if input.dtype is _dtype.bool:  # PyTorch's differences of bools
         raise RuntimeError(

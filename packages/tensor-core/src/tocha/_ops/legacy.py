@@ -18,6 +18,7 @@ from .._backend import resolve_device
 from .._device import CPU
 from .._dispatch import not_a_tensor
 from .._tensor import Size, Tensor, wrap
+from ._argcheck import index_arg
 from ._out import write_out_same_dtype
 
 __all__ = ["legacy_new"]
@@ -219,6 +220,8 @@ def softmax(
     out: Tensor | None = None,
 ) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (tocha-nn's fused primitive when installed)."""
+    if type(dim) is not int:
+        dim = index_arg("softmax", dim, "dim")
     F = _functional()
     if F is not None:
         result = F.softmax(input, dim, dtype=dtype)
@@ -237,6 +240,8 @@ def log_softmax(
     out: Tensor | None = None,
 ) -> Tensor:
     """x - log(sum(exp(x))) along `dim` (tocha-nn's fused primitive when installed)."""
+    if type(dim) is not int:
+        dim = index_arg("log_softmax", dim, "dim")
     F = _functional()
     if F is not None:
         result = F.log_softmax(input, dim, dtype=dtype)

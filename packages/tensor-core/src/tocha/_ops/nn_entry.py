@@ -29,11 +29,10 @@ def _functional():
 
 
 def _reduction(value) -> str:
-    """An aten loss's int `reduction` as nn.functional's name (a name passes through)."""
-    if isinstance(value, str):
-        return value
-    if type(value) is bool:  # PyTorch's parser takes no bool for an int
-        raise TypeError("argument 'reduction' must be int, not bool")
+    """An aten loss's int `reduction` as nn.functional's name (PyTorch's parser takes no
+    bool and no name for it)."""
+    if type(value) is not int:
+        raise TypeError(f"argument 'reduction' must be int, not {type(value).__name__}")
     if value not in _REDUCTIONS:
         raise ValueError(f"{value} is not a valid value for reduction")
     return _REDUCTIONS[value]

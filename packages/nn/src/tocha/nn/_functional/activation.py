@@ -23,6 +23,7 @@ from tocha.library import (
     check_scalar_converts,
     defop,
     expect_tensor,
+    index_arg,
     not_a_tensor,
 )
 
@@ -751,6 +752,8 @@ def gumbel_softmax(
     """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
     ``g`` standard Gumbel noise. `hard` returns the one-hot of the largest entry, whose
     gradient is the soft sample's (straight-through)."""
+    if type(dim) is not int:
+        dim = index_arg("softmax", dim, "dim")
     gumbels = -tocha.empty_like(logits).exponential_().log()
     soft = softmax((logits + gumbels) / tau, dim)
     if not hard:

@@ -12,7 +12,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
+from tocha.library import TITLE, call, defop, expect_tensor, index_arg, not_a_tensor
 
 from ._jvp import plus
 
@@ -406,6 +406,8 @@ def normalize(
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along `dim` (inputs broadcast)."""
+    if type(dim) is not int:
+        dim = index_arg("cosine_similarity", dim, "dim")
     x1, x2 = tocha.broadcast_tensors(x1, x2)
     common = tocha.promote_types(x1.dtype, x2.dtype)
     if not common.is_floating_point:
