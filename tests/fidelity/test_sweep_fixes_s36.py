@@ -337,6 +337,26 @@ EMPTY_AND_ORDER = [
 ]
 
 
+COMPLEX_LOGADDEXP = [
+    "lib.logaddexp(lib.tensor([1 + 2j, -1000 + 1j, 1000 + 3j, complex('inf'), 0j]), "
+    "lib.tensor([0.5 - 1j, -1000 + 0j, 3 + 0j, 1 + 0j, complex('-inf')]))",
+    "lib.logaddexp(lib.tensor([1 + 2j, -1000 + 1j], dtype=lib.complex128), "
+    "lib.tensor([0.5 - 1j, -1000 + 0j], dtype=lib.complex128))",
+    "lib.logaddexp(full((2, 3), 1, 'complex64'), full((3,), 2, 'float32'))",
+    "lib.logaddexp(full((0, 3), 1, 'complex64'), full((0, 3), 1, 'complex64'))",
+    "lib.logaddexp(full((2, 3), 1, 'int64'), full((3,), 2, 'int64'))",
+    "lib.logaddexp2(full((2, 3), 1, 'complex64'), full((3,), 2, 'complex64'))",
+    "(lambda a, b: lib.autograd.grad(lib.logaddexp(a, b).abs().sum(), [a, b]))("
+    "lib.tensor([1 + 2j, 0.5 - 1j], dtype=lib.complex128, requires_grad=True), "
+    "lib.tensor([0.3 + 0.1j, -1 + 1j], dtype=lib.complex128, requires_grad=True))",
+]
+
+
+@pytest.mark.parametrize("expression", COMPLEX_LOGADDEXP)
+def test_complex_logaddexp(torch, expression):
+    agree(torch, expression)
+
+
 @pytest.mark.parametrize("expression", EMPTY_AND_ORDER)
 def test_empty_inputs_and_check_order(torch, expression):
     agree(torch, expression)

@@ -133,7 +133,11 @@ d("logcumsumexp", "0o", _logcumsumexp)
 fwd("logcumsumexp", _logcumsumexp_fwd)
 
 # -- math extras ----------------------------------------------------------------------------
-d("logaddexp", "01o", lambda g, out, x, y: (g * (x - out).exp(), g * (y - out).exp()))
+d(
+    "logaddexp",
+    "01o",
+    lambda g, out, x, y: (g * conj((x - out).exp()), g * conj((y - out).exp())),
+)
 fwd(
     "logaddexp",
     lambda t, out, x, y: _plus(_times(t[0], (x - out).exp()), _times(t[1], (y - out).exp())),

@@ -77,9 +77,27 @@ def _complex_kernel(xp):
     return kernel
 
 
-logaddexp_op = defop(
-    "logaddexp", refusing(uf("logaddexp"), (BOOL + INTS + COMPLEX, _no("logaddexp_cpu")))
-)
+def _logaddexp_kernel(xp):
+    """NumPy's logaddexp, and for complex operands ``log(exp(a) + exp(b))`` taken from the
+    operand of larger real part, as PyTorch's (NumPy has no complex logaddexp)."""
+    real = xp.logaddexp
+
+    def kernel(a, b, out=None):
+        if not any(getattr(x, "dtype", None) is not None and x.dtype.kind == "c" for x in (a, b)):
+            return real(a, b, out=out)
+        a, b = xp.broadcast_arrays(xp.asarray(a), xp.asarray(b))
+        larger = a.real >= b.real
+        top, low = xp.where(larger, a, b), xp.where(larger, b, a)
+        result = xp.where(xp.isinf(top.real), top, top + xp.log1p(xp.exp(low - top)))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+    return kernel
+
+
+logaddexp_op = defop("logaddexp", refusing(_logaddexp_kernel, (BOOL + INTS, _no("logaddexp_cpu"))))
 logaddexp2_op = defop(
     "logaddexp2", refusing(uf("logaddexp2"), (BOOL + INTS + COMPLEX, _no("logaddexp2_cpu")))
 )
