@@ -334,6 +334,12 @@ EMPTY_AND_ORDER = [
     "lib.linalg.cond(full((0, 0), 1, 'float32'))",
     "lib.linalg.cond(full((2, 0, 0), 1, 'float16'))",
     "lib.linalg.cond(full((0, 3), 1, 'float64'))",
+    "lib.lu_unpack(full((5,), 1, 'int32'), full((5,), 1, 'int32'))",
+    "lib.lu_unpack(full((5,), 1, 'float64'), full((5,), 1, 'float64'))",
+    "lib.lu_unpack(full((0, 3), 1, 'int32'), full((0, 3), 1, 'int32'))",
+    "lib.lu_unpack(full((2, 0, 3), 1, 'float32'), full((2, 0), 1, 'int32'))",
+    "lib.lu_unpack(full((3, 0), 1, 'float64'), full((0,), 1, 'int32'))",
+    "lib.lu_unpack(*lib.linalg.lu_factor(lib.tensor([[1.0, 2.0], [3.0, 4.0]])))",
 ]
 
 

@@ -901,6 +901,11 @@ def lu_unpack(
         raise not_a_tensor("lu_unpack", LU_data, "LU_data", 1)
     if not isinstance(LU_pivots, Tensor):
         raise not_a_tensor("lu_unpack", LU_pivots, "LU_pivots", 2)
+    if LU_data.dim() < 2:
+        raise RuntimeError(
+            "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(LU_data.shape)} instead"
+        )
     if LU_pivots.dtype is not _dtype.int32:
         raise RuntimeError(
             "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
@@ -911,7 +916,9 @@ def lu_unpack(
     k = min(m, n)
     nothing = LU_data.new_empty(0)
     P = nothing
-    if unpack_pivots:
+    if unpack_pivots and k == 0:  # no pivot to apply: identities
+        P = _eye_like(LU_data, m).expand(*LU_data.shape[:-2], m, m).clone()
+    elif unpack_pivots:
         P = call(OPS["lu_permutation_matrix"], (LU_pivots,), m, LU_data._data.dtype)
     L = U = nothing
     if unpack_data:
