@@ -358,6 +358,29 @@ COMPLEX_LOGADDEXP = [
 ]
 
 
+GRID_SAMPLE = [
+    "lib.nn.functional.grid_sample(full((), 1, 'float64'), full((), 1, 'float64'), "
+    "align_corners=False)",
+    "lib.nn.functional.grid_sample(full((1, 1, 2, 2), 1, 'float64'), full((), 1, 'float64'), "
+    "align_corners=False)",
+    "lib.nn.functional.grid_sample(full((3,), 1, 'float64'), full((3,), 1, 'float64'), "
+    "align_corners=False)",
+    "lib.nn.functional.grid_sample(full((2, 3, 4), 1, 'float64'), full((2, 3, 1), 1, 'float64'), "
+    "align_corners=False)",
+    "lib.nn.functional.grid_sample(full((1, 1, 2, 2), 1, 'float64'), full((3,), 1, 'float64'), "
+    "align_corners=False)",
+    "lib.nn.functional.grid_sample(full((1, 1, 2, 2), 1, 'float64'), "
+    "full((1, 2, 2), 1, 'float64'), align_corners=False)",
+    "lib.nn.functional.grid_sample(full((1, 1, 2, 2, 2), 1, 'float64'), "
+    "full((1, 2, 2, 2), 0, 'float64'), align_corners=False)",
+]
+
+
+@pytest.mark.parametrize("expression", GRID_SAMPLE)
+def test_grid_sample_check_order(torch, expression):
+    agree(torch, expression)
+
+
 @pytest.mark.parametrize("expression", COMPLEX_LOGADDEXP)
 def test_complex_logaddexp(torch, expression):
     agree(torch, expression)

@@ -416,12 +416,9 @@ def grid_sample(
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     shapes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
-    if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(
-            f"grid_sampler(): expected {input.dim()}D input and grid with same "
-            f"number of dimensions, but got {shapes}"
-        )
-    if grid.shape[0] != input.shape[0]:
+    # PyTorch's order: the batch sizes (an IndexError for a 0-dim tensor), the grid's last
+    # dim, then the number of dims
+    if grid.size(0) != input.size(0):
         raise RuntimeError(
             f"grid_sampler(): expected grid and input to have same batch size, but got {shapes}"
         )
@@ -430,6 +427,11 @@ def grid_sample(
         raise RuntimeError(
             f"grid_sampler(): expected grid to have size {nd} in last "
             f"dimension, but got grid with sizes {list(grid.shape)}"
+        )
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(
+            f"grid_sampler(): expected {4 if input.dim() == 4 else 5}D input and grid with same "
+            f"number of dimensions, but got {shapes}"
         )
     if mode == "bicubic":
         raise NotImplementedError("grid_sample(): mode='bicubic' is not supported by tocha")
