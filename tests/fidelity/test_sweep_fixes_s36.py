@@ -376,6 +376,30 @@ GRID_SAMPLE = [
 ]
 
 
+EMPTY_KERNELS = [
+    "lib.nn.functional.glu(full((0,), 1, 'float16'))",
+    "lib.nn.functional.glu(full((3, 0), 1, 'float32'))",
+    "lib.nn.functional.glu(full((2, 3), 1, 'float32'), 0)",
+    "lib.repeat_interleave(full((), 1, 'complex64'), full((), 1, 'complex64'), dim=0)",
+    "lib.repeat_interleave(full((), 1, 'float32'), full((), 2, 'int64'), dim=-1)",
+    "lib.repeat_interleave(full((), 1, 'complex64'), full((), 1, 'int64'))",
+    "lib.inner(full((0, 3), 1, 'bool'), full((0, 3), 1, 'bool'))",
+    "lib.inner(full((0,), 1, 'bool'), full((0,), 1, 'bool'))",
+    "lib.inner(full((2, 3), 1, 'bool'), full((2, 3), 1, 'bool'))",
+    "lib.inner(full((3,), 1, 'float32'), full((4,), 1, 'float32'))",
+    "lib.inner(full((2, 3), 1, 'float32'), full((4, 2), 1, 'float32'))",
+    "lib.mm(full((2, 0), 1, 'bool'), full((0, 2), 1, 'bool'))",
+    "lib.mm(full((2, 3), 1, 'bool'), full((3, 0), 1, 'bool'))",
+    "lib.mm(full((2, 3), 1, 'bool'), full((3, 2), 1, 'bool'))",
+    "lib.tensordot(full((2, 0), 1, 'bool'), full((0, 2), 1, 'bool'), 1)",
+]
+
+
+@pytest.mark.parametrize("expression", EMPTY_KERNELS)
+def test_empty_kernels(torch, expression):
+    agree(torch, expression)
+
+
 @pytest.mark.parametrize("expression", GRID_SAMPLE)
 def test_grid_sample_check_order(torch, expression):
     agree(torch, expression)

@@ -569,6 +569,8 @@ def repeat_interleave(
         )
     if dim is None:
         input, dim = input.reshape(-1), 0
+    elif not input._data.ndim and isinstance(repeats, Tensor):
+        input.size(dim)  # a 0-dim tensor has no dim to repeat along: PyTorch's IndexError
     dim = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim] if input._data.ndim else 1
     index = np.repeat(np.arange(n), _repeat_counts(repeats, n))

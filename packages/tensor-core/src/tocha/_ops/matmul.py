@@ -166,7 +166,8 @@ def _mm_checks(s1, s2, d1, d2) -> None:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_CTYPE[d1]} != {_CTYPE[d2]}"
         )
-    _no_bool(d1, "addmm_impl_cpu_")
+    if s1[0] * s1[1] and s2[0] * s2[1]:  # PyTorch runs no kernel on an empty operand
+        _no_bool(d1, "addmm_impl_cpu_")
 
 
 def _mv_checks(s, n, dm, dv, input_size=None) -> None:
@@ -495,7 +496,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out: Tensor | None = None) -> Tensor
                 f"contracted dimensions need to match, but first has size {sa} in dim {ga} and "
                 f"second has size {sb} in dim {gb}"
             )
-    _no_bool(a.dtype, "addmm_impl_cpu_")
+    if a._data.size and b._data.size:  # PyTorch runs no kernel on an empty operand
+        _no_bool(a.dtype, "addmm_impl_cpu_")
     result = call(_TENSORDOT, (a, b), tuple(dims_a), tuple(dims_b))
     return result if out is None else write_out(out, result)
 

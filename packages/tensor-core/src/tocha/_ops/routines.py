@@ -256,6 +256,13 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if scalar:
         result = _F["mul"](input, other)
     else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(
+                "inner() the last dimension must match on both input tensors but got shapes "
+                f"{list(input.shape)} and {list(other.shape)}"
+            )
+        if input.dim() == other.dim() == 1 and input.dtype is _dtype.bool:
+            raise NotImplementedError("\"dot\" not implemented for 'Bool'")  # PyTorch's dot
         result = _F["tensordot"](input, other, dims=([-1], [-1]))
     return result if out is None else write_out(out, result)
 

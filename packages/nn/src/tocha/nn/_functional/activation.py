@@ -742,7 +742,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}"
         )
-    a, b = input.split(size // 2, dim)
+    half = size // 2
+    a, b = input.narrow(dim, 0, half), input.narrow(dim, half, half)  # halves of 0 too
     return a * b.sigmoid()
 
 
