@@ -887,8 +887,27 @@ def histogramdd(
         counts = None
     if weight is not None:
         inputs.append(weight.reshape(-1))
-    hist, *bin_edges = call(histogramdd_op, tuple(inputs), counts, ranges, bool(density))
+    try:
+        hist, *bin_edges = call(histogramdd_op, tuple(inputs), counts, ranges, bool(density))
+    except (MemoryError, ValueError) as exc:
+        raise _histogramdd_allocation_error(exc, counts, input._data.dtype) from None
     return rt.histogramdd((hist, tuple(bin_edges)))
+
+
+def _histogramdd_allocation_error(exc: Exception, counts, dtype) -> Exception:
+    """PyTorch's error where histogramdd's arrays do not fit: it allocates each dim's edges
+    first (beyond memory: the allocator's error), then the histogram (a numel beyond int64:
+    its overflow error)."""
+    if counts is None:  # the edges were given: nothing to allocate beyond them
+        return exc
+    widest = (max(counts) + 1,)
+    try:
+        np.empty(widest, dtype)
+    except (MemoryError, ValueError):
+        return allocation_error(exc, widest, dtype.itemsize)
+    if math.prod(counts) >= 2**63:
+        return RuntimeError("numel: integer multiplication overflow")
+    return allocation_error(exc, tuple(counts), dtype.itemsize)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
