@@ -412,7 +412,9 @@ NO_TENSOR_INPUT = set(
 # Primitives that run once per example (the loop warns once), and why.
 LOOPED_BY_DESIGN = {
     **dict.fromkeys(
-        "masked_select nonzero unique unique_consecutive bincount histc histogram".split(),
+        (
+            "masked_select nonzero unique unique_consecutive bincount histc histogram histogramdd"
+        ).split(),
         "the result's shape depends on the values (vmap refuses results of unequal shapes)",
     ),
     **dict.fromkeys(
@@ -435,6 +437,7 @@ LOOPED_BY_DESIGN = {
     "as_strided": "strides name the example's own storage (looped)",
     "multinomial": "a random draw of its own per example (looped)",
     "poisson": "a random draw of its own per example (looped)",
+    "binomial": "a random draw of its own per example (looped)",
     "to_device": "moves whole arrays; its kernel is the backend's transfer",
     "_adam_step": "an optimizer's step over parameter lists, never inside vmap",
 }

@@ -74,7 +74,7 @@ POINTWISE = (
     "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift logical_and logical_or "
     "logical_xor gcd lcm eq ne lt le gt ge heaviside xlogy digamma i0 lgamma sinc "
     "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr "
-    "special_ndtri special_xlog1py special_zeta"
+    "special_ndtri special_xlog1py special_zeta div_floor detach_copy igamma igammac"
 ).split()
 # Elementwise in their leading tensor arguments, with non-tensor parameters after them.
 WITH_PARAMETERS = (
@@ -288,7 +288,7 @@ def _stack(op, args, out, levels, xp):
 TRAILING = (
     "tril triu constant_pad_nd view_as_real fft_real linalg_det linalg_inv_ex "
     "linalg_cholesky_ex linalg_slogdet linalg_eigh linalg_eigvalsh linalg_svdvals "
-    "linalg_matrix_exp view_dtype"
+    "linalg_matrix_exp view_dtype linalg_ldl_factor_ex linalg_ldl_solve"
 ).split()
 
 
