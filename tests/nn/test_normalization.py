@@ -337,3 +337,12 @@ def test_norm_repr_matches_torch(torch, expr):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert repr(eval("nn." + expr)) == repr(eval("torch.nn." + expr))
+
+
+def test_batch_norm_of_one_value_per_channel_names_the_size_as_torch():
+    with pytest.raises(
+        ValueError,
+        match=r"Expected more than 1 value per channel when training, got input size "
+        r"torch\.Size\(\[1, 3\]\)",
+    ):
+        tocha.nn.functional.batch_norm(tocha.randn(1, 3), None, None, training=True)

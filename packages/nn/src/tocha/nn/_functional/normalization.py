@@ -376,7 +376,8 @@ def _verify_batch_size(size) -> None:
         count *= s
     if count == 1:
         raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {size}"
+            "Expected more than 1 value per channel when training, got input size "
+            f"torch.Size({list(size)})"
         )
 
 
