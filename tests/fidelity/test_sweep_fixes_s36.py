@@ -392,6 +392,20 @@ EMPTY_KERNELS = [
     "lib.mm(full((2, 3), 1, 'bool'), full((3, 0), 1, 'bool'))",
     "lib.mm(full((2, 3), 1, 'bool'), full((3, 2), 1, 'bool'))",
     "lib.tensordot(full((2, 0), 1, 'bool'), full((0, 2), 1, 'bool'), 1)",
+    "lib.nn.functional.scaled_dot_product_attention(full((0, 3), 1, 'float64'), "
+    "full((0, 3), 1, 'float64'), full((0, 3), 1, 'float64'))",
+    "lib.nn.functional.scaled_dot_product_attention(full((0, 3), 1, 'bool'), "
+    "full((0, 3), 1, 'bool'), full((0, 3), 1, 'bool'))",
+    "lib.nn.functional.scaled_dot_product_attention(full((2, 3, 0), 1, 'float16'), "
+    "full((2, 3, 0), 1, 'float16'), full((2, 3, 0), 1, 'float16'))",
+    "lib.nn.functional.scaled_dot_product_attention(full((2, 0, 4), 1, 'float32'), "
+    "full((2, 5, 3), 1, 'float32'), full((2, 5, 4), 1, 'float32'))",
+    "lib.nn.functional.scaled_dot_product_attention(full((2, 3, 4), 1, 'int64'), "
+    "full((2, 3, 4), 1, 'int64'), full((2, 3, 4), 1, 'int64'))",
+    "lib.nn.functional.multilabel_margin_loss(full((5,), 1, 'float16'), "
+    "lib.tensor([-1.7, 0.5, 4.9, 2.0, 1.0], dtype=lib.float16))",
+    "lib.nn.functional.multilabel_margin_loss(full((5,), 1, 'float32'), "
+    "lib.tensor([5.5, 0.5, 4.9, 2.0, 1.0]))",
 ]
 
 

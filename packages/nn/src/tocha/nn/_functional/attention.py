@@ -243,6 +243,12 @@ def scaled_dot_product_attention(
             "Expected query, key, and value to all be  at least 2 dimensional, but got "
             f"query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead."
         )
+    if query.shape[-2] == 0 or value.shape[-1] == 0:  # an empty result: PyTorch computes
+        # nothing (integer inputs give int64)
+        numeric = query.dtype.is_floating_point or query.dtype.is_complex
+        batch = tocha.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+        shape = (*batch, query.shape[-2], value.shape[-1])
+        return tocha.zeros(shape, dtype=query.dtype if numeric else tocha.int64)
     if not (query.dtype.is_floating_point or query.dtype.is_complex):
         raise RuntimeError(f"expected scalar type Float but found {TITLE[query.dtype]}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:

@@ -1293,7 +1293,8 @@ def multilabel_margin_loss(
     rows, labels = input.reshape(-1, c), target.reshape(-1, c)
     if rows.shape[0] == 0:  # no sample: PyTorch runs no kernel, so checks no dtype
         return tocha.zeros((0,) if reduction == "none" else (), dtype=input.dtype)
-    if bool(((labels < -1) | (labels >= c)).any()):
+    ids = labels.to(tocha.int64) if labels.dtype.is_floating_point else labels  # as read
+    if bool(((ids < -1) | (ids >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     if input.dtype not in (tocha.float32, tocha.float64):
         raise NotImplementedError(
