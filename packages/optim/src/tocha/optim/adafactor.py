@@ -4,17 +4,17 @@ factor (memory of the rows plus the columns, not of every entry)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import tocha
 from tocha import Tensor
 
-from .optimizer import Optimizer, ParamsT, to_scalar
+from ._per_parameter import PerParameterOptimizer
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["Adafactor"]
 
 
-class Adafactor(Optimizer):
+class Adafactor(PerParameterOptimizer):
     r"""Adafactor, as ``torch.optim.Adafactor``. At step :math:`t`, with
     :math:`\hat\beta_{2,t} = 1 - t^{\tau}` (:math:`\tau` = `beta2_decay`),
     :math:`\rho_t = \min(\mathrm{lr}, 1/\sqrt t)` and
@@ -64,19 +64,6 @@ class Adafactor(Optimizer):
             maximize=maximize,
         )
         super().__init__(params, defaults)
-
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Update every parameter that has a gradient (evaluating `closure` first if given)."""
-        loss = None
-        if closure is not None:
-            with tocha.enable_grad():
-                loss = closure()
-        with tocha.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(group, p)
-        return loss
 
     def _update(self, group, p: Tensor) -> None:
         grad = p.grad

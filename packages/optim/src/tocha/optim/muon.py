@@ -4,12 +4,12 @@ parameters of hidden layers."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import tocha
 from tocha import Tensor
 
-from .optimizer import Optimizer, ParamsT, to_scalar
+from ._per_parameter import PerParameterOptimizer
+from .optimizer import ParamsT, to_scalar
 
 __all__ = ["Muon"]
 
@@ -40,7 +40,7 @@ def _adjusted_lr(lr: float, shape, adjust_lr_fn: str | None) -> float:
     return lr * math.sqrt(max(1.0, rows / cols))
 
 
-class Muon(Optimizer):
+class Muon(PerParameterOptimizer):
     r"""Muon, as ``torch.optim.Muon``, for 2-D parameters only:
     :math:`B \leftarrow \mu B + (1 - \mu) g` (PyTorch's implementation: its documentation
     writes :math:`\mu B + g`, which differs by a scale the orthogonalisation removes, but
@@ -92,19 +92,6 @@ class Muon(Optimizer):
                         "Muon only supports 2D parameters whereas we found a parameter with "
                         f"size: {p.size()}"
                     )
-
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Update every parameter that has a gradient (evaluating `closure` first if given)."""
-        loss = None
-        if closure is not None:
-            with tocha.enable_grad():
-                loss = closure()
-        with tocha.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(group, p)
-        return loss
 
     def _update(self, group, p: Tensor) -> None:
         grad = p.grad

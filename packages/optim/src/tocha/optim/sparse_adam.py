@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -11,12 +10,13 @@ import tocha
 from tocha import Tensor
 from tocha.library import bump_version
 
-from .optimizer import Optimizer, ParamsT
+from ._per_parameter import PerParameterOptimizer
+from .optimizer import ParamsT
 
 __all__ = ["SparseAdam"]
 
 
-class SparseAdam(Optimizer):
+class SparseAdam(PerParameterOptimizer):
     r"""SparseAdam, as ``torch.optim.SparseAdam``: Adam that updates only the entries present
     in sparse COO gradients (``nn.Embedding(sparse=True)`` makes them); a dense gradient
     raises PyTorch's RuntimeError. For the entries :math:`i` of the coalesced gradient
@@ -60,20 +60,6 @@ class SparseAdam(Optimizer):
                 f"Complex params at indices {complex_params}: SparseAdam does not "
                 "support complex parameters"
             )
-
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        """Update the parameters from their sparse gradients (evaluating `closure` first if
-        given)."""
-        loss = None
-        if closure is not None:
-            with tocha.enable_grad():
-                loss = closure()
-        with tocha.no_grad(), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(group, p)
-        return loss
 
     def _update(self, group, p: Tensor) -> None:
         grad = p.grad
