@@ -406,6 +406,12 @@ EMPTY_KERNELS = [
     "lib.tensor([-1.7, 0.5, 4.9, 2.0, 1.0], dtype=lib.float16))",
     "lib.nn.functional.multilabel_margin_loss(full((5,), 1, 'float32'), "
     "lib.tensor([5.5, 0.5, 4.9, 2.0, 1.0]))",
+    "lib.adaptive_max_pool1d(full((0, 3), 1, 'float32'), (1,))",
+    "lib.nn.functional.adaptive_max_pool1d(full((0, 2, 3), 1, 'float32'), 2, True)",
+    "lib.nn.functional.adaptive_max_pool1d(full((2, 0, 3), 1, 'float32'), 2)",
+    "lib.nn.functional.adaptive_max_pool2d(full((0, 3, 3), 1, 'float32'), 2)",
+    "lib.nn.functional.adaptive_max_pool2d(full((3, 0, 3), 1, 'float32'), 2)",
+    "lib.nn.functional.adaptive_max_pool2d(full((2, 3, 3, 0), 1, 'float32'), 2)",
 ]
 
 

@@ -678,7 +678,13 @@ def _adaptive_max(input, output_size, nd: int):
         kernel = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
     size = _adaptive_size(output_size, x, nd, name)
-    if 0 in size:
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+    if 0 in size or not x.numel():  # no window (a batch or unbatched channels of none)
         shape = (*x.shape[:2], *size)
         values, indices = x.new_empty(shape), x.new_empty(shape, dtype=tocha.int64)
     else:
