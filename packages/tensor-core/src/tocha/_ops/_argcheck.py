@@ -148,6 +148,16 @@ def fill_fits(value, dtype, numel: int):
     which PyTorch fills with inf)."""
     if type(value) is float and -65504.0 <= value <= 65504.0 and dtype.rank >= _dtype.FLOATING:
         return value  # every floating dtype holds it
+    if isinstance(value, np.generic):
+        value = value.item()
+    if type(value) is complex and not dtype.is_complex:
+        if dtype is _dtype.bool:
+            return bool(value)
+        if value.imag:
+            raise RuntimeError(
+                f"value cannot be converted to type {_dtype.C_NAME[dtype]} without overflow"
+            )
+        value = value.real
     kind = dtype.np.kind
     if kind in "iu" and type(value) in (int, float):
         info = np.iinfo(dtype.np)

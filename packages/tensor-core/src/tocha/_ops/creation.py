@@ -168,8 +168,6 @@ def full(
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     if not isinstance(d, _dtype.dtype):
         check_dtype("full", d)
-    if isinstance(value, complex) and not d.is_complex and d is not _dtype.bool:
-        raise RuntimeError(f"value cannot be converted to type {_dtype.C_NAME[d]} without overflow")
     value = fill_fits(value, d, math.prod(shape))
     try:
         data = kernel_context().run(full_op.kernels[dev], shape, value, d.np)

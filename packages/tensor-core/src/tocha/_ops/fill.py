@@ -73,18 +73,23 @@ def fill_(self: Tensor, value) -> Tensor:
     return inplace(self, (), full_like, _fill_direct, self, value)
 
 
-# Numbers that every floating dtype holds when within float16's range: filled unchecked.
-_SMALL = (int, float)
-
-
 def _fill_direct(self: Tensor, value) -> None:
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError
         data = self._data
-        if type(value) not in _SMALL or not -65504 <= value <= 65504 or data.dtype.kind not in "fc":
+        kind = type(value)
+        # within float16's range an int fits every floating dtype, and NumPy refuses one
+        # beyond an integer dtype (below); a float is checked unless it fills a float array
+        if kind is int or kind is float:
+            if not -65504 <= value <= 65504 or (kind is float and data.dtype.kind not in "fc"):
+                value = fill_fits(value, self.dtype, data.size)
+        elif kind is not bool:
             value = fill_fits(value, self.dtype, data.size)
-        data.fill(value)
+        try:
+            data.fill(value)
+        except OverflowError:  # an int beyond an integer dtype: PyTorch's error, or it wraps
+            data.fill(fill_fits(value, self.dtype, data.size))
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
             raise
