@@ -415,6 +415,31 @@ EMPTY_KERNELS = [
 ]
 
 
+OUT_ARGUMENTS = [
+    "lib.argsort(full((3, 4), 1, 'float32'), stable=True, out=lib.empty(0, dtype=lib.int64))",
+    "lib.argsort(lib.tensor([3, 1, 2]), stable=False, descending=True, "
+    "out=lib.empty(0, dtype=lib.int64))",
+    "lib.argsort(lib.tensor([3, 1, 2]), out=lib.empty(0, dtype=lib.int64))",
+    "lib.argsort(lib.tensor([3, 1, 2]), stable=True, out=lib.empty(0))",
+    "lib.argsort(lib.tensor([3, 1, 2]), 0, True)",
+    "lib.tensor([3, 1, 2]).argsort(stable=True)",
+    "lib.nonzero_static(lib.tensor([0, 1, 2]), size=1, out=lib.empty(0, dtype=lib.int64))",
+    "lib.nonzero_static(lib.tensor([0, 1, 2]), size=4, out=lib.empty(0))",
+    "lib.tensor([0, 1, 2]).nonzero_static(size=1, out=lib.empty(0, dtype=lib.int64))",
+    "lib.tensor([0, 1, 2]).nonzero_static(size=3)",
+]
+
+
+@pytest.mark.parametrize("expression", OUT_ARGUMENTS)
+def test_out_arguments(torch, expression):
+    agree(torch, expression)
+
+
+def test_argsort_method_takes_no_out(torch):
+    """A TypeError as PyTorch's (whose message lists its parser's overloads)."""
+    same_outcome(torch, "lib.tensor([3, 1, 2]).argsort(stable=True, out=lib.empty(0))")
+
+
 @pytest.mark.parametrize("expression", EMPTY_KERNELS)
 def test_empty_kernels(torch, expression):
     agree(torch, expression)

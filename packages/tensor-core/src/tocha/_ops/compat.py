@@ -384,8 +384,28 @@ def _index_reduce_(self: Tensor, dim, index, source, reduce, *, include_self=Tru
     )
 
 
-def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+def nonzero_static(
+    input: Tensor, *, size: int, fill_value: int = -1, out: Tensor | None = None
+) -> Tensor:
     """`nonzero`'s (n, ndim) indices truncated or padded with `fill_value` to `size` rows."""
+    if isinstance(out, Tensor) and out.dtype is not _dtype.int64:
+        raise RuntimeError(
+            "nonzero_static: Expected out tensor to have scalar type Long but got scalar type"
+            f"{_dtype.TITLE[out.dtype]}"
+        )
+    result = _nonzero_static(input, size, fill_value)
+    return result if out is None else write_out(out, result)
+
+
+def _nonzero_static_method(self: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """`tocha.nonzero_static` of this tensor (no ``out=``, as PyTorch's method)."""
+    return _nonzero_static(self, size, fill_value)
+
+
+_nonzero_static_method.__name__ = _nonzero_static_method.__qualname__ = "nonzero_static"
+
+
+def _nonzero_static(input: Tensor, size, fill_value) -> Tensor:
     size = int_arg("nonzero_static", size, "size")
     fill_value = int_arg("nonzero_static", fill_value, "fill_value")
     if size < 0:
@@ -752,13 +772,14 @@ def _publish() -> None:
         ormqr,
         as_strided_scatter,
         index_reduce,
-        nonzero_static,
         unsafe_chunk,
         unsafe_split,
         unsafe_split_with_sizes,
     ):
         export(fn, method=True)
     export(_F["narrow_copy"], "narrow_copy", method=True)
+    export(nonzero_static)
+    export(_nonzero_static_method, "nonzero_static", method=True, function=False)
     export(index_put_)
     export(as_strided_)
     for fn in (

@@ -31,7 +31,7 @@ from .._api import export
 from .._dispatch import call, defop, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import allocation_error, check_bool, check_scalar_fits, flag, index_arg, int_arg
-from ._out import CPP_NAMES, write_out
+from ._out import CPP_NAMES, write_out, write_out_same_dtype
 
 _INT64 = np.dtype("int64")
 _UINT32 = np.dtype("uint32")
@@ -432,8 +432,38 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     return _pair(call(sort_op, (input,), dim, descending), rt.sort, out)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
-    """The indices that sort `input` along `dim` (``sort(...).indices``)."""
+def argsort(
+    input: Tensor,
+    dim: int = -1,
+    descending: bool = False,
+    stable: bool | None = None,
+    *,
+    out: Tensor | None = None,
+):
+    """The indices that sort `input` along `dim` (``sort(...).indices``); ``out=`` only with
+    `stable` given, as PyTorch's overloads take it."""
+    if out is not None and stable is None:
+        raise TypeError(
+            "argsort() received an invalid combination of arguments - got (Tensor, out=Tensor), "
+            "but expected one of:\n * (Tensor input, *, bool stable, int dim = -1, bool "
+            "descending = False, Tensor out = None)\n * (Tensor input, int dim = -1, bool "
+            "descending = False)\n"
+        )
+    result = _sorting_indices(input, dim, descending, bool(stable))
+    return result if out is None else write_out_same_dtype(out, result)
+
+
+def _argsort_method(
+    self: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+) -> Tensor:
+    """`tocha.argsort` of this tensor (no ``out=``, as PyTorch's method)."""
+    return _sorting_indices(self, dim, descending, stable)
+
+
+_argsort_method.__name__ = _argsort_method.__qualname__ = "argsort"
+
+
+def _sorting_indices(input: Tensor, dim, descending, stable) -> Tensor:
     descending = flag("argsort", descending, "descending")
     return sort(input, dim, descending, stable=flag("argsort", stable, "stable")).indices
 
@@ -928,8 +958,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return call(bincount_op, (input, weights), int(minlength))
 
 
-for _fn in (sort, argsort, msort, topk, kthvalue, unique, unique_consecutive, histc, histogram):
+for _fn in (sort, msort, topk, kthvalue, unique, unique_consecutive, histc, histogram):
     export(_fn, method=True)
+export(argsort)
+export(_argsort_method, "argsort", method=True, function=False)
 export(bincount, method=True)
 export(histogramdd)
 export(searchsorted)
