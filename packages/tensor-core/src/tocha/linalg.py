@@ -110,7 +110,7 @@ def _same_dtype(fn):
 
     def factory(xp):
         def kernel(a, *rest):
-            if a.dtype in _LOW_NP:  # no elements (the only float16/bfloat16 inputs let in)
+            if _is_low(a):  # no elements (the only float16/bfloat16 inputs let in)
                 widened = tuple(r.astype(np.float32) if _is_low(r) else r for r in (a, *rest))
                 result = fn(xp, *widened)
             else:
@@ -124,18 +124,18 @@ def _same_dtype(fn):
     return factory
 
 
-_LOW_NP = (np.dtype(np.float16), _dtype.bfloat16.np)
-
-
 def _is_low(r) -> bool:
-    return getattr(r, "dtype", None) in _LOW_NP
+    """Whether `r` is a float16 or bfloat16 array (bfloat16's NumPy dtype, from ml_dtypes, is
+    not loaded for this)."""
+    dtype = getattr(r, "dtype", None)
+    return dtype is not None and dtype.itemsize == 2 and dtype.kind in "fV"
 
 
 def _cast_like(xp, r, a):
     """`r` in the precision of `a`, keeping r's kind (real, complex; integers untouched)."""
     if r.dtype.kind in "biu" or r.dtype == a.dtype:
         return r
-    if a.dtype in _LOW_NP:
+    if _is_low(a):
         return r.astype(a.dtype)
     single = a.dtype in (np.float32, np.complex64)
     if r.dtype.kind == "c":
