@@ -173,6 +173,11 @@ LOSSES = [
     "full((2, 3), 1, 'int32'))",
     "lib.nn.functional.multilabel_margin_loss(full((0, 3), 1, 'float32'), "
     "full((0, 3), 1, 'int64'), reduction='none')",
+    "lib.binary_cross_entropy_with_logits(full((3, 4), 1, 'float64'), full((4,), 1, 'float64'))",
+    "lib.binary_cross_entropy_with_logits(full((4,), 1, 'float64'), full((3, 4), 1, 'float64'))",
+    "lib.binary_cross_entropy_with_logits(full((4,), 1, 'float64'), full((3, 4), 1, 'float64'), "
+    "reduction=1)",
+    "lib.binary_cross_entropy_with_logits(full((3, 4), 1, 'float64'), full((5,), 1, 'float64'))",
 ]
 
 

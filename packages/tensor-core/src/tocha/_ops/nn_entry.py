@@ -174,7 +174,15 @@ def binary_cross_entropy_with_logits(
     reduction: int = 0,
 ) -> Tensor:
     """`nn.functional.binary_cross_entropy_with_logits`, the reduction an int (0 none, the
-    default of every top-level loss, as PyTorch's; 1 mean, 2 sum)."""
+    default of every top-level loss, as PyTorch's; 1 mean, 2 sum). The input broadcasts to
+    the target's shape (the functional form wants them equal)."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and input.shape != target.shape:
+        shape = list((target + input).shape)  # PyTorch's error where they do not broadcast
+        if shape != list(target.shape):
+            raise RuntimeError(
+                f"output with shape {list(target.shape)} doesn't match the broadcast shape {shape}"
+            )
+        input = input.expand(target.shape)
     return _functional().binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
     )
