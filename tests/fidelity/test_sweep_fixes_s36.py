@@ -432,6 +432,10 @@ OUT_ARGUMENTS = [
     "lib.nonzero_static(lib.tensor([0, 1, 2]), size=4, out=lib.empty(0))",
     "lib.tensor([0, 1, 2]).nonzero_static(size=1, out=lib.empty(0, dtype=lib.int64))",
     "lib.tensor([0, 1, 2]).nonzero_static(size=3)",
+    "lib.embedding(full((0, 3), 1, 'float32'), lib.tensor([0, 1, 2]))",
+    "lib.nn.functional.embedding(lib.tensor([0, 1]), full((0, 3), 1, 'float32'))",
+    "lib.embedding(full((0, 3), 1, 'float32'), lib.tensor([], dtype=lib.int64))",
+    "lib.embedding(full((2, 3), 1, 'float32'), lib.tensor([5]))",
 ]
 
 

@@ -157,6 +157,8 @@ def check_rows(indices, n: int) -> None:
 
 def _embedding_kernel(xp):
     def kernel(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+        if indices.size and not weight.shape[0]:  # PyTorch's index_select of no rows
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
         check_rows(indices, weight.shape[0])
         return weight[indices]
 
