@@ -161,8 +161,11 @@ def _restart_module_generators(module) -> None:
 
 
 def _seeded(torch):
-    """PyTorch with its random generator seeded, as at every recording."""
+    """PyTorch with its random generator seeded, as at every recording, and its distributions
+    validating their arguments, as by default: a process's first torch.compile (flex_attention
+    compiles) turns that off for good."""
     torch.manual_seed(0)
+    torch.distributions.Distribution.set_default_validate_args(__debug__)
     return torch
 
 
