@@ -436,6 +436,12 @@ OUT_ARGUMENTS = [
     "lib.nn.functional.embedding(lib.tensor([0, 1]), full((0, 3), 1, 'float32'))",
     "lib.embedding(full((0, 3), 1, 'float32'), lib.tensor([], dtype=lib.int64))",
     "lib.embedding(full((2, 3), 1, 'float32'), lib.tensor([5]))",
+    "lib.add(full((3,), 1, 'int64'), full((3,), 1, 'int64'), alpha=1.0)",
+    "lib.add(full((3,), 1, 'bool'), full((3,), 1, 'bool'), alpha=0.5)",
+    "full((3,), 1, 'bool').add_(full((3,), 1, 'bool'), alpha=0.5)",
+    "lib.add(full((3,), 1, 'bool'), full((3,), 1, 'bool'), alpha=2)",
+    "lib.sub(full((3,), 1, 'int64'), 2, alpha=1.0)",
+    "lib.add(full((3,), 1, 'float32'), full((3,), 1, 'int64'), alpha=1.5)",
 ]
 
 

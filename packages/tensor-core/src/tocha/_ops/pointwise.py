@@ -891,15 +891,16 @@ def _is_bool(x) -> bool:
 
 
 def _scaled(input, other, alpha):
-    """``alpha * other``; with bool operands alpha acts as a bool, as in PyTorch."""
+    """``alpha * other``; with bool operands alpha acts as a bool, as in PyTorch. A float
+    alpha is refused for integral operands (even 1.0, as PyTorch)."""
+    result_dtype = _dtype.promote_operands((input, other)) if isinstance(alpha, float) else None
+    if result_dtype is not None and result_dtype.rank < 2:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
     if alpha == 1 or (alpha and _is_bool(input) and _is_bool(other)):
         return other
-    if isinstance(alpha, float):
-        result_dtype = _dtype.promote_operands((input, other))
-        if result_dtype.rank < 2:
-            raise RuntimeError(
-                "For integral input tensors, argument alpha must not be a floating point number."
-            )
+    if result_dtype is not None:
         check_scalar_fits(alpha, result_dtype)
     if isinstance(other, Tensor):
         if isinstance(input, Tensor) and other._data.dtype != input._data.dtype:
