@@ -60,6 +60,9 @@ OWNED_ANSWERS = {"get", "__getitem__", "__iter__", "__next__", "__enter__"}
 # Methods whose answers are addresses: the same between handles of one run, not across runs.
 ADDRESS_METHODS = {"data_ptr"}
 NUMERIC_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "complex64": 1e-4, "float32": 1e-4}
+# float64 and complex128: PyTorch computes some of them in float32 (an integer input's sinh
+# written to a float64 out=), and its float32 kernels round by the CPU's SIMD path.
+WIDE_TOLERANCE = 1e-6
 
 
 class Mode(enum.Enum):
@@ -286,7 +289,7 @@ def agrees(recorded, answer) -> bool:
         if recorded.dtype != answer.dtype or recorded.shape != answer.shape:
             return False
         if recorded.dtype.kind in "fc":
-            tol = NUMERIC_TOLERANCE.get(recorded.dtype.name, 1e-7)
+            tol = NUMERIC_TOLERANCE.get(recorded.dtype.name, WIDE_TOLERANCE)
             wide = np.complex128 if recorded.dtype.kind == "c" else np.float64
             return bool(
                 np.allclose(
