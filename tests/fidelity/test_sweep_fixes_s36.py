@@ -442,6 +442,20 @@ OUT_ARGUMENTS = [
     "lib.add(full((3,), 1, 'bool'), full((3,), 1, 'bool'), alpha=2)",
     "lib.sub(full((3,), 1, 'int64'), 2, alpha=1.0)",
     "lib.add(full((3,), 1, 'float32'), full((3,), 1, 'int64'), alpha=1.5)",
+    "lib.tensor([True, False, False, True]).index_add_(-1, lib.tensor([0, 1, 2, 3]), "
+    "lib.tensor([False, True, False, True]), alpha=0.5)",
+    "lib.tensor([True, False, False, True]).index_add(0, lib.tensor([0, 1, 2, 3]), "
+    "lib.tensor([False, True, False, True]), alpha=0.0)",
+    "lib.tensor([1, 0, 0, 1]).index_add(0, lib.tensor([0, 1, 2, 3]), lib.tensor([0, 1, 0, 1]), "
+    "alpha=1.5)",
+    "lib.addr(full((2, 2), 1, 'bool'), full((2,), 1, 'bool'), full((2,), 1, 'bool'), alpha=0.5)",
+    "lib.addr(full((2, 2), 1, 'bool'), full((2,), 1, 'bool'), full((2,), 1, 'bool'), beta=0.5)",
+    "lib.addr(full((2, 2), 1, 'bool'), full((2,), 0, 'bool'), full((2,), 1, 'bool'), beta=2, "
+    "alpha=3)",
+    "lib.addr(full((2, 2), 1, 'bool'), full((2,), 1, 'bool'), full((2,), 1, 'bool'), beta=0, "
+    "alpha=0)",
+    "lib.addr(full((2, 2), 1, 'int32'), full((2,), 1, 'int32'), full((2,), 1, 'int32'), alpha=0.5)",
+    "lib.addr(full((2, 2), 1, 'bool'), full((2,), 1, 'int32'), full((2,), 1, 'int32'))",
 ]
 
 

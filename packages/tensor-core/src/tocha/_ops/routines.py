@@ -278,11 +278,17 @@ def addr(
             if vec1.dim() != 1
             else f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D"
         )
+    dtype = _dtype.promote_operands((input, vec1, vec2))
+    for name, factor in (("beta", beta), ("alpha", alpha)):
+        if isinstance(factor, float) and dtype.rank < _dtype.FLOATING:
+            raise RuntimeError(
+                f"For integral input tensors, argument {name} must not be a floating point number."
+            )
     product = _F["outer"](vec1, vec2)
-    if input.dtype is _dtype.bool:
+    if dtype is _dtype.bool:  # beta and alpha act as bools
         result = _F["logical_or"](
-            _F["logical_and"](input, builtins.bool(beta)),
-            _F["logical_and"](product, builtins.bool(alpha)),
+            input if beta else _F["zeros_like"](input),
+            product if alpha else _F["zeros_like"](product),
         )
     else:
         if alpha != 1:

@@ -560,7 +560,9 @@ def _add_plan(input, dim, index, source, alpha):
     dim = _index_args("index_add_", input, dim, index, source, error=error)
     if type(alpha) is float and not -65504.0 <= alpha <= 65504.0:
         check_scalar_converts(alpha, input.dtype)
-    if input._data.dtype.kind in "biu" and not isinstance(alpha, bool):
+    if input._data.dtype.kind == "b":  # a bool alpha: whether it is nonzero, as PyTorch
+        alpha = bool(alpha)
+    elif input._data.dtype.kind in "iu" and not isinstance(alpha, bool):
         alpha = int(alpha)
     return index_add_op, (_vector(index), source), (dim, alpha)
 
