@@ -456,6 +456,11 @@ OUT_ARGUMENTS = [
     "alpha=0)",
     "lib.addr(full((2, 2), 1, 'int32'), full((2,), 1, 'int32'), full((2,), 1, 'int32'), alpha=0.5)",
     "lib.addr(full((2, 2), 1, 'bool'), full((2,), 1, 'int32'), full((2,), 1, 'int32'))",
+    "lib.histogramdd(full((), 1, 'float64'), (4,))",
+    "lib.histogramdd(full((), 1, 'float64'), 4)",
+    "lib.histogram(full((5,), 1, 'float16'))",
+    "lib.histogram(full((), 1, 'float16'), 3)",
+    "lib.histogram(full((5,), 1, 'float16'), full((3,), 1, 'float16'))",
 ]
 
 

@@ -728,6 +728,9 @@ def histogram(
     check_bool("histogram", density, "density")
     if not isinstance(bins, Tensor):
         bins = int_arg("histogram", bins, "bins")
+        if input.dtype in (_dtype.float16, _dtype.bfloat16) and input._data.size:
+            # PyTorch's equal-width kernel has no such form (its bin-edges one has)
+            raise NotImplementedError(f"\"histogramdd\" not implemented for '{_title(input)}'")
     _check_float("histogram", input, "histogramdd")
     if weight is not None and weight.dtype is not input.dtype:
         raise RuntimeError(
@@ -881,7 +884,7 @@ def histogramdd(
         raise not_a_tensor("histogramdd", weight, "weight", None)
     check_bool("histogramdd", density, "density")
     _histogramdd_bins_type(bins)
-    if input.ndim == 0:
+    if input.ndim == 0 and isinstance(bins, int):  # PyTorch reads the last dim to expand it
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
