@@ -30,8 +30,8 @@ class set_multithreading_enabled:  # noqa: N801 - PyTorch's name
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc) -> bool:
-        return False
+    def __exit__(self, *exc) -> None:
+        return None
 
     def clone(self) -> set_multithreading_enabled:
         return set_multithreading_enabled(self.mode)

@@ -33,8 +33,10 @@ class _WeightNormHook:
         setattr(module, self.name, self.compute(module))
 
 
-def _hooks_of(module: Module, kind: type, name: str):
-    return [h for h in module._forward_pre_hooks.values() if isinstance(h, kind) and h.name == name]
+def _hooks_of(module: Module, kind: type, name: str) -> list:
+    """The forward pre-hooks of `module` of class `kind` that act on its `name`."""
+    hooks = [h for h in module._forward_pre_hooks.values() if isinstance(h, kind)]
+    return [h for h in hooks if getattr(h, "name", None) == name]
 
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
