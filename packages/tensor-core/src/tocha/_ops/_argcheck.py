@@ -45,18 +45,20 @@ def int_arg(fn_name: str, value, argument: str) -> int:
     return int(value)
 
 
-def index_arg(fn_name: str, value, argument: str) -> int:
+def index_arg(fn_name: str, value, argument: str, position: int | None = None) -> int:
     """An int argument as PyTorch's parser reads it, for the failure branch of
     ``type(value) is int and -(2**63) <= value < 2**63``: an integer 0-dim tensor or NumPy
-    integer is read as its value; a bool, a float or anything else is its TypeError, an int
-    beyond int64 its ValueError."""
+    integer is read as its value; a bool, a float or anything else is its TypeError (naming
+    the argument's `position` where PyTorch's message does), an int beyond int64 its
+    ValueError."""
     if isinstance(value, Tensor):
         integral = value._data.ndim == 0 and value._data.dtype.kind in "iu"
     else:
         integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not integral:
+        where = "" if position is None else f" (position {position})"
         raise TypeError(
-            f"{fn_name}(): argument '{argument}' must be int, not {type(value).__name__}"
+            f"{fn_name}(): argument '{argument}'{where} must be int, not {type(value).__name__}"
         )
     value = int(value)
     if not -(2**63) <= value < 2**63:

@@ -221,7 +221,7 @@ def softmax(
 ) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim` (tocha-nn's fused primitive when installed)."""
     if type(dim) is not int:
-        dim = index_arg("softmax", dim, "dim")
+        dim = index_arg("softmax", dim, "dim", 1)  # the method's and F's position
     F = _functional()
     if F is not None:
         result = F.softmax(input, dim, dtype=dtype)
@@ -241,7 +241,7 @@ def log_softmax(
 ) -> Tensor:
     """x - log(sum(exp(x))) along `dim` (tocha-nn's fused primitive when installed)."""
     if type(dim) is not int:
-        dim = index_arg("log_softmax", dim, "dim")
+        dim = index_arg("log_softmax", dim, "dim", 1)
     F = _functional()
     if F is not None:
         result = F.log_softmax(input, dim, dtype=dtype)
