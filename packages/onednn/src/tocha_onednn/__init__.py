@@ -2,7 +2,7 @@
 
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
 3 spatial dims, transposed), max and average pooling, layer norm, group norm and training
-batch norm, softmax and log_softmax, and the recurrent layers (RNN, LSTM, GRU), forward and
+batch norm, softmax and log_softmax, GELU, and the recurrent layers (RNN, LSTM, GRU), forward and
 backward, and ``linear_pointwise`` (a linear map with its activation fused), on the CPU
 through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with ctypes). The
 entry point `register` is cheap: oneDNN loads on the first call of an op it serves. Calls it
@@ -39,6 +39,8 @@ KERNELS = {
     "rnn_layer_backward": ("_rnn", "rnn_layer_backward"),
     "linear_pointwise": ("_linear", "linear_pointwise"),
     "softmax": ("_softmax", "softmax"),
+    "gelu": ("_eltwise", "gelu"),
+    "gelu_backward": ("_eltwise", "gelu_backward"),
     "log_softmax": ("_softmax", "log_softmax"),
     "softmax_backward_data": ("_softmax", "softmax_backward"),
     "log_softmax_backward_data": ("_softmax", "log_softmax_backward"),

@@ -132,6 +132,12 @@ def _bind(lib):
         "dnnl_convolution_backward_weights_primitive_desc_create": [
             pp, p, c_int, p, p, p, p, Dims, Dims, Dims, Dims, p, p,
         ],
+        "dnnl_eltwise_forward_primitive_desc_create": [
+            pp, p, c_int, c_int, p, p, c_float, c_float, p,
+        ],
+        "dnnl_eltwise_backward_primitive_desc_create": [
+            pp, p, c_int, p, p, p, c_float, c_float, p, p,
+        ],
         "dnnl_softmax_forward_primitive_desc_create": [pp, p, c_int, c_int, p, p, c_int, p],
         "dnnl_softmax_backward_primitive_desc_create": [pp, p, c_int, p, p, p, c_int, p, p],
         "dnnl_layer_normalization_forward_primitive_desc_create": [
