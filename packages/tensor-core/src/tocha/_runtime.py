@@ -31,7 +31,13 @@ __all__ = [
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _PRECISIONS = ("highest", "high", "medium")
 # The flags, read by tocha.backends too (``backends.cuda.matmul.allow_tf32`` is "not highest").
-STATE = {"deterministic": False, "warn_only": False, "precision": "highest", "threads": None}
+STATE = {
+    "deterministic": False,
+    "warn_only": False,
+    "precision": "highest",
+    "threads": None,
+    "blas_pool": None,
+}
 
 
 def compile(
@@ -118,12 +124,16 @@ def set_num_threads(num: int) -> None:
 
 
 def get_num_threads() -> int:
-    """The threads NumPy's BLAS uses: the last `set_num_threads`, else what its pool has."""
+    """The threads tocha's kernels use (NumPy's BLAS, tocha-compiler's kernels): the last
+    `set_num_threads`, else what NumPy's BLAS pool had when first asked (its size follows
+    OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)."""
     if STATE["threads"] is None:
-        from threadpoolctl import threadpool_info
+        if STATE["blas_pool"] is None:
+            from threadpoolctl import threadpool_info
 
-        counts = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-        return max(counts) if counts else (os.cpu_count() or 1)
+            counts = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+            STATE["blas_pool"] = max(counts) if counts else (os.cpu_count() or 1)
+        return STATE["blas_pool"]
     return STATE["threads"]
 
 

@@ -47,6 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
+import tocha
+
 from . import _logging
 from ._codegen_numpy import compile_numpy, iteration_shape, reduce_array, reduced_dims
 from ._spec import FusedSpec, Step
@@ -867,9 +869,15 @@ _PLANS = 64
 
 
 def _threads() -> int:
-    from numba import get_num_threads
+    """The threads a large kernel may use: numba's, within tocha's thread count
+    (``tocha.set_num_threads``, else NumPy's BLAS pool, which OMP_NUM_THREADS sizes), as
+    ``torch.set_num_threads`` bounds PyTorch's. numba is told in the calling thread."""
+    import numba
 
-    return get_num_threads()
+    wanted = min(numba.config.NUMBA_NUM_THREADS, tocha.get_num_threads())
+    if wanted > 1 and numba.get_num_threads() != wanted:
+        numba.set_num_threads(wanted)
+    return wanted
 
 
 def compile_numba(spec: FusedSpec, *, fast32: bool = True) -> Callable[..., tuple]:
