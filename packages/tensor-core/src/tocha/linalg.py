@@ -98,6 +98,7 @@ _LU = _named("linalg_lu", ("P", "L", "U"))
 _LU_UNPACK = _named("lu_unpack", ("P", "L", "U"))
 _INV_EX = _named("linalg_inv_ex", ("inverse", "info"))
 _CHOLESKY_EX = _named("linalg_cholesky_ex", ("L", "info"))
+_GEQRF = _named("geqrf", ("a", "tau"))
 _SOLVE_EX = _named("linalg_solve_ex", ("result", "info"))
 _LDL_FACTOR = _named("linalg_ldl_factor", ("LD", "pivots"))
 _LDL_FACTOR_EX = _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
@@ -297,6 +298,7 @@ _OPS = {
 OPS = {name: defop(name, _same_dtype(fn), diff) for name, (fn, diff) in _OPS.items()}
 OPS["linalg_ldl_factor_ex"] = defop("linalg_ldl_factor_ex", lambda xp: partial(_k.ldl_factor, xp))
 OPS["linalg_ldl_solve"] = defop("linalg_ldl_solve", lambda xp: partial(_k.ldl_solve, xp))
+OPS["geqrf"] = defop("geqrf", lambda xp: partial(_k.geqrf, xp))
 OPS["lu_permutation_matrix"] = defop(
     "lu_permutation_matrix", lambda xp: partial(_permutation_matrix_kernel, xp), False
 )
@@ -1383,6 +1385,20 @@ def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     return cholesky(input, upper=upper, out=out)
 
 
+def geqrf(input: Tensor, *, out=None):
+    """(a, tau): the QR factorisation of each matrix in LAPACK's geqrf form: R on and above
+    a's diagonal, the Householder vectors below it (their leading 1 implied) with their
+    scalars in tau, k = min(m, n) of them; ``linalg.householder_product(a, tau)`` is Q.
+    Shapes: a like input ``(*, m, n)``, tau ``(*, k)``. No derivative (as PyTorch)."""
+    expect_tensor("geqrf", input, "input")
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    dt = input.dtype
+    if not (dt.is_floating_point or dt.is_complex) or dt in (_dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{_dtype.TITLE[dt]}'")
+    return _finish(_GEQRF(call(OPS["geqrf"], (input,))), out)
+
+
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse with singular values below ``rcond * largest`` dropped."""
     return pinv(input, rtol=rcond)
@@ -1400,6 +1416,7 @@ for _fn, _name in (
     (matrix_power, "matrix_power"),
     (matrix_exp, "matrix_exp"),
     (lu_unpack, "lu_unpack"),
+    (geqrf, "geqrf"),
 ):
     export(_fn, _name, method=_name != "lu_unpack")
 export(svd_lowrank)

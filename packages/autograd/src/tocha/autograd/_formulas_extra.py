@@ -189,6 +189,9 @@ for _name, _name_of in (
     _formula, _rule = _unimplemented(_name_of)
     d(_name, "", _formula)
     fwd(_name, _rule)
+_formula, _rule = _unimplemented(lambda x: "geqrf")
+d("geqrf", "", _formula)
+fwd("geqrf", _rule)
 # PyTorch's choice: x's derivative taken as 1 except where x == y (the result is y), y's as 0
 d("nextafter", "01", lambda g, out, x, y: (g * (x != y), zero(g)))
 fwd("nextafter", lambda t, out, x, y: None if t[0] is None else t[0] * (x != y))

@@ -288,7 +288,7 @@ def _stack(op, args, out, levels, xp):
 TRAILING = (
     "tril triu constant_pad_nd view_as_real fft_real linalg_det linalg_inv_ex "
     "linalg_cholesky_ex linalg_slogdet linalg_eigh linalg_eigvalsh linalg_svdvals "
-    "linalg_matrix_exp view_dtype linalg_ldl_factor_ex linalg_ldl_solve"
+    "linalg_matrix_exp view_dtype linalg_ldl_factor_ex linalg_ldl_solve geqrf"
 ).split()
 
 

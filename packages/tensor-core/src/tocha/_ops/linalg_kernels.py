@@ -419,3 +419,13 @@ def ldl_solve(xp, ld, pivots, b, hermitian: bool):
         for i in range(x.shape[0]):
             _ldl_solve_one(lds[i], pivs[i], x[i], herm)
     return xp.asarray(x.reshape(batch + (n, k)))
+
+
+def geqrf(xp, a):
+    """(a, tau) of LAPACK's geqrf for a batch of matrices: R on and above the diagonal, the
+    Householder vectors below it, their scalars in tau ``(*, min(m, n))``."""
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return a.copy(), xp.zeros(a.shape[:-2] + (min(m, n),), a.dtype)
+    h, tau = xp.linalg.qr(a, mode="raw")
+    return xp.ascontiguousarray(xp.swapaxes(h, -1, -2)), tau.astype(a.dtype, copy=False)
