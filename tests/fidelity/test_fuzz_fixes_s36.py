@@ -111,6 +111,8 @@ SAME_ERROR = [
 
 # PyTorch's argument parser words these its own way: the class is compared.
 SAME_CLASS = [
+    "lib.argsort(x, dim=0, stable='abc')",
+    "lib.argsort(x, dim=0, stable=1)",
     "lib.index_put(x, [], x)",
     "x.clone().index_put_((), lib.tensor(2.0), True)",
     "lib.nn.functional.lp_pool1d(x, 0.5, True)",

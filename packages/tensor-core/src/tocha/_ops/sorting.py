@@ -449,6 +449,8 @@ def argsort(
             "descending = False, Tensor out = None)\n * (Tensor input, int dim = -1, bool "
             "descending = False)\n"
         )
+    if stable is not None and type(stable) is not bool:
+        raise TypeError(f"argsort(): argument 'stable' must be bool, not {type(stable).__name__}")
     result = _sorting_indices(input, dim, descending, bool(stable))
     return result if out is None else write_out_same_dtype(out, result)
 
