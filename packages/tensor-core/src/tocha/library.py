@@ -45,6 +45,8 @@ Errors
     `check_scalar_converts(value, dtype, opmath=False)` raises PyTorch's RuntimeError for a
     scalar argument that overflows the type its kernel reads it as;
     `index_arg(fn_name, value, argument)` reads an int argument as PyTorch's parser does;
+    `check_bool(fn_name, value, argument, position=None)` raises its TypeError for a flag
+    that is not a bool;
     `missing_attribute(module, name)` is the AttributeError for a PyTorch name tocha lacks;
     `missing_module(module)` the ModuleNotFoundError for a subpackage whose distribution is
     not installed.
@@ -67,7 +69,7 @@ from ._dispatch import (
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
-from ._ops._argcheck import check_scalar_converts, index_arg
+from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
 from ._ops._out import assign, inplace
 from ._ops.random import _generator as generator_stream
 from ._ops.random import bernoulli_mask
@@ -90,6 +92,7 @@ __all__ = [
     "backend_of",
     "bump_version",
     "call",
+    "check_bool",
     "check_scalar_converts",
     "custom_op",
     "defop",

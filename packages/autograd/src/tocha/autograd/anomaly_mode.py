@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import traceback
 
+from tocha.library import check_bool
+
 from ._graph import RECORD_EXTRAS
 
 
@@ -89,10 +91,6 @@ def is_anomaly_check_nan_enabled() -> bool:
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Turn anomaly detection on or off in this thread, without `set_detect_anomaly`'s
     warning (``tocha.set_anomaly_enabled``)."""
-    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
-        if type(value) is not bool:
-            raise TypeError(
-                f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, "
-                f"not {type(value).__name__}"
-            )
+    check_bool("set_anomaly_enabled", enabled, "enabled", 1)
+    check_bool("set_anomaly_enabled", check_nan, "check_nan", 2)
     _switch(enabled, check_nan)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from tocha import enable_grad, inference_mode, no_grad, set_grad_enabled
+from tocha.library import check_bool
 
 __all__ = [
     "enable_grad",
@@ -19,12 +20,7 @@ class set_multithreading_enabled:  # noqa: N801 - PyTorch's name
     accepted for PyTorch's API; tocha's engine runs each backward in the calling thread."""
 
     def __init__(self, mode: bool) -> None:
-        if type(mode) is not bool:
-            raise TypeError(
-                "set_multithreading_enabled(): argument 'enabled' (position 1) must be bool, "
-                f"not "
-                f"{type(mode).__name__}"
-            )
+        check_bool("set_multithreading_enabled", mode, "enabled", 1)
         self.mode = mode
 
     def __enter__(self) -> None:

@@ -37,6 +37,15 @@ def _precision_to_scale_tril(precision: tocha.Tensor) -> tocha.Tensor:
     return tocha.linalg.solve_triangular(l_inv, identity, upper=False)
 
 
+def _scale_tril_of(covariance_matrix, precision_matrix, scale_tril) -> tocha.Tensor:
+    """The lower Cholesky factor of the covariance, from whichever of the three is given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return tocha.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 class MultivariateNormal(Distribution):
     """MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None,
     scale_tril=None): `loc` `batch_shape + (n,)`, one of the covariance, its inverse or
@@ -95,12 +104,9 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = tocha.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            covariance_matrix, precision_matrix, scale_tril
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

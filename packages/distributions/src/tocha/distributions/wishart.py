@@ -10,7 +10,7 @@ import tocha
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_of
 from .utils import _EMPTY_SHAPE, lazy_property
 
 __all__ = ["Wishart"]
@@ -85,12 +85,9 @@ class Wishart(ExponentialFamily):
         if self.df.lt(p - 1).any():
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = tocha.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            covariance_matrix, precision_matrix, scale_tril
+        )
         self._dist_chi2 = Chi2(
             self.df.unsqueeze(-1) - tocha.arange(p, dtype=self.df.dtype, device=self.df.device)
         )

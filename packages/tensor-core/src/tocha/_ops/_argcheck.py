@@ -84,11 +84,13 @@ def flag(fn_name: str, value, argument: str) -> bool:
     raise TypeError(f"{fn_name}(): argument '{argument}' must be bool, not {type(value).__name__}")
 
 
-def check_bool(fn_name: str, value, argument: str) -> None:
-    """PyTorch's TypeError for a flag that is not a bool."""
+def check_bool(fn_name: str, value, argument: str, position: int | None = None) -> None:
+    """PyTorch's TypeError for a flag that is not a bool (naming the argument's `position`
+    where PyTorch's message does)."""
     if not isinstance(value, bool):
+        where = "" if position is None else f" (position {position})"
         raise TypeError(
-            f"{fn_name}(): argument '{argument}' must be bool, not {type(value).__name__}"
+            f"{fn_name}(): argument '{argument}'{where} must be bool, not {type(value).__name__}"
         )
 
 

@@ -16,6 +16,7 @@ from .. import _dtype
 from .._device import device as _device
 from .._dispatch import LAYERS
 from .._grad_mode import STATE, F
+from .._ops._argcheck import check_bool
 from .._ops.creation import to
 from .._tensor import Tensor
 from ._policy import FP32, LOWER, policy_for
@@ -126,14 +127,6 @@ def _checked_type(device_type) -> str:
     return _device(device_type).type
 
 
-def _check_bool(value, function: str, name: str, position: int) -> None:
-    if type(value) is not bool:
-        raise TypeError(
-            f"{function}(): argument '{name}' (position {position}) must be bool, not "
-            f"{type(value).__name__}"
-        )
-
-
 def is_autocast_available(device_type: str) -> bool:
     """Whether autocast supports `device_type`: the CPU and the accelerators PyTorch lists
     (its device-type names; an unknown name raises)."""
@@ -158,9 +151,9 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
     ``set_autocast_enabled(enabled)`` is PyTorch's older CUDA spelling."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-        _check_bool(enabled, "set_autocast_enabled", "enabled", 1)
+        check_bool("set_autocast_enabled", enabled, "enabled", 1)
     else:
-        _check_bool(enabled, "set_autocast_enabled", "enabled", 2)
+        check_bool("set_autocast_enabled", enabled, "enabled", 2)
     _set_region(_checked_type(device_type), enabled)
 
 
@@ -225,7 +218,7 @@ def is_autocast_cpu_enabled() -> bool:
 def set_autocast_cpu_enabled(enabled: bool) -> None:
     """``set_autocast_enabled("cpu", enabled)``, under its deprecated name."""
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
-    _check_bool(enabled, "set_autocast_cpu_enabled", "enabled", 1)
+    check_bool("set_autocast_cpu_enabled", enabled, "enabled", 1)
     _set_region("cpu", enabled)
 
 
