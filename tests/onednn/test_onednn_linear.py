@@ -13,7 +13,7 @@ import tocha  # noqa: E402
 import tocha.nn.functional  # noqa: E402, F401  (declares linear_pointwise)
 from tests.onednn.spies import provided  # noqa: E402
 from tocha.export import ops  # noqa: E402
-from tocha_onednn import _linear  # noqa: E402
+from tocha_onednn import _matmul  # noqa: E402
 
 RNG = np.random.default_rng(3)
 ACTIVATIONS = ["none", "relu", "gelu", "gelu_tanh", "tanh", "sigmoid", "silu"]
@@ -24,7 +24,7 @@ def f32(*shape):
 
 
 def pair():
-    return provided(_linear, "linear_pointwise", "linear_pointwise")
+    return provided(_matmul, "linear_pointwise", "linear_pointwise")
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)

@@ -3,7 +3,8 @@
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
 3 spatial dims, transposed), max and average pooling, layer norm, group norm and training
 batch norm, softmax and log_softmax, GELU, and the recurrent layers (RNN, LSTM, GRU), forward and
-backward, and ``linear_pointwise`` (a linear map with its activation fused), on the CPU
+backward, matrix products (``matmul`` and ``linear`` where they are large enough to repay a
+call) and ``linear_pointwise`` (a linear map with its activation fused), on the CPU
 through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with ctypes). The
 entry point `register` is cheap: oneDNN loads on the first call of an op it serves. Calls it
 does not support (not float32, a shape oneDNN refuses) run tocha's built-in kernels.
@@ -37,7 +38,9 @@ KERNELS = {
     "avg_pool_backward": ("_pool", "avg_pool_backward"),
     "rnn_layer": ("_rnn", "rnn_layer"),
     "rnn_layer_backward": ("_rnn", "rnn_layer_backward"),
-    "linear_pointwise": ("_linear", "linear_pointwise"),
+    "linear_pointwise": ("_matmul", "linear_pointwise"),
+    "linear": ("_matmul", "linear"),
+    "matmul": ("_matmul", "matmul"),
     "softmax": ("_softmax", "softmax"),
     "gelu": ("_eltwise", "gelu"),
     "gelu_backward": ("_eltwise", "gelu_backward"),
