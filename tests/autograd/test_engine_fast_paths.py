@@ -150,3 +150,71 @@ def test_multi_output_root():
     expected = np.zeros(6)
     expected[np.arange(2) * 3 + indices.numpy()] = 1
     np.testing.assert_allclose(a.grad.numpy(), expected)
+
+
+# -- one node straight into its leaves (a single op, a compiled graph) ---------------------
+def test_one_node_graph_gradients_and_accumulation():
+    a, b = leaves(2)
+    for _ in range(2):
+        tocha.dot(a, b).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * b.detach().numpy())
+    np.testing.assert_allclose(b.grad.numpy(), 2 * a.detach().numpy())
+
+
+def test_one_node_with_one_leaf_twice_sums_its_gradients():
+    (a,) = leaves(1)
+    calls = []
+    a.register_post_accumulate_grad_hook(lambda t: calls.append(t.grad.clone()))
+    tocha.dot(a, a).backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy())
+
+
+def test_one_node_runs_leaf_node_and_accumulator_hooks():
+    a, b = leaves(2)
+    a.register_hook(lambda g: g * 10)
+    out = tocha.dot(a, b)
+    node_calls, accumulator_calls = [], []
+    out.grad_fn.register_hook(lambda grad_in, grad_out: node_calls.append(len(grad_in)))
+    accumulator = out.grad_fn.next_functions[1][0]
+    accumulator.register_hook(lambda grad_in, grad_out: accumulator_calls.append(grad_out))
+    out.backward()
+    assert node_calls == [2] and len(accumulator_calls) == 1
+    np.testing.assert_allclose(a.grad.numpy(), 10 * b.detach().numpy())
+    np.testing.assert_allclose(accumulator_calls[0][0].numpy(), a.detach().numpy())
+
+
+def test_one_node_skips_inputs_without_gradient_and_frees_its_graph():
+    (a,) = leaves(1)
+    constant = tocha.tensor([1.0, 2.0, 3.0, 4.0], dtype=tocha.float64)
+    out = tocha.dot(a, constant)
+    out.backward()
+    assert constant.grad is None
+    np.testing.assert_allclose(a.grad.numpy(), constant.numpy())
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
+    assert tocha.is_grad_enabled()
+
+
+def test_one_node_restores_grad_mode_when_its_formula_fails():
+    class Failing(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("no gradient today")
+
+    (a,) = leaves(1)
+    with pytest.raises(ValueError, match="no gradient today"):
+        Failing.apply(a).backward()
+    assert tocha.is_grad_enabled()
+
+
+def test_one_node_create_graph_gives_a_differentiable_gradient():
+    (b,) = leaves(1)
+    tocha.dot(b, b).backward(create_graph=True)
+    assert b.grad.requires_grad
+    b.grad.sum().backward()
+    np.testing.assert_allclose(b.grad.detach().numpy(), 2 * b.detach().numpy() + 2)

@@ -154,6 +154,11 @@ def run_backward(
         node = meta.grad_fn if meta.grad_fn is not None else _accumulator(roots[0])
         root_nodes = [node]
         buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
+        if inputs is None and accumulate:
+            leaves = _leaves_fed_by(node)
+            if leaves is not None:
+                _run_leaf_fed(node, leaves, buffers[node], retain_graph, create_graph)
+                return []
     else:
         root_nodes, buffers = _root_buffers(roots, root_grads, create_graph)
 
@@ -231,6 +236,59 @@ def run_backward(
     finally:
         GRAD_MODE.grad_enabled = previous_mode
     return results
+
+
+def _leaves_fed_by(node) -> list | None:
+    """The leaf tensor each edge of `node` leads to (None for an edge that takes no
+    gradient), when those leaves are all of its graph: every edge a distinct leaf or none,
+    no hooks on the node or on the leaves' AccumulateGrad nodes, no transform or gradient
+    capture in force. Else None."""
+    if (
+        type(node) is AccumulateGrad
+        or node.pre_hooks is not None
+        or LEAF_GRADIENTS.settle is not None
+        or LAYERS.batching is not None
+    ):
+        return None
+    leaves = []
+    for edge in node.edges:
+        if edge is None:
+            leaves.append(None)
+            continue
+        if type(edge) in TENSOR_TYPES:  # a leaf whose AccumulateGrad is not made yet
+            meta = edge._ag
+            if meta is None:
+                leaves.append(None)
+                continue
+            ref = meta.accumulator
+            accumulator = None if ref is None else ref()  # one that outlived its graph
+            if accumulator is not None and (accumulator.pre_hooks or accumulator.hooks):
+                return None
+            leaf = edge
+        elif type(edge) is AccumulateGrad and not edge.pre_hooks and not edge.hooks:
+            leaf = edge.variable
+        else:
+            return None
+        for seen in leaves:
+            if seen is leaf:
+                return None
+        leaves.append(leaf)
+    return leaves
+
+
+def _run_leaf_fed(node, leaves: list, buf: _Buffer, retain_graph, create_graph) -> None:
+    """Backward through one node straight into its leaves' ``.grad`` (no ordering, buffers
+    or AccumulateGrad nodes: each leaf gets one gradient)."""
+    previous_mode = GRAD_MODE.grad_enabled
+    GRAD_MODE.grad_enabled = create_graph
+    try:
+        for leaf, (_, _, grad, owned) in zip(
+            leaves, _apply(node, buf.grads, retain_graph, create_graph)
+        ):
+            if leaf is not None and grad is not None:
+                _accumulate_into(leaf, grad, owned, create_graph)
+    finally:
+        GRAD_MODE.grad_enabled = previous_mode
 
 
 def _root_buffers(roots, root_grads, create_graph: bool) -> tuple[list, dict]:

@@ -265,8 +265,15 @@ def resolve_edges(node) -> list:
 
 
 def freeze_metas(node) -> None:
-    """Backward freed the node's saved tensors: keep only their shape metadata."""
-    node.input_meta = [meta_of(m) if isinstance(m, Tensor) else m for m in node.input_meta]
+    """Backward freed the node's saved tensors: keep only their shape metadata (a leaf that
+    requires grad stays: the node's edge to it holds it anyway)."""
+    metas = list(node.input_meta)
+    for i, m in enumerate(metas):
+        if isinstance(m, Tensor):
+            ag = m._ag
+            if ag is None or not ag.requires_grad or ag.grad_fn is not None:
+                metas[i] = meta_of(m)
+    node.input_meta = metas
 
 
 def edges_of(args) -> tuple[list, list]:
