@@ -1,8 +1,8 @@
 """tocha-onednn's ``matmul`` and ``linear`` kernels (oneDNN's matmul primitive) against
 tocha's built-in NumPy kernels: operands read in place whatever their strides (transposed
-views, batches, broadcast batch dims), the calls left to BLAS (small products, vectors,
-other dtypes, expanded or overlapping layouts), and a training step through the provider
-against float64."""
+views, batches, broadcast batch dims; other layouts through a copy), the calls left to BLAS
+(small products, vectors, other dtypes), and a training step through the provider against
+float64."""
 
 from __future__ import annotations
 
@@ -45,6 +45,15 @@ SERVED = {
         f32(2, 4, 64, 32).transpose(0, 1, 3, 2),
     ),
     "every-other-batch": lambda: (f32(8, 64, 128)[::2], f32(4, 128, 48)),
+    # layouts oneDNN cannot read in place: copied first
+    "expanded-gradient": lambda: (np.broadcast_to(np.float32(1), (8, 64, 128)), f32(128, 512)),
+    "expanded-batch": lambda: (np.broadcast_to(f32(1, 64, 128), (4, 64, 128)), f32(4, 128, 64)),
+    "strided-both-dims": lambda: (f32(128, 512)[::2, ::2], f32(256, 96)),
+    "overlapping-rows": lambda: (
+        np.lib.stride_tricks.as_strided(f32(4096), (64, 256), (4, 4)),
+        f32(256, 96),
+    ),
+    "reversed-rows": lambda: (f32(64, 256)[::-1], f32(256, 96)),
 }
 
 
@@ -59,12 +68,6 @@ DECLINED = {
     "vector": lambda: (f32(4096), f32(4096, 300)),
     "float64": lambda: (f32(64, 256).astype(np.float64), f32(256, 96).astype(np.float64)),
     "mixed-dtypes": lambda: (f32(64, 256), f32(256, 96).astype(np.float64)),
-    "expanded-batch": lambda: (np.broadcast_to(f32(1, 64, 128), (4, 64, 128)), f32(4, 128, 64)),
-    "strided-both-dims": lambda: (f32(128, 512)[::2, ::2], f32(256, 96)),
-    "overlapping-rows": lambda: (
-        np.lib.stride_tricks.as_strided(f32(4096), (64, 256), (4, 4)),
-        f32(256, 96),
-    ),
     "empty": lambda: (f32(0, 256), f32(256, 4096)),
 }
 

@@ -4,12 +4,13 @@ post-op).
 
 Operands are read where they lie: each is described to oneDNN with its own strides (a
 transposed view, such as a weight read as ``w.T`` or a gradient's ``g.mT``, needs no copy),
-as long as one of its two matrix dims is contiguous. Batch dims broadcast as NumPy's matmul
-does (a dim of 1 against any size). float32, and bfloat16 where oneDNN has a bfloat16 matmul
-on this CPU (AVX-512 BF16 or AMX; on others it refuses to create the primitive, and the call
-is declined once per layout). Products too small to repay a primitive call (fewer than
-`MIN_WORK` multiply-adds, or a matrix-vector product) stay with NumPy's BLAS; so do other
-dtypes, empty operands and overlapping (expanded) layouts.
+as long as one of its two matrix dims is contiguous; other layouts (an expanded gradient,
+every other column) are copied first, as NumPy's BLAS calls copy them. Batch dims broadcast
+as NumPy's matmul does (a dim of 1 against any size). float32, and bfloat16 where oneDNN has
+a bfloat16 matmul on this CPU (AVX-512 BF16 or AMX; on others it refuses to create the
+primitive, and the call is declined once per layout). Products too small to repay a
+primitive call (fewer than `MIN_WORK` multiply-adds, or a matrix-vector product) stay with
+NumPy's BLAS; so do other dtypes and empty operands.
 """
 
 from __future__ import annotations
@@ -108,10 +109,11 @@ def _product(a, b, bias, activation: str):
     """``act(a @ b + bias)`` on oneDNN for `a` ``(*, m, k)`` and `b` ``(*, k, n)`` of one
     dtype (bias a C-contiguous ``(n,)`` or None); None where oneDNN declines."""
     dtype = _dtype(a)
-    ndim = max(a.ndim, b.ndim)
-    a_layout, b_layout = _layout(a, ndim), _layout(b, ndim)
-    if dtype is None or a_layout is None or b_layout is None:
+    if dtype is None:
         return None
+    ndim = max(a.ndim, b.ndim)
+    a_layout = _layout(a, ndim) or _layout(a := np.ascontiguousarray(a), ndim)
+    b_layout = _layout(b, ndim) or _layout(b := np.ascontiguousarray(b), ndim)
     batch = []
     for p, q in zip(a_layout[0][:-2], b_layout[0][:-2]):
         if p != q and p != 1 and q != 1:
