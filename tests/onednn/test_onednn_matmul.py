@@ -39,7 +39,7 @@ SERVED = {
     "batched": lambda: (f32(4, 64, 128), f32(4, 128, 48)),
     "batch-by-matrix": lambda: (f32(4, 64, 128), f32(128, 48)),
     "matrix-by-batch": lambda: (f32(64, 128), f32(4, 128, 48)),
-    "broadcast-batches": lambda: (f32(3, 1, 32, 64), f32(1, 5, 64, 48)),
+    "broadcast-batches": lambda: (f32(3, 1, 64, 64), f32(1, 5, 64, 64)),
     "heads-permuted": lambda: (
         f32(2, 64, 4, 32).transpose(0, 2, 1, 3),
         f32(2, 4, 64, 32).transpose(0, 1, 3, 2),

@@ -133,18 +133,19 @@ def _product(a, b, bias, activation: str):
 
 
 def _worth_it(a, b) -> bool:
-    """Whether ``a @ b`` (matrices or batches of them) is large enough for oneDNN."""
-    if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype:
+    """Whether ``a @ b`` (matrices or batches of them) is large enough for oneDNN: at least
+    `MIN_WORK` multiply-adds, counted as a's size times b's columns or b's size times a's
+    rows (exact unless both have batch dims broadcasting against each other), and neither
+    side a vector. Cheap: every product asks."""
+    if a.ndim < 2 or b.ndim < 2:
         return False
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if min(m, n) < MIN_SIDE or k == 0:
-        return False
-    work = m * k * n
-    for p, q in zip(a.shape[-3::-1], b.shape[-3::-1]):  # the batch dims both have
-        work *= max(p, q)
-    for extra in a.shape[: -b.ndim] or b.shape[: -a.ndim]:  # those only one has
-        work *= extra
-    return work >= MIN_WORK
+    m, n = a.shape[-2], b.shape[-1]
+    return (
+        (a.size * n >= MIN_WORK or b.size * m >= MIN_WORK)
+        and m >= MIN_SIDE
+        and n >= MIN_SIDE
+        and a.dtype == b.dtype
+    )
 
 
 def matmul(fallback):
