@@ -187,7 +187,12 @@ def linear(fallback):
     worth a primitive call."""
 
     def kernel(x, w, *bias):
-        if x.ndim >= 2 and _linear_ok(x, w, bias):
+        if (
+            x.ndim >= 2
+            and w.ndim == 2
+            and x.size * w.shape[0] >= MIN_WORK
+            and _linear_ok(x, w, bias)
+        ):
             rows = _as_rows(x)
             if _worth_it(rows, w.T):
                 out = _pointwise(x, rows, w, bias[0] if bias else None, "none")
