@@ -5,6 +5,10 @@ this file (one module per area: core, autograd, nn...). Its callables take the l
 (the ``tocha``, ``torch`` or ``numpy`` module), then the inputs its ``setup`` made, converted
 to that library's tensors. tocha has PyTorch's API, so the tocha callable also serves PyTorch
 unless the case names another one.
+
+torch runs in a child process (``torch_worker.py``): its OpenMP and the GNU OpenMP of
+tocha-onednn contend when both live in one process (a 2-thread GPT block was seen 8x slower),
+so `time_side_by_side` takes a worker in place of the torch module.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 
 __all__ = [
     "Case",
@@ -29,7 +34,9 @@ __all__ = [
     "faster_than_torch",
     "load_cases",
     "numpy_throughput",
+    "plan",
     "prepare",
+    "set_thread_variables",
     "time_side_by_side",
 ]
 
@@ -40,6 +47,14 @@ LIBRARIES = ("tocha", "torch", "numpy")
 # repeats batches for about SPAN seconds per library, between MIN_REPEATS and MAX_REPEATS.
 BATCH, SPAN, MIN_REPEATS, MAX_REPEATS = 0.005, 0.3, 7, 200
 QUICK_BATCH, QUICK_REPEATS = 0.001, 2
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def set_thread_variables(threads: int) -> None:
+    """Size the thread pools of the libraries loaded from now on (NumPy's BLAS, OpenMP): they
+    read these variables once, when they load."""
+    for variable in THREAD_VARIABLES:
+        os.environ[variable] = str(threads)
 
 
 def child_cpu_time() -> float:
@@ -161,8 +176,26 @@ def _plan(case: Case, timer: timeit.Timer, quick: bool) -> tuple[int, int]:
     return loops, case.repeats or fill
 
 
+def plan(case: Case, lib, quick: bool) -> tuple[Callable[[int], float], int, int] | None:
+    """How to time `case` on the library module `lib` in this process: ``(batch, loops,
+    repeats)``, where ``batch(loops)`` returns the seconds `loops` calls take on the case's
+    clock. None when the case has no callable for `lib`; raises `Unavailable` as `prepare`."""
+    call = prepare(case, lib)
+    if call is None:
+        return None
+    timer = timeit.Timer(call, timer=case.clock)
+    return (timer.timeit, *_plan(case, timer, quick))
+
+
+def _plan_on(lib, case: Case, quick: bool) -> tuple[Callable[[int], float], int, int] | None:
+    """`plan` for `lib`: a library module timed here, or a worker timing its library in
+    another process (its ``plan(case, quick)`` method)."""
+    return plan(case, lib, quick) if isinstance(lib, ModuleType) else lib.plan(case, quick)
+
+
 def time_side_by_side(case: Case, libs: dict, *, quick: bool = False) -> Result:
-    """Time `case` on each library of `libs` (name -> module, or None when not installed).
+    """Time `case` on each library of `libs` (name -> module, a worker timing that library in
+    another process, or None when not installed).
 
     timeit-style: each repeat times a batch of calls per library, the libraries interleaved so
     that drift hits all alike; the figure is the minimum over repeats of the time per call. The
@@ -175,23 +208,22 @@ def time_side_by_side(case: Case, libs: dict, *, quick: bool = False) -> Result:
             why_not[name] = "not installed"
             continue
         try:
-            call = prepare(case, libs[name])
+            planned = _plan_on(libs[name], case, quick)
         except Unavailable as exc:
             why_not[name] = str(exc)
             continue
-        if call is not None:
-            timer = timeit.Timer(call, timer=case.clock)
-            plans[name] = (timer, *_plan(case, timer, quick))
+        if planned is not None:
+            plans[name] = planned
             times[name] = math.inf
     if case.interleave:
-        for repeat in range(max((plan[2] for plan in plans.values()), default=0)):
-            for name, (timer, loops, repeats) in plans.items():
+        for repeat in range(max((planned[2] for planned in plans.values()), default=0)):
+            for name, (batch, loops, repeats) in plans.items():
                 if repeat < repeats:
-                    times[name] = min(times[name], timer.timeit(loops) / loops)
+                    times[name] = min(times[name], batch(loops) / loops)
     else:
-        for name, (timer, loops, repeats) in plans.items():
+        for name, (batch, loops, repeats) in plans.items():
             os.sync()
-            times[name] = min(timer.timeit(loops) / loops for _ in range(repeats))
+            times[name] = min(batch(loops) / loops for _ in range(repeats))
     return Result(case, times, why_not)
 
 

@@ -7,6 +7,10 @@ tocha/torch and tocha/numpy, and whether the case meets its goal. A case whose t
 not exist yet shows "n/a" and the reason below the table. A full run (no --quick, no --filter)
 writes the table to benchmarks/results.json with the machine, keeping the runs with other
 thread counts made on the same machine; --json PATH writes any run to PATH.
+
+torch runs in a child process (torch_worker.py), and this one never imports it: its OpenMP
+and the GNU OpenMP of tocha-onednn contend when both live in one process (a 2-thread GPT
+block was seen 8x slower).
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import sys
 from pathlib import Path
 
 import harness
+from torch_worker import TorchWorker
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
 
@@ -35,19 +39,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def load_libraries(threads: int) -> dict:
-    """The libraries to compare, name -> module (None when not installed)."""
+def load_libraries(worker: TorchWorker) -> dict:
+    """The libraries to compare, name -> module (None when not installed); torch is timed by
+    `worker`, in its own process."""
     import numpy
 
     import tocha
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    else:
-        torch.set_num_threads(threads)
-    return {"tocha": tocha, "torch": torch, "numpy": numpy}
+    return {"tocha": tocha, "torch": worker if worker.__version__ else None, "numpy": numpy}
+
+
+def warn_if_torch_loaded() -> None:
+    """Warn when torch was imported in this process: its OpenMP then slows tocha-onednn's."""
+    if "torch" in sys.modules:
+        print(
+            "warning: torch was imported in the parent process; tocha's figures are suspect",
+            file=sys.stderr,
+        )
 
 
 def machine(libs: dict) -> dict:
@@ -166,12 +174,9 @@ def write_chart(path: Path, rows: list[dict], threads: int) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    # The thread counts are read once, when NumPy's BLAS and PyTorch load: set them first.
-    for variable in THREAD_VARIABLES:
-        os.environ[variable] = str(args.threads)
-    libs = load_libraries(args.threads)
+def run_cases(args: argparse.Namespace, libs: dict) -> tuple[dict, tuple, list[dict]]:
+    """Time and print the cases `args` selects on `libs`: the machine, the load average before
+    the run and the table's rows."""
     cases = [case for case in harness.load_cases() if args.filter in case.label]
     about = machine(libs)
     print(
@@ -190,6 +195,16 @@ def main(argv: list[str] | None = None) -> int:
         notes += [f"  {case.label}, {lib}: {why}" for lib, why in entry["why_not"].items()]
     if notes:
         print("n/a:\n" + "\n".join(notes))
+    return about, load, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    # The thread counts are read once, when NumPy's BLAS and PyTorch load: set them first.
+    harness.set_thread_variables(args.threads)
+    with TorchWorker(args.threads) as worker:
+        about, load, rows = run_cases(args, load_libraries(worker))
+    warn_if_torch_loaded()
     path = args.json or (None if args.quick or args.filter else RESULTS)
     if path is not None:
         write_json(
