@@ -193,9 +193,12 @@ def _plan_on(lib, case: Case, quick: bool) -> tuple[Callable[[int], float], int,
     return plan(case, lib, quick) if isinstance(lib, ModuleType) else lib.plan(case, quick)
 
 
-def time_side_by_side(case: Case, libs: dict, *, quick: bool = False) -> Result:
+def time_side_by_side(case: Case, libs: dict, *, quick: bool = False, settle: float = 0) -> Result:
     """Time `case` on each library of `libs` (name -> module, a worker timing that library in
-    another process, or None when not installed).
+    another process, or None when not installed). `settle`: seconds to pause before each
+    batch, so that the threads of the library timed before (in another process) stop
+    spinning and leave the cores (with several threads on few cores they take them from the
+    next batch otherwise).
 
     timeit-style: each repeat times a batch of calls per library, the libraries interleaved so
     that drift hits all alike; the figure is the minimum over repeats of the time per call. The
@@ -219,10 +222,13 @@ def time_side_by_side(case: Case, libs: dict, *, quick: bool = False) -> Result:
         for repeat in range(max((planned[2] for planned in plans.values()), default=0)):
             for name, (batch, loops, repeats) in plans.items():
                 if repeat < repeats:
+                    if settle:
+                        time.sleep(settle)
                     times[name] = min(times[name], batch(loops) / loops)
     else:
         for name, (batch, loops, repeats) in plans.items():
             os.sync()
+            time.sleep(settle)
             times[name] = min(batch(loops) / loops for _ in range(repeats))
     return Result(case, times, why_not)
 

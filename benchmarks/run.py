@@ -174,6 +174,11 @@ def write_chart(path: Path, rows: list[dict], threads: int) -> bool:
     return True
 
 
+# With several threads, a pause before each batch lets the other process's OpenMP threads
+# stop spinning (they spin for milliseconds after their work, and the cores are few).
+SETTLE = 0.005
+
+
 def run_cases(args: argparse.Namespace, libs: dict) -> tuple[dict, tuple, list[dict]]:
     """Time and print the cases `args` selects on `libs`: the machine, the load average before
     the run and the table's rows."""
@@ -188,8 +193,9 @@ def run_cases(args: argparse.Namespace, libs: dict) -> tuple[dict, tuple, list[d
     width = max([len(case.label) + 2 for case in cases] + [30])
     print_header(width)
     rows, notes = [], []
+    settle = SETTLE if args.threads > 1 else 0
     for case in cases:
-        entry = row(harness.time_side_by_side(case, libs, quick=args.quick))
+        entry = row(harness.time_side_by_side(case, libs, quick=args.quick, settle=settle))
         rows.append(entry)
         print_row(case.label, width, entry)
         notes += [f"  {case.label}, {lib}: {why}" for lib, why in entry["why_not"].items()]
