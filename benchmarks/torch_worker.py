@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import traceback
@@ -25,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import harness
+
+EXIT_GRACE = 10  # seconds
 
 
 class TorchWorker:
@@ -37,6 +40,7 @@ class TorchWorker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group: `close` can end its children too
         )
         self.__version__ = self._receive()["version"]
 
@@ -47,9 +51,15 @@ class TorchWorker:
         self.close()
 
     def close(self) -> None:
-        """End the worker: close its input and wait for it."""
+        """End the worker: close its input and wait for it; one still running after
+        `EXIT_GRACE` seconds (a case's DataLoader workers can hold up torch's shutdown) is
+        killed with its children."""
         self.process.stdin.close()
-        self.process.wait()
+        try:
+            self.process.wait(EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def _receive(self) -> dict:
         """The worker's next answer; raises RuntimeError when it failed or died."""
