@@ -1,6 +1,7 @@
 """Run the benchmarks: tocha beside PyTorch (when installed) and the NumPy floor, in one run.
 
     python benchmarks/run.py [--quick] [--threads N] [--filter TEXT] [--json PATH]
+                             [--default-malloc]
 
 Prints one row per case: the time per call of tocha, PyTorch and NumPy, the ratios
 tocha/torch and tocha/numpy, and whether the case meets its goal. A case whose tocha op does
@@ -10,7 +11,10 @@ thread counts made on the same machine; --json PATH writes any run to PATH.
 
 torch runs in a child process (torch_worker.py), and this one never imports it: its OpenMP
 and the GNU OpenMP of tocha-onednn contend when both live in one process (a 2-thread GPT
-block was seen 8x slower).
+block was seen 8x slower). Both processes have glibc keep freed memory for reuse
+(`harness.keep_freed_memory`, what ``TOCHA_MALLOC_TUNING=1`` and ``python -m tocha.run`` do
+for tocha), so that figures do not depend on what earlier cases left in the heap;
+--default-malloc leaves glibc's defaults, as a plain ``import tocha`` does.
 """
 
 from __future__ import annotations
@@ -36,6 +40,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--filter", default="", help="only the cases whose label has this text")
     parser.add_argument("--json", type=Path, help="write the table here (default: see above)")
+    parser.add_argument(
+        "--default-malloc",
+        action="store_true",
+        help="leave glibc's allocator settings as they are (default: keep freed memory)",
+    )
     return parser.parse_args(argv)
 
 
@@ -208,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # The thread counts are read once, when NumPy's BLAS and PyTorch load: set them first.
     harness.set_thread_variables(args.threads)
-    with TorchWorker(args.threads) as worker:
+    tune_malloc = not args.default_malloc
+    if tune_malloc:
+        harness.keep_freed_memory()
+    with TorchWorker(args.threads, tune_malloc) as worker:
         about, load, rows = run_cases(args, load_libraries(worker))
     warn_if_torch_loaded()
     path = args.json or (None if args.quick or args.filter else RESULTS)

@@ -6,7 +6,8 @@ for each case it asks the worker to plan (prepare and calibrate, as `harness.pla
 to time one batch at a time, between its own batches of tocha and NumPy.
 
 The protocol is one JSON object per line. The worker, started as ``python torch_worker.py
-THREADS``, first answers ``{"version": V}`` (null: torch is not installed, and it exits). Then:
+THREADS TUNE_MALLOC``, first answers ``{"version": V}`` (null: torch is not installed, and it
+exits). Then:
 
 - ``{"plan": LABEL, "quick": Q}`` -> ``{"loops": L, "repeats": R}``, ``{"none": true}`` (no
   torch callable) or ``{"unavailable": WHY}``;
@@ -34,9 +35,9 @@ class TorchWorker:
     """The parent's handle on a worker timing PyTorch: it stands in for the torch module in
     `harness.time_side_by_side`. Started once per run; `close` (or ``with``) ends it."""
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, tune_malloc: bool) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), str(threads)],
+            [sys.executable, str(Path(__file__).resolve()), str(threads), str(int(tune_malloc))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -116,12 +117,15 @@ class _Server:
         return {"loops": loops, "repeats": repeats}
 
 
-def serve(threads: int) -> None:
+def serve(threads: int, tune_malloc: bool) -> None:
     """Answer the parent's requests on stdin until it closes it. The answers go to the
-    original stdout; anything the cases print goes to stderr, out of the protocol's way."""
+    original stdout; anything the cases print goes to stderr, out of the protocol's way.
+    `tune_malloc`: have glibc keep freed memory, as the parent does."""
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     harness.set_thread_variables(threads)  # before torch loads its OpenMP
+    if tune_malloc:
+        harness.keep_freed_memory()
     try:
         import torch
     except ImportError:
@@ -139,4 +143,4 @@ def serve(threads: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), sys.argv[2] == "1")
