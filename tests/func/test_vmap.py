@@ -238,6 +238,29 @@ def test_backward_through_vmap_reaches_mapped_and_shared_leaves():
     _close(w.grad, w2.grad)
 
 
+def test_only_nodes_recorded_under_vmap_take_the_batched_backward():
+    """The engine looks for batched gradients only in graphs recorded under a transform:
+    nodes made inside vmap are marked, those made after it (the batching layer installed
+    for good) are not, and each graph's gradients are right."""
+    x = _randn(4, 3).requires_grad_()
+    inside = []
+
+    def f(r):
+        y = (r * 2).sin()
+        inside.append(y.grad_fn)
+        return y.sum()
+
+    out = vmap(f)(x)
+    assert inside[0].transformed
+    out.sum().backward()
+    _close(x.grad, 2 * (2 * x.detach()).cos())
+    after = (x * 3).sin().sum()
+    assert not after.grad_fn.transformed
+    x.grad = None
+    after.backward()
+    _close(x.grad, 3 * (3 * x.detach()).cos())
+
+
 def test_jacobian_of_a_vmapped_function():
     from tocha.func import jacrev
 

@@ -47,14 +47,18 @@ FREED_MESSAGE = (
 )
 
 
-def _dependencies(roots) -> dict:
+def _dependencies(roots) -> tuple[dict, bool]:
     """For every node reachable from `roots`: how many edges lead to it (the leaves' edges
-    resolved to their AccumulateGrad on the way)."""
+    resolved to their AccumulateGrad on the way); and whether any node of the graph was
+    recorded under a transform."""
     deps = {}
     stack = list(roots)
     first = set(roots) if len(roots) > 1 else ()  # visited already (one root: unreachable)
+    transformed = False
     while stack:
         node = stack.pop()
+        if node.transformed:
+            transformed = True
         edges = node.edges
         i = -1
         for edge in edges:
@@ -72,7 +76,7 @@ def _dependencies(roots) -> dict:
                 deps[edge] = 1
                 if edge.edges and edge not in first:
                     stack.append(edge)
-    return deps
+    return deps, transformed
 
 
 def _needed(roots, targets) -> set:
@@ -172,15 +176,18 @@ def run_backward(
             node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
             captures.setdefault(node, []).append((i, meta.output_nr, t))
             targets.add(node)
-    deps = _dependencies(root_nodes)
+    deps, transformed = _dependencies(root_nodes)
     needed = _needed(root_nodes, targets) if targets is not None else None
     results = [None] * (len(inputs) if inputs is not None else 0)
 
     ready = root_nodes if len(root_nodes) == 1 else [n for n in root_nodes if n not in deps]
+    # Batched gradients flow only through a graph recorded under a transform, or from one
+    # in force now (vmap of a backward): otherwise the batching layer's checks are skipped.
+    transformed = transformed or GRAD_MODE.transforms > 0
+    batching = transformed and LAYERS.batching is not None
+    settle = LEAF_GRADIENTS.settle if transformed else None
     previous_mode = GRAD_MODE.grad_enabled
     GRAD_MODE.grad_enabled = create_graph
-    batching = LAYERS.batching is not None
-    settle = LEAF_GRADIENTS.settle
     plain = settle is None and captures is None and not batching  # the common backward
     try:
         while ready:
@@ -241,13 +248,13 @@ def run_backward(
 def _leaves_fed_by(node) -> list | None:
     """The leaf tensor each edge of `node` leads to (None for an edge that takes no
     gradient), when those leaves are all of its graph: every edge a distinct leaf or none,
-    no hooks on the node or on the leaves' AccumulateGrad nodes, no transform or gradient
-    capture in force. Else None."""
+    no hooks on the node or on the leaves' AccumulateGrad nodes, the node not recorded under
+    a transform and none in force. Else None."""
     if (
         type(node) is AccumulateGrad
         or node.pre_hooks is not None
-        or LEAF_GRADIENTS.settle is not None
-        or LAYERS.batching is not None
+        or node.transformed
+        or GRAD_MODE.transforms
     ):
         return None
     leaves = []

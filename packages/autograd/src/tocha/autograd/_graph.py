@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 
 from tocha import Size, Tensor
-from tocha.library import FROM_NP, wrap
+from tocha.library import FROM_NP, GRAD_MODE, wrap
 
 
 class _RecordExtras:
@@ -136,6 +136,7 @@ class Node(_RareMetaFields):
     materialize = True
     takes_needs = False  # the formula takes ``needs=`` (see `_formulas.d`)
     packed = False  # saved-tensor hooks packed what it saved
+    transformed = False  # recorded under a transform (vmap, a forward-AD level)
     trace = None
 
     @property
@@ -187,6 +188,7 @@ class AccumulateGrad:
     n_outputs = 1
     pre_hooks = None
     hooks = None
+    transformed = False
 
     def __init__(self, variable: Tensor):
         self.variable = variable
@@ -252,6 +254,8 @@ def new_node(
     node.out_meta = out_meta
     node.out_data = out_data
     node.n_outputs = len(out_meta)
+    if GRAD_MODE.transforms:
+        node.transformed = True
     return node
 
 

@@ -123,6 +123,8 @@ def record(op, args, out, tape_only=False):
     if entry is not None and entry.special:
         node.materialize = entry.materialize
         node.takes_needs = entry.takes_needs
+    if tape_only:  # recorded under a transform: its gradients may be batched
+        node.transformed = True
     hooked = ()
     if RECORD_EXTRAS.active:
         if ANOMALY.enabled:
