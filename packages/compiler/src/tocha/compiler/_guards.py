@@ -74,10 +74,15 @@ def fast_path(
             if dims is not None and i in dims:
                 shape, more = _shape_checks(f"{name}._data.shape", dims[i], not sizes)
                 sizes += more
+            # requires_grad read from the autograd metadata (the property costs a call)
+            grad = (
+                f"({name}._ag is not None and {name}._ag.requires_grad)"
+                if value.requires_grad
+                else f"({name}._ag is None or not {name}._ag.requires_grad)"
+            )
             checks.append(
                 f"type({name}) is _T and {name}._device is _dev{i} and "
-                f"{shape} and {name}._data.dtype is _dt{i} and "
-                f"{name}.requires_grad is {value.requires_grad}"
+                f"{shape} and {name}._data.dtype is _dt{i} and {grad}"
             )
             tensors.append(name)
         elif value is None or type(value) is bool:
