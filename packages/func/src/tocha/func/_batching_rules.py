@@ -94,11 +94,11 @@ def _operand_dtype(args, out, xp):
     if len(operands) < 2:
         return None
     dtypes = {a._data.dtype for a in operands if isinstance(a, Tensor)}
-    if len(dtypes) == 1 and all(
-        isinstance(a, Tensor) or (type(a) is float and next(iter(dtypes)).kind in "fc")
-        for a in operands
-    ):
-        return None
+    if len(dtypes) == 1:
+        kind = next(iter(dtypes)).kind
+        weak = _WEAK_SCALARS.get(kind, (bool,))  # scalars that leave this kind as it is
+        if all(isinstance(a, Tensor) or type(a) in weak for a in operands):
+            return None
     common = tocha.result_type(*operands[:2])
     for extra in operands[2:]:
         common = tocha.promote_types(common, tocha.result_type(extra, operands[0]))
@@ -108,10 +108,28 @@ def _operand_dtype(args, out, xp):
     return xp.dtype(first._data.dtype) if common == first.dtype else _np_dtype(common)
 
 
-def _np_dtype(d):
-    import tocha
+# Python scalar types that do not change a tensor's dtype of each NumPy kind.
+_WEAK_SCALARS = {
+    "b": (bool,),
+    "u": (bool, int),
+    "i": (bool, int),
+    "f": (bool, int, float),
+    "V": (bool, int, float),  # bfloat16
+    "c": (bool, int, float, complex),
+}
 
-    return tocha.empty(0, dtype=d)._data.dtype
+
+def _np_dtype(d):
+    """The NumPy dtype of tocha dtype `d` (cached)."""
+    found = _NP_DTYPES.get(d)
+    if found is None:
+        import tocha
+
+        found = _NP_DTYPES[d] = tocha.empty(0, dtype=d)._data.dtype
+    return found
+
+
+_NP_DTYPES: dict = {}
 
 
 @rule(*POINTWISE)
