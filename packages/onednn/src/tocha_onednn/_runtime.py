@@ -7,10 +7,15 @@ OpenMP when it changed. GNU OpenMP's thread pool does not survive a fork: in a c
 (a DataLoader worker, a multiprocessing child started by fork) oneDNN's calls run on one
 thread, which needs no pool.
 
-OpenMP's threads wait passively between oneDNN's calls (``OMP_WAIT_POLICY=PASSIVE`` while
-libdnnl loads, unless the environment chooses a policy or a spin count): by default they
-spin for a while after each call, taking the cores from NumPy's BLAS threads and the work in
-between, which made a small CNN's training step several times slower at two threads.
+OpenMP's threads spin only briefly between oneDNN's calls (``GOMP_SPINCOUNT=10000`` while
+libdnnl loads, unless the environment chooses a policy or a spin count), then sleep. GNU
+OpenMP's default spin (300,000 rounds) took the cores from NumPy's BLAS threads and the
+work in between, which made a small CNN's training step several times slower at two
+threads; waiting passively (no spin: every call wakes sleeping threads) cost as much once
+matrix products ran on oneDNN. Measured at two threads on a 2-vCPU AMD EPYC, passive against
+10,000 rounds: the MLP step 1.03 against 0.67 ms, a ResNet-18-style step 69 against 45 ms,
+a compiled GPT block 5.9 against 3.9 ms, layer norm 0.45 against 0.16 ms; the digits demo
+3.5 against 3.2 s.
 """
 
 from __future__ import annotations
@@ -32,22 +37,26 @@ def library() -> D.Library:
 
         controllers = ThreadpoolController().select(user_api="blas").lib_controllers
         _blas_threads[:] = [c.get_num_threads for c in controllers]
-        _library = _load_passive()
+        _library = _load_with_short_spin()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork)
     return _library
 
 
-def _load_passive() -> D.Library:
-    """libdnnl loaded with GNU OpenMP's threads waiting passively (which it reads from the
-    environment as it loads), the environment then restored."""
+SPIN_COUNT = "10000"  # GNU OpenMP's spin rounds before a waiting thread sleeps
+
+
+def _load_with_short_spin() -> D.Library:
+    """libdnnl loaded with GNU OpenMP's threads spinning `SPIN_COUNT` rounds before they
+    sleep (which it reads from the environment as it loads), the environment then
+    restored."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return D.Library()
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
     try:
         return D.Library()
     finally:
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ["GOMP_SPINCOUNT"]
 
 
 def _after_fork() -> None:
