@@ -22,7 +22,10 @@ from ._plan import Cache, Plan
 from ._runtime import library, threads
 
 _F32 = np.dtype(np.float32)
-_cache = Cache()
+# Each plan holds its JIT'd kernel and scratchpad (0.5 to 2 MB for an MLP's layers; the
+# first costs about 11 MB more, oneDNN's own start-up): a training step uses a few dozen
+# layouts, while a loop over growing sequences makes a new one per length.
+_cache = Cache(limit=128)
 
 # Below this many multiply-adds a oneDNN call (about 8 us of fixed cost) loses to BLAS.
 MIN_WORK = 1 << 20
