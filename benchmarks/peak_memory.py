@@ -3,7 +3,9 @@
 CPU (issue "tocha-nn"; the GPT block of benchmarks/cases_gpt.py, issue 27): each loop runs
 in a fresh interpreter; the figure is the growth of the peak resident set (``ru_maxrss``) from
 just before the first step to the end of the loop, so the libraries' own import footprints do
-not count.
+not count. Kernel libraries that load on first use (tocha-onednn's libdnnl, 17 MB, and
+oneDNN's start-up with its first primitive, about 11 MB more; PyTorch's own lazy start-up)
+load before that, in a no-grad forward of a few examples.
 
 GPU (issue "tocha-cuda"): the training steps of benchmarks/cases_cuda.py, each in a fresh
 interpreter: after a warm-up step, ``cuda.reset_peak_memory_stats()``, one step, then
@@ -52,6 +54,8 @@ else:
     x = lib.from_numpy(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
 y = lib.from_numpy(rng.integers(0, 10, x.shape[0]))
 opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+with lib.no_grad():  # kernel libraries that load on first use start up here (not counted)
+    cases_gpt.block(lib, gpt, x[:1]) if model_name == "gpt" else model(x[:8])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 for _ in range(3 if model_name == "gpt" else 30):
     opt.zero_grad()
