@@ -109,19 +109,16 @@ def _build_backward_data(src, wshape, dst, groups, geometry, dt):
     lib = library()
     hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry, dt)
     s, w, _, d = keep
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_convolution_backward_data_primitive_desc_create",
-            D.CONVOLUTION_DIRECT,
-            s.handle,
-            w.handle,
-            d.handle,
-            *geometry,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_convolution_backward_data_primitive_desc_create",
+        D.CONVOLUTION_DIRECT,
+        s.handle,
+        w.handle,
+        d.handle,
+        *geometry,
+        hint=hint,
+    )
     args = [
         (D.ARG_DIFF_DST, D.shape_desc(lib, dst, dt), False),
         (D.ARG_WEIGHTS, _weights_desc(lib, wshape, groups, dt), False),
@@ -134,20 +131,17 @@ def _build_backward_weights(src, wshape, dst, groups, geometry, dt):
     lib = library()
     hint, keep = _forward_pd(lib, src, wshape, False, dst, groups, geometry, dt)
     s, w, _, d = keep
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_convolution_backward_weights_primitive_desc_create",
-            D.CONVOLUTION_DIRECT,
-            s.handle,
-            w.handle,
-            None,
-            d.handle,
-            *geometry,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_convolution_backward_weights_primitive_desc_create",
+        D.CONVOLUTION_DIRECT,
+        s.handle,
+        w.handle,
+        None,
+        d.handle,
+        *geometry,
+        hint=hint,
+    )
     args = [
         (D.ARG_SRC, D.shape_desc(lib, src, dt), False),
         (D.ARG_DIFF_DST, D.shape_desc(lib, dst, dt), False),

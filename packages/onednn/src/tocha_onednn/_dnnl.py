@@ -374,6 +374,15 @@ def create_pd(lib: Library, name: str, *args, attr: c_void_p | None = None) -> c
     return pd
 
 
+def create_backward_pd(lib: Library, name: str, *args, hint: c_void_p) -> c_void_p:
+    """`create_pd` of a backward primitive, whose last argument is its forward's descriptor
+    `hint`; the hint is destroyed afterwards, whether or not oneDNN created the primitive."""
+    try:
+        return create_pd(lib, name, *args, hint)
+    finally:
+        lib.lib.dnnl_primitive_desc_destroy(hint)
+
+
 def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) -> c_void_p:
     """Attributes for a primitive followed by the eltwise `alg` (a post-op), with a user
     scratchpad as every primitive's; the caller destroys them."""

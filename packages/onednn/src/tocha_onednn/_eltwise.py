@@ -49,20 +49,17 @@ def _build_forward(shape, alg):
 def _build_backward(shape, alg):
     lib = library()
     hint, md = _forward_pd(lib, shape, alg)
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_eltwise_backward_primitive_desc_create",
-            alg,
-            md.handle,
-            md.handle,
-            md.handle,
-            0.0,
-            0.0,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_eltwise_backward_primitive_desc_create",
+        alg,
+        md.handle,
+        md.handle,
+        md.handle,
+        0.0,
+        0.0,
+        hint=hint,
+    )
     args = [(D.ARG_SRC, md, False), (D.ARG_DIFF_DST, md, False), (D.ARG_DIFF_SRC, md, True)]
     return Plan(lib, pd, args)
 

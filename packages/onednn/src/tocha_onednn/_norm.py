@@ -87,21 +87,18 @@ def _build_layer_backward(rows, affine):
     lib = library()
     flags = _flags(affine)
     hint, src, stat = _layer_forward_pd(lib, rows, 0.0, flags)
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_layer_normalization_backward_primitive_desc_create",
-            D.BACKWARD,
-            src.handle,
-            src.handle,
-            src.handle,
-            stat.handle,
-            0.0,
-            flags,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_layer_normalization_backward_primitive_desc_create",
+        D.BACKWARD,
+        src.handle,
+        src.handle,
+        src.handle,
+        stat.handle,
+        0.0,
+        flags,
+        hint=hint,
+    )
     args = [
         (D.ARG_DIFF_DST, src, False),
         (D.ARG_SRC, src, False),
@@ -212,20 +209,17 @@ def _build_batch_backward(shape, affine):
     lib = library()
     flags = _flags(affine)
     hint, src = _batch_forward_pd(lib, shape, 0.0, flags)
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_batch_normalization_backward_primitive_desc_create",
-            D.BACKWARD,
-            src.handle,
-            src.handle,
-            src.handle,
-            0.0,
-            flags,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_batch_normalization_backward_primitive_desc_create",
+        D.BACKWARD,
+        src.handle,
+        src.handle,
+        src.handle,
+        0.0,
+        flags,
+        hint=hint,
+    )
     c, src = _vector(lib, shape[1]), D.shape_desc(lib, shape)
     args = [
         (D.ARG_DIFF_DST, src, False),

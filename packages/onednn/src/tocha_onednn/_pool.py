@@ -158,24 +158,21 @@ def _build_avg(alg, src, dst, ksize, stride, pads):
 def _build_avg_backward(alg, src, dst, ksize, stride, pads):
     lib = library()
     dilation = (1,) * len(ksize)
+    diff_src, diff_dst = channel_blocked(lib, src), D.MemoryDesc.any(lib, dst)
     hint, _ = _forward_pd(lib, alg, src, dst, ksize, stride, pads, dilation)
-    try:
-        diff_src, diff_dst = channel_blocked(lib, src), D.MemoryDesc.any(lib, dst)
-        pd = D.create_pd(
-            lib,
-            "dnnl_pooling_backward_primitive_desc_create",
-            alg,
-            diff_src.handle,
-            diff_dst.handle,
-            D.dims(stride),
-            D.dims(ksize),
-            D.dims([0] * len(ksize)),
-            D.dims([lo for lo, _ in pads]),
-            D.dims([hi for _, hi in pads]),
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_pooling_backward_primitive_desc_create",
+        alg,
+        diff_src.handle,
+        diff_dst.handle,
+        D.dims(stride),
+        D.dims(ksize),
+        D.dims([0] * len(ksize)),
+        D.dims([lo for lo, _ in pads]),
+        D.dims([hi for _, hi in pads]),
+        hint=hint,
+    )
     args = [
         (D.ARG_DIFF_DST, D.shape_desc(lib, dst), False),
         (D.ARG_DIFF_SRC, D.shape_desc(lib, src), True),

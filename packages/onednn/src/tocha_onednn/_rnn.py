@@ -169,11 +169,12 @@ def _forward_pd(lib, s: _Layer, m, prop):
 
 
 def _backward_pd(lib, s: _Layer, m, hint):
+    """The layer's backward primitive descriptor from its forward's `hint` (destroyed)."""
     direction = D.BIDIRECTIONAL_CONCAT if s.d == 2 else D.LEFT2RIGHT
     src, st, w, wh, b, dst = (_h(m[k]) for k in ("src", "state", "w", "wh", "b", "dst"))
     flags = D.RNN_DIFF_WEIGHTS_OVERWRITE
     if s.lstm:
-        return D.create_pd(
+        return D.create_backward_pd(
             lib,
             "dnnl_lstm_backward_primitive_desc_create",
             D.BACKWARD,
@@ -181,10 +182,10 @@ def _backward_pd(lib, s: _Layer, m, hint):
             src, st, st, w, wh, None, None, b, dst, st, st,
             src, st, st, w, wh, None, None, b, dst, st, st,
             flags,
-            hint,
+            hint=hint,
         )  # fmt: skip
     if s.mode == "GRU":
-        return D.create_pd(
+        return D.create_backward_pd(
             lib,
             "dnnl_lbr_gru_backward_primitive_desc_create",
             D.BACKWARD,
@@ -192,9 +193,9 @@ def _backward_pd(lib, s: _Layer, m, hint):
             src, st, w, wh, b, dst, st,
             src, st, w, wh, b, dst, st,
             flags,
-            hint,
+            hint=hint,
         )  # fmt: skip
-    return D.create_pd(
+    return D.create_backward_pd(
         lib,
         "dnnl_vanilla_rnn_backward_primitive_desc_create",
         D.BACKWARD,
@@ -205,7 +206,7 @@ def _backward_pd(lib, s: _Layer, m, hint):
         flags,
         0.0,
         0.0,
-        hint,
+        hint=hint,
     )  # fmt: skip
 
 
@@ -248,11 +249,7 @@ def _build_forward(s: _Layer, training: bool):
 def _build_backward(s: _Layer):
     lib = library()
     m = _descs(lib, s)
-    hint = _forward_pd(lib, s, m, D.FORWARD_TRAINING)
-    try:
-        pd = _backward_pd(lib, s, m, hint)
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = _backward_pd(lib, s, m, _forward_pd(lib, s, m, D.FORWARD_TRAINING))
     args = [(D.ARG_SRC, m["src"], False), *_state_args(lib, s, D.ARG_SRC_ITER, False)]
     args += _weight_args(lib, s, False)
     args += [(D.ARG_DST, m["dst"], False), *_state_args(lib, s, D.ARG_DST_ITER, False)]

@@ -57,19 +57,16 @@ def _build_forward(shape, alg, axis):
 def _build_backward(shape, alg, axis):
     lib = library()
     hint, md = _forward_pd(lib, shape, alg, axis)
-    try:
-        pd = D.create_pd(
-            lib,
-            "dnnl_softmax_backward_primitive_desc_create",
-            alg,
-            md.handle,
-            md.handle,
-            md.handle,
-            axis,
-            hint,
-        )
-    finally:
-        lib.lib.dnnl_primitive_desc_destroy(hint)
+    pd = D.create_backward_pd(
+        lib,
+        "dnnl_softmax_backward_primitive_desc_create",
+        alg,
+        md.handle,
+        md.handle,
+        md.handle,
+        axis,
+        hint=hint,
+    )
     args = [(D.ARG_DST, md, False), (D.ARG_DIFF_DST, md, False), (D.ARG_DIFF_SRC, md, True)]
     return Plan(lib, pd, args)
 
