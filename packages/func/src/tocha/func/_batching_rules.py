@@ -105,7 +105,7 @@ def _operand_dtype(args, out, xp):
     first = out[0] if type(out) is tuple else out
     if first.dtype.is_floating_point and not common.is_floating_point and not common.is_complex:
         common = first.dtype
-    return xp.dtype(first._data.dtype) if common == first.dtype else _np_dtype(common)
+    return xp.dtype(first._data.dtype if common == first.dtype else common.np)
 
 
 # Python scalar types that do not change a tensor's dtype of each NumPy kind.
@@ -117,19 +117,6 @@ _WEAK_SCALARS = {
     "V": (bool, int, float),  # bfloat16
     "c": (bool, int, float, complex),
 }
-
-
-def _np_dtype(d):
-    """The NumPy dtype of tocha dtype `d` (cached)."""
-    found = _NP_DTYPES.get(d)
-    if found is None:
-        import tocha
-
-        found = _NP_DTYPES[d] = tocha.empty(0, dtype=d)._data.dtype
-    return found
-
-
-_NP_DTYPES: dict = {}
 
 
 @rule(*POINTWISE)
