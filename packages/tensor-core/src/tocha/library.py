@@ -19,7 +19,9 @@ In-place ops
     `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
     writes into target's memory, or, when autograd tracks target or an operand (or the op has
     no direct form), `out_of_place()`'s result is written into it by `assign(target,
-    result)`, and target takes the result's history. Both bump the version counter;
+    result)`, and target takes the result's history. A target whose elements share memory
+    (an expanded view) is refused PyTorch's RuntimeError unless the op ``fills=True`` (writes
+    one value, as fill_ does). Both bump the version counter;
     `bump_version(tensor)` alone records a write made some other way (an optimizer's kernel).
 Tensors
     `wrap(array, device)` makes a Tensor around a backend array (no copy);

@@ -34,6 +34,22 @@ def check_shape(target_shape, result_shape) -> None:
         )
 
 
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def check_no_internal_overlap(target: Tensor) -> None:
+    """Refuse to write an op's result into a view whose elements share memory (an expanded
+    dim: stride 0, size above 1), as PyTorch does; only views can be such."""
+    if target._base is not None:
+        data = target._data
+        for size, stride in zip(data.shape, data.strides):
+            if not stride and size > 1:
+                raise RuntimeError(INTERNAL_OVERLAP)
+
+
 def assign(target: Tensor, result: Tensor) -> Tensor:
     """Write `result`, an op's out-of-place result of target's shape, into target's memory
     (cast to target's dtype); target takes result's history when autograd tracks either.
@@ -50,13 +66,18 @@ def assign(target: Tensor, result: Tensor) -> Tensor:
     return target
 
 
-def inplace(target: Tensor, operands: tuple, out_of_place, direct, *args) -> Tensor:
+def inplace(
+    target: Tensor, operands: tuple, out_of_place, direct, *args, fills: bool = False
+) -> Tensor:
     """Run an in-place op on `target` whose other inputs are `operands`.
 
     ``out_of_place(*args)`` computes the op's result as a new tensor; ``direct(*args)``
     writes the result into target's memory itself (checking that it fits), sparing the copy.
     The direct form runs unless autograd tracks target or an operand (or `direct` is None).
-    Returns target."""
+    An op that `fills` (writes one value wherever it writes: fill_, a scalar assignment) may
+    write into an expanded view; any other refuses to, as PyTorch's do. Returns target."""
+    if not fills and getattr(target, "_base", None) is not None:
+        check_no_internal_overlap(target)
     if direct is not None:
         if (
             STATE.grad_enabled or STATE.transforms
@@ -126,6 +147,7 @@ def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
     if out._data.shape != result._data.shape:
         out._data = result._data.astype(out._data.dtype)
     else:
+        check_no_internal_overlap(out)
         out._data[...] = result._data
     bump_version(out)
     return out

@@ -70,7 +70,7 @@ def fill_(self: Tensor, value) -> Tensor:
                 f"{value._data.ndim} dimensions."
             )
         return copy_(self, value)
-    return inplace(self, (), full_like, _fill_direct, self, value)
+    return inplace(self, (), full_like, _fill_direct, self, value, fills=True)
 
 
 def _fill_direct(self: Tensor, value) -> None:

@@ -597,7 +597,8 @@ _ARANGE = defop(
 def _setitem(self: Tensor, key, value) -> None:
     """``self[key] = value``: writes `value` (a number or a tensor, broadcast to the indexed
     shape and cast to self's dtype) into self's memory, so views see it."""
-    inplace(self, (value,), _assigned, _write_at, self, key, value)
+    fills = not isinstance(value, Tensor) or not value._data.ndim
+    inplace(self, (value,), _assigned, _write_at, self, key, value, fills=fills)
 
 
 def _write_at(self: Tensor, key, value) -> None:
@@ -836,7 +837,8 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
         data = self._data
         masked_fill_op.kernels[self._device](data, mask._data, v, out=data)
 
-    return inplace(self, (value,), lambda: masked_fill(self, mask, value), direct)
+    fills = not isinstance(value, Tensor) or not value._data.ndim
+    return inplace(self, (value,), lambda: masked_fill(self, mask, value), direct, fills=fills)
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:

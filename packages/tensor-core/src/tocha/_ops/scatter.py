@@ -280,14 +280,16 @@ def call_view_getitem(x: Tensor, key) -> Tensor:
     return call_view(getitem_op, x, key)
 
 
-def _in_place(self: Tensor, op, inputs: tuple, *args) -> Tensor:
+def _in_place(self: Tensor, op, inputs: tuple, *args, fills: bool = False) -> Tensor:
     """Run a scatter-family `op` on `self` (with tensor `inputs`) in place."""
-    return _write_plan(self, (op, inputs, args), lambda: call(op, (self, *inputs), *args))
+    out_of_place = lambda: call(op, (self, *inputs), *args)  # noqa: E731
+    return _write_plan(self, (op, inputs, args), out_of_place, fills)
 
 
-def _write_plan(self: Tensor, plan, out_of_place) -> Tensor:
+def _write_plan(self: Tensor, plan, out_of_place, fills: bool = False) -> Tensor:
     """Run the plan ``(op, inputs, args)`` in place: its kernel writes into self's memory,
-    unless autograd tracks self or an input (then `out_of_place()` is written into self)."""
+    unless autograd tracks self or an input (then `out_of_place()` is written into self);
+    `fills` as `inplace`'s."""
     op, inputs, args = plan
 
     def direct():
@@ -300,7 +302,7 @@ def _write_plan(self: Tensor, plan, out_of_place) -> Tensor:
         else:
             data[...] = kernel(data, *arrays, *args)
 
-    return inplace(self, inputs, out_of_place, direct)
+    return inplace(self, inputs, out_of_place, direct, fills=fills)
 
 
 # -- gather and scatter --------------------------------------------------------------------
@@ -652,7 +654,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """In-place form of `index_fill`."""
     op, inputs, args = _fill_plan(self, dim, index, value)
-    return _in_place(self, op, inputs, *args)
+    return _in_place(self, op, inputs, *args, fills=True)
 
 
 # -- flat indices ------------------------------------------------------------------------------
