@@ -170,6 +170,46 @@ def test_one_node_with_one_leaf_twice_sums_its_gradients():
     np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy())
 
 
+def test_one_node_adds_into_existing_gradients_in_place():
+    a, b = leaves(2)
+    tocha.dot(a, b).backward()
+    grad_a, version = a.grad, a.grad._version
+    calls = []
+    b.register_post_accumulate_grad_hook(lambda t: calls.append(t.grad.clone()))
+    tocha.dot(a, b).backward()
+    assert a.grad is grad_a and a.grad._version == version + 1
+    np.testing.assert_allclose(a.grad.numpy(), 2 * b.detach().numpy())
+    assert len(calls) == 1
+    np.testing.assert_allclose(calls[0].numpy(), 2 * a.detach().numpy())
+
+
+def test_gradient_into_an_expanded_grad_is_refused():
+    a, b = leaves(2)
+    a.grad = tocha.ones(1, dtype=tocha.float64).expand(4)  # its 4 elements share one
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tocha.dot(a, b).backward()
+    a.grad = tocha.ones(1, dtype=tocha.float64).expand(4)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        (a * b).sum().backward()
+
+
+def test_gradient_into_a_slice_of_a_flat_buffer_writes_the_buffer():
+    a, b = leaves(2)
+    flat = tocha.zeros(8, dtype=tocha.float64)
+    a.grad = flat[2:6]
+    tocha.dot(a, b).backward()
+    assert a.grad._base is flat
+    np.testing.assert_allclose(flat[2:6].numpy(), b.detach().numpy())
+
+
+def test_one_node_multi_output_root_into_leaves():
+    a = tocha.tensor([[3.0, 1.0], [0.5, 2.0]], requires_grad=True)
+    for _ in range(2):
+        values, _ = a.max(dim=1)
+        values.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[2.0, 0.0], [0.0, 2.0]])
+
+
 def test_one_node_runs_leaf_node_and_accumulator_hooks():
     a, b = leaves(2)
     a.register_hook(lambda g: g * 10)

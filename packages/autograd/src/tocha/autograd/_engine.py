@@ -156,13 +156,17 @@ def run_backward(
     if len(roots) == 1:  # the common call
         meta = roots[0]._ag
         node = meta.grad_fn if meta.grad_fn is not None else _accumulator(roots[0])
-        root_nodes = [node]
-        buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
         if inputs is None and accumulate:
             leaves = _leaves_fed_by(node)
             if leaves is not None:
-                _run_leaf_fed(node, leaves, buffers[node], retain_graph, create_graph)
+                grads = [root_grads[0]]
+                if node.n_outputs != 1:
+                    grads = [None] * node.n_outputs
+                    grads[meta.output_nr] = root_grads[0]
+                _run_leaf_fed(node, leaves, grads, retain_graph, create_graph)
                 return []
+        root_nodes = [node]
+        buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
     else:
         root_nodes, buffers = _root_buffers(roots, root_grads, create_graph)
 
@@ -283,19 +287,57 @@ def _leaves_fed_by(node) -> list | None:
     return leaves
 
 
-def _run_leaf_fed(node, leaves: list, buf: _Buffer, retain_graph, create_graph) -> None:
-    """Backward through one node straight into its leaves' ``.grad`` (no ordering, buffers
-    or AccumulateGrad nodes: each leaf gets one gradient)."""
+def _run_leaf_fed(node, leaves: list, grads: list, retain_graph, create_graph) -> None:
+    """Backward through one node straight into its leaves' ``.grad`` (no ordering,
+    buffers or AccumulateGrad nodes: each leaf gets one gradient); the in-place additions
+    into existing gradients run together, in one kernel context."""
     previous_mode = GRAD_MODE.grad_enabled
     GRAD_MODE.grad_enabled = create_graph
     try:
-        for leaf, (_, _, grad, owned) in zip(
-            leaves, _apply(node, buf.grads, retain_graph, create_graph)
-        ):
-            if leaf is not None and grad is not None:
+        sums = []
+        edges = _apply(node, grads, retain_graph, create_graph)
+        for leaf, (_, _, grad, owned) in zip(leaves, edges):
+            if leaf is None or grad is None:
+                continue
+            current = None if create_graph else _summed_in_place(leaf, grad)
+            if current is None:
                 _accumulate_into(leaf, grad, owned, create_graph)
+            else:
+                sums.append((current, grad))
+        if sums:
+            kernel_context().run(_add_all, sums)
     finally:
         GRAD_MODE.grad_enabled = previous_mode
+
+
+def _summed_in_place(leaf: Tensor, grad: Tensor):
+    """The ``.grad`` of `leaf` when `grad` is to be added into it in place (`_accumulate_into`'s
+    common case, with no hooks to run), else None."""
+    meta = leaf._ag
+    current = meta.grad
+    if (
+        current is None
+        or meta.hooks
+        or meta.post_accumulate_hooks
+        or type(current) is not Tensor
+        or type(grad) is not Tensor
+        or current._ag is not None
+        or grad._ag is not None
+        or grad._device is not current._device
+        or current._data.shape != grad._data.shape
+        or current._data.dtype != grad._data.dtype
+        or current._base is not None
+        and 0 in current._data.strides  # an expanded view: `+=` refuses it
+    ):
+        return None
+    return current
+
+
+def _add_all(sums: list) -> None:
+    """``current += grad`` for each pair, in the arrays (a version bump each)."""
+    for current, grad in sums:
+        ADD.kernels[current._device](current._data, grad._data, out=current._data)
+        bump_version(current)
 
 
 def _root_buffers(roots, root_grads, create_graph: bool) -> tuple[list, dict]:
@@ -541,6 +583,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         and type(grad) is Tensor
         and current._data.shape == grad._data.shape
         and current._data.dtype == grad._data.dtype
+        and (current._base is None or 0 not in current._data.strides)
     ):
         kernel_context().run(
             ADD.kernels[current._device], current._data, grad._data, out=current._data

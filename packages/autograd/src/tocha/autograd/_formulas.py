@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -47,18 +48,6 @@ class Derivative:
 FORMULAS: dict[str, Derivative] = {}
 
 
-class _From:
-    """Argument positions `start` and after (a saves spec like "2+")."""
-
-    __slots__ = ("start",)
-
-    def __init__(self, start: int):
-        self.start = start
-
-    def __contains__(self, i: int) -> bool:
-        return i >= self.start
-
-
 def d(name: str, saves: str, formula) -> None:
     """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "o"
     for the output, "2+" for position 2 and every later one. A formula with the attribute
@@ -69,7 +58,8 @@ def d(name: str, saves: str, formula) -> None:
     if "+" in saves:
         head = saves[: saves.index("+")]
         digits = len(head) - len(head.rstrip("0123456789"))
-        positions = _From(int(head[len(head) - digits :]))
+        # position `start` and after (a range's `in` is a C-level comparison)
+        positions = range(int(head[len(head) - digits :]), sys.maxsize)
     else:
         positions = frozenset(int(c) for c in saves if c.isdigit())
     FORMULAS[name] = Derivative(name, formula, (positions, "o" in saves))

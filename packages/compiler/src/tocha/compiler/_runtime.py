@@ -26,7 +26,15 @@ import numpy as np
 import tocha
 from tocha.autograd.derivatives import d
 from tocha.fx.experimental.proxy_tensor import python_value
-from tocha.library import backend_of, bump_version, call, defop, kernel_context, wrap
+from tocha.library import (
+    GRAD_MODE,
+    LAYERS,
+    backend_of,
+    bump_version,
+    defop,
+    kernel_context,
+    wrap,
+)
 
 from . import _codegen_rows, _fusion, _logging, _passes
 from ._capture import Capture, partition
@@ -128,25 +136,35 @@ class CompiledGraph:
 def _runner(graph: CompiledGraph, template: list, detached: list[int], n_results: int) -> Any:
     """``run(*tensors)``: the flat outputs of a call on the inputs (capture order)."""
     env: dict[str, Any] = {
-        "_call": call,
         "_op": graph.op,
         "_fwd": graph.forward.fn,
         "_run": kernel_context,
         "_wrap": wrap,
         "_dev": graph.device,
         "_bump": bump_version,
+        "_G": GRAD_MODE,
+        "_L": LAYERS,
     }
     args = [f"t{i}" for i in range(graph.n_inputs)]
     ordered = [args[i] for i in graph.order]
+    arrays = "".join(f", {t}._data" for t in ordered)
     lines = []
     if graph.op is not None:
+        # the compiled primitive's call, as the dispatcher's (the guards checked the devices
+        # and that autocast is off), then its record on the tape
         box = ", []" if graph.boxed else ""
-        lines.append(f"o = _call(_op, ({', '.join(ordered)},){box})")
+        if box:
+            lines.append("b = []")
+            box = ", b"
+        lines.append(f"r = _run().run(_fwd{arrays}{box})")
+        wrapped = ", ".join(f"_wrap(r[{i}], _dev)" for i in range(n_results))
+        lines.append("o = _wrap(r, _dev)" if n_results == 1 else f"o = ({wrapped},)")
+        lines.append("if _G.grad_enabled or _G.transforms:")
+        lines.append(f"    o = _L.autograd(_op, ({', '.join(ordered)}{box},), o)")
         outs = ["o"] if n_results == 1 else [f"o[{i}]" for i in range(graph.n_tensors)]
         for i in detached:
             outs[i] = f"_wrap({outs[i]}._data, _dev)"
     else:
-        arrays = "".join(f", {t}._data" for t in ordered)
         lines.append(f"r = _run().run(_fwd{arrays})")
         outs = [f"_wrap(r[{i}], _dev)" for i in range(graph.n_tensors)]
     for i in graph.forward.writes:
