@@ -271,13 +271,14 @@ def resolve_edges(node) -> list:
 def freeze_metas(node) -> None:
     """Backward freed the node's saved tensors: keep only their shape metadata (a leaf that
     requires grad stays: the node's edge to it holds it anyway)."""
-    metas = list(node.input_meta)
+    metas = node.input_meta
     for i, m in enumerate(metas):
         if isinstance(m, Tensor):
             ag = m._ag
             if ag is None or not ag.requires_grad or ag.grad_fn is not None:
+                if metas is node.input_meta:  # the arguments' own sequence: copy it first
+                    metas = node.input_meta = list(metas)
                 metas[i] = meta_of(m)
-    node.input_meta = metas
 
 
 def edges_of(args) -> tuple[list, list]:

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 import tocha
+from tocha.library import kernel_context
 
 from . import _logging
 from ._codegen_numpy import compile_numpy, iteration_shape, reduce_array, reduced_dims
@@ -715,6 +716,7 @@ class _Plan:
         self.rdims = rdims = reduced_dims(reduce, ndim) if reduce is not None else ()
         self.kernel = None
         self.in_kernel = None
+        self.reduce_dtype = np.dtype(reduce.dtype) if reduce is not None else None
         if n == 0:
             return
         if reduce is not None and ndim and rdims == tuple(range(rdims[0], ndim)):
@@ -757,15 +759,15 @@ class _Plan:
         else:
             n = self.n
             flat = [a.reshape(-1) for a in arrays] if self.flatten else arrays
-            outs = [np.empty(n, d) for d in self.out_dtypes]
             if self.in_kernel:
-                part = np.empty(self.outer, spec.reduce.dtype)
-                outs[-1] = _EMPTY
-                self.kernel(n, self.outer, self.inner, self.group, *flat, *outs, part)
-                outs[-1] = self._finish(part)
+                outs = [np.empty(n, d) for d in self.out_dtypes[:-1]]
+                part = np.empty(self.outer, self.reduce_dtype)
+                self.kernel(n, self.outer, self.inner, self.group, *flat, *outs, _EMPTY, part)
                 if len(shape) != 1:
-                    outs[:-1] = [o.reshape(shape) for o in outs[:-1]]
+                    outs = [o.reshape(shape) for o in outs]
+                outs.append(self._finish(part))
                 return tuple(outs)
+            outs = [np.empty(n, d) for d in self.out_dtypes]
             self.kernel(n, self.outer, self.inner, self.group, *flat, *outs, _EMPTY)
             if len(shape) != 1:
                 outs = [o.reshape(shape) for o in outs]
@@ -774,28 +776,34 @@ class _Plan:
         return tuple(outs)
 
     def _finish(self, part: np.ndarray) -> np.ndarray:
-        """The reduction from per-row partial results."""
+        """The reduction from per-row partial results (NumPy's warnings off, as in every
+        kernel)."""
         reduce, shape, rdims = self.spec.reduce, self.shape, self.rdims
-        dtype = np.dtype(reduce.dtype)
-        with np.errstate(all="ignore"):
-            if len(rdims) == len(shape):
-                if reduce.op == "amax":
-                    result = np.asarray(np.max(part))
-                elif reduce.op == "amin":
-                    result = np.asarray(np.min(part))
-                else:
-                    result = np.asarray(np.sum(part, dtype=dtype))
+        if len(rdims) == len(shape):
+            if len(part) == 1:  # one block: its partial result is the whole
+                result = part.reshape(())
             else:
-                result = part.reshape(shape[: len(shape) - len(rdims)])
-            if reduce.op == "mean":
-                count = math.prod(shape[d] for d in rdims)
-                result = np.asarray(np.true_divide(result, dtype.type(count), dtype=dtype))
+                result = kernel_context().run(_combined, reduce.op, part, self.reduce_dtype)
+        else:
+            result = part.reshape(shape[: len(shape) - len(rdims)])
+        if reduce.op == "mean":
+            count = self.reduce_dtype.type(math.prod(shape[d] for d in rdims))
+            result = np.true_divide(result, count, out=result)
         if reduce.keepdim:
             result = result.reshape(tuple(1 if d in rdims else s for d, s in enumerate(shape)))
         return result
 
 
 _EMPTY = np.empty(0, np.float32)
+
+
+def _combined(op: str, part: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The partial results of reduction `op` combined into one (a 0-dim array)."""
+    if op == "amax":
+        return np.maximum.reduce(part, None, None, out=...)
+    if op == "amin":
+        return np.minimum.reduce(part, None, None, out=...)
+    return np.add.reduce(part, None, dtype, out=...)
 
 
 class _Compiled:
