@@ -318,7 +318,9 @@ def _ce_backward_kernel(xp):
         if _plain(x.ndim, w, reduction, ignore_index, smoothing) and t.size and t[t.argmin()] >= 0:
             # every target counted (the forward checked their bounds): _ce_plain's case
             n, c = probs.shape
-            scale = g / n if reduction == "mean" else g
+            # a Python float: NumPy's arithmetic on 0-dim arrays costs several times more, and
+            # float32's quotient rounded from float64's is float32's own
+            scale = float(g) / n if reduction == "mean" else float(g)
             grad = probs * scale
             if not grad.flags.c_contiguous:  # its flat form must be a view
                 grad = xp.ascontiguousarray(grad)
