@@ -4,6 +4,8 @@ end to end through the provider against the built-in float64 ones."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,7 @@ def every_size(monkeypatch):
     """The kernels serve small inputs too (they leave them to NumPy by default), and batch
     norm at one thread (left to NumPy by default)."""
     monkeypatch.setattr(_norm, "SMALL", 0)
+    monkeypatch.setattr(_norm, "GROUP_AFFINE_SMALL", 0)
     monkeypatch.setattr(_norm, "BATCH_MIN_THREADS", 1)
 
 
@@ -108,6 +111,90 @@ def test_group_norm_matches_built_in(shape, groups, affine):
     args = (g, x, ref[1], ref[2], *weight, groups, affine)
     close(backward(*args), generic_b(*args))
     assert spy.calls == spy_b.calls == 0
+
+
+GROUP_F64 = [
+    ("conv", (4, 6, 5, 7), 3),
+    ("bench-like", (4, 16, 8, 8), 4),
+    ("many-groups", (2, 64, 4, 4), 32),
+    ("per-channel", (3, 8, 3, 3), 8),
+    ("one-group", (2, 5, 40), 1),
+    ("no-spatial", (6, 8), 4),
+    ("one-sample", (1, 12, 6, 6), 3),
+]
+
+
+def _group_norm_pair(x, params, g, groups, affine):
+    """Forward then backward of group norm: ``(y, mean, rstd, gx, [gw], [gb])``, by the
+    provided kernels and the built-in ones, and the spies of both."""
+    forward, generic, spy = pair("native_group_norm", "group_norm")
+    backward, generic_b, spy_b = pair("native_group_norm_backward", "group_norm_backward")
+    weight = params[:1] if "w" in affine else []
+    results = []
+    for fwd, bwd, cast in ((forward, backward, np.float32), (generic, generic_b, np.float64)):
+        y, mean, rstd = fwd(x.astype(cast), *[p.astype(cast) for p in params], groups, 1e-5, affine)
+        args = (g.astype(cast), x.astype(cast), mean, rstd, *[p.astype(cast) for p in weight])
+        results.append((y, mean, rstd, *bwd(*args, groups, affine)))
+    return results, (spy, spy_b)
+
+
+@pytest.mark.parametrize("affine", ["wb", "w", "b", ""])
+@pytest.mark.parametrize("shape,groups", [c[1:] for c in GROUP_F64], ids=[c[0] for c in GROUP_F64])
+def test_group_norm_matches_float64(shape, groups, affine):
+    """Outputs, statistics and all gradients against the built-in kernel in float64, on
+    data whose mean is far from 0."""
+    x = f32(*shape) * 2 + 3
+    params = [f32(shape[1]) for _ in affine]
+    (ours, ref), spies = _group_norm_pair(x, params, f32(*shape), groups, affine)
+    assert all(spy.calls == 0 for spy in spies)
+    assert len(ours) == len(ref)
+    for got, want in zip(ours, ref):
+        assert got.shape == want.shape and got.dtype == np.float32
+        np.testing.assert_allclose(
+            got, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max()))
+        )
+
+
+@pytest.mark.parametrize("zeros", [slice(None, None, 3), slice(None)], ids=["some", "all"])
+def test_group_norm_backward_with_zero_weights(monkeypatch, zeros):
+    """A weight of 0 takes the two-pass input gradient (p = b / a is infinite), silently,
+    and matches float64; nonzero weights take the one-pass one."""
+    shape, groups = (3, 8, 6, 5), 4
+    x, g, w, b = f32(*shape), f32(*shape), f32(shape[1]), f32(shape[1])
+    buffers = []
+    scratch = _norm._buffer
+    monkeypatch.setattr(_norm, "_buffer", lambda s: buffers.append(s) or scratch(s))
+    _group_norm_pair(x, [w, b], g, groups, "wb")
+    assert buffers == []
+    w[zeros] = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (ours, ref), spies = _group_norm_pair(x, [w, b], g, groups, "wb")
+    assert buffers == [shape] and all(spy.calls == 0 for spy in spies)
+    for got, want in zip(ours, ref):
+        np.testing.assert_allclose(
+            got, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max()))
+        )
+
+
+@pytest.mark.parametrize("rows", [(512, 1024), (48, 1), (6, 35)])
+def test_group_norm_chains_run_jit_kernels(rows):
+    """The binary primitives of group norm run oneDNN's jit kernels, not its reference one
+    (which takes milliseconds on a (512, 1024) array)."""
+    for ops in (_norm._affine_ops("wb"), _norm._FUSED, _norm._LINEAR, _norm._SCALE_ADD):
+        assert _norm._chain(rows, ops, 1).impl.startswith("jit")
+
+
+def test_small_affine_group_norm_runs_the_built_in_kernel(monkeypatch):
+    """Under GROUP_AFFINE_SMALL elements an affine group norm is the built-in kernel's, a
+    plain one still oneDNN's."""
+    monkeypatch.setattr(_norm, "GROUP_AFFINE_SMALL", 4096)
+    small, large, w = f32(2, 8, 8, 16), f32(2, 8, 16, 16), f32(8)
+    _, (spy, spy_b) = _group_norm_pair(small, [w], small, 4, "w")
+    assert spy.calls == spy_b.calls == 1
+    _, (spy, spy_b) = _group_norm_pair(large, [w], large, 4, "w")
+    _, (plain, plain_b) = _group_norm_pair(small, [], small, 4, "")
+    assert spy.calls == spy_b.calls == plain.calls == plain_b.calls == 0
 
 
 def test_group_norm_declines_what_does_not_fit():

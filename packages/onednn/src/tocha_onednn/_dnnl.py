@@ -40,6 +40,7 @@ ELTWISE_RELU, ELTWISE_TANH, ELTWISE_LOGISTIC = 0x20, 0x21, 0x29
 ELTWISE_GELU_TANH, ELTWISE_SWISH, ELTWISE_GELU_ERF = 0x2B, 0x2C, 0x31
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1FF, 0x2FF, 0x3FF
 VANILLA_RNN, VANILLA_LSTM, LBR_GRU = 0x1FFF, 0x2FFF, 0x4FFF
+BINARY_ADD, BINARY_MUL = 0x1FFF0, 0x1FFF1
 # dnnl_rnn_direction_t, dnnl_rnn_flags_t
 LEFT2RIGHT, BIDIRECTIONAL_CONCAT = 1, 3
 RNN_DIFF_WEIGHTS_OVERWRITE = 0x1
@@ -51,6 +52,7 @@ SCRATCHPAD_USER = 1
 QUERY_IMPL_INFO_STR, QUERY_EXEC_ARG_MD = 8, 255
 # DNNL_ARG_*
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
+ARG_SRC_1 = 2
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
 ARG_SRC_ITER, ARG_SRC_ITER_C, ARG_DST_ITER, ARG_DST_ITER_C = 2, 3, 18, 19
 ARG_WEIGHTS_ITER, ARG_WORKSPACE = 34, 64
@@ -60,6 +62,7 @@ ARG_DIFF_SRC_ITER, ARG_DIFF_SRC_ITER_C = 130, 131
 ARG_DIFF_DST_ITER, ARG_DIFF_DST_ITER_C = 146, 147
 ARG_DIFF_WEIGHTS_ITER, ARG_DIFF_BIAS = 162, 169
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
+ARG_ATTR_MULTIPLE_POST_OP_BASE = 32768
 
 MAX_NDIMS = 12
 Dims = c_int64 * MAX_NDIMS
@@ -114,6 +117,7 @@ def _bind(lib):
         "dnnl_primitive_attr_destroy": [p],
         "dnnl_post_ops_create": [pp],
         "dnnl_post_ops_append_eltwise": [p, c_int, c_float, c_float],
+        "dnnl_post_ops_append_binary": [p, c_int, p],
         "dnnl_post_ops_destroy": [p],
         "dnnl_matmul_primitive_desc_create": [pp, p, p, p, p, p, p],
         "dnnl_primitive_desc_query": [p, c_int, c_int, p],
@@ -138,6 +142,7 @@ def _bind(lib):
         "dnnl_eltwise_backward_primitive_desc_create": [
             pp, p, c_int, p, p, p, c_float, c_float, p, p,
         ],
+        "dnnl_binary_primitive_desc_create": [pp, p, c_int, p, p, p, p],
         "dnnl_softmax_forward_primitive_desc_create": [pp, p, c_int, c_int, p, p, c_int, p],
         "dnnl_softmax_backward_primitive_desc_create": [pp, p, c_int, p, p, p, c_int, p, p],
         "dnnl_layer_normalization_forward_primitive_desc_create": [
@@ -383,16 +388,16 @@ def create_backward_pd(lib: Library, name: str, *args, hint: c_void_p) -> c_void
         lib.lib.dnnl_primitive_desc_destroy(hint)
 
 
-def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) -> c_void_p:
-    """Attributes for a primitive followed by the eltwise `alg` (a post-op), with a user
-    scratchpad as every primitive's; the caller destroys them."""
+def _post_ops_attr(lib: Library, append) -> c_void_p:
+    """Attributes with a user scratchpad, as every primitive's, and the post-ops that
+    `append` adds to the post-ops handle it is given; the caller destroys them."""
     attr, ops = c_void_p(), c_void_p()
     lib.check("dnnl_primitive_attr_create", byref(attr))
     try:
         lib.check("dnnl_primitive_attr_set_scratchpad_mode", attr, SCRATCHPAD_USER)
         lib.check("dnnl_post_ops_create", byref(ops))
         try:
-            lib.check("dnnl_post_ops_append_eltwise", ops, alg, alpha, beta)
+            append(ops)
             lib.check("dnnl_primitive_attr_set_post_ops", attr, ops)
         finally:
             lib.lib.dnnl_post_ops_destroy(ops)
@@ -400,3 +405,29 @@ def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) 
         lib.lib.dnnl_primitive_attr_destroy(attr)
         raise
     return attr
+
+
+def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) -> c_void_p:
+    """Attributes for a primitive followed by the eltwise `alg` (a post-op), with a user
+    scratchpad as every primitive's; the caller destroys them."""
+    return _post_ops_attr(
+        lib, lambda ops: lib.check("dnnl_post_ops_append_eltwise", ops, alg, alpha, beta)
+    )
+
+
+def binary_attr(lib: Library, operands) -> c_void_p:
+    """Attributes for a primitive followed by binary post-ops, one per ``(BINARY_*, memory
+    descriptor of its second operand)`` of `operands` in order, with a user scratchpad as
+    every primitive's; the caller destroys them. Post-op ``i`` takes its operand as the
+    argument `post_op_arg` ``(i)``."""
+
+    def append(ops):
+        for alg, md in operands:
+            lib.check("dnnl_post_ops_append_binary", ops, alg, md.handle)
+
+    return _post_ops_attr(lib, append)
+
+
+def post_op_arg(index: int) -> int:
+    """The execution argument of binary post-op `index`'s second operand."""
+    return ARG_ATTR_MULTIPLE_POST_OP_BASE * (index + 1) | ARG_SRC_1

@@ -9,11 +9,17 @@ built-in kernels. Batch norm runs on oneDNN from `BATCH_MIN_THREADS` threads: on
 reorders to and from the channel-blocked layout make it no faster than tocha's NumPy kernel
 (measured on AVX2: 4.8 ms against 3.7 for a (32, 16, 32, 32) forward and backward).
 
-oneDNN 3.2 has no group normalization: group norm over (N, C, *) with G groups is its layer
-norm, without affine parameters, of the (N * G, C / G * spatial) rows, then the per-channel
-weight and bias applied in place (any of them); the backward hands oneDNN ``g * w`` and
-gets the weight and bias gradients from per-(sample, channel) sums of ``g`` and ``g * x``.
-Strided inputs go to the built-in kernel.
+oneDNN 3.2 has no group normalization, and its layer norm kernel walks strided rows as if
+they were dense, so it cannot normalize one group's rows (every G-th row) with that group's
+weights. Group norm over (N, C, *) with G groups is its layer norm, without affine
+parameters, of the (N * G, C / G * spatial) rows, then the per-channel weight and bias
+applied in place in one pass of oneDNN's binary primitive (with a binary post-op). The
+backward with a weight gets the per-(sample, channel) sums of ``g`` and ``g * x`` from NumPy
+and the weight and bias gradients and the input gradient's coefficients from them: the
+input gradient ``a * g + b * x + c`` (``a`` per channel, ``b`` and ``c`` per group of each
+sample) is one binary pass, ``((x * b/a + c/a) + g) * a``, or two where a weight of 0 leaves
+``b/a`` infinite. Without a weight it is layer norm's backward on ``g``. Affine calls under
+`GROUP_AFFINE_SMALL` elements and strided inputs go to the built-in kernel.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ _cache = Cache()
 # Below this many elements NumPy's kernel is quicker than a oneDNN call's fixed cost.
 SMALL = 4096
 BATCH_MIN_THREADS = 2
+# Below this many elements NumPy's affine group norm is quicker than the four oneDNN calls
+# (1 thread, forward and backward of (8, 32, 8, 8): 109 us against 129; equal at 32768).
+GROUP_AFFINE_SMALL = 32768
 
 
 def _ok(affine: str, *arrays) -> bool:
@@ -294,6 +303,12 @@ def batch_norm_backward(fallback):
 
 # -- group norm: layer norm of the (N * groups, C / groups * M) rows, then the affine map ----
 _scratch = threading.local()
+_ROW, _FULL = False, True
+# the input gradient ``((x * p + q) + g) * a`` in one pass, or, where a weight of 0 rules out
+# p = b / a and q = c / a, ``t = x * b + c`` then ``g * a + t``
+_FUSED = ((D.BINARY_MUL, _ROW), (D.BINARY_ADD, _ROW), (D.BINARY_ADD, _FULL), (D.BINARY_MUL, _ROW))
+_LINEAR = ((D.BINARY_MUL, _ROW), (D.BINARY_ADD, _ROW))
+_SCALE_ADD = ((D.BINARY_MUL, _ROW), (D.BINARY_ADD, _FULL))
 
 
 def _buffer(shape) -> np.ndarray:
@@ -306,10 +321,12 @@ def _buffer(shape) -> np.ndarray:
     return buf[:size].reshape(shape)
 
 
-def _group_ok(x, groups: int, *arrays) -> bool:
-    """float32, not empty, and C-contiguous (the rows are a view of it: a strided input
-    would take a copy, which costs what oneDNN saves)."""
+def _group_ok(x, groups: int, affine: str, *arrays) -> bool:
+    """float32, not empty, C-contiguous (the rows are a view of it: a strided input would
+    take a copy, which costs what oneDNN saves), and not a small affine call."""
     if x.ndim < 2 or not x.flags.c_contiguous or x.shape[0] * groups == 0:
+        return False
+    if affine and x.size < GROUP_AFFINE_SMALL:
         return False
     return _ok("", x, *arrays)
 
@@ -321,28 +338,79 @@ def _group_rows(x, groups: int):
     return (n, c, m), (n * groups, x.size // (n * groups))
 
 
+def _build_chain(rows, ops):
+    """``dst = ((src op_0 v_0) op_1 v_1) ...`` on (R, L) arrays: oneDNN's binary primitive and
+    its binary post-ops, one per ``(BINARY_*, full)`` of `ops`, whose operand ``v_i`` is an
+    (R, L) array where `full`, else one value per row (R,). oneDNN sees (1, R, L): its 3.2
+    broadcasts (A, R, 1) arrays wrongly when A > 1."""
+    lib = library()
+    src, row = D.shape_desc(lib, (1, *rows)), D.shape_desc(lib, (1, rows[0], 1))
+    operands = [(alg, src if full else row) for alg, full in ops]
+    attr = D.binary_attr(lib, operands[1:])
+    try:
+        pd = D.create_pd(
+            lib,
+            "dnnl_binary_primitive_desc_create",
+            operands[0][0],
+            src.handle,
+            operands[0][1].handle,
+            src.handle,
+            attr=attr,
+        )
+    finally:
+        lib.lib.dnnl_primitive_attr_destroy(attr)
+    args = [(D.ARG_SRC, src, False), (D.ARG_SRC_1, operands[0][1], False)]
+    args += [(D.post_op_arg(i), md, False) for i, (_, md) in enumerate(operands[1:])]
+    return Plan(lib, pd, [*args, (D.ARG_DST, src, True)])
+
+
+def _chain(rows, ops, n_threads: int):
+    """The cached plan of `_build_chain` (None where oneDNN declines it)."""
+    return _cache.get(("chain", rows, ops, n_threads), lambda: _build_chain(rows, ops))
+
+
+def _affine_ops(affine: str):
+    """The chain of the per-channel affine map `affine` asks for: times w, then plus b."""
+    return tuple(
+        (alg, _ROW)
+        for letter, alg in (("w", D.BINARY_MUL), ("b", D.BINARY_ADD))
+        if letter in affine
+    )
+
+
+def _per_channel_rows(params, n: int) -> np.ndarray:
+    """The per-channel `params` (each (C,)) repeated for each of `n` samples: (P, N, C)."""
+    rows = np.empty((len(params), n, params[0].shape[0]), _F32)
+    for row, p in zip(rows, params):
+        row[...] = p
+    return rows
+
+
 def group_norm(fallback):
     """``native_group_norm(x, [w], [b], groups, eps, affine) -> (y, mean, rstd)``: oneDNN's
-    layer norm without affine parameters on the groups, the per-channel affine in place."""
+    layer norm without affine parameters on the groups, then the per-channel affine map in
+    place in one binary primitive, the weight and bias repeated for each sample."""
 
     def kernel(x, *rest):
         *params, groups, eps, affine = rest
-        if not _group_ok(x, groups, *params):
+        if not _group_ok(x, groups, affine, *params):
             return fallback(x, *rest)
-        ncm, rows = _group_rows(x, groups)
-        plan = _cache.get(
-            ("ln", rows, eps, "", threads()), lambda: _build_layer_forward(rows, eps, "")
-        )
-        if plan is None:
+        (n, c, m), rows = _group_rows(x, groups)
+        n_threads = threads()
+        plans = [
+            _cache.get(
+                ("ln", rows, eps, "", n_threads), lambda: _build_layer_forward(rows, eps, "")
+            )
+        ]
+        if affine:
+            plans.append(_chain((n * c, m), _affine_ops(affine), n_threads))
+        if None in plans:
             return fallback(x, *rest)
         y = np.empty(x.shape, _F32)
         mean, var = np.empty(rows[0], _F32), np.empty(rows[0], _F32)
-        plan.run(x, y, mean, var)
-        y3 = y.reshape(ncm)
-        if "w" in affine:
-            y3 *= params[0][:, None]
-        if "b" in affine:
-            y3 += params[-1][:, None]
+        plans[0].run(x, y, mean, var)
+        if affine:
+            plans[1].run(y, *_per_channel_rows(params, n), y)
         var += np.float32(eps)
         rstd = np.sqrt(var, out=var)
         np.divide(np.float32(1), rstd, out=rstd)
@@ -351,36 +419,93 @@ def group_norm(fallback):
     return kernel
 
 
+def _channel_sums(g, x, mean, rstd, ncm) -> np.ndarray:
+    """``sum g`` and ``sum g * xhat`` over each channel of each sample: (2, N, G, C / G),
+    from the sums of ``g`` and ``g * x`` and the group statistics (N, G). The sums are
+    NumPy's vecdot, on this thread: a threaded BLAS product's spinning threads would hold
+    the cores oneDNN's next call wants (at 2 threads, (32, 16, 32, 32) forward and backward
+    took 1.4 ms with a BLAS product for ``sum g``, 0.29 ms with vecdot)."""
+    n, c, m = ncm
+    g2, x2 = g.reshape(n * c, m), x.reshape(n * c, m)
+    sums = np.empty((2, n * c), _F32)
+    np.vecdot(g2, np.ones(m, _F32), out=sums[0])
+    np.vecdot(g2, x2, out=sums[1])
+    sums = sums.reshape(2, *mean.shape, -1)
+    sums[1] -= mean[..., None] * sums[0]
+    sums[1] *= rstd[..., None]
+    return sums
+
+
+def _input_grad(g, x, sums, mean, rstd, w, plans):
+    """The input gradient ``a * g + b * x + c`` (the shape of `x`), with ``a = rstd * w``
+    per channel and ``b``, ``c`` per group of each sample, from the channel `sums` of
+    `_channel_sums`, the group statistics (N, G) and the weight `w` (G, C / G): by the
+    `plans` of `_FUSED` in one pass, or of `_LINEAR` and `_SCALE_ADD` where a weight of 0
+    leaves ``b / a`` or ``c / a`` infinite."""
+    a = rstd[..., None] * w
+    dy, dy_xhat = np.vecdot(sums, w)
+    rstd_k = rstd / np.float32(x.size // rstd.size)
+    bc = np.empty((2, *rstd.shape), _F32)
+    b, c = bc
+    np.multiply(rstd * rstd_k, -dy_xhat, out=b)
+    np.multiply(b, mean, out=c)
+    c += rstd_k * dy
+    np.negative(c, out=c)
+    gx = np.empty(x.shape, _F32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pq = bc[..., None] / a
+    if np.isfinite(pq).all():
+        plans[0].run(x, pq[0], pq[1], g, a, gx)
+    else:
+        t = _buffer(x.shape)
+        plans[1].run(x, *np.repeat(bc, a.shape[2], axis=2), t)
+        plans[2].run(g, a, t, gx)
+    return gx
+
+
+def _weighted_backward(g, x, mean, rstd, w, affine: str, ncm, plans):
+    """``(gx, gw, [gb])`` with the weight `w` (G, C / G), `x` seen as ``ncm`` (N, C, M): the
+    channel sums of `_channel_sums`, the input gradient from them by the `plans` of
+    `_input_grad`."""
+    sums = _channel_sums(g, x, mean, rstd, ncm)
+    gx = _input_grad(g, x, sums, mean, rstd, w, plans)
+    sum_g, sum_gxhat = sums.sum(axis=1).reshape(2, -1)
+    return (gx, sum_gxhat, sum_g) if "b" in affine else (gx, sum_gxhat)
+
+
+def _unweighted_backward(g, x, mean, rstd, affine: str, ncm, plan):
+    """``(gx, [gb])`` without a weight, `x` seen as ``ncm`` (N, C, M): oneDNN's layer norm
+    backward `plan` of the groups on ``g``, the bias gradient from the channel sums of
+    ``g``."""
+    r = rstd.reshape(-1)
+    gx = np.empty(x.shape, _F32)
+    plan.run(g, x, _contiguous(mean.reshape(-1)), np.divide(np.float32(1), r * r), gx)
+    if "b" not in affine:
+        return (gx,)
+    return gx, np.vecdot(g.reshape(ncm), np.ones(ncm[2], _F32)).sum(axis=0)
+
+
 def group_norm_backward(fallback):
     """``native_group_norm_backward(g, x, mean, rstd, [w], groups, affine) -> (gx, [gw],
-    [gb])``: oneDNN's layer norm backward on ``g * w``; the weight and bias gradients from
-    the per-(sample, channel) sums of ``g`` and ``g * x``."""
+    [gb])``: `_weighted_backward` with a weight, else `_unweighted_backward`."""
 
     def kernel(g, x, mean, rstd, *rest):
         *w, groups, affine = rest
-        if not (_group_ok(x, groups, g, mean, rstd, *w) and g.flags.c_contiguous):
+        if not (_group_ok(x, groups, affine, g, mean, rstd, *w) and g.flags.c_contiguous):
             return fallback(g, x, mean, rstd, *rest)
-        (n, c, m), rows = _group_rows(x, groups)
-        plan = _cache.get(("ln_bwd", rows, "", threads()), lambda: _build_layer_backward(rows, ""))
-        if plan is None:
+        ncm, rows = _group_rows(x, groups)
+        n_threads = threads()
+        if w:
+            channel_rows = (ncm[0] * ncm[1], ncm[2])
+            plans = [_chain(channel_rows, ops, n_threads) for ops in (_FUSED, _LINEAR, _SCALE_ADD)]
+        else:
+            key = ("ln_bwd", rows, "", n_threads)
+            plans = [_cache.get(key, lambda: _build_layer_backward(rows, ""))]
+        if None in plans:
             return fallback(g, x, mean, rstd, *rest)
-        g3 = g.reshape(n, c, m)
-        scaled = np.multiply(g3, w[0][:, None], out=_buffer(g3.shape)) if w else g3
-        r = rstd.reshape(-1)
-        gx = np.empty(x.shape, _F32)
-        plan.run(scaled, x, _contiguous(mean.reshape(-1)), np.divide(np.float32(1), r * r), gx)
-        if not affine:
-            return (gx,)
-        sum_g = g3 @ np.ones(m, _F32)
-        grads = []
-        if "w" in affine:
-            per_group = c // groups
-            sum_gx = np.einsum("ncm,ncm->nc", g3, x.reshape(n, c, m))
-            sum_gx -= np.repeat(mean, per_group, axis=1) * sum_g
-            sum_gx *= np.repeat(rstd, per_group, axis=1)
-            grads.append(sum_gx.sum(axis=0))
-        if "b" in affine:
-            grads.append(sum_g.sum(axis=0))
-        return (gx, *grads)
+        if w:
+            weight = w[0].reshape(groups, -1)
+            return _weighted_backward(g, x, mean, rstd, weight, affine, ncm, plans)
+        return _unweighted_backward(g, x, mean, rstd, affine, ncm, plans[0])
 
     return kernel
