@@ -84,9 +84,8 @@ def data_dependent(what: str) -> RuntimeError:
 def batched(physical, levels: tuple, dev) -> BatchedTensor:
     """A BatchedTensor around `physical` (leading dims: one per level of `levels`)."""
     out = object.__new__(BatchedTensor)
-    example = physical[(0,) * len(levels)]
-    if isinstance(example, np.ndarray):
-        example = example.view()
+    example = physical[0] if len(levels) == 1 else physical[(0,) * len(levels)]
+    if type(example) is np.ndarray:  # a view of its own (a 0-dim example is a NumPy scalar)
         example.flags.writeable = False
     out._data = example
     out._device = dev
@@ -136,11 +135,11 @@ def batch_shape(tensors, levels: tuple) -> tuple:
 
 
 def union_levels(tensors) -> tuple:
-    """The levels any of `tensors` is batched over, outermost first (a level's id is larger
-    than those of the levels around it, so the order holds after the levels exit, in a
-    backward through vmap)."""
-    found = set()
+    """The levels any of `tensors` is batched over (other values are skipped), outermost
+    first (a level's id is larger than those of the levels around it, so the order holds
+    after the levels exit, in a backward through vmap)."""
+    levels = ()
     for t in tensors:
-        if type(t) is BatchedTensor:
-            found.update(t._levels)
-    return tuple(sorted(found))
+        if type(t) is BatchedTensor and t._levels != levels:
+            levels = t._levels if not levels else tuple(sorted({*levels, *t._levels}))
+    return levels

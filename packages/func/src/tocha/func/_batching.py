@@ -27,11 +27,10 @@ LOOPED: set = set()  # ops that fell back to the loop (each warned about once)
 
 def batching_layer(op, args, out):
     """`op`'s batched result when an argument is batched, else `out` unchanged."""
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    levels = union_levels(tensors)
+    levels = union_levels(args)
     if not levels:
         return out
-    dev = tensors[0]._device
+    dev = next(a for a in args if isinstance(a, Tensor))._device
     xp = backend_of(dev).xp
     rule = RULES.get(op.name)
     result = NotImplemented
@@ -45,7 +44,8 @@ def batching_layer(op, args, out):
 
 
 def _wrap(physical, logical, levels, dev):
-    physical = backend_of(dev).asarray(physical)
+    if type(physical) is not np.ndarray:
+        physical = backend_of(dev).asarray(physical)
     expected = logical._data
     if physical.dtype != expected.dtype:
         physical = physical.astype(expected.dtype)

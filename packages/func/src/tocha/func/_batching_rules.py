@@ -119,8 +119,38 @@ _WEAK_SCALARS = {
 }
 
 
+def _same_layout(op, args, levels):
+    """The kernel's result when `args` need no alignment or cast: the first a tensor batched
+    over exactly `levels`, then at most one more operand, a Python scalar that keeps its
+    dtype or a tensor batched likewise with the same dtype and example rank (the common
+    calls, as ``r * 2`` or ``a + b``); else None."""
+    first = args[0]
+    if type(first) is not BatchedTensor or first._levels != levels or len(args) > 2:
+        return None
+    x = first._physical
+    if len(args) == 1:
+        if x.dtype.kind in "biu":  # ops that make integers float take the general path
+            return None
+        return op.kernels[first._device](x)
+    other = args[1]
+    if type(other) is BatchedTensor:
+        if (
+            other._levels != levels
+            or other._physical.dtype != x.dtype
+            or other._data.ndim != first._data.ndim
+        ):
+            return None
+        return op.kernels[first._device](x, other._physical)
+    if type(other) not in _WEAK_SCALARS.get(x.dtype.kind, ()):
+        return None
+    return op.kernels[first._device](x, other)
+
+
 @rule(*POINTWISE)
 def _pointwise(op, args, out, levels, xp):
+    result = _same_layout(op, args, levels)
+    if result is not None:
+        return result
     ndim = max(a._data.ndim for a in _tensors(args))
     target = _operand_dtype(args, out, xp)
     arrays = []

@@ -39,6 +39,9 @@ def tree_flatten(tree) -> tuple[list, TreeSpec]:
 
 
 def _flatten(tree, leaves: list) -> TreeSpec:
+    kind = type(tree)
+    if kind is tuple or kind is list:  # the common containers, checked first
+        return TreeSpec(kind, None, tuple([_flatten(v, leaves) for v in tree]))
     if isinstance(tree, dict):
         keys = list(tree)
         return TreeSpec(dict, keys, tuple(_flatten(tree[k], leaves) for k in keys))
@@ -53,13 +56,18 @@ def _flatten(tree, leaves: list) -> TreeSpec:
 def tree_unflatten(leaves, spec: TreeSpec):
     """The tree of structure `spec` holding `leaves` (as many as the spec has)."""
     leaves = list(leaves)
-    if len(leaves) != spec.num_leaves:
+    it = iter(leaves)
+    try:
+        tree = _build(spec, it)
+        complete = next(it, it) is it  # every leaf used
+    except StopIteration:  # too few leaves
+        complete = False
+    if not complete:
         raise ValueError(
             f"tree_unflatten(leaves, spec): `leaves` has length {len(leaves)} but the spec "
             f"refers to a pytree that holds {spec.num_leaves} items"
         )
-    it = iter(leaves)
-    return _build(spec, it)
+    return tree
 
 
 def _build(spec: TreeSpec, it):

@@ -41,7 +41,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         )
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
-    name = getattr(func, "__name__", repr(func))
+    name = getattr(func, "__name__", None) or repr(func)
 
     @functools.wraps(func)
     def mapped(*args, **kwargs):
@@ -55,6 +55,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
     return mapped
 
 
+def _where(name, in_dims) -> str:
+    """The call that an error about the inputs names."""
+    return f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+
+
 def _mapped_inputs(name, in_dims, args):
     """The flat inputs, the dim each is mapped over (None: not mapped) and the batch size."""
     if not args:
@@ -62,13 +67,14 @@ def _mapped_inputs(name, in_dims, args):
             f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
             "are trying to vmap over a function with no inputs. The latter is unsupported."
         )
-    where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
     if not (in_dims is None or isinstance(in_dims, (int, tuple))) or isinstance(in_dims, bool):
+        where = _where(name, in_dims)
         raise ValueError(
             f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
             f"the structure of inputs, got: {type(in_dims)}."
         )
     if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+        where = _where(name, in_dims)
         raise ValueError(
             f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
             f"{len(in_dims)} entries but there are {len(args)} inputs."
@@ -83,8 +89,10 @@ def _mapped_inputs(name, in_dims, args):
         if dim is None:
             continue
         if not isinstance(dim, int) or isinstance(dim, bool):
+            where = _where(name, in_dims)
             raise ValueError(f"{where}: in_dim entries must be int or None, got {type(dim)}.")
         if not isinstance(leaf, Tensor):
+            where = _where(name, in_dims)
             raise ValueError(
                 f"{where}: Got in_dim={dim} for an input but the input is of type "
                 f"{type(leaf)}. We cannot vmap over non-Tensor arguments, please use None as "
@@ -92,6 +100,7 @@ def _mapped_inputs(name, in_dims, args):
             )
         n = leaf.dim()
         if not -n <= dim < n:
+            where = _where(name, in_dims)
             raise ValueError(
                 f"{where}: Got in_dim={dim} for some input, but that input is a Tensor of "
                 f"dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim < {n}."
