@@ -220,6 +220,15 @@ class Tensor:
             _autograd().set_requires_grad(self, bool(value))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        ag = self._ag
+        if (
+            requires_grad is True
+            and ag is not None
+            and ag.requires_grad
+            and ag.grad_fn is None
+            and self._vc is not INFERENCE_VC
+        ):  # a leaf that requires grad already (a training loop's every step)
+            return self
         if requires_grad is not True and requires_grad is not False:
             raise TypeError(
                 "requires_grad_(): argument 'requires_grad' must be bool, not "
@@ -235,7 +244,10 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
-        if value is None and self._ag is None:
+        if value is None:
+            ag = self._ag
+            if ag is not None:
+                ag.grad = None
             return
         _autograd().set_grad(self, value)
 
