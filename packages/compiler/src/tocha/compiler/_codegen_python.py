@@ -207,6 +207,8 @@ def _ref(value: Any, names: dict, env: dict) -> str:
 
 def _asarray(value: Any) -> Any:
     """A kernel's 0-d result as an array (NumPy reductions give scalars)."""
+    if type(value) is np.ndarray:
+        return value
     return (
         value
         if hasattr(value, "shape") and not isinstance(value, np.generic)
