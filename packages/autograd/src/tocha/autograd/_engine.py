@@ -121,16 +121,7 @@ class _Buffer:
         if current is None:
             self.grads[k] = grad
             self.owned[k] = owned
-        elif (
-            self.owned[k]
-            and not create_graph
-            and type(current) is Tensor
-            and type(grad) is Tensor
-            and current._ag is None
-            and grad._ag is None
-            and current._data.shape == grad._data.shape
-            and current._data.dtype == grad._data.dtype
-        ):
+        elif self.owned[k] and not create_graph and _sums_in_place(current, grad):
             kernel_context().run(
                 ADD.kernels[current._device], current._data, grad._data, out=current._data
             )
@@ -319,18 +310,26 @@ def _summed_in_place(leaf: Tensor, grad: Tensor):
         current is None
         or meta.hooks
         or meta.post_accumulate_hooks
-        or type(current) is not Tensor
-        or type(grad) is not Tensor
-        or current._ag is not None
-        or grad._ag is not None
-        or grad._device is not current._device
-        or current._data.shape != grad._data.shape
-        or current._data.dtype != grad._data.dtype
-        or current._base is not None
-        and 0 in current._data.strides  # an expanded view: `+=` refuses it
+        or not _sums_in_place(current, grad)
     ):
         return None
     return current
+
+
+def _sums_in_place(current: Tensor, grad: Tensor) -> bool:
+    """Whether `grad` may be added into the gradient `current` in its memory: plain dense
+    tensors out of any graph, on one device, of one shape and dtype, `current` not an
+    expanded view (whose `+=` PyTorch refuses)."""
+    return (
+        type(current) is Tensor
+        and type(grad) is Tensor
+        and current._ag is None
+        and grad._ag is None
+        and grad._device is current._device
+        and current._data.shape == grad._data.shape
+        and current._data.dtype == grad._data.dtype
+        and (current._base is None or 0 not in current._data.strides)
+    )
 
 
 def _add_all(sums: list) -> None:
@@ -578,13 +577,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         or grad._device is not current._device
     ):
         meta.grad = current + grad
-    elif (
-        type(current) is Tensor
-        and type(grad) is Tensor
-        and current._data.shape == grad._data.shape
-        and current._data.dtype == grad._data.dtype
-        and (current._base is None or 0 not in current._data.strides)
-    ):
+    elif _sums_in_place(current, grad):
         kernel_context().run(
             ADD.kernels[current._device], current._data, grad._data, out=current._data
         )
