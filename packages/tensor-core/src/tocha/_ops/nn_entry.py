@@ -15,6 +15,7 @@ from .._api import PUBLIC, export
 from .._dispatch import not_a_tensor
 from .._tensor import Tensor
 from ._argcheck import flag, int_arg
+from ._out import write_out
 
 __all__: list[str] = []
 
@@ -325,7 +326,22 @@ def avg_pool1d(
     )
 
 
+def threshold(input: Tensor, threshold, value, *, out: Tensor | None = None) -> Tensor:
+    """`nn.functional.threshold`, with ``out=``: `value` where ``input <= threshold``."""
+    result = _functional().threshold(input, threshold, value)
+    return result if out is None else write_out(out, result)
+
+
+def hardshrink(input: Tensor, lambd=0.5, *, out: Tensor | None = None) -> Tensor:
+    """`nn.functional.hardshrink`, with ``out=`` (of the result's dtype exactly): 0 where
+    ``|input| <= lambd``."""
+    result = _functional().hardshrink(input, lambd)
+    return result if out is None else write_out(out, result, exact=True)
+
+
 for _fn in (
+    threshold,
+    hardshrink,
     embedding,
     batch_norm,
     instance_norm,

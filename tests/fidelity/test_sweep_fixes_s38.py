@@ -1,0 +1,33 @@
+"""Disagreements the differential sweep found, checked against PyTorch (recorded):
+``torch.threshold`` and ``torch.hardshrink`` take ``out=``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fidelity.test_sweep_fixes_signatures import same_outcome
+
+OUT_CALLS = [
+    "lib.threshold(x, 0.5, 1.5, out=lib.empty(0, dtype=lib.float64))",
+    "lib.threshold(x, 0.5, 1.5, out=lib.empty(3, 4, dtype=lib.float64))",
+    "lib.threshold(x, 0.5, 1.5, out=lib.empty(3, 4, dtype=lib.int64))",
+    "lib.hardshrink(x, 0.3, out=lib.empty(0, dtype=lib.float64))",
+    "lib.hardshrink(x, out=lib.empty(3, 4, dtype=lib.float32))",
+    "lib.hardshrink(x - 0.8, lambd=0.5)",
+    "lib.threshold(x, 0.5, 1.5, out=lib.empty(3, 4, dtype=lib.complex128))",
+    "lib.hardshrink(x, out=lib.empty(3, 4, dtype=lib.float64))",
+]
+
+
+@pytest.mark.parametrize("expression", OUT_CALLS)
+def test_nn_functions_take_out(torch, expression):
+    same_outcome(torch, expression)
+
+
+def test_out_is_the_result():
+    import tocha
+
+    x = tocha.arange(6.0)
+    out = tocha.empty(0)
+    assert tocha.threshold(x, 2.0, -1.0, out=out) is out
+    assert out.tolist() == [-1.0, -1.0, -1.0, 3.0, 4.0, 5.0]
