@@ -1,5 +1,6 @@
 """Disagreements the differential sweep found, checked against PyTorch (recorded):
-``torch.threshold`` and ``torch.hardshrink`` take ``out=``."""
+``torch.threshold`` and ``torch.hardshrink`` take ``out=``; ``randint_like`` takes a one-value
+tensor as its ``high``."""
 
 from __future__ import annotations
 
@@ -31,3 +32,25 @@ def test_out_is_the_result():
     out = tocha.empty(0)
     assert tocha.threshold(x, 2.0, -1.0, out=out) is out
     assert out.tolist() == [-1.0, -1.0, -1.0, 3.0, 4.0, 5.0]
+
+
+RANDINT_LIKE_CALLS = [
+    "lib.randint_like(lib.zeros(3), lib.tensor(5))",
+    "lib.randint_like(lib.zeros(3), lib.tensor(2.7))",
+    "lib.randint_like(lib.zeros(3), lib.tensor([5, 6]))",
+    "lib.randint_like(lib.zeros(3), lib.tensor([5]))",
+    "lib.randint_like(lib.zeros(3), lib.tensor(0.5))",
+    "lib.randint_like(lib.zeros(3, dtype=lib.int64), lib.tensor(3))",
+]
+
+
+@pytest.mark.parametrize("expression", RANDINT_LIKE_CALLS)
+def test_randint_like_takes_a_one_value_tensor_as_high(torch, expression):
+    same_outcome(torch, expression, values=False)
+
+
+def test_randint_like_truncates_a_float_high():
+    import tocha
+
+    values = tocha.randint_like(tocha.zeros(1000), tocha.tensor(2.7))
+    assert set(values.tolist()) == {0.0, 1.0}

@@ -540,6 +540,10 @@ def randint_like(
     ``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
+        if isinstance(high, Tensor):  # PyTorch's overload: one value, truncated to an int
+            if high.numel() != 1 or high.dim() or high._device.type != "cpu":
+                raise RuntimeError("high must be a scalar tensor and on CPU")
+            high = int(high.item())
     low, high = _int_arg(low, "randint_like", "low"), _int_arg(high, "randint_like", "high")
     shape, d, dev = _like("randint_like", input, dtype, device)
     _check_range(low, high, d)
