@@ -326,13 +326,15 @@ def avg_pool1d(
     )
 
 
-def threshold(input: Tensor, threshold, value, *, out: Tensor | None = None) -> Tensor:
+def threshold(
+    input: Tensor, threshold: float, value: float, *, out: Tensor | None = None
+) -> Tensor:
     """`nn.functional.threshold`, with ``out=``: `value` where ``input <= threshold``."""
     result = _functional().threshold(input, threshold, value)
     return result if out is None else write_out(out, result)
 
 
-def hardshrink(input: Tensor, lambd=0.5, *, out: Tensor | None = None) -> Tensor:
+def hardshrink(input: Tensor, lambd: float = 0.5, *, out: Tensor | None = None) -> Tensor:
     """`nn.functional.hardshrink`, with ``out=`` (of the result's dtype exactly): 0 where
     ``|input| <= lambd``."""
     result = _functional().hardshrink(input, lambd)
