@@ -1,6 +1,7 @@
 """Disagreements the differential sweep found, checked against PyTorch (recorded):
 ``torch.threshold`` and ``torch.hardshrink`` take ``out=``; ``randint_like`` takes a one-value
-tensor as its ``high``."""
+tensor as its ``high``; linspace and logspace read their bounds as integers in an integral
+dtype."""
 
 from __future__ import annotations
 
@@ -54,3 +55,25 @@ def test_randint_like_truncates_a_float_high():
 
     values = tocha.randint_like(tocha.zeros(1000), tocha.tensor(2.7))
     assert set(values.tolist()) == {0.0, 1.0}
+
+
+SPACE_CALLS = [
+    f"lib.{fn}({start}, {end}, 4, dtype=lib.{dtype})"
+    for fn in ("linspace", "logspace")
+    for start, end, dtype in [
+        (1.5, 5, "int64"),
+        (1.5, 5.7, "int32"),
+        (1.5, 5.7, "uint8"),
+        (-1.5, 2.5, "uint8"),
+        (-1.5, 2.5, "int8"),
+        (0, 300, "uint8"),
+        (1.9, -3.9, "int16"),
+        ("lib.tensor(1.5)", 5, "int64"),
+        (1.5, 5.7, "float64"),
+    ]
+]
+
+
+@pytest.mark.parametrize("expression", SPACE_CALLS)
+def test_integral_spaces_truncate_their_bounds(torch, expression):
+    same_outcome(torch, expression)

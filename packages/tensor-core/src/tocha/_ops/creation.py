@@ -18,7 +18,13 @@ from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
-from ._argcheck import allocation_error, check_dtype, check_tensors, fill_fits
+from ._argcheck import (
+    allocation_error,
+    check_dtype,
+    check_scalar_converts,
+    check_tensors,
+    fill_fits,
+)
 from ._out import write_out
 
 
@@ -283,6 +289,18 @@ def arange(
     return _finish(wrap(data, dev), requires_grad, out)
 
 
+def _bounds(start, end, d: _dtype.dtype | None) -> tuple:
+    """linspace's and logspace's bounds as PyTorch reads them: in an integral `d`, as its
+    integers (truncated toward zero; RuntimeError where one overflows `d`)."""
+    if not isinstance(d, _dtype.dtype) or d.rank != _dtype.INTEGRAL:
+        return start, end  # not an integral dtype (or not a dtype: checked later)
+    for value in (start, end):
+        if not isinstance(value, numbers.Real):
+            return start, end  # a complex bound: the dtype check refuses it later
+        check_scalar_converts(value, d)
+    return int(start), int(end)
+
+
 def _linspace_values(start, end, steps, base=None):
     if isinstance(steps, builtins.bool) or not isinstance(steps, numbers.Integral) or steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -301,7 +319,7 @@ def linspace(
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included."""
-    start, end = _number(start), _number(end)
+    start, end = _bounds(_number(start), _number(end), dtype)
     values = _linspace_values(start, end, steps)
     d = dtype or (_dtype.DEFAULTS.complex if values.dtype.kind == "c" else _dtype.DEFAULTS.float)
     if steps > 1:
@@ -322,7 +340,8 @@ def logspace(
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
-    values = np.power(base, _linspace_values(_number(start), _number(end), steps))
+    start, end = _bounds(_number(start), _number(end), dtype)
+    values = np.power(base, _linspace_values(start, end, steps))
     d = dtype or _dtype.DEFAULTS.float
     if steps > 1:
         _refuse("logspace", d)
