@@ -1,7 +1,7 @@
 """Disagreements the differential sweep found, checked against PyTorch (recorded):
 ``torch.threshold`` and ``torch.hardshrink`` take ``out=``; ``randint_like`` takes a one-value
 tensor as its ``high``; linspace and logspace read their bounds as integers in an integral
-dtype."""
+dtype; ``round(decimals=)`` scales float16 and bfloat16 in float32."""
 
 from __future__ import annotations
 
@@ -77,3 +77,12 @@ SPACE_CALLS = [
 @pytest.mark.parametrize("expression", SPACE_CALLS)
 def test_integral_spaces_truncate_their_bounds(torch, expression):
     same_outcome(torch, expression)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("decimals", [1, 2, -1, 3])
+def test_round_with_decimals_scales_half_floats_in_float32(torch, dtype, decimals):
+    values = "[0.123, 1.55, -2.449, 3.14159, 10.05, 0.95, 12345.678, 0.0049, 0.25, 1.005]"
+    x = f"lib.tensor({values}).to(lib.{dtype})"  # compared in float32: it holds them all
+    same_outcome(torch, f"{x}.round(decimals={decimals}).float()")
+    same_outcome(torch, f"{x}.round_(decimals={decimals}).float()")

@@ -431,7 +431,12 @@ def _round_kernel(xp):
         if x.dtype.kind in BOOL + COMPLEX or (decimals and x.dtype.kind in INTS):
             name = "round_cpu" if decimals else "round_vml_cpu"
             raise NotImplementedError(_no(name).format(_title(x.dtype)))
-        result = x.copy() if x.dtype.kind in INTS else xp.round(x, decimals)
+        if x.dtype.kind in INTS:
+            result = x.copy()
+        elif decimals and x.dtype.itemsize == 2:  # float16, bfloat16: scaled in float32
+            result = xp.round(x.astype(xp.float32), decimals).astype(x.dtype)
+        else:
+            result = xp.round(x, decimals)
         if out is None:
             return result
         out[...] = result
