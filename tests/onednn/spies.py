@@ -15,9 +15,9 @@ class Spy:
         self.kernel = kernel
         self.calls = 0
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         self.calls += 1
-        return self.kernel(*args)
+        return self.kernel(*args, **kwargs)
 
 
 def provided(module, op_name: str, factory: str):

@@ -2,12 +2,13 @@
 
 Installed, it serves tocha-nn's convolutions (forward, backward-data, backward-weights, 1 to
 3 spatial dims, transposed), max and average pooling, layer norm, group norm and training
-batch norm, softmax and log_softmax, GELU, and the recurrent layers (RNN, LSTM, GRU), forward and
-backward, matrix products (``matmul`` and ``linear`` where they are large enough to repay a
-call) and ``linear_pointwise`` (a linear map with its activation fused), on the CPU
-through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound with ctypes). The
-entry point `register` is cheap: oneDNN loads on the first call of an op it serves. Calls it
-does not support (not float32, a shape oneDNN refuses) run tocha's built-in kernels.
+batch norm, softmax and log_softmax, GELU, and the recurrent layers (RNN, LSTM, GRU),
+forward and backward, tocha's ``erf``, matrix products (``matmul`` and ``linear`` where they
+are large enough to repay a call) and ``linear_pointwise`` (a linear map with its activation
+fused), on the CPU through oneDNN's C API (``libdnnl`` from the onednn-cpu-gomp wheel, bound
+with ctypes). The entry point `register` is cheap: oneDNN loads on the first call of an op
+it serves. Calls it does not support (not float32, a shape oneDNN refuses) run tocha's
+built-in kernels.
 ``TOCHA_KERNEL_PROVIDERS_DISABLE=onednn`` or
 ``tocha.backends.set_kernel_provider_enabled("onednn", False)`` turns it off.
 """
@@ -43,6 +44,7 @@ KERNELS = {
     "matmul": ("_matmul", "matmul"),
     "softmax": ("_softmax", "softmax"),
     "gelu": ("_eltwise", "gelu"),
+    "erf": ("_erf", "erf"),
     "gelu_backward": ("_eltwise", "gelu_backward"),
     "log_softmax": ("_softmax", "log_softmax"),
     "softmax_backward_data": ("_softmax", "softmax_backward"),

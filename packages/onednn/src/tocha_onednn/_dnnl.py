@@ -40,7 +40,8 @@ ELTWISE_RELU, ELTWISE_TANH, ELTWISE_LOGISTIC = 0x20, 0x21, 0x29
 ELTWISE_GELU_TANH, ELTWISE_SWISH, ELTWISE_GELU_ERF = 0x2B, 0x2C, 0x31
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1FF, 0x2FF, 0x3FF
 VANILLA_RNN, VANILLA_LSTM, LBR_GRU = 0x1FFF, 0x2FFF, 0x4FFF
-BINARY_ADD, BINARY_MUL = 0x1FFF0, 0x1FFF1
+ELTWISE_LINEAR = 0x26
+BINARY_ADD, BINARY_MUL, BINARY_DIV = 0x1FFF0, 0x1FFF1, 0x1FFF4
 # dnnl_rnn_direction_t, dnnl_rnn_flags_t
 LEFT2RIGHT, BIDIRECTIONAL_CONCAT = 1, 3
 RNN_DIFF_WEIGHTS_OVERWRITE = 0x1
@@ -420,10 +421,22 @@ def binary_attr(lib: Library, operands) -> c_void_p:
     descriptor of its second operand)`` of `operands` in order, with a user scratchpad as
     every primitive's; the caller destroys them. Post-op ``i`` takes its operand as the
     argument `post_op_arg` ``(i)``."""
+    return chain_attr(lib, operands)
+
+
+def chain_attr(lib: Library, steps) -> c_void_p:
+    """Attributes for a primitive followed by post-ops, one per step in order: ``(BINARY_*,
+    memory descriptor of its second operand)`` for a binary post-op (which takes that
+    operand as the argument `post_op_arg` ``(i)``, `i` the step's index) or ``(ELTWISE_*,
+    alpha, beta)`` for an eltwise one; with a user scratchpad as every primitive's. The
+    caller destroys them."""
 
     def append(ops):
-        for alg, md in operands:
-            lib.check("dnnl_post_ops_append_binary", ops, alg, md.handle)
+        for alg, *operands in steps:
+            if alg >= BINARY_ADD:
+                lib.check("dnnl_post_ops_append_binary", ops, alg, operands[0].handle)
+            else:
+                lib.check("dnnl_post_ops_append_eltwise", ops, alg, *operands)
 
     return _post_ops_attr(lib, append)
 

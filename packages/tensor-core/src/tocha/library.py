@@ -31,6 +31,11 @@ Devices and dtypes
     `Backend` is the base class of a device backend and `backend_of(device)` the backend of a
     device; `CPU` is the CPU device; `FROM_NP` maps NumPy dtypes to tocha's and `TITLE` gives
     each dtype's tensor-type name (``FloatTensor``).
+Kernels' constants
+    `ERF32_RATIONAL` is ``(P, Q)``, the coefficients (highest degree first) of the float32
+    erf that tocha's kernels evaluate, ``t * P(t**2) / Q(t**2)`` with ``t`` the input clamped
+    to [-4, 4] (within 7 float32 ulp of the true erf): a provider that evaluates it gives
+    tocha's values.
 Grad mode and randomness
     `GRAD_MODE` is the grad-mode state (``GRAD_MODE.grad_enabled``); `generator_stream(
     generator, device)` is the bit stream a sampling kernel draws from (`generator`'s, else
@@ -73,12 +78,14 @@ from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
 from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
 from ._ops._out import assign, inplace
+from ._ops._special_math import ERF32_RATIONAL
 from ._ops.random import _generator as generator_stream
 from ._ops.random import bernoulli_mask
 from ._tensor import INFERENCE_VC, SUBCLASS_HOOKS, TENSOR_TYPES, wrap
 
 __all__ = [
     "CPU",
+    "ERF32_RATIONAL",
     "FROM_NP",
     "GRAD_MODE",
     "INFERENCE_VC",

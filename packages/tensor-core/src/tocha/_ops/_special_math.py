@@ -118,6 +118,9 @@ _ERF32_Q = (
     1.0,
 )
 
+# erf32's rational, published (tocha.library) for kernel providers that evaluate it
+ERF32_RATIONAL = (_ERF32_P, _ERF32_Q)
+
 _ERF32_BLOCK = 32768
 
 _THRESHOLD = 0.46875
