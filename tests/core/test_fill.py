@@ -98,6 +98,17 @@ def test_an_op_writing_into_an_expanded_view_raises_pytorchs_error(write):
 
 
 @pytest.mark.parametrize(
+    "draw",
+    ["uniform_()", "normal_()", "random_(0, 5)", "exponential_()", "bernoulli_(0.5)"],
+)
+def test_an_in_place_draw_into_an_expanded_view_raises_pytorchs_error(draw):
+    t = expanded()
+    with pytest.raises(RuntimeError, match=OVERLAP):
+        eval(f"t.{draw}")
+    np.testing.assert_array_equal(t.numpy(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(
     "write, row0",
     [
         (lambda t: t.fill_(3), 3.0),

@@ -27,6 +27,7 @@ from .._dispatch import LAYERS, broadcast_error, bump_version, check_same_device
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors
+from ._out import check_no_internal_overlap
 from .creation import _device_of, _finish, parse_size
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -766,6 +767,7 @@ def _fill(self: Tensor, op, *args) -> Tensor:
             "in-place random sampling into a tensor that requires grad is "
             "not supported; sample under tocha.no_grad()"
         )
+    check_no_internal_overlap(self)
     self._data[...] = kernel_context().run(op.kernels[self._device], *args)
     bump_version(self)
     return self
