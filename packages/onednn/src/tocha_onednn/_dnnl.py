@@ -389,16 +389,23 @@ def create_backward_pd(lib: Library, name: str, *args, hint: c_void_p) -> c_void
         lib.lib.dnnl_primitive_desc_destroy(hint)
 
 
-def _post_ops_attr(lib: Library, append) -> c_void_p:
-    """Attributes with a user scratchpad, as every primitive's, and the post-ops that
-    `append` adds to the post-ops handle it is given; the caller destroys them."""
+def chain_attr(lib: Library, steps) -> c_void_p:
+    """Attributes for a primitive followed by post-ops, one per step in order: ``(BINARY_*,
+    memory descriptor of its second operand)`` for a binary post-op (which takes that
+    operand as the argument `post_op_arg` ``(i)``, `i` the step's index) or ``(ELTWISE_*,
+    alpha, beta)`` for an eltwise one; with a user scratchpad as every primitive's. The
+    caller destroys them."""
     attr, ops = c_void_p(), c_void_p()
     lib.check("dnnl_primitive_attr_create", byref(attr))
     try:
         lib.check("dnnl_primitive_attr_set_scratchpad_mode", attr, SCRATCHPAD_USER)
         lib.check("dnnl_post_ops_create", byref(ops))
         try:
-            append(ops)
+            for alg, *operands in steps:
+                if alg >= BINARY_ADD:
+                    lib.check("dnnl_post_ops_append_binary", ops, alg, operands[0].handle)
+                else:
+                    lib.check("dnnl_post_ops_append_eltwise", ops, alg, *operands)
             lib.check("dnnl_primitive_attr_set_post_ops", attr, ops)
         finally:
             lib.lib.dnnl_post_ops_destroy(ops)
@@ -406,39 +413,6 @@ def _post_ops_attr(lib: Library, append) -> c_void_p:
         lib.lib.dnnl_primitive_attr_destroy(attr)
         raise
     return attr
-
-
-def eltwise_attr(lib: Library, alg: int, alpha: float = 0.0, beta: float = 0.0) -> c_void_p:
-    """Attributes for a primitive followed by the eltwise `alg` (a post-op), with a user
-    scratchpad as every primitive's; the caller destroys them."""
-    return _post_ops_attr(
-        lib, lambda ops: lib.check("dnnl_post_ops_append_eltwise", ops, alg, alpha, beta)
-    )
-
-
-def binary_attr(lib: Library, operands) -> c_void_p:
-    """Attributes for a primitive followed by binary post-ops, one per ``(BINARY_*, memory
-    descriptor of its second operand)`` of `operands` in order, with a user scratchpad as
-    every primitive's; the caller destroys them. Post-op ``i`` takes its operand as the
-    argument `post_op_arg` ``(i)``."""
-    return chain_attr(lib, operands)
-
-
-def chain_attr(lib: Library, steps) -> c_void_p:
-    """Attributes for a primitive followed by post-ops, one per step in order: ``(BINARY_*,
-    memory descriptor of its second operand)`` for a binary post-op (which takes that
-    operand as the argument `post_op_arg` ``(i)``, `i` the step's index) or ``(ELTWISE_*,
-    alpha, beta)`` for an eltwise one; with a user scratchpad as every primitive's. The
-    caller destroys them."""
-
-    def append(ops):
-        for alg, *operands in steps:
-            if alg >= BINARY_ADD:
-                lib.check("dnnl_post_ops_append_binary", ops, alg, operands[0].handle)
-            else:
-                lib.check("dnnl_post_ops_append_eltwise", ops, alg, *operands)
-
-    return _post_ops_attr(lib, append)
 
 
 def post_op_arg(index: int) -> int:

@@ -87,7 +87,7 @@ def _build(a_layout, b_layout, bias_dims, activation, dtype) -> Plan:
     dst = D.shape_desc(lib, (*batch, a_dims[-2], b_dims[-1]), dtype)
     row = D.shape_desc(lib, bias_dims, dtype) if bias_dims else None
     post = POST_OPS[activation]
-    attr = D.eltwise_attr(lib, post[0], post[1]) if post else None
+    attr = D.chain_attr(lib, [(post[0], post[1], 0.0)]) if post else None
     try:
         pd = D.create_pd(
             lib,

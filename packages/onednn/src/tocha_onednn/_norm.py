@@ -346,7 +346,7 @@ def _build_chain(rows, ops):
     lib = library()
     src, row = D.shape_desc(lib, (1, *rows)), D.shape_desc(lib, (1, rows[0], 1))
     operands = [(alg, src if full else row) for alg, full in ops]
-    attr = D.binary_attr(lib, operands[1:])
+    attr = D.chain_attr(lib, operands[1:])
     try:
         pd = D.create_pd(
             lib,
