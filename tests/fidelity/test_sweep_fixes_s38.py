@@ -1,7 +1,8 @@
 """Disagreements the differential sweep found, checked against PyTorch (recorded):
 ``torch.threshold`` and ``torch.hardshrink`` take ``out=``; ``randint_like`` takes a one-value
 tensor as its ``high``; linspace and logspace read their bounds as integers in an integral
-dtype; ``round(decimals=)`` scales float16 and bfloat16 in float32."""
+dtype; ``round(decimals=)`` scales float16 and bfloat16 in float32; an empty var or std is NaN
+whatever the correction."""
 
 from __future__ import annotations
 
@@ -86,3 +87,18 @@ def test_round_with_decimals_scales_half_floats_in_float32(torch, dtype, decimal
     x = f"lib.tensor({values}).to(lib.{dtype})"  # compared in float32: it holds them all
     same_outcome(torch, f"{x}.round(decimals={decimals}).float()")
     same_outcome(torch, f"{x}.round_(decimals={decimals}).float()")
+
+
+EMPTY_MOMENT_CALLS = [
+    "lib.var(lib.zeros(0), correction=-1.5)",
+    "lib.std(lib.zeros(0, 3), 0, correction=-1.5)",
+    "lib.var_mean(lib.zeros(0), correction=-1)",
+    "lib.std_mean(lib.zeros(2, 0), 1, correction=-2)",
+    "lib.var(lib.zeros(0), correction=0)",
+    "lib.std(x, correction=-1.5)",
+]
+
+
+@pytest.mark.parametrize("expression", EMPTY_MOMENT_CALLS)
+def test_an_empty_moment_is_nan_whatever_the_correction(torch, expression):
+    same_outcome(torch, expression)

@@ -224,7 +224,9 @@ def _moments(xp, x, dims, correction, keepdim):
     mean = x.sum(dims, None, None, True) / n
     dev = x - mean
     square = dev.real * dev.real + dev.imag * dev.imag if x.dtype.kind == "c" else dev * dev
-    var = xp.asarray(square.sum(dims, None, None, keepdim) / builtins.max(0, n - correction))
+    # an empty reduction is NaN whatever the correction (0 / 0), as PyTorch's
+    dof = builtins.max(0, n - correction) if n else 0
+    var = xp.asarray(square.sum(dims, None, None, keepdim) / dof)
     if not keepdim:
         mean = mean.squeeze(dims)
     return var, mean, None if acc is None else acc[1]
