@@ -189,10 +189,12 @@ def _record_in_transforms(op, args, out):
     """`record` while a transform (vmap, a forward-AD level) is active."""
     if LAYERS.batching is not None:
         out = LAYERS.batching(op, args, out)
-    if GRAD_MODE.grad_enabled and _requires_grad(args):
+    recorded = GRAD_MODE.grad_enabled and _requires_grad(args)
+    if recorded:
         record(op, args, out, True)
     propagate(op, args, out)
-    _keep_carriers(out)
+    if recorded:  # only a node made here can hold the outputs' arrays
+        _keep_carriers(out)
     return out
 
 
