@@ -48,6 +48,11 @@ GRADS = [
     ("corrcoef", lambda m, x: m.corrcoef(x), [(3, 5)]),
     ("vander", lambda m, x: m.vander(x, 4), [(3,)]),
     ("logcumsumexp", lambda m, x: m.logcumsumexp(x, 1), [(3, 4)]),
+    (
+        "logcumsumexp_complex",
+        lambda m, x, y: m.view_as_real(m.logcumsumexp(m.complex(x, y * 3), 0)),
+        [(4, 3), (4, 3)],
+    ),
     ("atleast_3d", lambda m, x: m.atleast_3d(x) * 3, [(3,)]),
     ("tensor_split", lambda m, x: m.tensor_split(x, 2, 1)[1] * 2, [(2, 3)]),
     ("broadcast_tensors", lambda m, x, y: m.broadcast_tensors(x, y)[0] * 2, [(3, 1), (4,)]),

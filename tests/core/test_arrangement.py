@@ -250,6 +250,29 @@ CASES = [
         lambda m, x: x.logcumsumexp(0),
         [np.array([-1000.0, 0.0, 1000.0, -np.inf], F64)],
     ),
+    (
+        "logcumsumexp_complex",
+        lambda m, x: m.logcumsumexp(x, 1),
+        [(arr((3, 4)) + 1j * arr((3, 4), low=-9, high=9)).astype(np.complex64)],
+    ),
+    (
+        # the imaginary parts run past pi, ties of real parts, infinities and NaN
+        "logcumsumexp_complex_extreme",
+        lambda m, x: x.logcumsumexp(0),
+        [
+            np.array(
+                [1 + 10j, 2 + 10j, -3 + 20j, 2.5 - 3.1j, 2.5 + 3.1j, -np.inf + 2j, 1e3 + 1j]
+                + [complex(np.inf, 1), complex(np.inf, 2), complex(np.nan, 0), 1j],
+                np.complex128,
+            )
+        ],
+    ),
+    (
+        "logcumsumexp_complex_low",
+        lambda m, x: x.logcumsumexp(0),
+        [np.array([complex(-np.inf, 3), complex(-np.inf, 1), -1e3 + 1j, -1e3 - 3j], np.complex128)],
+    ),
+    ("logcumsumexp_complex_0d", lambda m, x: x.logcumsumexp(0), [np.array(1 + 5j, np.complex64)]),
 ]
 
 

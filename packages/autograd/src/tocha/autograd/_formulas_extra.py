@@ -71,6 +71,9 @@ def _logcumsumexp(g, out, x, dim):
     and TensorFlow's formula)."""
     if x.dim() == 0:
         return g, None
+    if x.is_complex():  # one complex logcumsumexp carries the signs in its imaginary parts
+        reversed_sums = (g.log() - out.conj()).flip(dim).logcumsumexp(dim).flip(dim)
+        return (reversed_sums + x.conj()).exp(), None
     positive, negative = (
         ((log_g - out).flip(dim).logcumsumexp(dim).flip(dim) + x).exp() for log_g in _log_parts(g)
     )
@@ -82,6 +85,8 @@ def _logcumsumexp_fwd(t, out, x, dim):
     and negative parts of the tangent."""
     if x.dim() == 0:
         return t[0]
+    if x.is_complex():
+        return ((t[0].log() + x).logcumsumexp(dim) - out).exp()
     positive, negative = (((log_t + x).logcumsumexp(dim) - out).exp() for log_t in _log_parts(t[0]))
     return positive - negative
 

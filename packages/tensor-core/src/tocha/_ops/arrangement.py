@@ -46,11 +46,43 @@ def _diagonal_kernel(xp):
 
 def _logcumsumexp_kernel(xp):
     def kernel(x, dim):
+        if x.dtype.kind == "c":
+            return _complex_logcumsumexp(xp, x, dim)
         if x.ndim == 0:
             return x.copy()
         return xp.logaddexp.accumulate(x, axis=dim)
 
     return kernel
+
+
+def _complex_logcumsumexp(xp, x, dim: int):
+    """The complex scan ``out[k] = log(exp(out[k-1]) + exp(x[k]))`` from ``-inf+0j``, each
+    step taken about its operand of larger real part (so the imaginary parts run on, not
+    wrapped into (-pi, pi]), as PyTorch's."""
+    out = xp.empty_like(x)
+    if x.ndim == 0:
+        out[...] = _log_add_exp_complex(xp, xp.asarray(complex(-np.inf, 0), x.dtype), x)
+        return out
+    steps, results = xp.moveaxis(x, dim, 0), xp.moveaxis(out, dim, 0)
+    total = xp.full(steps.shape[1:], complex(-np.inf, 0), x.dtype)
+    for k in range(steps.shape[0]):
+        total = results[k] = _log_add_exp_complex(xp, total, steps[k])
+    return out
+
+
+def _log_add_exp_complex(xp, total, x):
+    """``log(exp(total) + exp(x))`` as ``high + log1p(exp(low - high))``, `low` the operand
+    of smaller real part (`total` on a tie); equal infinite real parts are summed directly
+    (+inf) or give `low` (-inf); a NaN anywhere gives ``nan+nanj``."""
+    total_low = total.real <= x.real
+    low, high = xp.where(total_low, total, x), xp.where(total_low, x, total)
+    with np.errstate(all="ignore"):
+        result = high + xp.log1p(xp.exp(low - high))
+        infinite = xp.isinf(low.real) & (low.real == high.real)
+        if infinite.any():
+            summed = xp.log(xp.exp(low) + xp.exp(high))
+            result = xp.where(infinite, xp.where(low.real > 0, summed, low), result)
+    return xp.where(xp.isnan(total) | xp.isnan(x), complex(np.nan, np.nan), result)
 
 
 flip_op = defop("flip", lambda xp: lambda x, dims: xp.flip(x, dims).copy())
@@ -973,7 +1005,7 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
         kind = input._data.dtype.kind
     except AttributeError:
         raise not_a_tensor("logcumsumexp", input, "input", 1) from None
-    if kind not in "fV":
+    if kind not in "fVc":
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{_dtype.TITLE[input.dtype]}'"
         )
