@@ -14,6 +14,7 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .utils import _ntuple
 
 __all__ = [
     "Conv1d",
@@ -31,12 +32,6 @@ __all__ = [
 ]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _ntuple(value, n: int) -> tuple:
-    if isinstance(value, int):
-        return (value,) * n
-    return tuple(value)
 
 
 class _ConvNd(Module):
@@ -73,7 +68,7 @@ class _ConvNd(Module):
                 raise ValueError(
                     f"Invalid padding string '{padding}', should be one of {{'same', 'valid'}}"
                 )
-            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+            if padding == "same" and any(s != 1 for s in _ntuple(n)(stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(
@@ -82,12 +77,12 @@ class _ConvNd(Module):
             )
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
+        self.stride = _ntuple(n)(stride)
+        self.padding = padding if isinstance(padding, str) else _ntuple(n)(padding)
+        self.dilation = _ntuple(n)(dilation)
         self.transposed = transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = _ntuple(n)(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._mode_padding()

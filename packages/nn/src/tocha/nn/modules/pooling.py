@@ -7,6 +7,7 @@ from tocha import Tensor
 
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -30,12 +31,6 @@ __all__ = [
     "MaxUnpool2d",
     "MaxUnpool3d",
 ]
-
-
-def _ntuple(value, n: int) -> tuple:
-    if isinstance(value, int):
-        return (value,) * n
-    return tuple(value)
 
 
 class _MaxPoolNd(Module):
@@ -115,9 +110,9 @@ class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
         n = self._dims
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
-        self.padding = _ntuple(padding, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
+        self.stride = _ntuple(n)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(n)(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         return type(self)._unpool(
@@ -168,9 +163,9 @@ class AvgPool1d(Module):
         count_include_pad: bool = True,
     ) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _ntuple(1)(kernel_size)
+        self.stride = _ntuple(1)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(1)(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -371,10 +366,10 @@ class _FractionalMaxPoolNd(Module):
     ) -> None:
         super().__init__()
         n = self._dims
-        self.kernel_size = _ntuple(kernel_size, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_size = _ntuple(n)(output_size) if output_size is not None else None
         self.output_ratio = (
             (output_ratio,) * n
             if isinstance(output_ratio, (int, float))
