@@ -13,8 +13,9 @@ from ._version import __version__
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .categorical import Categorical
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
@@ -22,7 +23,7 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
-from .gamma import Chi2, Gamma
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
@@ -42,6 +43,7 @@ from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli

@@ -1,4 +1,4 @@
-"""The categorical distribution and its one-hot form."""
+"""The categorical distribution."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import math
 import tocha
 
 from . import constraints
-from ._functional import one_hot
 from ._probs import probs_or_logits
 from .distribution import Distribution, _expand_params
 from .utils import _EMPTY_SHAPE, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
+__all__ = ["Categorical"]
 
 
 class Categorical(Distribution):
@@ -109,91 +108,3 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
-
-
-class OneHotCategorical(Distribution):
-    """OneHotCategorical(probs=None, logits=None): a Categorical whose samples are one-hot
-    vectors; parameters `batch_shape + (K,)`, events of shape `(K,)`."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = tocha.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def mean(self):
-        return self._categorical.probs
-
-    @property
-    def mode(self):
-        probs = self._categorical.probs
-        return one_hot(probs.argmax(dim=-1), probs.shape[-1], probs.dtype)
-
-    @property
-    def variance(self):
-        return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    def sample(self, sample_shape=_EMPTY_SHAPE):
-        sample_shape = tocha.Size(sample_shape)
-        probs = self._categorical.probs
-        num_events = self._categorical._num_events
-        indices = self._categorical.sample(sample_shape)
-        return one_hot(indices, num_events, probs.dtype)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        indices = value.max(-1)[1]
-        return self._categorical.log_prob(indices)
-
-    def entropy(self):
-        return self._categorical.entropy()
-
-    def enumerate_support(self, expand=True):
-        n = self.event_shape[0]
-        values = tocha.eye(n, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
-        if expand:
-            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
-        return values
-
-
-class OneHotCategoricalStraightThrough(OneHotCategorical):
-    """A OneHotCategorical whose `rsample` passes gradients straight through: the
-    one-hot sample plus (probs - probs.detach())."""
-
-    has_rsample = True
-
-    def rsample(self, sample_shape=_EMPTY_SHAPE):
-        samples = self.sample(sample_shape)
-        probs = self._categorical.probs
-        return samples + (probs - probs.detach())

@@ -12,7 +12,7 @@ from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .utils import _EMPTY_SHAPE, broadcast_all
 
-__all__ = ["Gamma", "Chi2"]
+__all__ = ["Gamma"]
 
 
 class Gamma(ExponentialFamily):
@@ -84,22 +84,3 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         concentration, scaled = tocha.broadcast_tensors(self.concentration, self.rate * value)
         return gammainc(concentration, scaled)
-
-
-class Chi2(Gamma):
-    """Chi2(df) = Gamma(df / 2, 1 / 2); batch shape of `df`."""
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args=None):
-        if isinstance(df, Number):
-            df = tocha.tensor(float(df))
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self):
-        return self.concentration * 2

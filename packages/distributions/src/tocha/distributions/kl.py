@@ -11,7 +11,7 @@ from ._functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical
+from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -25,6 +25,7 @@ from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform

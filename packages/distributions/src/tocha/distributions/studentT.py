@@ -7,8 +7,8 @@ import math
 import tocha
 
 from . import constraints
+from .chi2 import Chi2
 from .distribution import Distribution, _expand_params
-from .gamma import Chi2
 from .utils import _EMPTY_SHAPE, _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]

@@ -8,8 +8,8 @@ import warnings
 import tocha
 
 from . import constraints
+from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .gamma import Chi2
 from .multivariate_normal import _scale_tril_of
 from .utils import _EMPTY_SHAPE, lazy_property
 
