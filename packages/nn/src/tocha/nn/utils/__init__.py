@@ -1,7 +1,7 @@
-"""tocha.nn.utils: gradient clipping, parameter vectors, parametrizations, layer fusion,
-functional calls and `skip_init`, as ``torch.nn.utils``."""
+"""tocha.nn.utils: gradient clipping, parameter vectors, parametrizations, pruning, layer
+fusion, functional calls and `skip_init`, as ``torch.nn.utils``."""
 
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -33,6 +33,7 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
