@@ -21,6 +21,7 @@ from tocha import export as export
 from tocha import fft as fft
 from tocha import func as func
 from tocha import fx as fx
+from tocha import hub as hub
 from tocha import jit as jit
 from tocha import library as library
 from tocha import linalg as linalg

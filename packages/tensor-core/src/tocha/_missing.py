@@ -52,6 +52,7 @@ SUBPACKAGES = {
     "cuda": "tocha-core",
     "cpu": "tocha-core",
     "random": "tocha-core",
+    "hub": "tocha-core",
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",
