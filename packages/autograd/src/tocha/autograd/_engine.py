@@ -513,7 +513,9 @@ def _outputs(node, create_graph: bool, dev):
     if node.out_data is None:
         return None
     tensors = [
-        output_tensor(
+        None
+        if data is None
+        else output_tensor(
             node,
             data.unpack(data.value) if type(data) is Packed else data,
             dev if dev is not None else node.out_meta[k].device,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 import sys
 
 import numpy as np
@@ -26,7 +27,7 @@ import tocha
 from tocha.library import REGISTRY, call
 
 from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
-from ._graph import node_type
+from ._graph import TensorMeta, node_type
 
 
 class Derivative:
@@ -34,35 +35,57 @@ class Derivative:
     ``needs=`` (the recorder then marks its nodes so); `node_type` is the class of the op's
     nodes."""
 
-    __slots__ = ("formula", "saves", "materialize", "takes_needs", "special", "node_type")
+    __slots__ = (
+        "formula",
+        "saves",
+        "needed_by",
+        "materialize",
+        "takes_needs",
+        "special",
+        "node_type",
+    )
 
-    def __init__(self, name: str, formula, saves):
+    def __init__(self, name: str, formula, saves, needed_by=None):
         self.node_type = node_type(name)
         self.formula = formula
         self.saves = saves
+        self.needed_by = needed_by
         self.materialize = not getattr(formula, "accepts_none", False)
         self.takes_needs = getattr(formula, "takes_needs", False)
-        self.special = not self.materialize or self.takes_needs
+        self.special = not self.materialize or self.takes_needs or needed_by is not None
 
 
 FORMULAS: dict[str, Derivative] = {}
 
 
-def d(name: str, saves: str, formula) -> None:
-    """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "o"
-    for the output, "2+" for position 2 and every later one. A formula with the attribute
-    ``takes_needs`` also receives ``needs=``: per argument, whether its gradient is wanted;
-    one with ``accepts_none`` receives None (not zeros) for outputs that got no gradient."""
+def d(name: str, saves: str, formula, needed_by: dict[str, str] | None = None) -> None:
+    """Declare the derivative of primitive `name`. `saves`: argument positions ("01"), "2+"
+    for position 2 and every later one, then "o" for the outputs: all of them, or those
+    whose numbers follow ("o12": outputs 1 and 2, "o-1": the last; the others stay free to
+    change in place).
+    A formula with the attribute ``takes_needs`` also receives ``needs=``: per argument,
+    whether its gradient is wanted; one with ``accepts_none`` receives None (not zeros) for
+    outputs that got no gradient. An output not saved reaches the formula as None.
+    `needed_by` maps a saved item ("0", "o") to the arguments whose gradients alone need it
+    ({"0": "1"}): when none of them is wanted, it is not saved (an argument then reaches
+    the formula as its metadata), so later in-place changes to it are allowed."""
     if name in FORMULAS:
         raise ValueError(f"derivative of {name!r} is declared twice")
-    if "+" in saves:
-        head = saves[: saves.index("+")]
+    arguments, o, outputs = saves.partition("o")
+    if "+" in arguments:
+        head = arguments[: arguments.index("+")]
         digits = len(head) - len(head.rstrip("0123456789"))
         # position `start` and after (a range's `in` is a C-level comparison)
         positions = range(int(head[len(head) - digits :]), sys.maxsize)
     else:
-        positions = frozenset(int(c) for c in saves if c.isdigit())
-    FORMULAS[name] = Derivative(name, formula, (positions, "o" in saves))
+        positions = frozenset(int(c) for c in arguments)
+    save_out = frozenset(map(int, re.findall("-?[0-9]", outputs))) if outputs else bool(o)
+    if needed_by is not None:
+        needed_by = {
+            item if item == "o" else int(item): tuple(int(c) for c in users)
+            for item, users in needed_by.items()
+        }
+    FORMULAS[name] = Derivative(name, formula, (positions, save_out), needed_by)
 
 
 def zero(g):
@@ -197,7 +220,7 @@ d("erf", "0", lambda g, out, x: g * TWO_OVER_SQRT_PI * (-x * x).exp())
 fwd("erf", lambda t, out, x: t[0] * TWO_OVER_SQRT_PI * (-x * x).exp())
 d("erfc", "0", lambda g, out, x: -g * TWO_OVER_SQRT_PI * (-x * x).exp())
 fwd("erfc", lambda t, out, x: -t[0] * TWO_OVER_SQRT_PI * (-x * x).exp())
-d("erfinv", "o", lambda g, out, x: g * SQRT_PI_OVER_TWO * (out * out).exp())
+d("erfinv", "0", lambda g, out, x: g * SQRT_PI_OVER_TWO * x.erfinv().square().exp())
 fwd("erfinv", lambda t, out, x: t[0] * SQRT_PI_OVER_TWO * (out * out).exp())
 d("frac", "", lambda g, out, x: g)
 fwd("frac", lambda t, out, x: t[0])
@@ -240,8 +263,9 @@ def _pow_y(out, x, y):
 
 
 def _pow(g, out, x, y):
+    """The output is saved only for a tensor exponent's gradient (None otherwise)."""
     dx = g * _pow_x(x, y) if isinstance(x, tocha.Tensor) else None
-    return dx, g * _pow_y(out, x, y) if isinstance(y, tocha.Tensor) else None
+    return dx, None if out is None else g * _pow_y(out, x, y)
 
 
 def _pow_fwd(t, out, x, y):
@@ -322,9 +346,15 @@ _PYTHON_NUMBERS = frozenset((bool, int, float, complex))
 
 d("mul", "01", _mul)
 fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
-d("div", "1o", lambda g, out, x, y: (g / conj(y), -g * conj(out / y)))
+def _div(g, out, x, y):
+    """PyTorch's: by x, ``g / conj(y)``; by y, ``-g * conj((x / y) / y)`` (x is saved only
+    for y's gradient: metadata otherwise)."""
+    return g / conj(y), None if type(x) is TensorMeta else -g * conj((x / y) / y)
+
+
+d("div", "01", _div, needed_by={"0": "1"})
 fwd("div", lambda t, out, x, y: _plus(_over(t[0], y), _over(_times(t[1], out), y, -1)))
-d("pow", "01o", _pow)
+d("pow", "01o", _pow, needed_by={"o": "1"})
 fwd("pow", _pow_fwd)
 d("maximum", "01", _maximum)
 fwd("maximum", _extremum_fwd(operator.gt))
@@ -709,7 +739,7 @@ for _name in ("median", "nanmedian"):
     d(_name, "0o", lambda g, out, x: _evenly(g, out, x, None, False))
     fwd(_name, lambda t, out, x: _evenly_fwd(t, out, x, None, False))
 for _name in ("max_dim", "min_dim", "median_dim", "nanmedian_dim", "mode"):
-    d(_name, "o", _selected)
+    d(_name, "o1", _selected)
     fwd(_name, _selected_fwd)
 d(
     "nansum",
@@ -802,7 +832,7 @@ fwd_linear("cumsum")
 d("cumprod", "0o", _cumprod)
 fwd("cumprod", _cumprod_fwd)
 for _name in ("cummax", "cummin"):
-    d(_name, "o", lambda g, out, x, dim: _along(g[0], x.shape, dim, out[1].detach()))
+    d(_name, "o1", lambda g, out, x, dim: _along(g[0], x.shape, dim, out[1].detach()))
     fwd(_name, lambda t, out, x, dim: (_gathered(t[0], dim, out[1]), None))
 
 

@@ -140,14 +140,14 @@ fwd("logcumsumexp", _logcumsumexp_fwd)
 # -- math extras ----------------------------------------------------------------------------
 d(
     "logaddexp",
-    "01o",
-    lambda g, out, x, y: (g * conj((x - out).exp()), g * conj((y - out).exp())),
+    "01",
+    lambda g, out, x, y: (g / conj(1 + (y - x).exp()), g / conj(1 + (x - y).exp())),
 )
 fwd(
     "logaddexp",
     lambda t, out, x, y: _plus(_times(t[0], (x - out).exp()), _times(t[1], (y - out).exp())),
 )
-d("logaddexp2", "01o", lambda g, out, x, y: (g * (x - out).exp2(), g * (y - out).exp2()))
+d("logaddexp2", "01", lambda g, out, x, y: (g / (1 + (y - x).exp2()), g / (1 + (x - y).exp2())))
 fwd(
     "logaddexp2",
     lambda t, out, x, y: _plus(_times(t[0], (x - out).exp2()), _times(t[1], (y - out).exp2())),
@@ -200,7 +200,7 @@ fwd("geqrf", _rule)
 # PyTorch's choice: x's derivative taken as 1 except where x == y (the result is y), y's as 0
 d("nextafter", "01", lambda g, out, x, y: (g * (x != y), zero(g)))
 fwd("nextafter", lambda t, out, x, y: None if t[0] is None else t[0] * (x != y))
-d("frexp", "o", lambda g, out, x: g[0] / out[1].to(g[0].dtype).exp2())
+d("frexp", "o1", lambda g, out, x: g[0] / out[1].to(g[0].dtype).exp2())
 fwd("frexp", lambda t, out, x: (t[0] / out[1].to(t[0].dtype).exp2(), None))
 d("conj", "", lambda g, out, x: g.conj())
 d("angle", "0", _angle)

@@ -127,13 +127,13 @@ d(
 fwd("index_fill", lambda t, out, x, index, dim, value: t[0].index_fill(dim, index, 0))
 d(
     "sort",
-    "o",
+    "o1",
     lambda g, out, x, dim, descending: (_back_to(g[0], x.shape, dim, out[1]), None, None),
 )
 fwd("sort", lambda t, out, x, dim, descending: (_gathered(t[0], dim, out[1]), None))
 d(
     "topk",
-    "o",
+    "o1",
     lambda g, out, x, k, dim, largest, sorted: (
         _back_to(g[0], x.shape, dim, out[1]),
         None,
@@ -143,5 +143,5 @@ d(
     ),
 )
 fwd("topk", lambda t, out, x, k, dim, largest, sorted: (_gathered(t[0], dim, out[1]), None))
-d("kthvalue", "o", _kthvalue)
+d("kthvalue", "o1", _kthvalue)
 fwd("kthvalue", lambda t, out, x, k, dim, keepdim: (_gathered(t[0], dim, out[1], keepdim), None))

@@ -123,6 +123,8 @@ def record(op, args, out, tape_only=False):
     if entry is not None and entry.special:
         node.materialize = entry.materialize
         node.takes_needs = entry.takes_needs
+        if entry.needed_by is not None:
+            save_out = _unsave_unneeded(node, entry.needed_by, save_out)
     if tape_only:  # recorded under a transform: its gradients may be batched
         node.transformed = True
     hooked = ()
@@ -150,6 +152,27 @@ def record(op, args, out, tape_only=False):
                 vc = out._vc = [0]
             node.versions = [*node.versions, (None, vc, vc[0])]
     return out
+
+
+def _unsave_unneeded(node, needed_by: dict, save_out):
+    """Let go of the saves that only unwanted gradients need (as PyTorch saves them only
+    for the gradients it computes): an argument becomes its metadata, the outputs are not
+    kept. Returns the op's outputs saving, updated."""
+    edges = node.edges
+    for item, users in needed_by.items():
+        if any(edges[u] is not None for u in users if u < len(edges)):
+            continue
+        if item == "o":
+            save_out = False
+            continue
+        arg = node.saved[item]
+        if type(arg) not in TENSOR_TYPES:
+            continue
+        node.saved = list(node.saved)
+        node.input_meta = list(node.input_meta)
+        node.saved[item] = node.input_meta[item] = meta_of(arg)
+        node.versions = [v for v in node.versions if v[0] is not arg]
+    return save_out
 
 
 _ZEROS = tuple((0,) * n for n in range(8))  # the output numbers of edges that are all first
@@ -202,12 +225,18 @@ def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
     """The rest of `record` for an op with several outputs."""
     node.out_meta = tuple([meta_of(t) for t in outputs])
     node.n_outputs = len(outputs)
+    n = len(outputs)
+    if save_out is True:
+        save_out = range(n)
     if not save_out:
         node.out_data = None
-    elif hooked:
-        node.out_data = tuple([pack(t) for t in outputs])
     else:
-        node.out_data = tuple([t._data for t in outputs])
+        node.out_data = tuple(
+            [
+                (pack(t) if hooked else t._data) if k in save_out or k - n in save_out else None
+                for k, t in enumerate(outputs)
+            ]
+        )
     versions = list(node.versions) if save_out else None
     i = 0
     for t in outputs:
@@ -218,7 +247,7 @@ def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
             meta.grad_fn = node
             if i:
                 meta.output_nr = i
-            if save_out:
+            if save_out and (i in save_out or i - n in save_out):
                 vc = _version_counter(t)
                 versions.append((None, vc, vc[0]))
         i += 1
@@ -253,7 +282,9 @@ def _keep_carriers(out) -> None:
         return
     if all(type(t) is Tensor and (t._ag is None or t._ag.fw is None) for t in outputs):
         return
-    node.out_data = tuple(carrier(t) for t in outputs)
+    node.out_data = tuple(
+        None if data is None else carrier(t) for t, data in zip(outputs, node.out_data)
+    )
 
 
 def rebase(target: Tensor, result: Tensor) -> None:

@@ -147,7 +147,7 @@ def _sdpa_jvp(t, out, q, k, v, *rest):
 
 
 _sdpa_grad.takes_needs = True
-d("scaled_dot_product_attention", "o0+", _sdpa_grad)
+d("scaled_dot_product_attention", "0+o", _sdpa_grad)
 fwd("scaled_dot_product_attention", _sdpa_jvp)
 
 

@@ -69,7 +69,7 @@ def _uniform_in_memory_order(stream, x):
 native_dropout_op = defop("native_dropout", _native_dropout_kernel)
 d(
     "native_dropout",
-    "o",
+    "o1",
     lambda grads, out, x, stream, p: (grads[0] * (1.0 / (1.0 - p)) * out[1],) + (None, None),
 )
 fwd(

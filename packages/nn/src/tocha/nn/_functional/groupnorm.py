@@ -179,5 +179,5 @@ def _group_norm_jvp(t, out, x, *rest):
     return plus(t_out, by_w, by_b), t_mean, t_rstd
 
 
-d("native_group_norm", "0+o", _group_norm_grad)
+d("native_group_norm", "0+o12", _group_norm_grad)
 fwd("native_group_norm", _group_norm_jvp)

@@ -506,7 +506,7 @@ d(
     ),
 )
 fwd("nll_loss_backward", _nll_backward_jvp)
-d("cross_entropy_loss", "012o", _ce_grad)
+d("cross_entropy_loss", "012o1", _ce_grad)
 fwd("cross_entropy_loss", _ce_jvp)
 d("cross_entropy_loss_backward", "0124", _ce_backward_backward)
 fwd("cross_entropy_loss_backward", _ce_backward_jvp)

@@ -192,7 +192,7 @@ def _layer_norm_jvp(t, out, x, *rest):
     return _norm_jvp(t, x, params, affine, out[1], out[2], dims, x.shape[x.dim() - nd :])
 
 
-d("native_layer_norm", "0+o", _layer_norm_grad)
+d("native_layer_norm", "0+o12", _layer_norm_grad)
 fwd("native_layer_norm", _layer_norm_jvp)
 
 
@@ -366,7 +366,7 @@ def _batch_norm_jvp(t, out, x, *rest):
     return t_out, t_mean.reshape(-1), t_invstd.reshape(-1)
 
 
-d("native_batch_norm", "0+o", _batch_norm_grad)
+d("native_batch_norm", "0+o12", _batch_norm_grad)
 fwd("native_batch_norm", _batch_norm_jvp)
 
 

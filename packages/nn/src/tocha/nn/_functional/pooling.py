@@ -228,9 +228,9 @@ def _at_argmax(t, out, x, *args):
     return picked.reshape(values.shape), None
 
 
-d("max_pool", "o", lambda g, out, x, *args: _to_argmax(g, out, x))
+d("max_pool", "o1", lambda g, out, x, *args: _to_argmax(g, out, x))
 fwd("max_pool", _at_argmax)
-d("adaptive_max_pool", "o", lambda g, out, x, out_size: _to_argmax(g, out, x))
+d("adaptive_max_pool", "o1", lambda g, out, x, out_size: _to_argmax(g, out, x))
 fwd("adaptive_max_pool", _at_argmax)
 d("avg_pool", "", _avg_pool_grad)
 d("avg_pool_backward", "", _avg_pool_backward_grad)

@@ -560,7 +560,7 @@ def _layer_backward_jvp(tangents, out, *flat):
     )
 
 
-d("rnn_layer", "0+o", _layer_grad)
+d("rnn_layer", "0+o-1", _layer_grad)
 fwd("rnn_layer", _layer_jvp)
 d("rnn_layer_backward", "", _no_double_backward)
 fwd("rnn_layer_backward", _layer_backward_jvp)
