@@ -72,6 +72,28 @@ def test_values_match_torch(torch, name):
         np.testing.assert_array_equal(got, want)
 
 
+# Draws whose values are uniforms mapped by ``u * (high - low) + low``: to the bit, the
+# affine map rounded once as PyTorch's fused multiply-add (a float32 range computed from the
+# bounds rounded to float32).
+EXACT = {
+    "uniform_": lambda lib: lib.empty(4000).uniform_(-0.2182178902359924, 0.2182178902359924),
+    "uniform_shifted": lambda lib: lib.empty(4000).uniform_(0.1, 7.3),
+    "uniform_f64": lambda lib: lib.empty(4000, dtype=lib.float64).uniform_(-1 / 3**0.5, 0.25),
+    "linear_init": lambda lib: lib.nn.Linear(30, 40).weight,
+    "conv_init": lambda lib: lib.nn.Conv2d(3, 8, 3).bias,
+    "linear_init_f64": lambda lib: lib.nn.Linear(30, 40, dtype=lib.float64).weight,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_uniform_values_match_torch_to_the_bit(torch, name):
+    tocha.manual_seed(0)
+    torch.manual_seed(0)
+    got = EXACT[name](tocha).detach().numpy()
+    want = EXACT[name](torch).detach().numpy()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_state_restores_the_stream_and_the_cached_normal():
     tocha.manual_seed(7)
     tocha.randn(3, dtype=tocha.float64)  # leaves a cached normal value
