@@ -61,9 +61,23 @@ def assign(target: Tensor, result: Tensor) -> Tensor:
     ):
         LAYERS.rebase(target, result)
     if not (STATE.transforms and LAYERS.write is not None and LAYERS.write(target, result)):
-        target._data[...] = result._data
+        try:
+            target._data[...] = result._data
+        except ValueError:
+            check_writable(target._data)
+            raise
     bump_version(target)
     return target
+
+
+def check_writable(array) -> None:
+    """Refuse, clearly, a write into memory that is read-only (a tensor made from a read-only
+    NumPy array or a DLPack capsule shares it as it is)."""
+    if not getattr(getattr(array, "flags", None), "writeable", True):  # CuPy's flags lack it
+        raise RuntimeError(
+            "the tensor's memory is read-only (it shares a read-only NumPy array or DLPack "
+            "capsule), so it cannot be written in place: write into a copy (.clone()) instead"
+        )
 
 
 def inplace(
@@ -94,7 +108,11 @@ def inplace(
             for t in operands:
                 if isinstance(t, Tensor) and t._ag is not None:
                     return assign(target, out_of_place(*args))
-        kernel_context().run(direct, *args)
+        try:
+            kernel_context().run(direct, *args)
+        except ValueError:
+            check_writable(target._data)
+            raise
         bump_version(target)
         return target
     return assign(target, out_of_place(*args))
@@ -148,6 +166,10 @@ def write_out(out: Tensor, result: Tensor, exact: bool = False) -> Tensor:
         out._data = result._data.astype(out._data.dtype)
     else:
         check_no_internal_overlap(out)
-        out._data[...] = result._data
+        try:
+            out._data[...] = result._data
+        except ValueError:
+            check_writable(out._data)
+            raise
     bump_version(out)
     return out

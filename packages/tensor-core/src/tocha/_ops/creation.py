@@ -4,8 +4,10 @@ devices."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -551,19 +553,84 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         )
     if not ndarray.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte order")
+    if not ndarray.flags.writeable:
+        _warn_read_only()
     return wrap(ndarray, CPU)
 
 
+@functools.cache
+def _warn_read_only() -> None:
+    """PyTorch's warning for a read-only NumPy array, once a program, as PyTorch gives it."""
+    warnings.warn(
+        "The given NumPy array is not writable, and the tensor shares its memory: writing to "
+        "the tensor in place will raise an error. You may want to copy the array to protect "
+        "its data or make it writable before converting it to a tensor. This type of warning "
+        "will be suppressed for the rest of this program.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def from_dlpack(ext_tensor) -> Tensor:
-    """A CPU tensor sharing memory with an object that implements the DLPack protocol."""
+    """A tensor sharing memory with `ext_tensor`: an object implementing the DLPack protocol
+    (``__dlpack__`` and ``__dlpack_device__``; a CPU or CUDA array) or a DLPack capsule, as
+    ``to_dlpack`` makes (read as CPU memory)."""
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
-    device_type, _ = ext_tensor.__dlpack_device__()
-    if device_type != 1:  # kDLCPU
-        raise RuntimeError(
-            f"from_dlpack: DLPack device type {device_type} is not supported by the CPU backend"
-        )
-    return wrap(np.from_dlpack(ext_tensor), CPU)
+    if type(ext_tensor).__name__ == "PyCapsule":
+        try:
+            array = np.from_dlpack(_CapsuleHolder(ext_tensor))
+        except ValueError:
+            raise RuntimeError(
+                "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+                "consumed only once, so you might have already constructed a tensor from it "
+                "once."
+            ) from None
+        return wrap(_writable(array), CPU)
+    try:
+        device_type, index = ext_tensor.__dlpack_device__()
+    except AttributeError:
+        raise TypeError(
+            f"from_dlpack: expected an object implementing the DLPack protocol or a DLPack "
+            f"capsule, but got {type(ext_tensor).__name__}"
+        ) from None
+    if device_type == 1:  # kDLCPU
+        return wrap(np.from_dlpack(ext_tensor), CPU)
+    if device_type == 2:  # kDLCUDA
+        dev = resolve_device(f"cuda:{index}")
+        return wrap(backend_of(dev).xp.from_dlpack(ext_tensor), dev)
+    raise RuntimeError(f"from_dlpack: DLPack device type {device_type} is not supported")
+
+
+def _writable(array: np.ndarray) -> np.ndarray:
+    """`array` as a writable array over the same memory (NumPy marks what an unversioned
+    capsule hands it read-only; PyTorch writes into it), keeping `array` alive."""
+    if array.flags.writeable:
+        return array
+    return np.asarray(_WritableMemory(array))
+
+
+class _WritableMemory:
+    """The array interface of a read-only array, marked writable; holds the array."""
+
+    def __init__(self, array: np.ndarray):
+        self.source = array
+        interface = dict(array.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
+class _CapsuleHolder:
+    """A DLPack capsule behind the protocol's methods, which NumPy's `from_dlpack` calls."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **_):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
 
 
 for _fn in (tensor, as_tensor, from_numpy, from_dlpack):

@@ -33,7 +33,7 @@ from .._dispatch import (
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
 from ._argcheck import check_tensors, flag
-from ._out import inplace, write_out
+from ._out import check_writable, inplace, write_out
 from .creation import full
 
 _ALL = slice(None)
@@ -155,6 +155,7 @@ def _setitem_kernel(xp):
         try:
             out[key] = value
         except ValueError:
+            check_writable(out)
             raise _expand_error(value, out[key].shape) from None
         return out
 

@@ -27,7 +27,7 @@ from .._dispatch import LAYERS, broadcast_error, bump_version, check_same_device
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors
-from ._out import check_no_internal_overlap
+from ._out import check_no_internal_overlap, check_writable
 from .creation import _device_of, _finish, parse_size
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -806,6 +806,7 @@ def _fill(self: Tensor, op, *args) -> Tensor:
             "not supported; sample under tocha.no_grad()"
         )
     check_no_internal_overlap(self)
+    check_writable(self._data)
     self._data[...] = kernel_context().run(op.kernels[self._device], *args)
     bump_version(self)
     return self
