@@ -42,6 +42,12 @@ SAMPLES = {
     "multinomial": lambda lib: lib.multinomial(
         lib.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 2.0, 1.0]]), 5, replacement=True
     ),
+    "multinomial_one_with_replacement": lambda lib: lib.multinomial(
+        lib.tensor([[0.3, 0.7], [0.5, 0.5]]), 1, replacement=True
+    ),
+    "categorical_sample": lambda lib: lib.distributions.Categorical(
+        logits=lib.tensor([[0.1, 2.0, -1.0, 0.5], [1.0, 1.0, 1.0, 0.0]])
+    ).sample((3,)),
     "multinomial_without_replacement": lambda lib: lib.multinomial(
         lib.tensor([0.1, 0.2, 0.3, 0.4, 0.5]), 4
     ),

@@ -782,7 +782,8 @@ def multinomial(
         _generator(generator, dev),
         p,
         num_samples,
-        builtins.bool(replacement),
+        # one draw is one draw either way: PyTorch takes the sampler without replacement
+        builtins.bool(replacement) and num_samples > 1,
     )
     result = wrap(data if ndim == 2 else data[0], dev)
     return result if out is None else _finish(result, False, out)
