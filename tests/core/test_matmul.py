@@ -202,6 +202,9 @@ EINSUM = [
     ("i,j", (arr((3,), "bool"), arr((2,), "bool")), None),
     ("ij,jk->ik", (arr((0, 3)), arr((3, 4))), None),
     ("", (arr(()),), None),
+    ("...ij,...jk", (arr((2, 3, 4)), arr((2, 4, 5))), None),
+    ("b...,b...", (arr((4, 3)), arr((4, 3))), None),
+    ("...ii", (arr((2, 3, 3)),), None),
 ]
 
 

@@ -579,7 +579,8 @@ def _einsum_dtype(operands, inputs, output) -> _dtype.dtype:
 def einsum(*args) -> Tensor:
     """Sums of products written in Einstein notation, as `torch.einsum`:
     ``einsum("ij,jk->ik", a, b)`` is ``a @ b``. Operands may also come as one list; "..."
-    stands for broadcast dims; without "->" the output has the subscripts seen once, sorted.
+    stands for broadcast dims; without "->" the output has the broadcast dims, then the
+    subscripts seen once, sorted.
     The sublist form ``einsum(a, [0, 1], b, [1, 2])`` is accepted too."""
     if len(args) < 2:
         raise ValueError(
@@ -642,6 +643,8 @@ def einsum(*args) -> Tensor:
     else:
         counts = [s for subs in inputs for s in subs if s != "..."]
         output = sorted(s for s in set(counts) if counts.count(s) == 1)
+        if any("..." in subs for subs in inputs):  # the broadcast dims lead the output
+            output.insert(0, "...")
     dt = _einsum_dtype(operands, inputs, output)
     normalized = ",".join("".join(subs) for subs in inputs) + "->" + "".join(output)
     try:
