@@ -62,6 +62,11 @@ SAMPLES = {
     "normal_tensors": lambda lib: lib.normal(lib.zeros(20), lib.full((20,), 2.0)),
     "randn_like": lambda lib: lib.randn_like(lib.zeros(3, 7)),
     "randint_like": lambda lib: lib.randint_like(lib.zeros(3, 7), 10),
+    # trunc_normal_ with most of the mass inside [a, b]: whole normal draws until inside
+    "trunc_normal": lambda lib: lib.nn.init.trunc_normal_(lib.empty(8, 50), std=0.02),
+    "trunc_normal_f64": lambda lib: lib.nn.init.trunc_normal_(
+        lib.empty(300, dtype=lib.float64), std=0.5, a=-0.4, b=0.6
+    ),
 }
 
 
@@ -88,6 +93,10 @@ EXACT = {
     "linear_init": lambda lib: lib.nn.Linear(30, 40).weight,
     "conv_init": lambda lib: lib.nn.Conv2d(3, 8, 3).bias,
     "linear_init_f64": lambda lib: lib.nn.Linear(30, 40, dtype=lib.float64).weight,
+    "uniform_bf16": lambda lib: lib.empty(4000, dtype=lib.bfloat16).uniform_().float(),
+    "linear_init_f16": lambda lib: lib.nn.Linear(50, 60, dtype=lib.float16).weight.float(),
+    # trunc_normal_ with little of the mass inside [a, b]: uniforms kept by rejection
+    "trunc_normal_tail": lambda lib: lib.nn.init.trunc_normal_(lib.empty(300), a=2.0, b=3.0),
 }
 
 

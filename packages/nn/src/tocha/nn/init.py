@@ -110,8 +110,12 @@ def trunc_normal_(
     b: float = 2.0,
     generator: tocha.Generator | None = None,
 ) -> Tensor:
-    """Fill with draws from ``N(mean, std^2)`` truncated to ``[a, b]`` (by inverting the
-    normal CDF of uniform draws)."""
+    """Fill with draws from ``N(mean, std^2)`` truncated to ``[a, b]``: values outside are
+    drawn again until inside. When ``[a, b]`` holds more than 0.3 of the normal's mass, each
+    round draws a whole tensor of normals and keeps them where a value is still missing and
+    the draw falls inside; else each round draws uniforms in ``[a, b]`` and keeps each with
+    probability ``density(x) / max density on [a, b]`` (rejection sampling), as PyTorch's.
+    Half-precision tensors are drawn in float32."""
 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -122,13 +126,29 @@ def trunc_normal_(
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
+    inside_mass = cdf((b - mean) / std) - cdf((a - mean) / std)
     with tocha.no_grad():
-        low, high = cdf((a - mean) / std), cdf((b - mean) / std)
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        work = tensor
+        if inside_mass > 0.3:
+            work.normal_(mean, std, generator=generator)
+            missing = (work < a) | (work > b)
+            while missing.any():
+                draw = tocha.empty_like(work).normal_(mean, std, generator=generator)
+                take = missing & (draw >= a) & (draw <= b)
+                work[take] = draw[take]
+                missing &= ~take
+        else:
+            peak = min(max(mean, a), b)  # where the density on [a, b] is highest
+            missing = tocha.ones(work.shape, dtype=tocha.bool, device=work.device)
+            while missing.any():
+                x = tocha.empty_like(work).uniform_(a, b, generator=generator)
+                u = tocha.empty_like(work).uniform_(generator=generator)
+                ratio = tocha.exp(((peak - mean) ** 2 - (x - mean) ** 2) / (2 * std * std))
+                take = missing & (u < ratio)
+                work[take] = x[take]
+                missing &= ~take
+        if work is not tensor:
+            tensor.copy_(work)
         return tensor
 
 

@@ -219,7 +219,10 @@ def _uniform_kernel(xp):
             else:
                 scale = high - low
             u = _fused_multiply_add(xp, u, scale, low)
-        return _as_dtype(u, dtype)
+        result = _as_dtype(u, dtype)
+        if dtype.itemsize == 2 and dtype.kind != "i":  # rounded up to `high`: PyTorch's `low`
+            result[result == xp.asarray(high, dtype=dtype)] = low
+        return result
 
     return kernel
 
