@@ -27,6 +27,7 @@ from ._argcheck import (
     check_tensors,
     fill_fits,
 )
+from ._fma import FUSED_DTYPES, fused_multiply_add
 from ._out import write_out
 
 
@@ -326,7 +327,22 @@ def linspace(
     d = dtype or (_dtype.DEFAULTS.complex if values.dtype.kind == "c" else _dtype.DEFAULTS.float)
     if steps > 1:
         _refuse("linspace", d)
+        if d.np in FUSED_DTYPES and values.dtype.kind == "f":
+            values = _spaced(start, end, steps, d.np)
     return _from_host(values, d, device, requires_grad, out)
+
+
+def _spaced(start, end, steps: int, np_dtype) -> np.ndarray:
+    """linspace's values in a float dtype as PyTorch's CPU kernel computes them: the step
+    ``(end - start) / (steps - 1)`` in that dtype; the first half of the values ``start +
+    step * i``, the rest ``end - step * (steps - 1 - i)``, each rounded once."""
+    start, end = np_dtype.type(start), np_dtype.type(end)
+    step = (end - start) / np_dtype.type(steps - 1)
+    half = steps // 2
+    head = fused_multiply_add(np, np.arange(half, dtype=np_dtype), float(step), float(start))
+    back = np.arange(steps - 1 - half, -1, -1, dtype=np_dtype)
+    tail = fused_multiply_add(np, back, -float(step), float(end))
+    return np.concatenate([head, tail])
 
 
 def logspace(

@@ -27,6 +27,7 @@ from .._dispatch import LAYERS, broadcast_error, bump_version, check_same_device
 from .._grad_mode import STATE
 from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors
+from ._fma import FUSED_DTYPES, fused_multiply_add
 from ._out import check_no_internal_overlap, check_writable
 from .creation import _device_of, _finish, parse_size
 
@@ -218,7 +219,7 @@ def _uniform_kernel(xp):
                 scale = float(xp.float32(high) - xp.float32(low))
             else:
                 scale = high - low
-            u = _fused_multiply_add(xp, u, scale, low)
+            u = fused_multiply_add(xp, u, scale, low)
         result = _as_dtype(u, dtype)
         if dtype.itemsize == 2 and dtype.kind != "i":  # rounded up to `high`: PyTorch's `low`
             result[result == xp.asarray(high, dtype=dtype)] = low
@@ -227,35 +228,6 @@ def _uniform_kernel(xp):
     return kernel
 
 
-def _fused_multiply_add(xp, x, scale: float, shift: float):
-    """``x * scale + shift`` rounded once, in `x`'s precision, as PyTorch's CPU samplers
-    compute it: float32 through float64 (with `scale` and `shift` rounded to float32 first,
-    the product is exact there); float64 with the product's rounding error, found exactly by
-    splitting the factors in halves, added back with the sum's."""
-    if x.dtype == xp.float32:
-        wide = x.astype(xp.float64) * float(xp.float32(scale)) + float(xp.float32(shift))
-        return wide.astype(xp.float32)
-    product = x * scale
-    x_high = x * _SPLIT
-    x_high -= x_high - x
-    x_low = x - x_high
-    scale_high = scale * _SPLIT
-    scale_high -= scale_high - scale
-    scale_low = scale - scale_high
-    product_error = x_high * scale_high - product
-    product_error += x_high * scale_low
-    product_error += x_low * scale_high
-    product_error += x_low * scale_low
-    total = product + shift
-    part = total - product
-    sum_error = (product - (total - part)) + (shift - part)
-    sum_error += product_error
-    total += sum_error
-    return total
-
-
-_SPLIT = 2.0**27 + 1  # Dekker's splitter: a float64 times it splits into two 26-bit halves
-_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _normal_kernel(xp):
@@ -265,9 +237,9 @@ def _normal_kernel(xp):
         if dtype.kind == "c":
             z *= math.sqrt(0.5)  # a complex normal has variance 1: each part 1/2
             z = z.view(dtype)[..., 0]
-        if type(std) is float and type(mean) is float and z.dtype in _FUSED:
+        if type(std) is float and type(mean) is float and z.dtype in FUSED_DTYPES:
             if std != 1.0 or mean != 0.0:
-                z = _fused_multiply_add(xp, z, std, mean)
+                z = fused_multiply_add(xp, z, std, mean)
             return z.astype(dtype, copy=False)
         if type(std) is not float or std != 1.0:
             z *= std
