@@ -4,6 +4,7 @@ TransformerDecoder, TransformerEncoderLayer and TransformerDecoderLayer."""
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -291,8 +292,11 @@ class TransformerDecoderLayer(Module):
 class TransformerEncoder(Module):
     """A stack of `num_layers` copies of `encoder_layer`, then `norm` when given.
 
-    `enable_nested_tensor` and `mask_check` are accepted for PyTorch compatibility; tocha has
-    no nested tensors, so padded inputs always run as they are.
+    With `enable_nested_tensor`, layers that allow it (`use_nested_tensor`: post-norm,
+    batch-first, even head count...; else PyTorch's warning says why not) give what PyTorch's
+    nested-tensor fast path gives: in inference (eval mode, no gradient wanted, a left-aligned
+    `src_key_padding_mask` and no `mask`), the padded positions of the layers' output are 0.
+    tocha has no nested tensors: the real positions are computed with the padding masked.
 
     Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4)
@@ -315,8 +319,16 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_not_nested(encoder_layer) if enable_nested_tensor else ""
+        if why_not:
+            warnings.warn(
+                f"enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                f"{why_not}",
+                stacklevel=2,
+            )
+            self.use_nested_tensor = False
 
     def forward(
         self,
@@ -340,7 +352,49 @@ class TransformerEncoder(Module):
                 is_causal=is_causal,
                 src_key_padding_mask=src_key_padding_mask,
             )
+        if self._runs_nested(src, mask, src_key_padding_mask):
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         return output if self.norm is None else self.norm(output)
+
+    def _runs_nested(self, src: Tensor, mask, padding) -> bool:
+        """Whether PyTorch would run this call on nested tensors (its padded outputs 0)."""
+        if not self.use_nested_tensor or self.training or mask is not None or padding is None:
+            return False
+        if src.dim() != 3 or tocha.is_autocast_enabled():
+            return False
+        if tocha.is_grad_enabled() and (
+            src.requires_grad or any(p.requires_grad for p in self.parameters())
+        ):
+            return False
+        padded = padding != 0
+        return not (padded[:, :-1] & ~padded[:, 1:]).any().item()  # left-aligned
+
+
+def _why_not_nested(layer) -> str:
+    """PyTorch's reason an encoder layer cannot run on nested tensors ("" when it can)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    attention = layer.self_attn
+    reasons = [
+        (layer.norm_first, "encoder_layer.norm_first was True"),
+        (
+            not attention.batch_first,
+            "encoder_layer.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)",
+        ),
+        (
+            not attention._qkv_same_embed_dim,
+            "encoder_layer.self_attn._qkv_same_embed_dim was not True",
+        ),
+        (attention.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
+        (not layer.activation_relu_or_gelu, "encoder_layer.activation_relu_or_gelu was not True"),
+        (
+            layer.norm1.eps != layer.norm2.eps,
+            "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps",
+        ),
+        (attention.num_heads % 2 == 1, "encoder_layer.self_attn.num_heads is odd"),
+    ]
+    return next((reason for failed, reason in reasons if failed), "")
 
 
 class TransformerDecoder(Module):
