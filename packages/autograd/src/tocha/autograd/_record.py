@@ -159,19 +159,23 @@ def _unsave_unneeded(node, needed_by: dict, save_out):
     for the gradients it computes): an argument becomes its metadata, the outputs are not
     kept. Returns the op's outputs saving, updated."""
     edges = node.edges
+    n = len(edges)
     for item, users in needed_by.items():
-        if any(edges[u] is not None for u in users if u < len(edges)):
-            continue
-        if item == "o":
-            save_out = False
-            continue
-        arg = node.saved[item]
-        if type(arg) not in TENSOR_TYPES:
-            continue
-        node.saved = list(node.saved)
-        node.input_meta = list(node.input_meta)
-        node.saved[item] = node.input_meta[item] = meta_of(arg)
-        node.versions = [v for v in node.versions if v[0] is not arg]
+        for u in users:
+            if u < n and edges[u] is not None:
+                break
+        else:
+            if item == "o":
+                save_out = False
+                continue
+            arg = node.saved[item]
+            if type(arg) not in TENSOR_TYPES:
+                continue
+            node.saved = saved = list(node.saved)
+            node.input_meta = metas = list(node.input_meta)
+            saved[item] = metas[item] = meta_of(arg)
+            if node.versions:
+                node.versions = [v for v in node.versions if v[0] is not arg]
     return save_out
 
 
