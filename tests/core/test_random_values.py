@@ -95,6 +95,10 @@ EXACT = {
     "linear_init_f64": lambda lib: lib.nn.Linear(30, 40, dtype=lib.float64).weight,
     "uniform_bf16": lambda lib: lib.empty(4000, dtype=lib.bfloat16).uniform_().float(),
     "linear_init_f16": lambda lib: lib.nn.Linear(50, 60, dtype=lib.float16).weight.float(),
+    "rrelu": lambda lib: lib.nn.functional.rrelu(lib.linspace(-2, 1, 41), training=True),
+    "rrelu_f64": lambda lib: lib.nn.functional.rrelu(
+        lib.linspace(-2, 1, 41, dtype=lib.float64), 0.05, 0.4, training=True
+    ),
     # trunc_normal_ with little of the mass inside [a, b]: uniforms kept by rejection
     "trunc_normal_tail": lambda lib: lib.nn.init.trunc_normal_(lib.empty(300), a=2.0, b=3.0),
 }

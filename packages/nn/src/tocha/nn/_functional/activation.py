@@ -634,8 +634,17 @@ def rrelu(
         )
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = tocha.empty_like(input).uniform_(lower, upper)
-    out = tocha.where(input >= 0, input, input * slopes)
+    # as PyTorch's: one float64 uniform per input <= 0, in order (the others' slope is 1),
+    # mapped to [lower, upper] with the bounds in the input's precision
+    with tocha.no_grad():
+        negative = input <= 0
+        count = int(negative.sum())
+        low, high = tocha.tensor([lower, upper], dtype=input.dtype).tolist()
+        drawn = tocha.rand(count, dtype=tocha.float64, device=input.device)
+        drawn = drawn * (high - low) + low
+        slopes = tocha.ones_like(input)
+        slopes[negative] = drawn.to(input.dtype)
+    out = input * slopes
     return assign(input, out) if inplace else out
 
 
