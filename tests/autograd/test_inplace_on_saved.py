@@ -131,3 +131,21 @@ def test_batch_norm_then_inplace_residual_and_relu(torch):
 
 RNG_IMAGES = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype(np.float32)
 CONV_WEIGHT = np.random.default_rng(3).uniform(-0.3, 0.3, (2, 2, 3, 3)).astype(np.float32)
+
+
+def _frozen_input_changed(lib, kind):
+    x = lib.from_numpy(X[0].copy()).requires_grad_()
+    w = lib.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3) / 10)
+    h = x * 2
+    y = lib.nn.functional.linear(h, w) if kind == "linear" else h @ w.T
+    h.add_(1)
+    y.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("kind", ["linear", "matmul"])
+def test_a_frozen_weights_product_does_not_keep_its_input(torch, kind):
+    """PyTorch saves a product's input only for the weight's gradient."""
+    np.testing.assert_allclose(
+        _frozen_input_changed(tocha, kind).numpy(), _frozen_input_changed(torch, kind).numpy()
+    )

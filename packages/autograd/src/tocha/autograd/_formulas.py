@@ -1026,7 +1026,7 @@ def _einsum(g, out, *args):
     return tuple(_einsum_grad(g, xs, terms, output, k) for k in range(len(xs))) + (None, None)
 
 
-d("matmul", "01", _matmul)
+d("matmul", "01", _matmul, needed_by={"0": "1", "1": "0"})
 d("vdot", "01", lambda g, out, a, b: (g * b, g * a))
 d("outer", "01", lambda g, out, a, b, dtype: (g @ b.to(g.dtype), g.mT @ a.to(g.dtype), None))
 d("kron", "01", _kron)

@@ -67,7 +67,7 @@ def _linear_jvp(t, out, x, w, b=None):
 
 linear_op = defop("linear", _linear_kernel)
 _linear_grad.takes_needs = True
-d("linear", "01", _linear_grad)
+d("linear", "01", _linear_grad, needed_by={"0": "1", "1": "0"})
 fwd("linear", _linear_jvp)
 
 
