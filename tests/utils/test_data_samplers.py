@@ -155,6 +155,36 @@ def test_random_sampler_reproducible_and_default_generator():
     assert list(RandomSampler(range(50))) == c
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.utils.data.RandomSampler(
+            range(8), generator=lib.Generator().manual_seed(42)
+        ),
+        lambda lib: lib.utils.data.RandomSampler(
+            range(5), num_samples=12, generator=lib.Generator().manual_seed(1)
+        ),
+        lambda lib: lib.utils.data.RandomSampler(
+            range(5), replacement=True, num_samples=40, generator=lib.Generator().manual_seed(1)
+        ),
+    ],
+    ids=["whole_epochs", "epochs_and_a_part", "replacement"],
+)
+def test_random_sampler_epochs_follow_torchs_stream(torch, make):
+    """A permutation is drawn (and dropped) for the empty last part of an epoch, as PyTorch
+    draws it: the second and later epochs depend on it."""
+    from tocha.compat import use_pytorch_random
+
+    previous = use_pytorch_random(True)
+    try:
+        ours = make(tocha)
+        got = [list(ours) for _ in range(3)]
+    finally:
+        use_pytorch_random(previous)
+    theirs = make(torch)
+    assert got == [list(theirs) for _ in range(3)]
+
+
 def test_random_sampler_with_replacement_is_uniform():
     n, draws = 10, 20_000
     counts = Counter(

@@ -102,15 +102,17 @@ class RandomSampler(Sampler[int]):
         generator = self.generator
         if generator is None:
             generator = tocha.Generator().manual_seed(draw_seed())
-        left = self.num_samples
-        while left > 0 and n > 0:
+        # Whole chunks, then the rest, drawn even when empty: a permutation is drawn, and
+        # its tail dropped, as PyTorch draws it (the next epoch's stream depends on it).
+        chunk = _DRAWS_PER_CHUNK if self.replacement else n
+        if chunk == 0:
+            return
+        whole, rest = divmod(self.num_samples, chunk)
+        for size in [chunk] * whole + [rest]:
             if self.replacement:
-                count = min(left, _DRAWS_PER_CHUNK)
-                drawn = tocha.randint(high=n, size=(count,), generator=generator).tolist()
+                yield from tocha.randint(high=n, size=(size,), generator=generator).tolist()
             else:
-                drawn = tocha.randperm(n, generator=generator).tolist()[:left]
-            left -= len(drawn)
-            yield from drawn
+                yield from tocha.randperm(n, generator=generator).tolist()[:size]
 
     def __len__(self) -> int:
         return self.num_samples
