@@ -482,6 +482,10 @@ def _host_array(data, dtype=None) -> np.ndarray:
         raise TypeError(f"Could not infer dtype of {_first_leaf_type(data)}")
     if kind == "u" and array.dtype.itemsize == 8:
         raise RuntimeError("Overflow when unpacking long")
+    if dtype is None and isinstance(data, (list, tuple)):
+        promoted = _promoted_leaf_dtype(data)
+        if promoted is not None:
+            return array.astype(promoted.np, copy=False)
     if dtype is None and _from_python(data):
         if kind == "f":
             return array.astype(_dtype.DEFAULTS.float.np, copy=False)
@@ -490,6 +494,46 @@ def _host_array(data, dtype=None) -> np.ndarray:
         if kind == "i":
             return array.astype(np.int64, copy=False)
     return array
+
+
+_PYTHON_LEAVES = {builtins.bool, int, float, complex}
+
+
+def _promoted_leaf_dtype(data) -> _dtype.dtype | None:
+    """PyTorch's dtype for nested data whose leaves are not all Python numbers: the
+    promotion of each leaf's own dtype (a Python float's is the default float dtype, an int's
+    int64; a NumPy scalar's, array's or tensor's its own), not NumPy's. None when every leaf
+    is a Python number."""
+    kinds: set = set()
+    dtypes: set = set()
+    rows = [data]
+    while rows:
+        row = rows.pop()
+        walk = False
+        for kind in set(map(type, row)):
+            if kind in _PYTHON_LEAVES:
+                kinds.add(kind)
+            elif issubclass(kind, np.generic):
+                dtypes.add(_dtype.from_np(np.dtype(kind)))
+            else:  # nested sequences, tensors, arrays: one by one
+                walk = True
+        if walk:
+            for leaf in row:
+                if isinstance(leaf, (list, tuple)):
+                    rows.append(leaf)
+                elif isinstance(leaf, Tensor):
+                    dtypes.add(leaf.dtype)
+                elif isinstance(leaf, np.ndarray):
+                    dtypes.add(_dtype.from_np(leaf.dtype))
+    if not dtypes:
+        return None
+    defaults = _dtype.DEFAULTS
+    python = {builtins.bool: _dtype.bool, int: _dtype.int64, float: defaults.float}
+    python[complex] = defaults.complex
+    result = None
+    for d in [*dtypes, *(python[k] for k in kinds)]:
+        result = d if result is None else _dtype.promote_types(result, d)
+    return result
 
 
 def _from_python(data) -> builtins.bool:
