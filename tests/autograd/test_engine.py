@@ -182,6 +182,25 @@ def test_retain_grad_and_post_accumulate_hook():
     np.testing.assert_allclose(calls[0], 8 * x.detach().numpy())
 
 
+def _retained_after_hooks(lib):
+    a = lib.ones(3, requires_grad=True)
+    b = a * 3
+    b.retain_grad()
+    b.register_hook(lambda g: g + 1)
+    (b * 2).sum().backward()
+    c = a * 2
+    c.register_hook(lambda g: g * 10)
+    c.retain_grad()
+    c.register_hook(lambda g: g + 1)
+    c.sum().backward()
+    return b.grad, c.grad, a.grad
+
+
+def test_a_retained_gradient_sees_every_hook_whatever_the_order(torch):
+    for ours, theirs in zip(_retained_after_hooks(tocha), _retained_after_hooks(torch)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_node_hooks_and_next_functions():
     x = leaf(3)
     y = x * 2 + 1

@@ -399,9 +399,11 @@ def _accumulator(t: Tensor):
 
 
 def _run_pre_hooks(node, grads: list) -> list:
-    hooks = node.pre_hooks
+    """A node's pre-hooks on its gradients, in their order; a retained gradient's hook last,
+    as PyTorch runs it (``.grad`` sees what every hook returned)."""
+    hooks = sorted(node.pre_hooks, key=lambda entry: hasattr(entry[1], "retains_grad"))
     grads = list(grads)
-    for k, fn in list(hooks):
+    for k, fn in hooks:
         if k is None:
             replaced = fn(tuple(grads))
             if replaced is not None:
@@ -628,4 +630,5 @@ def retain_grad_hook(t: Tensor):
         meta.grad = grad if meta.grad is None else meta.grad + grad
         return None
 
+    hook.retains_grad = True
     return hook
