@@ -62,6 +62,11 @@ SAMPLES = {
     "normal_tensors": lambda lib: lib.normal(lib.zeros(20), lib.full((20,), 2.0)),
     "randn_like": lambda lib: lib.randn_like(lib.zeros(3, 7)),
     "randint_like": lambda lib: lib.randint_like(lib.zeros(3, 7), 10),
+    # gradgradcheck draws its grad_outputs from the default generator, as PyTorch's
+    "after_gradgradcheck": lambda lib: (
+        lib.autograd.gradgradcheck(lib.exp, (lib.ones(3, dtype=lib.float64, requires_grad=True),)),
+        lib.rand(4),
+    )[1],
     # trunc_normal_ with most of the mass inside [a, b]: whole normal draws until inside
     "trunc_normal": lambda lib: lib.nn.init.trunc_normal_(lib.empty(8, 50), std=0.02),
     "trunc_normal_f64": lambda lib: lib.nn.init.trunc_normal_(

@@ -209,10 +209,9 @@ def gradgradcheck(
     gradients of `func`, computed with ``create_graph=True``: by reverse mode
     (`check_rev_over_rev`) and by forward mode through the backward (`check_fwd_over_rev`)."""
     inputs = _as_tuple(inputs)
-    if grad_outputs is None:
-        generator = tocha.Generator().manual_seed(0)
+    if grad_outputs is None:  # uniform in [-1, 1), from the default generator, as PyTorch's
         grad_outputs = tuple(
-            tocha.randn(o.shape, dtype=o.dtype, generator=generator).requires_grad_()
+            tocha.empty(o.shape, dtype=o.dtype, device=o.device).uniform_(-1, 1).requires_grad_()
             for o in _differentiable_outputs(func(*inputs))
         )
     grad_outputs = _as_tuple(grad_outputs)
