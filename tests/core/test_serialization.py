@@ -702,3 +702,12 @@ def test_safetensors_package_compatibility(tmp_path):
     theirs = st.load_file(str(tmp_path / "ours.safetensors"))
     for name, a in arrays.items():
         np.testing.assert_array_equal(theirs[name], a)
+
+
+def test_save_accepts_pytorchs_container_switches():
+    """``_use_new_zipfile_serialization=False`` (programs written before PyTorch 1.6 pass it):
+    the zip container is written anyway, and it loads."""
+    buffer = io.BytesIO()
+    tocha.save({"w": tocha.ones(2)}, buffer, _use_new_zipfile_serialization=False)
+    buffer.seek(0)
+    assert tocha.load(buffer)["w"].tolist() == [1.0, 1.0]

@@ -305,3 +305,21 @@ def test_training_steps_leave_no_reference_cycles():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_the_older_load_state_dict_pre_hook_form():
+    """``_register_load_state_dict_pre_hook``: the hook gets the module only `with_module`
+    (the calls PyTorch 2.13 makes, recorded by hand: the hooks' side effects do not replay)."""
+    outer = tocha.nn.Sequential(tocha.nn.Linear(2, 2))
+    calls = []
+    handle = outer[0]._register_load_state_dict_pre_hook(
+        lambda state_dict, prefix, *rest: calls.append((prefix, sorted(state_dict)))
+    )
+    outer[0]._register_load_state_dict_pre_hook(
+        lambda module, state_dict, prefix, *rest: calls.append(type(module).__name__),
+        with_module=True,
+    )
+    outer.load_state_dict(outer.state_dict())
+    handle.remove()
+    outer.load_state_dict(outer.state_dict())
+    assert calls == [("0.", ["0.bias", "0.weight"]), "Linear", "Linear"]

@@ -43,7 +43,12 @@ FileLike = str | os.PathLike | IO[bytes]
 
 
 def save(
-    obj: object, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL
+    obj: object,
+    f: FileLike,
+    pickle_module: Any = pickle,
+    pickle_protocol: int = DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
 ) -> None:
     """Save `obj` to `f`, as `torch.save`.
 
@@ -61,6 +66,10 @@ def save(
         f: a path or a binary file object open for writing.
         pickle_module: the standard `pickle` module (the only one supported).
         pickle_protocol: the pickle protocol of ``data.pkl`` (2, as PyTorch).
+        _use_new_zipfile_serialization, _disable_byteorder_record: PyTorch's switches for
+            its pre-1.6 container and the byte-order entry, accepted for programs that pass
+            them; tocha always writes the zip container, byte order included, which PyTorch
+            and tocha load alike.
 
     Example:
         >>> tocha.save({"w": tocha.ones(2, 3)}, "ckpt.pt")

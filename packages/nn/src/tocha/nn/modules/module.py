@@ -230,6 +230,14 @@ class Module:
         unexpected_keys, error_msgs)` runs before this module loads its entries."""
         return _add_hook(self._load_state_dict_pre_hooks, hook)
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """The older form programs still use: `hook(state_dict, prefix, local_metadata,
+        strict, missing_keys, unexpected_keys, error_msgs)`, given the module first only
+        `with_module`."""
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(lambda module, *args: hook(*args))
+
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """`hook(module, incompatible_keys)` runs after `load_state_dict`."""
         return _add_hook(self._load_state_dict_post_hooks, hook)
