@@ -2,7 +2,8 @@
 PyTorch on tocha, unchanged.
 
 Every ``import torch`` and ``from torch.X import Y`` in the program, and in the modules it
-imports, resolves to tocha (`tocha.compat.alias_torch`). The script runs as ``__main__`` with
+imports, resolves to tocha (`tocha.compat.alias_torch`), also in the processes it starts by
+"spawn" or "forkserver" (multiprocessing, DataLoader workers). The script runs as ``__main__`` with
 ``sys.argv`` set to ``[SCRIPT, *ARGS]`` and its folder first on ``sys.path``, as
 ``python SCRIPT ARGS`` would run it; ``-m MODULE`` runs a module instead, as ``python -m``.
 
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     if os.environ.get("TOCHA_MALLOC_TUNING") != "0":
         keep_freed_memory()
     alias_torch()
+    # spawned processes get this sys.path: their first `import torch` aliases it too
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "_spawn_alias"))
     if argv[0] == "-m":
         if len(argv) < 2:
             print(_USAGE, file=sys.stderr)
