@@ -1,5 +1,12 @@
 """Finite-difference checks of gradients (`gradcheck`) and of second derivatives
-(`gradgradcheck`), with PyTorch's arguments and tolerances."""
+(`gradgradcheck`), with PyTorch's arguments and tolerances.
+
+Complex inputs and outputs are checked as PyTorch does, as functions of their real and
+imaginary parts: a complex input element is two real variables (perturbed by ``eps`` and
+``eps * 1j``), a complex output element two real outputs. Reverse mode gives the row of
+``Re w`` for the gradient 1 of w and that of ``Im w`` for the gradient 1j (PyTorch's
+convention: the gradient of z is ``dL/dx + i dL/dy``); forward mode gives the columns for
+the tangents 1 and 1j."""
 
 from __future__ import annotations
 
@@ -26,13 +33,41 @@ def _differentiable_outputs(outputs) -> list:
 
 
 def _float_outputs(outputs) -> list:
-    return [o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.is_floating_point()]
+    return [
+        o
+        for o in _as_tuple(outputs)
+        if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
+    ]
+
+
+def _zeros(t: Tensor) -> Tensor:
+    """Contiguous zeros like `t` (whose strides may not allow a flat view)."""
+    return tocha.zeros(t.shape, dtype=t.dtype, device=t.device)
+
+
+def _parts(t: Tensor) -> tuple:
+    """The directions of one element of `t`: 1, and 1j for a complex tensor."""
+    return (1, 1j) if t.is_complex() else (1,)
+
+
+def _of_kind(a: np.ndarray, t: Tensor) -> np.ndarray:
+    """`a` as complex where `t` is complex, its real part where t is real."""
+    return a.astype(np.complex128) if t.is_complex() else np.real(a)
+
+
+def _real_view(a: np.ndarray) -> np.ndarray:
+    """A flat float64 array: the elements of `a`, each complex one as its real and imaginary
+    parts in turn."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], -1).reshape(-1).astype(np.float64)
+    return a.reshape(-1).astype(np.float64)
 
 
 def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
     """jac[o][i]: (numel of output o) x (numel of input i), by central differences."""
     with tocha.no_grad():
-        sizes = [o.numel() for o in _float_outputs(func(*inputs))]
+        sizes = [o.numel() * len(_parts(o)) for o in _float_outputs(func(*inputs))]
     n_out = len(sizes)
     jacobians = [[None] * len(targets) for _ in range(n_out)]
     for i, t in enumerate(targets):
@@ -40,15 +75,16 @@ def _numerical_jacobians(func, inputs, targets, eps: float) -> list:
         columns = [[] for _ in range(n_out)]
         for index in np.ndindex(data.shape):
             original = data[index].copy()
-            data[index] = original + eps
-            with tocha.no_grad():
-                plus = [o.numpy(force=True).copy() for o in _float_outputs(func(*inputs))]
-            data[index] = original - eps
-            with tocha.no_grad():
-                minus = [o.numpy(force=True).copy() for o in _float_outputs(func(*inputs))]
-            data[index] = original
-            for o in range(n_out):
-                columns[o].append(((plus[o] - minus[o]) / (2 * eps)).reshape(-1))
+            for part in _parts(t):
+                data[index] = original + eps * part
+                with tocha.no_grad():
+                    plus = [_real_view(o.numpy(force=True)) for o in _float_outputs(func(*inputs))]
+                data[index] = original - eps * part
+                with tocha.no_grad():
+                    minus = [_real_view(o.numpy(force=True)) for o in _float_outputs(func(*inputs))]
+                data[index] = original
+                for o in range(n_out):
+                    columns[o].append((plus[o] - minus[o]) / (2 * eps))
         for o in range(n_out):
             jacobians[o][i] = (
                 np.stack(columns[o], axis=1) if columns[o] else np.zeros((sizes[o], 0))
@@ -61,22 +97,26 @@ def _analytical_jacobians(outputs, targets) -> list:
     for out in outputs:
         rows = [[] for _ in targets]
         for k in range(out.numel()):
-            one_hot = tocha.zeros_like(out)
-            one_hot.view(-1)[k] = 1
-            grads = autograd_grad(out, targets, one_hot, retain_graph=True, allow_unused=True)
-            for i, (t, g) in enumerate(zip(targets, grads)):
-                if g is not None and g.shape != t.shape:
-                    raise GradcheckError(
-                        f"Gradient for input {i} has shape {tuple(g.shape)}, expected "
-                        f"{tuple(t.shape)}"
-                    )
-                rows[i].append(
-                    np.zeros(t.numel())
-                    if g is None
-                    else g.numpy(force=True).reshape(-1).astype(np.float64)
-                )
+            for part in _parts(out):
+                one_hot = _zeros(out)
+                one_hot.view(-1)[k] = part
+                grads = autograd_grad(out, targets, one_hot, retain_graph=True, allow_unused=True)
+                for i, (t, g) in enumerate(zip(targets, grads)):
+                    if g is not None and g.shape != t.shape:
+                        raise GradcheckError(
+                            f"Gradient for input {i} has shape {tuple(g.shape)}, expected "
+                            f"{tuple(t.shape)}"
+                        )
+                    width = t.numel() * len(_parts(t))
+                    if g is None:
+                        rows[i].append(np.zeros(width))
+                    else:
+                        rows[i].append(_real_view(_of_kind(g.numpy(force=True), t)))
         jacobians.append(
-            [np.stack(r) if r else np.zeros((0, t.numel())) for r, t in zip(rows, targets)]
+            [
+                np.stack(r) if r else np.zeros((0, t.numel() * len(_parts(t))))
+                for r, t in zip(rows, targets)
+            ]
         )
     return jacobians
 
@@ -90,19 +130,20 @@ def _forward_jacobians(func, inputs, targets, n_outputs: int) -> list:
     for i, t in enumerate(targets):
         columns = [[] for _ in range(n_outputs)]
         for k in range(t.numel()):
-            unit = tocha.zeros_like(t)
-            unit.view(-1)[k] = 1
-            with forward_ad.dual_level():
-                dual = forward_ad.make_dual(t.detach().requires_grad_(t.requires_grad), unit)
-                args = [dual if a is t else a for a in inputs]
-                outputs = _float_outputs(func(*args))
-                for o, out in enumerate(outputs):
-                    tangent = forward_ad.unpack_dual(out).tangent
-                    columns[o].append(
-                        np.zeros(out.numel())
-                        if tangent is None
-                        else tangent.numpy(force=True).reshape(-1).astype(np.float64)
-                    )
+            for part in _parts(t):
+                unit = _zeros(t)
+                unit.view(-1)[k] = part
+                with forward_ad.dual_level():
+                    dual = forward_ad.make_dual(t.detach().requires_grad_(t.requires_grad), unit)
+                    args = [dual if a is t else a for a in inputs]
+                    outputs = _float_outputs(func(*args))
+                    for o, out in enumerate(outputs):
+                        tangent = forward_ad.unpack_dual(out).tangent
+                        columns[o].append(
+                            np.zeros(out.numel() * len(_parts(out)))
+                            if tangent is None
+                            else _real_view(_of_kind(tangent.numpy(force=True), out))
+                        )
         for o in range(n_outputs):
             jacobians[o][i] = np.stack(columns[o], axis=1) if columns[o] else None
     return jacobians
@@ -186,6 +227,14 @@ def gradcheck(
     return True
 
 
+def _uniform_like(o: Tensor) -> Tensor:
+    """Uniform in [-1, 1), in o's shape and dtype (both parts of a complex one)."""
+    if o.is_complex():
+        real = tocha.empty(o.shape, dtype=o.real.dtype, device=o.device)
+        return tocha.complex(real.uniform_(-1, 1), real.clone().uniform_(-1, 1))
+    return tocha.empty(o.shape, dtype=o.dtype, device=o.device).uniform_(-1, 1)
+
+
 def gradgradcheck(
     func,
     inputs,
@@ -211,8 +260,7 @@ def gradgradcheck(
     inputs = _as_tuple(inputs)
     if grad_outputs is None:  # uniform in [-1, 1), from the default generator, as PyTorch's
         grad_outputs = tuple(
-            tocha.empty(o.shape, dtype=o.dtype, device=o.device).uniform_(-1, 1).requires_grad_()
-            for o in _differentiable_outputs(func(*inputs))
+            _uniform_like(o).requires_grad_() for o in _differentiable_outputs(func(*inputs))
         )
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
