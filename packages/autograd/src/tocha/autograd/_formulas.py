@@ -16,6 +16,7 @@ so that both modes agree at ties and zeros.
 
 from __future__ import annotations
 
+import cmath
 import math
 import operator
 import re
@@ -160,6 +161,16 @@ d("abs", "0", lambda g, out, x: g * x.sgn())
 fwd("abs", lambda t, out, x: _real_part(t[0], x.sgn()))
 d("neg", "", lambda g, out, x: -g)
 fwd_linear("neg")
+
+
+def _acosh_derivative(x):
+    """1 / sqrt(x^2 - 1); for complex x ``1 / (sqrt(x - 1) sqrt(x + 1))``, the derivative of
+    the principal branch (sqrt(x^2 - 1) takes the other sign where Re x < 0)."""
+    if x.is_complex():
+        return ((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()
+    return (x * x - 1).rsqrt()
+
+
 # Holomorphic functions: name: (saves, f'(out, x)); the gradient is ``g * conj(f')``, which
 # for real inputs is just ``g * f'``.
 HOLOMORPHIC = {
@@ -183,7 +194,7 @@ HOLOMORPHIC = {
     "cosh": ("0", lambda out, x: x.sinh()),
     "tanh": ("o", lambda out, x: 1 - out * out),
     "asinh": ("0", lambda out, x: (x * x + 1).rsqrt()),
-    "acosh": ("0", lambda out, x: (x * x - 1).rsqrt()),
+    "acosh": ("0", lambda out, x: _acosh_derivative(x)),
     "atanh": ("0", lambda out, x: (1 - x * x).reciprocal()),
     "sigmoid": ("o", lambda out, x: out * (1 - out)),
     "reciprocal": ("o", lambda out, x: -out * out),
@@ -255,17 +266,37 @@ def _pow_x(x, y):
     return y * x ** (y - 1) if y != 0 else tocha.zeros_like(x)
 
 
+def _real_nonnegative(y):
+    """Where the exponent `y` is a real number >= 0 (a complex one: with no imaginary part)."""
+    if isinstance(y, tocha.Tensor):
+        return (y.imag == 0) & (y.real >= 0) if y.is_complex() else y >= 0
+    return y.imag == 0 and y.real >= 0 if isinstance(y, complex) else y >= 0
+
+
+def _number_log(x, complex_result: bool):
+    """The log of a number base: the principal complex log for a complex power (log(-2) =
+    log 2 + i pi), NaN for a negative base of a real one; -inf at 0."""
+    if x == 0:
+        return -math.inf
+    if complex_result:
+        return cmath.log(x)
+    return math.log(x) if x > 0 else math.nan
+
+
 def _pow_y(out, x, y):
-    """d(x ** y) / dy, 0 where x is 0 and y >= 0 (y a tensor)."""
+    """d(x ** y) / dy = x ** y log(x), 0 where x is 0 and y a real number >= 0 (y a tensor;
+    a real base of a complex power taken as complex)."""
     if not isinstance(x, tocha.Tensor):
-        return out * (math.log(x) if x > 0 else float("nan"))
-    return tocha.where((x == 0) & (y >= 0), 0.0, out * x.log())
+        slope = out * _number_log(x, out.is_complex())
+        return tocha.where(_real_nonnegative(y), 0.0, slope) if x == 0 else slope
+    base = x.to(out.dtype) if out.is_complex() and not x.is_complex() else x
+    return tocha.where((x == 0) & _real_nonnegative(y), 0.0, out * base.log())
 
 
 def _pow(g, out, x, y):
     """The output is saved only for a tensor exponent's gradient (None otherwise)."""
-    dx = g * _pow_x(x, y) if isinstance(x, tocha.Tensor) else None
-    return dx, None if out is None else g * _pow_y(out, x, y)
+    dx = g * conj(_pow_x(x, y)) if isinstance(x, tocha.Tensor) else None
+    return dx, None if out is None else g * conj(_pow_y(out, x, y))
 
 
 def _pow_fwd(t, out, x, y):
@@ -346,6 +377,8 @@ _PYTHON_NUMBERS = frozenset((bool, int, float, complex))
 
 d("mul", "01", _mul)
 fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
+
+
 def _div(g, out, x, y):
     """PyTorch's: by x, ``g / conj(y)``; by y, ``-g * conj((x / y) / y)`` (x is saved only
     for y's gradient: metadata otherwise)."""
@@ -374,7 +407,18 @@ fwd(
         _times(t[0], (x <= y) | y.isnan()), _times(t[1], (x > y) | x.isnan())
     ),
 )
-d("atan2", "01", lambda g, out, y, x: (g * x / (x * x + y * y), -g * y / (x * x + y * y)))
+
+
+def _atan2(g, out, y, x):
+    """By y, ``x / (x^2 + y^2)``; by x, ``-y / (x^2 + y^2)``: times the reciprocal of the
+    squared radius, taken as 0 where the radius squares to 0 (the origin: zeros, signed as
+    PyTorch's; an infinity where it only overflows)."""
+    squared = x * x + y * y
+    recip = tocha.where(squared == 0, 0.0, squared.reciprocal())
+    return g * x * recip, g * -y * recip
+
+
+d("atan2", "01", _atan2)
 fwd(
     "atan2",
     lambda t, out, y, x: _over(_plus(_times(t[0], x), _times(t[1], -y)), x * x + y * y),
@@ -407,7 +451,7 @@ d("clamp", "0", _clamp)
 fwd("clamp", lambda t, out, x, low, high: t[0] * _clamp_mask(x, low, high))
 
 # -- copies and conversions -----------------------------------------------------------------
-d("clone", "", lambda g, out, x: g)
+d("clone", "", lambda g, out, x, order: (g, None))
 d("to_dtype", "", lambda g, out, x, dtype: (g, None))
 d("to_device", "", lambda g, out, x, dev: (g.to(x.device), None))
 fwd_linear("clone", "to_dtype", "to_device")
@@ -667,22 +711,30 @@ def _others_product(x, dim):
     return before * _flip(after, dim)
 
 
+def _prod_slopes(out, x, dims, keepdim):
+    """d prod / d x of each element: the product of the others of its slice (``out / x``
+    where x holds no zero), in x's shape."""
+    out = _unreduce(out, x.shape, dims, keepdim)
+    if not (x == 0).any().item():
+        return out / x
+    if dims is None:
+        return _others_product(x.reshape(-1), 0).reshape(x.shape)
+    return _others_product(x, dims[0])
+
+
 def _prod(g, out, x, dims, keepdim, dtype):
     if x.dim() == 0:
         return g, None, None, None
-    g, out = _unreduce(g, x.shape, dims, keepdim), _unreduce(out, x.shape, dims, keepdim)
-    if not (x == 0).any().item():
-        return g * out / x, None, None, None
-    if dims is None:
-        return g * _others_product(x.reshape(-1), 0).reshape(x.shape), None, None, None
-    return g * _others_product(x, dims[0]), None, None, None
+    g = _unreduce(g, x.shape, dims, keepdim)
+    return g * conj(_prod_slopes(out, x, dims, keepdim)), None, None, None
 
 
 def _prod_fwd(t, out, x, dims, keepdim, dtype):
-    """Each element's tangent times the product of the others of its slice (the gradient
-    `_prod` gives for a gradient of ones), summed over the reduced dims."""
-    weights = _prod(tocha.ones_like(out), out, x, dims, keepdim, dtype)[0]
-    return _sum(t[0] * weights, dims, keepdim, dtype)
+    """Each element's tangent times the product of the others of its slice, summed over the
+    reduced dims."""
+    if x.dim() == 0:
+        return _sum(t[0], dims, keepdim, dtype)
+    return _sum(t[0] * _prod_slopes(out, x, dims, keepdim), dims, keepdim, dtype)
 
 
 def _cumprod_jacobian(x, dim):
@@ -699,11 +751,13 @@ def _cumprod_jacobian(x, dim):
 
 
 def _cumprod(g, out, x, dim, dtype):
+    """The transposed Jacobian applied to g, conjugated for complex x (PyTorch's
+    convention)."""
     if x.dim() == 0:
         return g, None, None
     if not (x == 0).any().item():
-        return _reverse_cumsum(g * out, dim) / x, None, None
-    grad = (_cumprod_jacobian(x, dim) * g.movedim(dim, -1).unsqueeze(-2)).sum(-1)
+        return _reverse_cumsum(g * conj(out), dim) / conj(x), None, None
+    grad = (conj(_cumprod_jacobian(x, dim)) * g.movedim(dim, -1).unsqueeze(-2)).sum(-1)
     return grad.movedim(-1, dim), None, None
 
 
@@ -818,7 +872,8 @@ d(
     "logsumexp",
     "0o",
     lambda g, out, x, dims, keepdim: (
-        _unreduce(g, x.shape, dims, keepdim) * (x - _unreduce(out, x.shape, dims, keepdim)).exp()
+        _unreduce(g, x.shape, dims, keepdim)
+        * conj((x - _unreduce(out, x.shape, dims, keepdim)).exp())
     ),
 )
 fwd(
@@ -948,8 +1003,9 @@ def _kron(g, out, a, b, dtype):
     g = g.reshape([m for pair in zip(sa, sb) for m in pair])
     a_view = a.reshape([m for s in sa for m in (s, 1)])
     b_view = b.reshape([m for s in sb for m in (1, s)])
-    grad_a = (g * b_view).sum(tuple(range(1, 2 * n, 2))).reshape(a.shape) if n else g * b
-    grad_b = (g * a_view).sum(tuple(range(0, 2 * n, 2))).reshape(b.shape) if n else g * a
+    a_view, b_view = conj(a_view), conj(b_view)
+    grad_a = (g * b_view).sum(tuple(range(1, 2 * n, 2))).reshape(a.shape) if n else g * b_view
+    grad_b = (g * a_view).sum(tuple(range(0, 2 * n, 2))).reshape(b.shape) if n else g * a_view
     return grad_a, grad_b, None
 
 
@@ -962,9 +1018,9 @@ def _fit(grad, shape):
 def _tensordot(g, out, a, b, dims_a, dims_b):
     free_a = [i for i in range(a.dim()) if i not in dims_a]
     free_b = [i for i in range(b.dim()) if i not in dims_b]
-    grad_a = tocha.tensordot(g, b, ([len(free_a) + i for i in range(len(free_b))], free_b))
+    grad_a = tocha.tensordot(g, conj(b), ([len(free_a) + i for i in range(len(free_b))], free_b))
     order_a = free_a + [dims_a[dims_b.index(i)] for i in sorted(dims_b)]
-    grad_b = tocha.tensordot(a, g, (free_a, list(range(len(free_a)))))
+    grad_b = tocha.tensordot(conj(a), g, (free_a, list(range(len(free_a)))))
     order_b = [dims_b[dims_a.index(i)] for i in sorted(dims_a)] + free_b
     grad_a = grad_a.permute([order_a.index(i) for i in range(a.dim())])
     grad_b = grad_b.permute([order_b.index(i) for i in range(b.dim())])
@@ -999,7 +1055,7 @@ def _einsum_grad(g, xs, terms, output, k):
     grad = tocha.einsum(
         ",".join([output, *others]) + "->" + kept,
         g,
-        *[t.to(g.dtype) for j, t in enumerate(xs) if j != k],
+        *[conj(t.to(g.dtype)) for j, t in enumerate(xs) if j != k],
     )
     for i, c in enumerate(letters):
         if c not in seen:
@@ -1027,8 +1083,13 @@ def _einsum(g, out, *args):
 
 
 d("matmul", "01", _matmul, needed_by={"0": "1", "1": "0"})
-d("vdot", "01", lambda g, out, a, b: (g * b, g * a))
-d("outer", "01", lambda g, out, a, b, dtype: (g @ b.to(g.dtype), g.mT @ a.to(g.dtype), None))
+# vdot(a, b) = sum(conj(a) b): by a, conj(g) b; by b, g a
+d("vdot", "01", lambda g, out, a, b: (conj(g) * b, g * a))
+d(
+    "outer",
+    "01",
+    lambda g, out, a, b, dtype: (g @ conj(b.to(g.dtype)), g.mT @ conj(a.to(g.dtype)), None),
+)
 d("kron", "01", _kron)
 d("tensordot", "01", _tensordot)
 d("einsum", "0+", _einsum)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tocha
 
-from ._formulas import _gathered, _linear_in, _plus, d
+from ._formulas import _gathered, _linear_in, _plus, conj, d
 from ._forward import fwd
 
 
@@ -58,6 +58,7 @@ def _scatter_reduce_fwd(t, out, x, index, src, dim, reduce, include_self):
     grad_x, _, grad_src, *_ = _scatter_reduce(
         tocha.ones_like(out), out, x, index, src, dim, reduce, include_self
     )
+    grad_x, grad_src = conj(grad_x), conj(grad_src)  # the slopes, not their conjugates
     tangent = None if t[0] is None else t[0] * grad_x
     if t[2] is None:
         return tangent
@@ -66,21 +67,22 @@ def _scatter_reduce_fwd(t, out, x, index, src, dim, reduce, include_self):
 
 
 def _prod(g, out, x, index, src, dim, include_self):
-    """The product's gradient, exact where inputs hold zeros (as PyTorch)."""
+    """The product's gradient, exact where inputs hold zeros (as PyTorch); conjugated
+    slopes for complex inputs."""
     masked_x = x.masked_fill(x == 0, 1)
     masked_out = masked_x.scatter_reduce(dim, index, src, "prod", include_self=include_self)
-    grad_x = g * masked_out / masked_x
+    grad_x = g * conj(masked_out / masked_x)
     src_zero = src == 0
     zeros = tocha.zeros_like(x).scatter_add(dim, index, src_zero.to(x.dtype)).gather(dim, index)
     single = src_zero & (zeros == 1)
     masked_src = src.masked_fill(single, 1)
     masked_src_out = x.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
-    grad_src = tocha.where(
+    slope_src = tocha.where(
         single,
-        (g * masked_src_out).gather(dim, index),
-        (g * out).gather(dim, index) / src.masked_fill(src_zero, 1),
+        masked_src_out.gather(dim, index),
+        out.gather(dim, index) / src.masked_fill(src_zero, 1),
     )
-    return grad_x, grad_src
+    return grad_x, g.gather(dim, index) * conj(slope_src)
 
 
 def _index_add(g, out, x, index, source, dim, alpha):

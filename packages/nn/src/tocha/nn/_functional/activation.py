@@ -389,9 +389,15 @@ def _gelu_backward_jvp(t, out, g, x, approximate):
     return plus(by_g, by_x)
 
 
-def _silu_grad(g, out, x):
+def _silu_slope(x):
     s = x.sigmoid()
-    return g * s * (1 + x * (1 - s))
+    return s * (1 + x * (1 - s))
+
+
+def _silu_grad(g, out, x):
+    """g times the conjugate slope (PyTorch's convention for complex x)."""
+    slope = _silu_slope(x)
+    return g * (slope.conj() if slope.is_complex() else slope)
 
 
 def _mish_grad(g, out, x):
@@ -452,7 +458,8 @@ d("gelu", "0", lambda g, out, x, approximate: (call(gelu_backward_op, (g, x), ap
 fwd("gelu", lambda t, out, x, approximate: call(gelu_backward_op, (t[0], x), approximate))
 d("gelu_backward", "01", _gelu_backward_backward)
 fwd("gelu_backward", _gelu_backward_jvp)
-pointwise("silu", "0", _silu_grad)
+d("silu", "0", _silu_grad)
+fwd("silu", lambda t, out, x: t[0] * _silu_slope(x))
 pointwise("mish", "0", _mish_grad)
 pointwise(
     "softplus",

@@ -176,9 +176,16 @@ def _bias_grad(g):
 ALL = (True, True)
 
 
+def _conj(t):
+    """The conjugate of a complex tensor (real tensors unchanged): the gradients of complex
+    convolutions pair the gradient with the conjugate of the other operand."""
+    return t.conj() if t.is_complex() else t
+
+
 def _conv_grad(g, out, x, w, *rest):
     *bias, stride, pads, dilation, groups, _, needs = rest
     spec = (stride, pads, dilation, groups)
+    x, w = _conj(x), _conj(w)
     gx = call(conv_transpose_op, (g, w), *spec, tuple(x.shape[2:]), ALL) if needs[0] else None
     gw = call(conv_weight_op, (x, g), *spec, tuple(w.shape[2:])) if needs[1] else None
     return (gx, gw, _bias_grad(g)) if bias else (gx, gw)
@@ -187,6 +194,7 @@ def _conv_grad(g, out, x, w, *rest):
 def _conv_transpose_grad(g, out, x, w, *rest):
     *bias, stride, pads, dilation, groups, _, needs = rest
     spec = (stride, pads, dilation, groups)
+    x, w = _conj(x), _conj(w)
     gx = call(conv_op, (g, w), *spec, tuple(x.shape[2:]), ALL) if needs[0] else None
     gw = call(conv_weight_op, (g, x), *spec, tuple(w.shape[2:])) if needs[1] else None
     return (gx, gw, _bias_grad(g)) if bias else (gx, gw)
@@ -195,8 +203,8 @@ def _conv_transpose_grad(g, out, x, w, *rest):
 def _conv_weight_grad(ggw, out, x, g, stride, pads, dilation, groups, ksize):
     spec = (stride, pads, dilation, groups)
     return (
-        call(conv_transpose_op, (g, ggw), *spec, tuple(x.shape[2:]), ALL),
-        call(conv_op, (x, ggw), *spec, tuple(g.shape[2:]), ALL),
+        call(conv_transpose_op, (_conj(g), ggw), *spec, tuple(x.shape[2:]), ALL),
+        call(conv_op, (_conj(x), ggw), *spec, tuple(g.shape[2:]), ALL),
     )
 
 

@@ -39,9 +39,16 @@ def _linear_kernel(xp):
     return kernel
 
 
+def _conj(t):
+    """The conjugate of a complex tensor (metadata, and real tensors, unchanged)."""
+    return t.conj() if isinstance(t, Tensor) and t.is_complex() else t
+
+
 def _linear_grad(g, out, x, w, b=None, needs=(True, True, True)):
     """Gradients by x, w and b; none for an input whose gradient is not wanted (the input
-    of a first layer)."""
+    of a first layer). Complex operands are conjugated (PyTorch's convention)."""
+    if g.is_complex():
+        x, w = _conj(x), _conj(w)
     grad_x = g @ w if needs[0] else None
     grad_w = None
     if needs[1]:
