@@ -2,12 +2,13 @@
 
 Same tables as `_formulas`: ``d(name, saves, formula)`` for reverse mode and, beside each,
 ``fwd(name, rule)`` for forward mode (the Jacobian-vector product, see `_forward`), all in
-tocha ops so that they differentiate again. The backward formulas follow PyTorch's
-``FunctionsManual.cpp`` (and so its gauge conventions for eigenvectors and singular vectors)
-for real inputs; complex inputs of the factorisations raise NotImplementedError rather than
-give a wrong gradient. The forward rules are the differentials of the defining equations
-(``A X = B``, ``A = Q R``, ``A V = V diag(L)``...) and hold for complex inputs too; where a
-factorisation is defined up to a phase (eig, eigh, svd) the tangent has PyTorch's gauge.
+tocha ops so that they differentiate again. The backward formulas are the adjoints of the
+forward rules, with PyTorch's conventions: for complex inputs the gradient is the conjugate
+Wirtinger derivative (``conj(df/dz)`` times the output's gradient), so every transpose of
+the real formulas is a conjugate transpose. The forward rules are the differentials of the
+defining equations (``A X = B``, ``A = Q R``, ``A V = V diag(L)``...); where a factorisation
+is defined up to a phase (eig, eigh, svd) the tangent has PyTorch's gauge, and the gradient
+of a loss that depends on the phase raises PyTorch's error.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tocha import linalg as la
 from tocha import special as sp
 from tocha.library import call
 
-from ._formulas import d
+from ._formulas import conj, d
 from ._forward import fwd, fwd_linear, fwd_multilinear
 
 _tril, _triu, _diag_embed = la.tril, la.triu, la.diag_embed
@@ -45,9 +46,15 @@ def _trace(M):
     return _diag(M).sum(-1)
 
 
-def _real_only(name: str, *tensors) -> None:
-    if any(getattr(getattr(t, "dtype", None), "is_complex", False) for t in tensors):
-        raise NotImplementedError(f"the derivative of {name} for complex inputs is not implemented")
+def _check_gauge(name: str, what: str, ill_defined: str, imaginary) -> None:
+    """PyTorch's check that a loss does not depend on the phases of complex eigenvectors or
+    singular vectors: `imaginary` (the rate of change of the loss with each phase) must be
+    within 1e-2 of 0."""
+    if bool((imaginary.abs() > 1e-2).any().item()):
+        raise RuntimeError(
+            f"{name}: The {what} in the complex case are specified up to multiplication by "
+            f"e^{{i phi}}. The specified loss function depends on this {ill_defined}"
+        )
 
 
 def _total(*terms):
@@ -115,22 +122,39 @@ def _adjugate(A):
     return (_h(Vh) * others.to(Vh.dtype).unsqueeze(-2)) @ _h(U) * phase
 
 
+def _matrices(x):
+    return x.unsqueeze(-1).unsqueeze(-1)
+
+
+def _invertible(A, singular):
+    """A with each matrix flagged `singular` replaced by the identity."""
+    eye = tocha.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    return tocha.where(_matrices(singular), eye, A)
+
+
 def _det(g, out, A):
-    _real_only("linalg.det", A)
+    """``g conj(det) A^-H`` (the conjugate adjugate). Where the determinant is exactly 0,
+    PyTorch's: the adjugate under create_graph (its SVD form), otherwise zeros (its LU
+    solve of a zero right-hand side)."""
     if A.shape[-1] == 0:
         return tocha.zeros_like(A)
-    if bool((out == 0).any().item()):
-        return g.unsqueeze(-1).unsqueeze(-1) * _t(_adjugate(A))
-    return (g * out).unsqueeze(-1).unsqueeze(-1) * _t(la.inv(A))
+    singular = out == 0
+    if not bool(singular.any().item()):
+        return _matrices(g * out.conj()) * _h(la.inv(A))
+    if tocha.is_grad_enabled():
+        return _matrices(g) * _h(_adjugate(A))
+    scale = tocha.where(singular, 0.0, g * out.conj())
+    return _matrices(scale) * _h(la.inv(_invertible(A, singular)))
 
 
 def _det_jvp(t, out, A):
-    """d det = tr(adj(A) dA): ``det tr(A^-1 dA)``, through the adjugate where A is singular."""
+    """d det = ``det tr(A^-1 dA)``; 0 where the determinant is exactly 0 (as PyTorch)."""
     if A.shape[-1] == 0:
         return tocha.zeros_like(out)
-    if bool((out == 0).any().item()):
-        return (_adjugate(A) * _t(t[0])).sum((-2, -1))
-    return out * _trace(_solve(A, t[0]))
+    singular = out == 0
+    if not bool(singular.any().item()):
+        return out * _trace(_solve(A, t[0]))
+    return tocha.where(singular, 0.0, out * _trace(_solve(_invertible(A, singular), t[0])))
 
 
 d("linalg_det", "0o", _det)
@@ -146,20 +170,26 @@ def _slogdet_jvp(t, out, A):
     return None, trace
 
 
-d(
-    "linalg_slogdet",
-    "0",
-    lambda g, out, A: (
-        _real_only("linalg.slogdet", A) or g[1].unsqueeze(-1).unsqueeze(-1) * _t(la.inv(A))
-    ),
-)
+def _slogdet(g, out, A):
+    """``c A^-H`` with c = g_logabsdet, plus for complex A ``i Im(g_sign conj(sign))`` (the
+    sign turns with the phase of the determinant, ``Im tr(A^-1 dA)``). A^-H by an LU solve,
+    as PyTorch: infinities, not an error, for a singular A."""
+    scale = g[1]
+    if A.is_complex():
+        sign = out[0]
+        scale = scale + _imaginary(g[0] * sign.conj())
+    eye = tocha.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
+    LU, pivots, _ = la.lu_factor_ex(A)
+    return _matrices(scale) * la.lu_solve(LU, pivots, eye, adjoint=True)
+
+
+d("linalg_slogdet", "0o", _slogdet)
 fwd("linalg_slogdet", _slogdet_jvp)
 
 
 def _inv_ex(g, out, A):
-    _real_only("linalg.inv", A)
-    inverse = out[0]
-    return -_t(inverse) @ g[0] @ _t(inverse)
+    inverse = _h(out[0])
+    return -inverse @ g[0] @ inverse
 
 
 d("linalg_inv_ex", "o", _inv_ex)
@@ -167,9 +197,8 @@ fwd("linalg_inv_ex", lambda t, out, A: (-out[0] @ t[0] @ out[0], None))
 
 
 def _solve_back(g, out, A, B):
-    _real_only("linalg.solve", A, B)
-    gB = la.solve(_t(A), g)
-    return -gB @ _t(out), gB
+    gB = la.solve(_h(A), g)
+    return -gB @ _h(out), gB
 
 
 def _solve_jvp(t, out, A, B):
@@ -183,17 +212,16 @@ fwd("linalg_solve", _solve_jvp)
 
 
 def _pinv_back(g, out, A, atol, rtol, hermitian):
-    _real_only("linalg.pinv", A)
     m, n = A.shape[-2:]
-    p, ph, gh = out, _t(out), _t(g)
+    p, ph, gh = out, _h(out), _h(g)
     if m <= n:
         K = gh @ p
         KpH = K @ ph
-        grad = -_t(p @ K) + KpH - (A @ p) @ KpH + (ph @ p) @ (gh - K @ A)
+        grad = -_h(p @ K) + KpH - (A @ p) @ KpH + (ph @ p) @ (gh - K @ A)
     else:
         K = p @ gh
         pHK = ph @ K
-        grad = -_t(K @ p) + (gh - A @ K) @ p @ ph + pHK - pHK @ p @ A
+        grad = -_h(K @ p) + (gh - A @ K) @ p @ ph + pHK - pHK @ p @ A
     return grad, None, None, None
 
 
@@ -210,15 +238,14 @@ fwd("linalg_pinv", lambda t, out, A, atol, rtol, hermitian: _pinv_differential(o
 
 def _lstsq_back(g, out, A, B, rcond, driver):
     """The solution's gradient through pinv(A) (X = pinv(A) B), and the residuals'
-    ``|B - A X|^2`` (summed over rows): 2 R g by B and -2 R g X^T by A, the X term vanishing
+    ``|B - A X|^2`` (summed over rows): 2 R g by B and -2 R g X^H by A, the X term vanishing
     at the solution."""
-    _real_only("linalg.lstsq", A, B)
     p = la.pinv(A, rtol=rcond)
-    gA = _pinv_back(g[0] @ _t(B), p, A, None, None, False)[0]
-    gB = _t(p) @ g[0]
+    gA = _pinv_back(g[0] @ _h(B), p, A, None, None, False)[0]
+    gB = _h(p) @ g[0]
     if out[1].numel():
         weighted = 2 * (B - A @ out[0]) * g[1].unsqueeze(-2)
-        gA, gB = gA - weighted @ _t(out[0]), gB + weighted
+        gA, gB = gA - weighted @ _h(out[0]), gB + weighted
     return gA, gB, None, None
 
 
@@ -252,8 +279,7 @@ def _exp_frechet(A, E):
 
 
 def _matrix_exp(g, out, A):
-    _real_only("linalg.matrix_exp", A)
-    return _exp_frechet(_t(A), g)
+    return _exp_frechet(_h(A), g)
 
 
 d("linalg_matrix_exp", "0", _matrix_exp)
@@ -262,11 +288,12 @@ fwd("linalg_matrix_exp", lambda t, out, A: _exp_frechet(A, t[0]))
 
 # -- factorisations ---------------------------------------------------------------------------
 def _cholesky(g, out, A, upper):
-    _real_only("linalg.cholesky", A)
-    L, gL = (_t(out[0]), _t(g[0])) if upper else (out[0], g[0])
-    gA = _tril(_t(L) @ gL)
-    gA = 0.5 * (gA + _t(_tril(gA, -1)))
-    gA = la.solve_triangular(_t(L), gA, upper=True, left=True)
+    """``L^-H phi(L^H gL) L^-1`` made Hermitian, phi the lower triangle with half the
+    (real part of the) diagonal."""
+    L, gL = (_h(out[0]), _h(g[0])) if upper else (out[0], g[0])
+    gA = _tril(_h(L) @ gL, -1) + 0.5 * _diag_embed(_diag(_h(L) @ gL).real.to(gL.dtype))
+    gA = 0.5 * (gA + _h(gA))
+    gA = la.solve_triangular(_h(L), gA, upper=True, left=True)
     return la.solve_triangular(L, gA, upper=False, left=False), None
 
 
@@ -284,15 +311,17 @@ fwd("linalg_cholesky_ex", _cholesky_jvp)
 
 
 def _copyltu(M):
-    """The lower triangle of M mirrored onto the upper one."""
-    return _tril(M, -1) + _t(_tril(M, -1)) + _diag_embed(la.diagonal(M))
+    """The lower triangle of M mirrored (conjugated) onto the upper one, the diagonal's real
+    part on the diagonal: a Hermitian matrix."""
+    lower = _tril(M, -1)
+    return lower + _h(lower) + _diag_embed(la.diagonal(M).real.to(M.dtype))
 
 
 def _qr_square(gQ, gR, Q, R):
-    """m >= n: gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q."""
-    M = R @ _t(gR) - _t(gQ) @ Q
+    """m >= n: gA = (gQ + Q copyltu(M)) R^-H, M = R gR^H - gQ^H Q."""
+    M = R @ _h(gR) - _h(gQ) @ Q
     rhs = gQ + Q @ _copyltu(M)
-    return la.solve_triangular(_t(R), rhs, upper=False, left=False)
+    return la.solve_triangular(_h(R), rhs, upper=False, left=False)
 
 
 def _check_qr_mode(mode: str, m: int, n: int) -> None:
@@ -309,7 +338,6 @@ def _check_qr_mode(mode: str, m: int, n: int) -> None:
 
 
 def _qr(g, out, A, mode):
-    _real_only("linalg.qr", A)
     gQ, gR = g
     Q, R = out
     m, n = A.shape[-2:]
@@ -320,7 +348,7 @@ def _qr(g, out, A, mode):
     U = R.narrow(-1, 0, m)
     Y = A.narrow(-1, m, n - m)
     gV = gR.narrow(-1, m, n - m)
-    gX = _qr_square(gQ + Y @ _t(gV), gR.narrow(-1, 0, m), Q, U)
+    gX = _qr_square(gQ + Y @ _h(gV), gR.narrow(-1, 0, m), Q, U)
     return tocha.cat([gX, Q @ gV], -1), None
 
 
@@ -355,12 +383,20 @@ fwd("linalg_qr", _qr_jvp)
 
 
 def _eigh(g, out, A, uplo):
-    _real_only("linalg.eigh", A)
+    """``V (diag(gL) + F o skew(V^H gV)) V^H``, F the reciprocal eigenvalue gaps."""
     gL, gV = g
     L, V = out
-    VhgV = _t(V) @ gV
-    VhgV = 0.5 * (VhgV - _t(VhgV))
-    return V @ (_diag_embed(gL) + _reciprocal_gaps(L) * VhgV) @ _t(V), None
+    VhgV = _h(V) @ gV
+    if VhgV.is_complex():
+        _check_gauge(
+            "linalg_eigh_backward",
+            "eigenvectors",
+            "quantity, so it is ill-defined.",
+            _diag(VhgV).imag,
+        )
+    VhgV = 0.5 * (VhgV - _h(VhgV))
+    inner = _diag_embed(gL.to(V.dtype)) + _reciprocal_gaps(L).to(V.dtype) * VhgV
+    return V @ inner @ _h(V), None
 
 
 def _eigh_jvp(t, out, A, uplo):
@@ -376,9 +412,8 @@ fwd("linalg_eigh", _eigh_jvp)
 
 
 def _eigvalsh(g, out, A, uplo):
-    _real_only("linalg.eigvalsh", A)
     V = la.eigh(A, uplo).eigenvectors
-    return (V * g.unsqueeze(-2)) @ _t(V), None
+    return (V * g.unsqueeze(-2).to(V.dtype)) @ _h(V), None
 
 
 d("linalg_eigvalsh", "0", _eigvalsh)
@@ -388,8 +423,32 @@ fwd(
 )
 
 
-def _no_eig(g, out, A):
-    raise NotImplementedError("the derivative of linalg.eig and linalg.eigvals is not implemented")
+def _eig_back(gL, gV, L, V):
+    """The adjoint of `_eig_jvp`: ``V^-H (diag(gL) + conj(F) o (W - V^H V Re diag(W))) V^H``
+    with W = V^H gV (F the reciprocal eigenvalue gaps; the Re diag term undoes the norm
+    kept at 1). A loss that depends on the phases of the eigenvectors (Im diag(W) != 0)
+    raises PyTorch's error."""
+    inner = _diag_embed(gL) if gL is not None else tocha.zeros_like(V)
+    if gV is not None:
+        W = _h(V) @ gV
+        _check_gauge(
+            "linalg_eig_backward", "eigenvectors", "quantity, so it is ill-defined.", _diag(W).imag
+        )
+        W = W - (_h(V) @ V) * _diag(W).real.unsqueeze(-2)
+        inner = inner + _reciprocal_gaps(L).conj() * W
+    return _solve(_h(V), inner @ _h(V))
+
+
+def _eig(g, out, A):
+    return _eig_back(g[0], g[1], *out)
+
+
+_eig.accepts_none = True
+
+
+def _eigvals(g, out, A):
+    L, V = la.eig(A)
+    return _eig_back(g, None, L, V)
 
 
 def _eig_jvp(t, out, A):
@@ -406,14 +465,17 @@ def _eigvals_jvp(t, out, A):
     return _diag(_solve(V, t[0].to(V.dtype) @ V))
 
 
-d("linalg_eig", "", _no_eig)
+d("linalg_eig", "o", _eig)
 fwd("linalg_eig", _eig_jvp)
-d("linalg_eigvals", "", _no_eig)
+d("linalg_eigvals", "0", _eigvals)
 fwd("linalg_eigvals", _eigvals_jvp)
 
 
 def _svd(g, out, A, full_matrices):
-    _real_only("linalg.svd", A)
+    """The adjoint of `_svd_jvp`: with J = U^H gU and K = V^H gV, ``U (F o (skew(J) S +
+    S skew(K)) + diag(gS)) V^H``, F the reciprocal gaps of S^2, plus for complex A
+    ``i Im(diag(J) - diag(K)) / 2S`` on the diagonal, plus the terms of a tall or wide A.
+    A loss that depends on the phases of the singular vectors raises PyTorch's error."""
     gU, gS, gVh = g
     U, S, Vh = out
     m, n = A.shape[-2:]
@@ -421,18 +483,24 @@ def _svd(g, out, A, full_matrices):
     if full_matrices and m != n:
         U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
         Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
-    UhgU = _t(U) @ gU
-    VhgV = Vh @ _t(gVh)
-    inner = _reciprocal_gaps(S * S) * (
-        (UhgU - _t(UhgU)) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - _t(VhgV))
+    UhgU = _h(U) @ gU
+    VhgV = Vh @ _h(gVh)
+    inner = _reciprocal_gaps(S * S).to(U.dtype) * (
+        (UhgU - _h(UhgU)) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - _h(VhgV))
     )
-    inner = inner + _diag_embed(gS)
+    inner = inner + _diag_embed(gS.to(U.dtype))
+    if U.is_complex():
+        phases = _diag(UhgU).imag, _diag(VhgV).imag
+        _check_gauge(
+            "svd_backward", "singular vectors", "phase term, making it ill-defined.", sum(phases)
+        )
+        inner = inner + _diag_embed((phases[0] - phases[1]) / (2 * S)) * 1j
     if m > n:
         gUSinv = gU / S.unsqueeze(-2)
-        grad = (U @ inner + gUSinv - U @ (_t(U) @ gUSinv)) @ Vh
+        grad = (U @ inner + gUSinv - U @ (_h(U) @ gUSinv)) @ Vh
     elif m < n:
         SinvgVh = gVh / S.unsqueeze(-1)
-        grad = U @ (inner @ Vh + SinvgVh - (SinvgVh @ _t(Vh)) @ Vh)
+        grad = U @ (inner @ Vh + SinvgVh - (SinvgVh @ _h(Vh)) @ Vh)
     else:
         grad = U @ inner @ Vh
     return grad, None
@@ -486,9 +554,8 @@ fwd("linalg_svd", _svd_jvp)
 
 
 def _svdvals(g, out, A):
-    _real_only("linalg.svdvals", A)
     U, _, Vh = la.svd(A, full_matrices=False)
-    return (U * g.unsqueeze(-2)) @ Vh
+    return (U * g.unsqueeze(-2).to(U.dtype)) @ Vh
 
 
 def _svdvals_jvp(t, out, A):
@@ -501,7 +568,6 @@ fwd("linalg_svdvals", _svdvals_jvp)
 
 
 def _lu_factor(g, out, A):
-    _real_only("linalg.lu_factor", A)
     m, n = A.shape[-2:]
     if m != n:
         raise NotImplementedError(
@@ -509,9 +575,9 @@ def _lu_factor(g, out, A):
         )
     P, L, U = la.lu_unpack(out[0], out[1])
     gLU = g[0]
-    phi = _tril(_t(L) @ _tril(gLU, -1), -1) + _triu(_triu(gLU) @ _t(U))
-    gA = la.solve_triangular(_t(L), phi, upper=True, unitriangular=True)
-    gA = la.solve_triangular(_t(U), gA, upper=False, left=False)
+    phi = _tril(_h(L) @ _tril(gLU, -1), -1) + _triu(_triu(gLU) @ _h(U))
+    gA = la.solve_triangular(_h(L), phi, upper=True, unitriangular=True)
+    gA = la.solve_triangular(_h(U), gA, upper=False, left=False)
     return P @ gA
 
 
@@ -543,16 +609,15 @@ fwd("linalg_lu_factor_ex", _lu_factor_jvp)
 
 
 def _lu_solve(g, out, LU, pivots, B, left, adjoint):
-    _real_only("linalg.lu_solve", LU, B)
     X = out
     gB = la.lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)
     if left:
-        gA = -gB @ _t(X) if not adjoint else -X @ _t(gB)
+        gA = -gB @ _h(X) if not adjoint else -X @ _h(gB)
     else:
-        gA = -_t(X) @ gB if not adjoint else -_t(gB) @ X
+        gA = -_h(X) @ gB if not adjoint else -_h(gB) @ X
     P, L, U = la.lu_unpack(LU, pivots)
     PtgA = _t(P) @ gA
-    gLU = _tril(PtgA @ _t(U), -1) + _triu(_t(L) @ PtgA)
+    gLU = _tril(PtgA @ _h(U), -1) + _triu(_h(L) @ PtgA)
     return gLU, None, gB, None, None
 
 
@@ -574,10 +639,9 @@ fwd("linalg_lu_solve", _lu_solve_jvp)
 
 
 def _solve_triangular_back(g, out, A, B, upper, left, unitriangular):
-    _real_only("linalg.solve_triangular", A, B)
     X = out
-    gB = la.solve_triangular(_t(A), g, upper=not upper, left=left, unitriangular=unitriangular)
-    gA = -gB @ _t(X) if left else -_t(X) @ gB
+    gB = la.solve_triangular(_h(A), g, upper=not upper, left=left, unitriangular=unitriangular)
+    gA = -gB @ _h(X) if left else -_h(X) @ gB
     return _triangle(gA, upper, unitriangular), gB, None, None, None
 
 
@@ -596,9 +660,9 @@ fwd("linalg_solve_triangular", _solve_triangular_jvp)
 
 
 def _vecdot(g, out, x, y, dim):
-    _real_only("linalg.vecdot", x, y)
+    """vecdot(x, y) = sum(conj(x) y): by x, conj(g) y; by y, g x."""
     g = g.unsqueeze(dim if dim < 0 else dim - (max(x.dim(), y.dim()) - g.dim() - 1))
-    return g * y, g * x, None
+    return (g.conj() if g.is_complex() else g) * y, g * x, None
 
 
 d("linalg_vecdot", "01", _vecdot)
@@ -660,7 +724,8 @@ def _sinc_derivative(out, x):
     return tocha.where(x == 0, 0.0, ((x * math.pi).cos() - out) / tocha.where(x == 0, 1.0, x))
 
 
-# Real functions of one variable: name: (saves, f'(out, x)); gradient g f', tangent t f'.
+# Functions of one variable: name: (saves, f'(out, x)); gradient g conj(f') (sinc is the one
+# PyTorch differentiates for complex inputs too), tangent t f'.
 ELEMENTWISE = {
     "lgamma": ("0", lambda out, x: sp.digamma(x)),
     "digamma": ("0", lambda out, x: sp.polygamma(1, x)),
@@ -678,7 +743,7 @@ ELEMENTWISE = {
     "sinc": ("0o", _sinc_derivative),
 }
 for _name, (_saves, _derivative) in ELEMENTWISE.items():
-    d(_name, _saves, lambda g, out, x, f=_derivative: g * f(out, x))
+    d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
     fwd(_name, lambda t, out, x, f=_derivative: t[0] * f(out, x))
 
 d("polygamma", "0", lambda g, out, x, n: (g * sp.polygamma(n + 1, x), None))
