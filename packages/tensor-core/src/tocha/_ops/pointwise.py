@@ -182,6 +182,21 @@ def _rounding(name):
     return refusing(_int_identity(uf(name)), *rules)
 
 
+def _sign(xp, x):
+    """-1, 0 or 1 as PyTorch's ``(0 < x) - (x < 0)``: 0 for NaN (NumPy's sign gives NaN)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    s = xp.sign(x)
+    if s.dtype.kind != "f":
+        return s
+    return xp.where(xp.isnan(s), xp.zeros((), s.dtype), s)
+
+
+def _complex_sgn(xp, x):
+    """``z / |z|``, 0 where |z| is 0; NaN parts where a part is NaN (or infinite)."""
+    return xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x))).astype(x.dtype)
+
+
 # -- unary ----------------------------------------------------------------------------------
 # name: (kernel factory, integer inputs first become the default float dtype)
 UNARY = {
@@ -228,7 +243,7 @@ UNARY = {
     ),
     "sign": (
         refusing(
-            _composite(lambda xp, x: xp.sign(x) if x.dtype.kind != "b" else x.copy()),
+            _composite(_sign),
             (
                 COMPLEX,
                 "Unlike NumPy, torch.sign is not intended to support complex numbers. "
@@ -238,15 +253,7 @@ UNARY = {
         False,
     ),
     "sgn": (
-        _composite(
-            lambda xp, x: (
-                xp.where(x == 0, 0, x / xp.where(x == 0, 1, xp.abs(x))).astype(x.dtype)
-                if x.dtype.kind == "c"
-                else xp.sign(x)
-                if x.dtype.kind != "b"
-                else x.copy()
-            )
-        ),
+        _composite(lambda xp, x: _complex_sgn(xp, x) if x.dtype.kind == "c" else _sign(xp, x)),
         False,
     ),
     "reciprocal": (_reciprocal, True),
