@@ -12,13 +12,22 @@ dual level, vmap); the forward below it is the same kernel call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from ._backend import backend_of
 from ._grad_mode import STATE
 
-__all__ = ["Op", "REGISTRY", "defop", "LAYERS", "check_same_device"]
+__all__ = [
+    "Op",
+    "REGISTRY",
+    "defop",
+    "LAYERS",
+    "AUTOCAST_HOOKS",
+    "autocast_op",
+    "check_same_device",
+]
 
 
 class _Kernels(dict):
@@ -78,8 +87,10 @@ class _Layers:
     (now carrying its grad_fn). ``rebase(target, result)`` makes an in-place op's target
     take the history of the out-of-place `result` whose values are about to be written into
     it (`tocha._ops._out.assign` asks it).
-    ``autocast(op, inputs)`` casts an op's inputs inside an autocast region (`tocha.amp`);
-    it is asked only while one is active (``STATE.autocast`` set).
+    ``autocast(op, inputs)`` casts an op's inputs inside an autocast region (`tocha.amp`;
+    `op` may also be a name of its op lists); ``autocast_call(name, fn, args, kwargs)`` runs
+    a public function hooked by `autocast_op` there. Both are asked only while a region is
+    active (``STATE.autocast`` set).
     ``batching(op, args, out)`` (tocha-func's vmap) gives an op on batched tensors its
     batched result; the autograd layer asks it first while a transform is active.
     ``write(target, result)`` writes an in-place op's result into a batched target (or
@@ -89,18 +100,50 @@ class _Layers:
     A tensor carries autograd metadata (``_ag``) only once
     tocha-autograd is loaded, so the layer is never asked for before it is installed."""
 
-    __slots__ = ("autograd", "rebase", "autocast", "batching", "write", "draw")
+    __slots__ = ("autograd", "rebase", "autocast", "autocast_call", "batching", "write", "draw")
 
     def __init__(self):
         self.autograd = None
         self.rebase = None
         self.autocast = None
+        self.autocast_call = None
         self.batching = None
         self.write = None
         self.draw = None
 
 
 LAYERS = _Layers()
+
+
+AUTOCAST_HOOKS: set[str] = set()  # the names public functions are hooked under
+
+
+def autocast_op(name: str, *more: str, inline: bool = False):
+    """Decorator: inside an autocast region, the public function follows autocast's op list
+    (`tocha.amp`) under `name`, as PyTorch's op of that name does: its floating tensor
+    arguments are cast first, then it runs with autocast off for their device type (a name
+    the device's list lacks is cast nowhere). Outside a region it costs one attribute read
+    and a call. A function on a hot path tests ``GRAD_MODE.autocast`` itself and returns
+    ``LAYERS.autocast_call(name, fn, args, kwargs)`` (which calls it back with autocast
+    off): ``inline=True`` records its `name` (and `more` names it may choose) and leaves it
+    unwrapped."""
+    AUTOCAST_HOOKS.update((name, *more))
+    if more and not inline:
+        raise ValueError("a wrapped function is hooked under one name")
+
+    def decorate(fn):
+        if inline:
+            return fn
+
+        @functools.wraps(fn)
+        def entry(*args, **kwargs):
+            if STATE.autocast is None:
+                return fn(*args, **kwargs)
+            return LAYERS.autocast_call(name, fn, args, kwargs)
+
+        return entry
+
+    return decorate
 
 
 def needs_grad(tensors) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _dtype
 from ._api import PUBLIC, export
-from ._dispatch import call, defop, expect_tensor
+from ._dispatch import autocast_op, call, defop, expect_tensor
 from ._ops import aliases as _aliases
 from ._ops._argcheck import index_arg
 from ._ops._out import write_out
@@ -362,6 +362,13 @@ irfft2 = _two_dimensional("irfft2", irfftn)
 hfft2 = _two_dimensional("hfft2", hfftn)
 ihfft2 = _two_dimensional("ihfft2", ihfftn)
 
+# Each transform is one PyTorch op: in an autocast region the listed ones run in float32
+for _name in (
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+    "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
+):  # fmt: skip
+    globals()[_name] = autocast_op(f"fft_{_name}")(globals()[_name])
+
 
 # -- frequencies and shifts -------------------------------------------------------------------
 def _check_points(name: str, n, d) -> None:
@@ -514,6 +521,7 @@ def _pad_signal(x: Tensor, pad: int, mode: str) -> Tensor:
     return PUBLIC["cat"]([left, x, right], -1)
 
 
+@autocast_op("stft")
 def stft(
     input: Tensor,
     n_fft: int,

@@ -10,11 +10,12 @@ Ops
     runs it on tensors (autograd layer, then the device's kernel) and returns a tensor, or a
     tuple of them when the kernel returns a tuple; `REGISTRY` maps names to ops; `LAYERS`
     holds the layers the dispatcher runs around a kernel (tocha-autograd sets
-    ``LAYERS.autograd``). Kernels run silently on overflow, division by zero and invalid
-    values, as PyTorch's do: `call` runs them in a fresh `kernel_context()`, a context of
-    their own (they see none of the caller's context variables) in which NumPy's warnings are
-    off, and code that computes on arrays itself runs that work with
-    ``kernel_context().run(fn, *args)``.
+    ``LAYERS.autograd``); `autocast_op(name)` hooks a public function into autocast's op
+    lists (`tocha.amp`) under PyTorch's op name `name`. Kernels run silently on overflow,
+    division by zero and invalid values, as PyTorch's do: `call` runs them in a fresh
+    `kernel_context()`, a context of their own (they see none of the caller's context
+    variables) in which NumPy's warnings are off, and code that computes on arrays itself
+    runs that work with ``kernel_context().run(fn, *args)``.
 In-place ops
     `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
     writes into target's memory, or, when autograd tracks target or an operand (or the op has
@@ -66,6 +67,7 @@ from ._device import CPU
 from ._dispatch import (
     LAYERS,
     REGISTRY,
+    autocast_op,
     bump_version,
     call,
     defop,
@@ -97,6 +99,7 @@ __all__ = [
     "Backend",
     "CustomOpDef",
     "assign",
+    "autocast_op",
     "bernoulli_mask",
     "backend_of",
     "bump_version",

@@ -23,7 +23,7 @@ import numpy as np
 from . import _dtype
 from . import return_types as _rt
 from ._api import PUBLIC, export
-from ._dispatch import call, defop, expect_tensor, not_a_tensor
+from ._dispatch import autocast_op, call, defop, expect_tensor, not_a_tensor
 from ._ops import aliases as _aliases
 from ._ops import linalg_kernels as _k
 from ._ops._argcheck import check_tensor_list, check_tensors, flag, index_arg, int_arg
@@ -475,6 +475,7 @@ def logdet(input: Tensor) -> Tensor:
     return PUBLIC["where"](sign < 0, math.nan, logabsdet)
 
 
+@autocast_op("linalg_inv_ex")
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None):
     """(inverse, info): the inverse of each matrix and LAPACK's info (0, or the 1-based index
     of the zero diagonal element of U that makes the matrix singular), without raising."""
@@ -492,6 +493,7 @@ def _inv_message(i: int) -> str:
     )
 
 
+@autocast_op("linalg_inv")
 def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix; LinAlgError for a singular one."""
     _check("linalg.inv", A)
@@ -506,6 +508,7 @@ def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
 
 
+@autocast_op("linalg_solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
     """X with ``A X = B`` (``X A = B`` when not `left`); B a matrix or vector (batch), batch
     dims broadcast. LinAlgError for a singular A."""
@@ -623,6 +626,7 @@ def _prod(shape) -> int:
     return math.prod(int(s) for s in shape)
 
 
+@autocast_op("linalg_tensorinv")
 def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
     """The tensor X with ``tensordot(A, X, ind)`` the identity: A's first `ind` dims are the
     rows of a square matrix, the rest its columns; X has shape
@@ -644,6 +648,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
     return _finish(inverse.reshape(cols + rows), out)
 
 
+@autocast_op("linalg_tensorsolve")
 def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out: Tensor | None = None) -> Tensor:
     """The tensor X with ``tensordot(A, X, X.ndim) == B``: X has shape
     ``A.shape[B.ndim:]``; `dims` are dimensions of A moved to its end first."""
@@ -667,6 +672,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out: Tensor | None = None) -
 
 
 # -- factorisations ---------------------------------------------------------------------------
+@autocast_op("linalg_cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info): the Cholesky factor and LAPACK's info (0, or the order of the first leading
     minor that is not positive-definite), without raising."""
@@ -684,6 +690,7 @@ def _cholesky_message(i: int) -> str:
     )
 
 
+@autocast_op("linalg_cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
     """L lower triangular with ``A = L L^H`` (U = L^H with `upper`) for Hermitian
     positive-definite A (its lower triangle is read); LinAlgError otherwise."""
@@ -693,6 +700,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     return _finish(low, out)
 
 
+@autocast_op("linalg_qr")
 def qr(A: Tensor, mode: str = "reduced", *, out=None):
     """(Q, R) with ``A = Q R``: Q with orthonormal columns, R upper triangular. `mode`:
     "reduced" (k = min(m, n) columns), "complete" (Q square) or "r" (Q empty)."""
@@ -710,6 +718,7 @@ def _check_uplo(UPLO: str) -> None:
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+@autocast_op("linalg_eigh")
 def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     """(eigenvalues ascending, eigenvectors as columns) of Hermitian matrices (only the
     `UPLO` triangle is read)."""
@@ -718,6 +727,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None):
     return _finish(_EIGH(call(OPS["linalg_eigh"], (A,), UPLO)), out)
 
 
+@autocast_op("linalg_eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
     """The eigenvalues of Hermitian matrices, ascending (real dtype)."""
     _check_uplo(UPLO)
@@ -725,18 +735,21 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor
     return _finish(call(OPS["linalg_eigvalsh"], (A,), UPLO), out)
 
 
+@autocast_op("linalg_eig")
 def eig(A: Tensor, *, out=None):
     """(eigenvalues, eigenvectors) of general square matrices, always complex."""
     _check("linalg.eig", A)
     return _finish(_EIG(call(OPS["linalg_eig"], (A,))), out)
 
 
+@autocast_op("linalg_eigvals")
 def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The eigenvalues of general square matrices (complex)."""
     _check("linalg.eigvals", A)
     return _finish(call(OPS["linalg_eigvals"], (A,)), out)
 
 
+@autocast_op("linalg_svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending (real dtype). With
     `full_matrices` U and Vh are square, else they have k = min(m, n) columns / rows."""
@@ -756,6 +769,7 @@ def _check_svd_driver(fn_name: str, driver) -> None:
         )
 
 
+@autocast_op("linalg_svdvals")
 def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     """The singular values of each matrix, descending (real dtype)."""
     _check("linalg.svdvals", A, square=False)
@@ -763,6 +777,7 @@ def svdvals(A: Tensor, *, driver=None, out: Tensor | None = None) -> Tensor:
     return _finish(call(OPS["linalg_svdvals"], (A,)), out)
 
 
+@autocast_op("linalg_lstsq")
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None):
     """(solution, residuals, rank, singular_values) of ``min ||A X - B||``, through the SVD
     (the minimum-norm solution). As PyTorch's drivers: residuals for "gelsd", "gelss" and
@@ -994,6 +1009,7 @@ def solve_triangular(
     )
 
 
+@autocast_op("linalg_householder_product")
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The first n columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, v_i the i-th
     column of A below the diagonal with a 1 on it (LAPACK's orgqr)."""
@@ -1021,6 +1037,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
 
 
 # -- products ---------------------------------------------------------------------------------
+@autocast_op("linalg_vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """``sum(conj(x) * y)`` along `dim`, broadcast."""
     if type(dim) is not int:
@@ -1244,6 +1261,7 @@ def norm(
 _LOW_FLOATS = (_dtype.float16, _dtype.bfloat16)
 
 
+@autocast_op("linalg_matrix_rank")
 def matrix_rank(
     A: Tensor,
     tol=None,
@@ -1282,6 +1300,7 @@ def matrix_rank(
     return _finish((S > threshold.unsqueeze(-1)).sum(-1), out)
 
 
+@autocast_op("linalg_cond")
 def cond(A: Tensor, p=None, *, out: Tensor | None = None) -> Tensor:
     """The condition number of each matrix in the norm `p` (None or 2: the ratio of the
     largest to the smallest singular value)."""
@@ -1356,11 +1375,13 @@ def pca_lowrank(
 
 
 # -- PyTorch's top-level aliases --------------------------------------------------------------
+@autocast_op("inverse")
 def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The inverse of each square matrix (``tocha.linalg.inv``)."""
     return inv(input, out=out)
 
 
+@autocast_op("svd")
 def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """(U, S, V) with ``input = U diag(S) V^H`` (V, not Vh); `some`: reduced factors. Without
     `compute_uv`, U and V are zero matrices."""
@@ -1371,12 +1392,14 @@ def _legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, ou
     return _finish(_TORCH_SVD((U, S, _mH(Vh))), out)
 
 
+@autocast_op("qr")
 def _legacy_qr(input: Tensor, some: bool = True, *, out=None):
     """(Q, R) of ``tocha.linalg.qr`` with mode "reduced" (`some`) or "complete"."""
     some = flag("qr", some, "some")
     return _finish(qr(input, "reduced" if some else "complete"), out)
 
 
+@autocast_op("cholesky")
 def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """The Cholesky factor (``tocha.linalg.cholesky``); an input with no elements comes back
     as it is, whatever its shape and dtype, as from PyTorch's legacy kernel."""
@@ -1385,6 +1408,7 @@ def _legacy_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     return cholesky(input, upper=upper, out=out)
 
 
+@autocast_op("geqrf")
 def geqrf(input: Tensor, *, out=None):
     """(a, tau): the QR factorisation of each matrix in LAPACK's geqrf form: R on and above
     a's diagonal, the Householder vectors below it (their leading 1 implied) with their
@@ -1399,6 +1423,7 @@ def geqrf(input: Tensor, *, out=None):
     return _finish(_GEQRF(call(OPS["geqrf"], (input,))), out)
 
 
+@autocast_op("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse with singular values below ``rcond * largest`` dropped."""
     return pinv(input, rtol=rcond)

@@ -17,7 +17,15 @@ import numpy as np
 
 from .. import _dtype
 from .._api import PUBLIC, export
-from .._dispatch import broadcast_error, call, call_view, defop, expect_tensors, not_a_tensor
+from .._dispatch import (
+    autocast_op,
+    broadcast_error,
+    call,
+    call_view,
+    defop,
+    expect_tensors,
+    not_a_tensor,
+)
 from .._tensor import Size, Tensor, _wrap_dim
 from ._argcheck import check_dtype, check_tensor_list, check_tensors, index_arg
 from ._out import assign, write_out, write_out_same_dtype
@@ -356,6 +364,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     return result if out is None else write_out(out, result)
 
 
+@autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers sum to int64)."""
     try:
@@ -743,6 +752,7 @@ _CDIST_MODES = (
 )
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """The p-norm distance between each row of `x1` and each row of `x2`.
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
-from .._dispatch import call, defop, expect_tensors, not_a_tensor
+from .._dispatch import autocast_op, call, defop, expect_tensors, not_a_tensor
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import check_dtype, index_arg, int_arg, slice_args
 from ._out import inplace, write_out
@@ -154,6 +154,7 @@ def adjoint(input: Tensor) -> Tensor:
     return input.mH
 
 
+@autocast_op("cholesky_solve")
 def cholesky_solve(
     input: Tensor, input2: Tensor, upper: builtins.bool = False, *, out=None
 ) -> Tensor:
@@ -165,6 +166,7 @@ def cholesky_solve(
     return result if out is None else _write_out(out, result)
 
 
+@autocast_op("cholesky_inverse")
 def cholesky_inverse(input: Tensor, upper: builtins.bool = False, *, out=None) -> Tensor:
     """The inverse of A = L L^H (upper: U^H U) from its Cholesky factor."""
     if not isinstance(input, Tensor):
@@ -179,6 +181,7 @@ def cholesky_inverse(input: Tensor, upper: builtins.bool = False, *, out=None) -
 _LU_DTYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128)
 
 
+@autocast_op("lu")
 def lu(A: Tensor, pivot: builtins.bool = True, get_infos: builtins.bool = False, out=None):
     """The LU factorisation (LU, pivots) of `A`, with `infos` when `get_infos`."""
     if isinstance(A, Tensor) and A.dim() >= 2 and A.dtype not in _LU_DTYPES:
@@ -192,12 +195,14 @@ def lu(A: Tensor, pivot: builtins.bool = True, get_infos: builtins.bool = False,
     return (factors, pivots, infos) if get_infos else (factors, pivots)
 
 
+@autocast_op("lu_solve")
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:  # noqa: N803
     """Solve ``A X = b`` from the LU factorisation of A (`lu`)."""
     result = _linalg().lu_solve(LU_data, LU_pivots, b)
     return result if out is None else _write_out(out, result)
 
 
+@autocast_op("triangular_solve")
 def triangular_solve(
     b: Tensor,
     A: Tensor,  # noqa: N803
@@ -215,11 +220,13 @@ def triangular_solve(
     return return_types.triangular_solve((solution, A.clone()))
 
 
+@autocast_op("orgqr")
 def orgqr(input: Tensor, tau: Tensor, *, out=None) -> Tensor:
     """The first columns of the product of Householder reflectors (`geqrf`'s format)."""
     return _linalg().householder_product(input, tau)
 
 
+@autocast_op("ormqr")
 def ormqr(
     input: Tensor,
     tau: Tensor,

@@ -116,6 +116,22 @@ def _filled_function(op):
     return fn
 
 
+def laid_out_like(data, make, memory_format=None):
+    """``make(shape)``'s C-ordered result laid out in memory as `data` is (PyTorch's
+    ``preserve_format``: a dense layout's strides kept, any other's dims ordered by stride,
+    as NumPy's order "K"); C-ordered for ``contiguous_format``. Values `make` draws in order
+    (random ones) land in that memory order, as PyTorch's."""
+    if data.ndim < 2 or data.flags.c_contiguous:
+        return make(data.shape)
+    if getattr(memory_format, "_name", "preserve_format") == "contiguous_format":
+        return make(data.shape)
+    strides = data.strides
+    order = tuple(sorted(range(data.ndim), key=lambda d: -abs(strides[d])))
+    if order == tuple(range(data.ndim)):
+        return make(data.shape)
+    return make(tuple(data.shape[d] for d in order)).transpose(tuple(np.argsort(order)))
+
+
 def _like_function(op):
     def fn(
         input: Tensor,
@@ -133,7 +149,9 @@ def _like_function(op):
             check_tensors(op.name + "_like", ("input", input))
             check_dtype(op.name + "_like", dtype)
             raise
-        return _finish(wrap(op.kernels[dev](input._data.shape, d), dev), requires_grad)
+        kernel = op.kernels[dev]
+        data = laid_out_like(input._data, lambda shape: kernel(shape, d), memory_format)
+        return _finish(wrap(data, dev), requires_grad)
 
     fn.__name__ = fn.__qualname__ = op.name + "_like"
     fn.__doc__ = f"``{op.name}`` with the shape (and by default dtype and device) of `input`."
@@ -214,7 +232,12 @@ def full_like(
     try:
         if value is None:  # NumPy would fill NaN
             raise TypeError
-        data = kernel_context().run(full_op.kernels[dev], input._data.shape, value, d.np)
+        kernel = full_op.kernels[dev]
+        data = laid_out_like(
+            input._data,
+            lambda shape: kernel_context().run(kernel, shape, value, d.np),
+            memory_format,
+        )
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
             raise
@@ -783,12 +806,20 @@ def transfer(x: Tensor, dev) -> Tensor:
     return out
 
 
-clone_op = defop("clone", lambda xp: lambda x: x.copy())
+clone_op = defop("clone", lambda xp: lambda x, order: x.copy(order=order))
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of `input` in new memory (differentiable)."""
-    return call(clone_op, (input,))
+    """A copy of `input` in new memory (differentiable), laid out as `input` is (a dense
+    layout's strides kept, as PyTorch's ``preserve_format``) or C-ordered for
+    ``memory_format=tocha.contiguous_format``."""
+    contiguous = getattr(memory_format, "_name", None) == "contiguous_format"
+    return call(clone_op, (input,), "C" if contiguous else "K")
+
+
+def contiguous_copy(input: Tensor) -> Tensor:
+    """A row-major copy of `input` (differentiable): `contiguous` and `reshape`'s copy."""
+    return call(clone_op, (input,), "C")
 
 
 def _as(d):

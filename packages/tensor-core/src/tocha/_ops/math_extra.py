@@ -14,7 +14,16 @@ import math
 
 from .. import _dtype, return_types
 from .._api import PUBLIC, export
-from .._dispatch import binary, broadcast_error, call, call_view, defop, not_a_tensor, unary
+from .._dispatch import (
+    autocast_op,
+    binary,
+    broadcast_error,
+    call,
+    call_view,
+    defop,
+    not_a_tensor,
+    unary,
+)
 from .._tensor import Tensor
 from ._argcheck import check_scalar_fits, flag
 from ._out import assign, write_out, write_out_same_dtype
@@ -421,6 +430,7 @@ def _quotient(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return tensor1 / tensor2
 
 
+@autocast_op("addcmul")
 def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
@@ -430,6 +440,7 @@ def addcmul(
     return _finish(input + value * (tensor1 * tensor2), out)
 
 
+@autocast_op("addcdiv")
 def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
@@ -534,6 +545,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return call_view(view_as_real_op, input)
 
 
+@autocast_op("view_as_complex")
 def view_as_complex(input: Tensor) -> Tensor:
     """A view of a float tensor of shape ``(*, 2)`` (real, imag pairs) as complex numbers of
     shape ``(*)``."""
@@ -590,6 +602,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _finish(result, out)
 
 
+@autocast_op("polar")
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The complex tensor of absolute values `abs` and arguments `angle`:
     ``abs * (cos(angle) + sin(angle) * 1j)``."""

@@ -20,6 +20,7 @@ from .._cpu import kernel_context
 from .._dispatch import (
     LAYERS,
     as_array,
+    autocast_op,
     binary,
     broadcast_error,
     call,
@@ -326,6 +327,7 @@ def _refuse_out_dtype(name: str, out_dtype, out, *named: tuple[str, object]) -> 
     )
 
 
+@autocast_op("mm", inline=True)
 def mm(
     input: Tensor, mat2: Tensor, out_dtype: _dtype.dtype | None = None, *, out: Tensor | None = None
 ) -> Tensor:
@@ -333,6 +335,8 @@ def mm(
     PyTorch's CUDA-only overload: refused on the CPU, as PyTorch's CPU build does."""
     if out_dtype is not None:
         _refuse_out_dtype("mm", out_dtype, out, ("input", input), ("mat2", mat2))
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call("mm", mm, (input, mat2), {"out": out})
     expect_tensor("mm", input, "input", 1)
     expect_tensor("mm", mat2, "mat2", 2)
     if input._data.ndim != 2:
@@ -353,6 +357,7 @@ def _check_bmm(b1: Tensor, b2: Tensor, kernel_name: str = "bmm") -> None:
         _bmm_checks(s1, s2, b1.dtype, b2.dtype, kernel_name)
 
 
+@autocast_op("bmm", inline=True)
 def bmm(
     input: Tensor, mat2: Tensor, out_dtype: _dtype.dtype | None = None, *, out: Tensor | None = None
 ) -> Tensor:
@@ -360,6 +365,8 @@ def bmm(
     batch sizes must be equal (no broadcasting). `out_dtype` is refused as by `mm`."""
     if out_dtype is not None:
         _refuse_out_dtype("bmm", out_dtype, out, ("input", input), ("mat2", mat2))
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call("bmm", bmm, (input, mat2), {"out": out})
     expect_tensor("bmm", input, "input", 1)
     expect_tensor("bmm", mat2, "mat2", 2)
     _check_bmm(input, mat2)
@@ -367,8 +374,11 @@ def bmm(
     return result if out is None else write_out(out, result)
 
 
+@autocast_op("mv", inline=True)
 def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Product of the matrix `input` (n, k) and the vector `vec` (k): shape (n)."""
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call("mv", mv, (input, vec), {"out": out})
     expect_tensor("mv", input, "input", 1)
     expect_tensor("mv", vec, "vec", 2)
     if input._data.ndim != 2 or vec._data.ndim != 1:
@@ -388,8 +398,11 @@ def _check_vectors(x: Tensor, y: Tensor) -> None:
         )
 
 
+@autocast_op("dot", inline=True)
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Dot product of two 1-D tensors of the same size and dtype: a 0-dim tensor."""
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call("dot", dot, (input, tensor), {"out": out})
     expect_tensor("dot", input, "input", 1)
     expect_tensor("dot", tensor, "tensor", 2)
     _check_vectors(input, tensor)
@@ -549,14 +562,25 @@ def _sublist_equation(args) -> tuple[str, list]:
     return equation, list(pairs[0::2])
 
 
-def _einsum_dtype(operands, inputs, output) -> _dtype.dtype:
-    """PyTorch's einsum dtype: a subscript summed within one operand sums it first (ints and
-    bools become int64); then contraction (a bmm) needs equal dtypes, mere products promote."""
+def _subscript_counts(inputs) -> dict:
+    """How many operands each subscript appears in."""
     counts = {}
     for subs in inputs:
         for s in set(subs):
             counts[s] = counts.get(s, 0) + 1
-    contracted = any(n > 1 and s not in output for s, n in counts.items())
+    return counts
+
+
+def _contracts(counts, output) -> bool:
+    """Whether an einsum sums a subscript shared by operands (PyTorch runs that as a bmm)."""
+    return any(n > 1 and s not in output for s, n in counts.items())
+
+
+def _einsum_dtype(operands, inputs, output) -> _dtype.dtype:
+    """PyTorch's einsum dtype: a subscript summed within one operand sums it first (ints and
+    bools become int64); then contraction (a bmm) needs equal dtypes, mere products promote."""
+    counts = _subscript_counts(inputs)
+    contracted = _contracts(counts, output)
     dtypes = []
     for x, subs in zip(operands, inputs, strict=True):
         d = x.dtype
@@ -576,6 +600,7 @@ def _einsum_dtype(operands, inputs, output) -> _dtype.dtype:
     return result
 
 
+@autocast_op("einsum", "einsum_product", inline=True)
 def einsum(*args) -> Tensor:
     """Sums of products written in Einstein notation, as `torch.einsum`:
     ``einsum("ij,jk->ik", a, b)`` is ``a @ b``. Operands may also come as one list; "..."
@@ -645,6 +670,10 @@ def einsum(*args) -> Tensor:
         output = sorted(s for s in set(counts) if counts.count(s) == 1)
         if any("..." in subs for subs in inputs):  # the broadcast dims lead the output
             output.insert(0, "...")
+    if STATE.autocast is not None:
+        # PyTorch's einsum contracts with bmm, which autocasts; its mere products do not
+        name = "einsum" if _contracts(_subscript_counts(inputs), output) else "einsum_product"
+        return LAYERS.autocast_call(name, einsum, args, {})
     dt = _einsum_dtype(operands, inputs, output)
     normalized = ",".join("".join(subs) for subs in inputs) + "->" + "".join(output)
     try:
@@ -710,6 +739,7 @@ def _check_add_dtypes(input: Tensor, m1: Tensor, m2: Tensor) -> None:
             )
 
 
+@autocast_op("addmm", inline=True)
 def addmm(
     input: Tensor,
     mat1: Tensor,
@@ -725,6 +755,10 @@ def addmm(
     refused as by `mm`."""
     if out_dtype is not None:
         _refuse_out_dtype("addmm", out_dtype, out, ("input", input), ("mat1", mat1), ("mat2", mat2))
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call(
+            "addmm", addmm, (input, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out}
+        )
     try:
         for name, m in (("mat1", mat1), ("mat2", mat2)):
             if m._data.ndim != 2:
@@ -738,11 +772,17 @@ def addmm(
     return _scaled_sum(input, _matmul(mat1, mat2), beta, alpha, out)
 
 
+@autocast_op("addmv", inline=True)
 def addmv(
     input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``: mat (n, k), vec (k), `input` of n or 1
     elements (or 0-dim)."""
+    if STATE.autocast is not None:
+        args = (input, mat, vec)
+        return LAYERS.autocast_call(
+            "addmv", addmv, args, {"beta": beta, "alpha": alpha, "out": out}
+        )
     try:
         if mat._data.ndim != 2 or vec._data.ndim != 1 or input._data.ndim > 1:
             raise RuntimeError(
@@ -777,6 +817,7 @@ def _check_sizes_read(reads) -> None:
             )
 
 
+@autocast_op("addbmm")
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:
@@ -806,6 +847,7 @@ def addbmm(
     return _scaled_sum(input, product, beta, alpha, out)
 
 
+@autocast_op("baddbmm", inline=True)
 def baddbmm(
     input: Tensor,
     batch1: Tensor,
@@ -822,6 +864,10 @@ def baddbmm(
     if out_dtype is not None:
         _refuse_out_dtype(
             "baddbmm", out_dtype, out, ("input", input), ("batch1", batch1), ("batch2", batch2)
+        )
+    if STATE.autocast is not None:
+        return LAYERS.autocast_call(
+            "baddbmm", baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha, "out": out}
         )
     try:
         for name, m in (("batch1", batch1), ("batch2", batch2)):

@@ -29,7 +29,7 @@ from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors
 from ._fma import FUSED_DTYPES, fused_multiply_add
 from ._out import check_no_internal_overlap, check_writable
-from .creation import _device_of, _finish, parse_size
+from .creation import _device_of, _finish, laid_out_like, parse_size
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _SEED_MIN, _SEED_END = -(2**63), 2**64
@@ -226,8 +226,6 @@ def _uniform_kernel(xp):
         return result
 
     return kernel
-
-
 
 
 def _normal_kernel(xp):
@@ -485,7 +483,8 @@ def rand_like(
     """`rand` with the shape (and by default the dtype and device) of `input`."""
     shape, d, dev = _like("rand_like", input, dtype, device)
     _float_dtype(d, "check_uniform_bounds")
-    data = uniform_op.kernels[dev](_generator(generator, dev), shape, d.np, 0, 1)
+    kernel, gen = uniform_op.kernels[dev], _generator(generator, dev)
+    data = laid_out_like(input._data, lambda shape: kernel(gen, shape, d.np, 0, 1), memory_format)
     return _finish(wrap(data, dev), requires_grad)
 
 
@@ -503,7 +502,10 @@ def randn_like(
     shape, d, dev = _like("randn_like", input, dtype, device)
     if math.prod(shape):  # PyTorch's kernel, and its dtype check, never run on no elements
         _float_dtype(d, "normal_kernel_cpu")
-    data = normal_op.kernels[dev](_generator(generator, dev), shape, d.np, 0.0, 1.0)
+    kernel, gen = normal_op.kernels[dev], _generator(generator, dev)
+    data = laid_out_like(
+        input._data, lambda shape: kernel(gen, shape, d.np, 0.0, 1.0), memory_format
+    )
     return _finish(wrap(data, dev), requires_grad)
 
 
@@ -561,7 +563,10 @@ def randint_like(
     low, high = _int_arg(low, "randint_like", "low"), _int_arg(high, "randint_like", "high")
     shape, d, dev = _like("randint_like", input, dtype, device)
     _check_range(low, high, d)
-    data = integers_op.kernels[dev](_generator(generator, dev), shape, d.np, low, high)
+    kernel, gen = integers_op.kernels[dev], _generator(generator, dev)
+    data = laid_out_like(
+        input._data, lambda shape: kernel(gen, shape, d.np, low, high), memory_format
+    )
     return _finish(wrap(data, dev), requires_grad)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype
 from .._api import PUBLIC, export
 from .._backend import resolve_device
-from .._dispatch import expect_tensor, not_a_tensor
+from .._dispatch import autocast_op, expect_tensor, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor
 from ._argcheck import check_dtype, check_tensors, flag, index_arg
@@ -267,6 +267,7 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
+@autocast_op("addr")
 def addr(
     input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:
@@ -489,6 +490,7 @@ def _quantile(name: str, input: Tensor, q, dim, keepdim, interpolation, out, ski
     return result if out is None else write_out(out, result)
 
 
+@autocast_op("quantile")
 def quantile(
     input: Tensor,
     q,
@@ -504,6 +506,7 @@ def quantile(
     return _quantile("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
+@autocast_op("nanquantile")
 def nanquantile(
     input: Tensor,
     q,

@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype
 from .._api import export
 from .._dispatch import (
+    autocast_op,
     broadcast_error,
     call,
     check_same_device,
@@ -609,6 +610,7 @@ def _copy_plan(input, dim, index, source):
     return index_copy_op, (_vector(index), source), (d,)
 
 
+@autocast_op("index_copy")
 def index_copy(
     input: Tensor, dim: int, index: Tensor, source: Tensor, *, out: Tensor | None = None
 ) -> Tensor:

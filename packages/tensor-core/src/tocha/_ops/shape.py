@@ -21,7 +21,7 @@ from .._dispatch import LAYERS, call_view, defop, make_view, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._argcheck import index_arg
-from .creation import clone
+from .creation import contiguous_copy
 
 
 # -- building views from explicit strides ----------------------------------------------------
@@ -357,7 +357,7 @@ def reshape(input: Tensor, *shape) -> Tensor:
     shape = infer_size(int_tuple(shape, "reshape"), data.size)
     if data.flags.c_contiguous or view_strides(data.shape, data.strides, shape):
         return call_view(view_op, input, shape)
-    return _unaliased(call_view(view_op, clone(input), shape))
+    return _unaliased(call_view(view_op, contiguous_copy(input), shape))
 
 
 def _unaliased(t: Tensor) -> Tensor:
@@ -750,7 +750,7 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
     """`self` if its elements are laid out in row-major order, else a row-major copy."""
     if self._data.flags.c_contiguous:
         return self
-    return clone(self)
+    return contiguous_copy(self)
 
 
 def alias(data, source: Tensor) -> Tensor:

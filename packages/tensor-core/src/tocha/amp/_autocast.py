@@ -19,7 +19,7 @@ from .._grad_mode import STATE, F
 from .._ops._argcheck import check_bool
 from .._ops.creation import to
 from .._tensor import Tensor
-from ._policy import FP32, LOWER, policy_for
+from ._policy import FP32, LOWER, NATIVE, policy_for
 
 __all__ = [
     "autocast",
@@ -234,35 +234,90 @@ def set_autocast_cpu_dtype(dtype) -> None:
     set_autocast_dtype("cpu", dtype)
 
 
+def _target(rule, low, tensors, device_type):
+    """The dtype `rule` casts to (None: no cast), given the region's lower dtype `low` and
+    the tensors among the op's arguments."""
+    if rule is LOWER:
+        return low
+    if rule is FP32:
+        return _dtype.float32
+    if rule is NATIVE:
+        return None
+    # PROMOTE: float32 wins, else the region's dtype. (PyTorch raises for a float16 input in a
+    # bfloat16 region; tocha's composites call cat and stack where PyTorch's kernels do not,
+    # so such inputs are left to the op's own promotion.)
+    target = low
+    for x in tensors:
+        d = x.dtype
+        if d in _ELIGIBLE and x._device.type == device_type:
+            if d is _dtype.float32:
+                return d
+            if d is not low:
+                target = None
+    return target
+
+
+def _cast(x, target, device_type):
+    if isinstance(x, Tensor):
+        if x.dtype in _ELIGIBLE and x.dtype is not target and x._device.type == device_type:
+            return to(x, target)
+        return x
+    if type(x) in (list, tuple) and any(isinstance(t, Tensor) for t in x):
+        return type(x)(_cast(t, target, device_type) for t in x)
+    return x
+
+
+def _tensors(values):
+    for x in values:
+        if isinstance(x, Tensor):
+            yield x
+        elif type(x) in (list, tuple):
+            yield from (t for t in x if isinstance(t, Tensor))
+
+
 def cast_inputs(op, inputs: tuple) -> tuple:
-    """`inputs` of `op` cast as the active region's op list says (unchanged when the op is
-    not listed or its tensors are on a device type without a region)."""
+    """`inputs` of `op` (an op, or a name of the op lists) cast as the active region's op list
+    says (unchanged when it is not listed or its tensors are on a device type without a
+    region)."""
     first = next((x for x in inputs if isinstance(x, Tensor)), None)
     if first is None:
         return inputs
     device_type = first._device.type
     low = STATE.autocast.get(device_type)
-    rule = None if low is None else policy_for(device_type).get(op.name)
-    if rule is None:
+    if low is None:
         return inputs
-    if rule is LOWER:
-        target = low
-    elif rule is FP32:
-        target = _dtype.float32
-    else:
-        floats = [x.dtype for x in inputs if isinstance(x, Tensor) and x.is_floating_point()]
-        if not floats:
-            return inputs
-        target = functools.reduce(_dtype.promote_types, floats)
-    return tuple(
-        to(x, target)
-        if isinstance(x, Tensor)
-        and x.dtype in _ELIGIBLE
-        and x.dtype is not target
-        and x._device.type == device_type
-        else x
-        for x in inputs
-    )
+    rule = policy_for(device_type).get(op if type(op) is str else op.name)
+    target = None if rule is None else _target(rule, low, _tensors(inputs), device_type)
+    if target is None:
+        return inputs
+    return tuple(_cast(x, target, device_type) for x in inputs)
+
+
+def call_autocast(name: str, fn, args: tuple, kwargs: dict):
+    """Run `fn`, a public function hooked under `name` (`tocha.library.autocast_op`), inside
+    an autocast region: its floating tensor arguments cast as the op list says, then `fn`
+    with autocast off for their device type, as PyTorch's kernels run below its autocast
+    layer (a name not listed for the device is such a kernel too: no cast, none inside)."""
+    regions = STATE.autocast
+    inner = None
+    first = next(_tensors((*args, *kwargs.values())), None)
+    if first is not None:
+        device_type = first._device.type
+        low = regions.get(device_type)
+        if low is not None:
+            rule = policy_for(device_type).get(name)
+            if rule is not None and kwargs.get("out") is None:
+                target = _target(rule, low, _tensors((*args, *kwargs.values())), device_type)
+                if target is not None:
+                    args = tuple([_cast(x, target, device_type) for x in args])
+                    kwargs = {k: _cast(v, target, device_type) for k, v in kwargs.items()}
+            inner = {k: v for k, v in regions.items() if k != device_type} or None
+    STATE.autocast = inner
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        STATE.autocast = regions
 
 
 LAYERS.autocast = cast_inputs
+LAYERS.autocast_call = call_autocast

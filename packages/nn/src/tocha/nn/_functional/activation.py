@@ -19,6 +19,7 @@ from tocha.library import (
     REGISTRY,
     TITLE,
     assign,
+    autocast_op,
     call,
     check_scalar_converts,
     defop,
@@ -590,6 +591,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+@autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """`leaky_relu` with a learnt slope, one per channel (dim 1) or one shared."""
     if not isinstance(input, Tensor):

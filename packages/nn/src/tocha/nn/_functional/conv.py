@@ -28,7 +28,7 @@ import math
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
-from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
+from tocha.library import TITLE, autocast_op, call, defop, expect_tensor, not_a_tensor
 
 from ._dtypes import keeping_dtype
 from ._jvp import plus
@@ -466,6 +466,7 @@ def _conv_transposend(
 
 
 # -- public functions -----------------------------------------------------------------------
+@autocast_op("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -480,6 +481,7 @@ def conv1d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@autocast_op("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -512,6 +514,7 @@ def conv2d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@autocast_op("conv3d")
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -526,6 +529,7 @@ def conv3d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -542,6 +546,7 @@ def conv_transpose1d(
     )
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -573,6 +578,7 @@ def conv_transpose2d(
     )
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,
@@ -671,6 +677,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv_tbc")
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """A 1-d convolution of a (time, batch, channels) sequence; `weight` (kernel width,
     in channels, out channels), `bias` (out channels), `pad` zeros at both ends of time."""

@@ -12,7 +12,17 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, defop, expect_tensor, index_arg, not_a_tensor
+from tocha.library import (
+    GRAD_MODE,
+    LAYERS,
+    TITLE,
+    autocast_op,
+    call,
+    defop,
+    expect_tensor,
+    index_arg,
+    not_a_tensor,
+)
 
 from ._jvp import plus
 
@@ -82,6 +92,7 @@ def _shape_text(shape) -> str:
     return "x".join(str(n) for n in shape)
 
 
+@autocast_op("linear", inline=True)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``.
 
@@ -89,6 +100,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         input ``(*, in_features)``, weight ``(out_features, in_features)``, bias
         ``(out_features)``; output ``(*, out_features)``.
     """
+    if GRAD_MODE.autocast is not None:
+        return LAYERS.autocast_call("linear", linear, (input, weight, bias), {})
     try:
         same = input.dtype == weight.dtype
     except AttributeError:
@@ -126,6 +139,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise
 
 
+@autocast_op("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_k = x1 @ weight[k] @ x2 + bias_k``.
 

@@ -19,7 +19,14 @@ from contextlib import nullcontext
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import TITLE, call, check_scalar_converts, defop, not_a_tensor
+from tocha.library import (
+    TITLE,
+    autocast_op,
+    call,
+    check_scalar_converts,
+    defop,
+    not_a_tensor,
+)
 
 from ._jvp import plus
 from .activation import log_softmax_op, logsigmoid, softmax, softmax_backward_op
@@ -611,6 +618,7 @@ def _floating_result(input: Tensor, target: Tensor):
     return d if d.is_floating_point or d.is_complex else tocha.get_default_dtype()
 
 
+@autocast_op("nll_loss")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -640,6 +648,7 @@ def nll_loss(
     return _with_weight(nll_loss_op, (input, target), weight, reduction, ignore_index)
 
 
+@autocast_op("cross_entropy_loss")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -777,6 +786,7 @@ d("binary_cross_entropy", "012", _bce_grad)
 fwd("binary_cross_entropy", _bce_jvp)
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -807,6 +817,7 @@ def binary_cross_entropy(
     return _with_weight(binary_cross_entropy_op, (input, target), weight, reduction)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -846,6 +857,7 @@ def binary_cross_entropy_with_logits(
 
 
 # -- regression losses -----------------------------------------------------------------------
+@autocast_op("l1_loss")
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -866,6 +878,7 @@ def l1_loss(
     return _weighted((input - target).abs(), weight, input, reduction)
 
 
+@autocast_op("mse_loss")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -888,6 +901,7 @@ def mse_loss(
     return _weighted(diff.square(), weight, input, reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -915,6 +929,7 @@ def smooth_l1_loss(
     return _reduce(tocha.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -946,6 +961,7 @@ def huber_loss(
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -988,6 +1004,7 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -1064,6 +1081,7 @@ def gaussian_nll_loss(
 
 
 # -- margin and embedding losses -------------------------------------------------------------
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -1089,6 +1107,7 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -1118,6 +1137,7 @@ def hinge_embedding_loss(
     return _reduce(loss, reduction)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1171,6 +1191,7 @@ def multilabel_soft_margin_loss(
     return _reduce(loss, reduction)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -1219,6 +1240,7 @@ def _check_margin_input(input: Tensor) -> None:
         )
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1265,6 +1287,7 @@ def multi_margin_loss(
     return _reduce(loss.reshape(target.shape), reduction)
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -1316,6 +1339,7 @@ def multilabel_margin_loss(
     return _reduce(loss if input.dim() == 2 else loss[0], reduction)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -1626,6 +1650,7 @@ def _check_ctc_sizes(targets: Tensor, il: tuple, tl: tuple, steps: int) -> None:
             )
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, TITLE, call, defop, not_a_tensor
+from tocha.library import GRAD_MODE, LAYERS, TITLE, call, defop, not_a_tensor
 
 from ._jvp import plus
 from .groupnorm import group_norm_op, widened
@@ -573,12 +573,22 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
-    c = input.shape[1]
-    sq = input * input
     pads = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
-    padded = pad(sq, pads)
+    padded = pad(input * input, pads)
+    if GRAD_MODE.autocast is not None and input.dim() > 3:
+        # PyTorch averages the window of a 4-D or larger input with avg_pool3d: float32
+        # in an autocast region
+        window = LAYERS.autocast_call("avg_pool3d", _window_sum, (padded, size, input), {})
+    else:
+        window = _window_sum(padded, size, input)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _window_sum(padded: Tensor, size: int, input: Tensor) -> Tensor:
+    """The sums over `size` neighbouring channels of the channel-padded `padded`."""
+    c = input.shape[1]
     window = padded.narrow(1, 0, c)
     for i in range(1, size):
         window = window + padded.narrow(1, i, c)
-    div = (window * (alpha / size) + k) ** beta
-    return input / div
+    return window

@@ -15,7 +15,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import call, defop
+from tocha.library import GRAD_MODE, LAYERS, autocast_op, call, defop
 
 __all__ = ["pad"]
 
@@ -93,6 +93,18 @@ def _check_mode_pads(input: Tensor, pairs: list, mode: str) -> None:
             raise RuntimeError("Padding value causes wrapping around more than once.")
 
 
+@autocast_op(
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
+    "circular_pad1d",
+    "circular_pad2d",
+    "circular_pad3d",
+    inline=True,
+)
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the trailing dims of `input`: ``pad = (last_lo, last_hi, prev_lo, prev_hi, ...)``.
 
@@ -134,6 +146,10 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             ) from None
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if GRAD_MODE.autocast is not None:  # PyTorch's reflection_pad2d, replication_pad1d...
+        kind = {"reflect": "reflection", "replicate": "replication"}.get(mode, mode)
+        name = f"{kind}_pad{len(pairs)}d"
+        return LAYERS.autocast_call(name, _PAD, (input, pad, mode), {})
     _check_mode_pads(input, pairs, mode)
     out = input
     for i, (lo, hi) in enumerate(pairs):
@@ -142,3 +158,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             index = _source_index(input.shape[dim], lo, hi, mode)
             out = out.index_select(dim, tocha.from_numpy(index).to(input.device))
     return out
+
+
+_PAD = pad  # (the function: its body names its argument `pad`)

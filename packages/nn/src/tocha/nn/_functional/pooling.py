@@ -24,7 +24,16 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear
-from tocha.library import TITLE, call, defop, expect_tensor, not_a_tensor
+from tocha.library import (
+    GRAD_MODE,
+    LAYERS,
+    TITLE,
+    autocast_op,
+    call,
+    defop,
+    expect_tensor,
+    not_a_tensor,
+)
 
 from .activation import relu
 from .conv import _col2im, _pad, _windows
@@ -494,6 +503,7 @@ def max_pool2d(
     )
 
 
+@autocast_op("max_pool3d", inline=True)
 def max_pool3d(
     input: Tensor,
     kernel_size,
@@ -504,6 +514,9 @@ def max_pool3d(
     return_indices: bool = False,
 ):
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `max_pool2d`."""
+    if GRAD_MODE.autocast is not None and not return_indices:  # PyTorch lists no indices
+        args = (input, kernel_size, stride, padding, dilation, ceil_mode)
+        return LAYERS.autocast_call("max_pool3d", max_pool3d, args, {})
     return _values(
         _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode), return_indices
     )
@@ -548,6 +561,7 @@ def avg_pool2d(
     )
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size,
@@ -649,12 +663,14 @@ def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Average pooling to a fixed output size: window i spans
     ``[floor(i * L / L_out), ceil((i + 1) * L / L_out))``."""
     return _adaptive_avg(input, output_size, 1)
 
 
+@autocast_op("adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """2-D adaptive average pooling (`output_size`: an int, or a pair, None keeping the
     input's size); see `adaptive_avg_pool1d`.
@@ -666,6 +682,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg(input, output_size, 2)
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """3-D adaptive average pooling; see `adaptive_avg_pool2d`."""
     return _adaptive_avg(input, output_size, 3)
@@ -704,6 +721,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices:
     return _adaptive_max(input, output_size, 2)
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
     """`adaptive_max_pool3d` returning ``(values, indices)``."""
     return _adaptive_max(input, output_size, 3)
@@ -719,6 +737,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _values(_adaptive_max(input, output_size, 2), return_indices)
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     """3-D adaptive max pooling; see `adaptive_max_pool1d`."""
     return _values(_adaptive_max(input, output_size, 3), return_indices)
@@ -793,6 +812,7 @@ def max_unpool1d(
     return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("max_unpool2d")
 def max_unpool2d(
     input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
 ) -> Tensor:
@@ -804,6 +824,7 @@ def max_unpool2d(
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("max_unpool3d")
 def max_unpool3d(
     input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
 ) -> Tensor:
@@ -869,6 +890,7 @@ def _fractional_max_pool(input, k, kernel_size, output_size, output_ratio, sampl
     return best, indices
 
 
+@autocast_op("fractional_max_pool2d")
 def fractional_max_pool2d_with_indices(
     input: Tensor,
     kernel_size,
@@ -908,6 +930,7 @@ def fractional_max_pool2d(
     )
 
 
+@autocast_op("fractional_max_pool3d")
 def fractional_max_pool3d_with_indices(
     input: Tensor,
     kernel_size,

@@ -18,7 +18,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.library import not_a_tensor
+from tocha.library import autocast_op, not_a_tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -385,6 +385,7 @@ def _corner_values(flat: Tensor, index: list, sizes) -> Tensor:
     return values * inside.unsqueeze(1).to(flat.dtype)
 
 
+@autocast_op("grid_sample")
 def grid_sample(
     input: Tensor,
     grid: Tensor,
