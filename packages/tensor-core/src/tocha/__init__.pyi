@@ -34,6 +34,7 @@ from tocha import profiler as profiler
 from tocha import random as random
 from tocha import return_types as return_types
 from tocha import serialization as serialization
+from tocha import signal as signal
 from tocha import sparse as sparse
 from tocha import special as special
 from tocha import testing as testing

@@ -53,6 +53,7 @@ SUBPACKAGES = {
     "cpu": "tocha-core",
     "random": "tocha-core",
     "hub": "tocha-core",
+    "signal": "tocha-core",
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",

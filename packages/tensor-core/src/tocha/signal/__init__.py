@@ -1,0 +1,5 @@
+"""Signal processing, as ``torch.signal``: the window functions of `tocha.signal.windows`."""
+
+from . import windows
+
+__all__ = ["windows"]
