@@ -426,3 +426,19 @@ def test_a_node_prehook_may_replace_the_gradients():
     y.grad_fn.register_prehook(lambda go: (go[0] * 10,))
     y.sum().backward()
     assert x.grad.tolist() == [30.0, 30.0]
+
+
+def _batched_vjps(lib):
+    u = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (first,) = lib.autograd.grad(u * u, u, grad_outputs=lib.eye(3), is_grads_batched=True)
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    (second,) = lib.autograd.grad(
+        (x**3).sum(1), x, lib.eye(2), is_grads_batched=True, create_graph=True
+    )
+    (third,) = lib.autograd.grad(second.sum(), x)
+    return first, second.detach(), third
+
+
+def test_grads_batched_is_one_vjp_per_batch_entry(torch):
+    for ours, theirs in zip(_batched_vjps(tocha), _batched_vjps(torch)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -99,11 +99,18 @@ def grad(
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
-    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated).
+    With `is_grads_batched`, each of `grad_outputs` has a leading batch dim: the result is
+    the gradients for each batch entry, stacked along a leading dim (one vector-Jacobian
+    product per entry)."""
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if is_grads_batched:
+        return _batched_grad(
+            outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+        )
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -128,6 +135,35 @@ def grad(
                 )
         final.append(g)
     return tuple(final)
+
+
+def _batched_grad(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize):
+    """`grad` with ``is_grads_batched``: one backward per batch entry of `grad_outputs`, the
+    graph kept until the last, the gradients stacked."""
+    if grad_outputs is None:
+        raise RuntimeError("grad_outputs must be given when is_grads_batched=True")
+    batches = _as_tuple(grad_outputs)
+    sizes = {g.shape[0] for g in batches if isinstance(g, Tensor)}
+    if len(sizes) != 1:
+        raise RuntimeError("grad_outputs must have the same batch size (their first dim)")
+    (size,) = sizes
+    retain = create_graph if retain_graph is None else retain_graph
+    entries = []
+    for i in range(size):
+        entries.append(
+            grad(
+                outs,
+                ins,
+                [g[i] if isinstance(g, Tensor) else g for g in batches],
+                retain_graph=True if i < size - 1 else retain,
+                create_graph=create_graph,
+                allow_unused=allow_unused,
+                materialize_grads=materialize,
+            )
+        )
+    return tuple(
+        None if column[0] is None else tocha.stack(list(column)) for column in zip(*entries)
+    )
 
 
 # -- what Tensor methods need ---------------------------------------------------------------
