@@ -27,6 +27,7 @@ __all__ = [
     "AUTOCAST_HOOKS",
     "autocast_op",
     "check_same_device",
+    "OtherLayout",
 ]
 
 
@@ -172,6 +173,28 @@ def check_same_device(tensors):
     return dev
 
 
+class OtherLayout(NotImplementedError, AttributeError):
+    """Raised by the array of a tensor of another layout than strided (a sparse COO) that a
+    dense kernel reads: its elements are not an array's. The entry point that ran the kernel
+    catches it and runs the op the way that layout does (`in_layout`), on the op's Tensor
+    arguments. Uncaught, it is PyTorch's NotImplementedError for an op that backend lacks (and
+    an AttributeError, so that ``getattr(array, name, default)`` gives the default)."""
+
+    def __init__(self, array, name: str):
+        super().__init__(array.unsupported(name))
+        self.array = array
+
+
+def in_layout(op, exc: OtherLayout, *args):
+    """`op` on `args` (its Tensors and other arguments, as its kernel takes them) by the kernel
+    that the layout of `exc.array` has for it: a function of Tensors written in tocha ops, so
+    that autograd records what it does. PyTorch's NotImplementedError if it has none."""
+    kernel = exc.array.kernels.get(op.name)
+    if kernel is None:
+        raise NotImplementedError(exc.array.unsupported(op.name)) from None
+    return kernel(*args)
+
+
 # -- calling ops: one entry per family, each the whole hot path for its ops -----------------
 # (imported here, below the definitions that _tensor's import chain needs)
 import numpy as _np  # noqa: E402
@@ -209,7 +232,10 @@ def call(op: Op, inputs: Sequence[Tensor], *args: Any) -> Any:
         raise _not_tensors(op, inputs) from None
     if STATE.autocast is not None:
         inputs = LAYERS.autocast(op, inputs)
-    result = _kernel_context().run(op.kernels[dev], *[t._data for t in inputs], *args)
+    try:
+        result = _kernel_context().run(op.kernels[dev], *[t._data for t in inputs], *args)
+    except OtherLayout as exc:
+        return in_layout(op, exc, *inputs, *args)
     if type(result) is tuple:
         out = tuple([wrap(as_array(r, dev), dev) for r in result])
     else:
@@ -236,7 +262,10 @@ def call_one(op, x, *args):
         raise not_a_tensor(op.name, x) from None
     if STATE.autocast is not None:
         (x,) = LAYERS.autocast(op, (x,))
-    out = wrap(_kernel_context().run(op.kernels[dev], x._data, *args), dev)
+    try:
+        out = wrap(_kernel_context().run(op.kernels[dev], x._data, *args), dev)
+    except OtherLayout as exc:
+        return in_layout(op, exc, x, *args)
     if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x, *args), out)
     return out
@@ -244,7 +273,10 @@ def call_one(op, x, *args):
 
 def call_view(op, x, *args):
     """Run a view op: the result shares `x`'s memory, base and version counter."""
-    out = wrap(op.kernels[x._device](x._data, *args), x._device)
+    try:
+        out = wrap(op.kernels[x._device](x._data, *args), x._device)
+    except OtherLayout as exc:
+        return in_layout(op, exc, x, *args)
     make_view(out, x)
     if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x, *args), out)
@@ -286,9 +318,12 @@ def unary(op, x, int_to_float):
     except AttributeError:
         raise not_a_tensor(op.name, x) from None
     dev = x._device
-    if int_to_float and data.dtype.kind in "biu":
-        data = cast(data, _dtype.DEFAULTS.float.np, dev)
-    out = wrap(as_array(_kernel_context().run(op.kernels[dev], data), dev), dev)
+    try:
+        if int_to_float and data.dtype.kind in "biu":
+            data = cast(data, _dtype.DEFAULTS.float.np, dev)
+        out = wrap(as_array(_kernel_context().run(op.kernels[dev], data), dev), dev)
+    except OtherLayout as exc:
+        return in_layout(op, exc, x)
     if x._ag is not None and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (x,), out)
     return out
@@ -299,44 +334,47 @@ def binary(op, a, b, int_to_float=False):
     broadcast, promoted with PyTorch's rules."""
     if STATE.autocast is not None:
         a, b = LAYERS.autocast(op, (a, b))
-    ta, tb = type(a), type(b)
-    if ta in _TENSOR_TYPES and tb in _TENSOR_TYPES:
-        dev = a._device
-        ad, bd = a._data, b._data
-        if (
-            b._device is not dev
-            or bd.dtype is not ad.dtype
-            or (int_to_float and ad.dtype.kind in "biu")
-        ):
-            ad, bd, dev = _promote_binary(a, b, int_to_float)
-        tracked = a._ag is not None or b._ag is not None
-    elif ta in _TENSOR_TYPES and tb in _SCALAR_RANK:
-        dev = a._device
-        ad = a._data
-        if _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind] and not (
-            int_to_float and ad.dtype.kind in "biu"
-        ):
-            bd = _scalar_like(b, ad.dtype)
+    try:  # the whole body: a sparse operand raises as soon as promotion reads it
+        ta, tb = type(a), type(b)
+        if ta in _TENSOR_TYPES and tb in _TENSOR_TYPES:
+            dev = a._device
+            ad, bd = a._data, b._data
+            if (
+                b._device is not dev
+                or bd.dtype is not ad.dtype
+                or (int_to_float and ad.dtype.kind in "biu")
+            ):
+                ad, bd, dev = _promote_binary(a, b, int_to_float)
+            tracked = a._ag is not None or b._ag is not None
+        elif ta in _TENSOR_TYPES and tb in _SCALAR_RANK:
+            dev = a._device
+            ad = a._data
+            if _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind] and not (
+                int_to_float and ad.dtype.kind in "biu"
+            ):
+                bd = _scalar_like(b, ad.dtype)
+            else:
+                ad, bd, dev = _promote_binary(a, b, int_to_float)
+            tracked = a._ag is not None
+        elif tb in _TENSOR_TYPES and ta in _SCALAR_RANK:
+            dev = b._device
+            bd = b._data
+            if _SCALAR_RANK[ta] <= _KIND_RANK[bd.dtype.kind] and not (
+                int_to_float and bd.dtype.kind in "biu"
+            ):
+                ad = _scalar_like(a, bd.dtype)
+            else:
+                ad, bd, dev = _promote_binary(a, b, int_to_float)
+            tracked = b._ag is not None
         else:
             ad, bd, dev = _promote_binary(a, b, int_to_float)
-        tracked = a._ag is not None
-    elif tb in _TENSOR_TYPES and ta in _SCALAR_RANK:
-        dev = b._device
-        bd = b._data
-        if _SCALAR_RANK[ta] <= _KIND_RANK[bd.dtype.kind] and not (
-            int_to_float and bd.dtype.kind in "biu"
-        ):
-            ad = _scalar_like(a, bd.dtype)
-        else:
-            ad, bd, dev = _promote_binary(a, b, int_to_float)
-        tracked = b._ag is not None
-    else:
-        ad, bd, dev = _promote_binary(a, b, int_to_float)
-        tracked = _any_grad(a, b)
-    try:
-        result = _kernel_context().run(op.kernels[dev], ad, bd)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise _explain_binary(op, a, b, exc) from None
+            tracked = _any_grad(a, b)
+        try:
+            result = _kernel_context().run(op.kernels[dev], ad, bd)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise _explain_binary(op, a, b, exc) from None
+    except OtherLayout as exc:
+        return in_layout(op, exc, a, b)
     if type(result) is not _ndarray:
         result = backend_of(dev).asarray(result)
     out = wrap(result, dev)

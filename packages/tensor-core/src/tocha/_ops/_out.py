@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._cpu import kernel_context
-from .._dispatch import LAYERS, bump_version, device_mismatch
+from .._dispatch import LAYERS, OtherLayout, bump_version, device_mismatch
 from .._grad_mode import STATE
 from .._tensor import Tensor
 
@@ -113,6 +113,11 @@ def inplace(
         except ValueError:
             check_writable(target._data)
             raise
+        except OtherLayout as exc:  # a sparse target or operand: the result, written in
+            result = out_of_place(*args)
+            if type(result._data) is not type(target._data):  # a dense result for a sparse one
+                raise NotImplementedError(str(exc)) from None
+            return assign(target, result)
         bump_version(target)
         return target
     return assign(target, out_of_place(*args))

@@ -19,6 +19,7 @@ from .._api import export
 from .._cpu import kernel_context
 from .._dispatch import (
     LAYERS,
+    OtherLayout,
     as_array,
     autocast_op,
     binary,
@@ -28,6 +29,7 @@ from .._dispatch import (
     device_mismatch,
     expect_tensor,
     expect_tensors,
+    in_layout,
 )
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim
@@ -224,6 +226,8 @@ def _check_matmul(x: Tensor, y: Tensor) -> None:
     if x._device is not y._device:
         raise device_mismatch(x._device, y._device)
     a, b = x._data, y._data
+    if getattr(a, "is_sparse", False) or getattr(b, "is_sparse", False):
+        return  # the sparse kernel checks its operands
     n1, n2 = a.ndim, b.ndim
     d1, d2 = x.dtype, y.dtype
     if n1 == 0 or n2 == 0:
@@ -273,6 +277,8 @@ def _matmul(x, y):
     except ValueError:
         _check_matmul(x, y)
         raise
+    except OtherLayout as exc:
+        return in_layout(_MATMUL, exc, x, y)
     if type(r) is not _ndarray:
         r = as_array(r, dev)
     out = _new(Tensor)

@@ -36,7 +36,7 @@ from .. import _dtype
 from .. import return_types as rt
 from .._api import PUBLIC, export
 from .._cpu import kernel_context
-from .._dispatch import LAYERS, call, call_one, defop, not_a_tensor
+from .._dispatch import LAYERS, OtherLayout, call, call_one, defop, in_layout, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._argcheck import check_dtype
@@ -575,7 +575,12 @@ def sum(
             dev = input._device
         except AttributeError:
             raise not_a_tensor("sum", input) from None
-        result = wrap(kernel_context().run(_SUM_KERNELS[dev], input._data, None, False, None), dev)
+        try:
+            result = wrap(
+                kernel_context().run(_SUM_KERNELS[dev], input._data, None, False, None), dev
+            )
+        except OtherLayout as exc:
+            return in_layout(sum_op, exc, input, None, False, None)
         if input._ag is not None and (STATE.grad_enabled or STATE.transforms):
             return LAYERS.autograd(sum_op, (input, None, False, None), result)
         return result

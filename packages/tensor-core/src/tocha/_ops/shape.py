@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import export
-from .._dispatch import LAYERS, call_view, defop, make_view, not_a_tensor
+from .._dispatch import LAYERS, OtherLayout, call_view, defop, in_layout, make_view, not_a_tensor
 from .._grad_mode import STATE
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._argcheck import index_arg
@@ -215,7 +215,10 @@ as_strided_op = defop("as_strided", _as_strided_kernel)
 def call_views(op, x, *args):
     """Run a view op whose kernel returns a tuple of views of `x`."""
     dev = x._device
-    outs = tuple(wrap(a, dev) for a in op.kernels[dev](x._data, *args))
+    try:
+        outs = tuple(wrap(a, dev) for a in op.kernels[dev](x._data, *args))
+    except OtherLayout as exc:
+        return in_layout(op, exc, x, *args)
     for out in outs:
         make_view(out, x)
     if x._ag is not None and (STATE.grad_enabled or STATE.transforms):

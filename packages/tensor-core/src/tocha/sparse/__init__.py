@@ -13,34 +13,64 @@ from __future__ import annotations
 import math
 import operator
 import re
+import types
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 import tocha
 
+from .. import _dtype
 from .._api import export
 from .._backend import backend_of
-from .._dispatch import not_a_tensor
+from .._dispatch import OtherLayout, not_a_tensor
 from .._storage import sparse_coo
 from .._tensor import Tensor, wrap
 
-__all__ = ["SparseTensor", "addmm", "mm", "sum"]
+__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "softmax", "spdiags", "sum"]
 
 
-def _backend_error(name: str, dev) -> NotImplementedError:
-    return NotImplementedError(
-        f"Could not run 'aten::{name}' with arguments from the 'Sparse{dev.type.upper()}' backend."
+# PyTorch's names (overloads) of the ops it lacks for sparse tensors where tocha's op differs
+_ATEN_NAMES = {
+    "softmax": "_softmax",
+    "log_softmax": "_log_softmax",
+    "mean": "mean.dim",
+    "fill": "fill_.Scalar",
+    "where": "where.self",
+    **{op: f"{op}.Tensor" for op in ("eq", "ne", "lt", "le", "gt", "ge", "remainder")},
+}
+
+
+def _unsupported(name: str, dev) -> str:
+    name = _ATEN_NAMES.get(name, name)
+    return (
+        f"Could not run 'aten::{name}' with arguments from the 'Sparse{dev.type.upper()}' "
+        "backend. This could be because the operator doesn't exist for this backend, or was "
+        "omitted during the selective/custom build process (if using custom build)."
     )
+
+
+def _refuse(name: str):
+    def method(self, *args, **kwargs):
+        raise OtherLayout(self, name)
+
+    method.__name__ = name
+    return method
 
 
 class COO:
     """The backend array of a sparse COO tensor: `indices` and `values` Tensors, the full
-    `shape`, and whether the indices are known to be sorted and unique (`coalesced`)."""
+    `shape`, and whether the indices are known to be sorted and unique (`coalesced`).
+
+    It answers what Tensor's metadata reads (`shape`, `dtype`, `ndim`); anything else a
+    dense kernel asks of it (a NumPy function, an operator, an array method) raises
+    `OtherLayout`, and the dispatcher runs the op's sparse kernel, ``COO.kernels[op name]``
+    (tocha/sparse/_kernels.py), on the Tensors instead."""
 
     __slots__ = ("indices", "values", "shape", "coalesced")
     layout = sparse_coo
     is_sparse = True
+    kernels: dict = {}  # op name -> the op on sparse tensors, filled by _kernels
 
     def __init__(self, indices: Tensor, values: Tensor, shape: tuple, coalesced: bool):
         self.indices, self.values = indices, values
@@ -64,8 +94,10 @@ class COO:
         return self.values._data.itemsize
 
     @property
-    def strides(self):
-        raise RuntimeError("Sparse tensors do not have strides")
+    def strides(self) -> tuple:
+        return (0,) * len(self.shape)  # PyTorch's stride() of a sparse tensor
+
+    flags = types.SimpleNamespace(c_contiguous=False, f_contiguous=False, writeable=True)
 
     @property
     def sparse_dim(self) -> int:
@@ -75,72 +107,47 @@ class COO:
     def nnz(self) -> int:
         return self.indices._data.shape[1]
 
-    def copy(self) -> COO:
-        return COO(self.indices.clone(), self.values.detach().clone(), self.shape, self.coalesced)
+    def unsupported(self, name: str) -> str:
+        """PyTorch's message for op `name`, which the sparse backend lacks."""
+        return _unsupported(name, self.values._device)
 
-    def __iadd__(self, other) -> COO:
-        """Accumulate a gradient in place (autograd sums gradients so): the entries of both,
-        uncoalesced, as PyTorch's sum of two sparse gradients. A dense `other` adds every
-        entry (where PyTorch's sum would be dense, autograd keeps this object)."""
-        if not isinstance(other, COO):
-            dense = wrap(other, self.values._device)
-            grid = np.indices(self.shape[: self.sparse_dim]).reshape(self.sparse_dim, -1)
-            other = COO(
-                tocha.tensor(grid, device=dense.device),
-                dense.reshape((-1,) + tuple(self.shape[self.sparse_dim :])),
-                self.shape,
-                True,
-            )
-        self.indices = tocha.cat([self.indices, other.indices], 1)
-        self.values = tocha.cat([self.values, other.values.to(self.values.dtype)], 0)
-        self.coalesced = False
-        return self
+    def __getattr__(self, name: str):
+        raise OtherLayout(self, name)
 
-    def transpose(self, dims) -> COO:
-        """The dimensions permuted (what ``Tensor.permute``'s kernel calls): sparse
-        dimensions only, as PyTorch."""
-        sd = self.sparse_dim
-        if sorted(dims[sd:]) != list(range(sd, len(self.shape))) or any(d >= sd for d in dims[:sd]):
+    def __setitem__(self, key, value) -> None:
+        """``self[...] = value``: an in-place op's result written in (`tocha._ops._out.assign`):
+        the entries of a sparse `value`, cast to this tensor's dtype."""
+        if key is not Ellipsis or not isinstance(value, COO):
             raise RuntimeError(
-                "permute(sparse_coo): transpositions between sparse and dense dimensions are "
-                "not allowed."
+                "copy_() between dense and sparse Tensors is not implemented! Found self type = "
+                "torch.sparse tensor and src type = a dense tensor"
             )
-        order = list(dims[:sd])
-        indices = self.indices[order]
-        return COO(indices, self.values, tuple(self.shape[d] for d in dims), False)
-
-    def dot(self, other):
-        """``self @ other`` with `other` a dense backend array: what ``tocha.mm``'s kernel
-        calls."""
-        if isinstance(other, COO):
-            raise _backend_error("mm", self.values._device)
-        return _mm(self, wrap(other, self.values._device))._data
+        values = self.values
+        if values.requires_grad and values.is_leaf and tocha.is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        self.indices, self.shape, self.coalesced = value.indices, value.shape, value.coalesced
+        self.values = value.values.to(values.dtype)
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError("can't convert a sparse tensor to a NumPy array: call to_dense() first")
+        raise OtherLayout(self, "numpy")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """dense + sparse (what ``dense.add(sparse)`` runs) gives a dense array; every other
-        NumPy function raises PyTorch's error for an op the sparse backend lacks."""
-        out = kwargs.pop("out", None)
-        if ufunc is np.add and method == "__call__" and not kwargs and len(inputs) == 2:
-            a, b = inputs
-            if isinstance(b, COO) and not isinstance(a, COO):
-                if out is None:
-                    return (wrap(a, b.values._device) + _to_dense(b))._data
-                if out[0] is a:  # dense += sparse (autograd summing gradients)
-                    coo = _coalesce(b)
-                    np.add.at(a, tuple(coo.indices._host()), coo.values.detach()._host())
-                    return a
-            if isinstance(a, COO) and not isinstance(b, COO):
-                raise RuntimeError(
-                    "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
-                )
-        dev = next(x for x in inputs if isinstance(x, COO)).values._device
-        raise _backend_error(ufunc.__name__, dev)
+        raise OtherLayout(self, ufunc.__name__)
 
     def __array_function__(self, func, types, args, kwargs):
-        raise _backend_error(func.__name__, self.values._device)
+        raise OtherLayout(self, func.__name__)
+
+    for _name in (
+        "__getitem__ __len__ __iter__ __bool__ __neg__ __pos__ __abs__ __invert__ __add__ __iadd__ "
+        "__radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ "
+        "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ "
+        "__rand__ __or__ __ror__ __xor__ __rxor__ __lt__ __le__ __gt__ __ge__ __float__ "
+        "__int__ __index__"
+    ).split():
+        locals()[_name] = _refuse(_name.strip("_"))
+    del _name
 
     def repr_tensor(self, t: Tensor) -> str:
         """PyTorch's repr of a sparse tensor: indices and values (printed without their
@@ -180,23 +187,13 @@ def _sparse(t: Tensor, name: str, kind: str = "sparse coordinate tensor") -> COO
 
 
 class SparseTensor(Tensor):
-    """The Python type of sparse COO tensors: a Tensor whose array is a `COO`, with the
-    operators that PyTorch defines on sparse tensors (sum with a sparse tensor, product with
-    a scalar, matrix product with a dense matrix; a dense tensor plus a sparse one is dense).
-    Dense tensors never see this class."""
+    """The Python type of sparse COO tensors: a Tensor whose array is a `COO`. Its ops are the
+    dense ones, which reach the sparse kernels through the dispatcher (`COO`); this class
+    gives the autograd attributes of a tensor whose history is its values', the copies and
+    conversions that read the values directly, and PyTorch's answers for what the layout has
+    no memory for (``numpy``, ``data_ptr``, storages). Dense tensors never see this class."""
 
     __slots__ = ()
-
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        """``self + alpha * other`` for a sparse `other` of the same size."""
-        if type(getattr(other, "_data", None)) is not COO:
-            raise RuntimeError(
-                "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
-            )
-        b = other._data if alpha == 1 else _scaled(other._data, alpha)
-        return _wrap(_add_sparse(self._data, b))
-
-    __add__ = add
 
     # autograd: a sparse tensor made with requires_grad=True is a leaf through its values
     @property
@@ -234,52 +231,9 @@ class SparseTensor(Tensor):
             raise RuntimeError("tocha sets the gradient of a sparse tensor only to None")
         self._data.values.grad = None
 
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        """``self - alpha * other`` for a sparse `other` of the same size."""
-        return self.add(other, alpha=-alpha)
-
-    __sub__ = sub
-
-    def __radd__(self, other: Any) -> Tensor:
-        if isinstance(other, Tensor):
-            return other + _to_dense(self._data)
-        return NotImplemented
-
-    def mul(self, other: Any) -> Tensor:
-        """The product with a scalar (a number or a 0-dim tensor): sparse."""
-        if isinstance(other, Tensor) and other.dim() != 0:
-            raise _backend_error("mul", self.device)
-        return _wrap(_scaled(self._data, other))
-
-    __mul__ = __rmul__ = mul
-
-    def div(self, other: Any) -> Tensor:
-        """The quotient by a scalar (a number or a 0-dim tensor): sparse."""
-        if isinstance(other, Tensor) and other.dim() != 0:
-            raise _backend_error("div", self.device)
-        coo = self._data
-        return _wrap(COO(coo.indices, coo.values / other, coo.shape, coo.coalesced))
-
-    __truediv__ = div
-
-    def __neg__(self) -> Tensor:
-        return self.mul(-1)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return mm(self, other)
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        return mm(self, mat2)
-
-    matmul = mm
-
     def detach(self) -> Tensor:
         coo = self._data
         return _make(coo.indices, coo.values.detach(), coo.shape, coo.coalesced)
-
-    def clone(self, *, memory_format: Any = None) -> Tensor:
-        coo = self._data
-        return _make(coo.indices.clone(), coo.values.clone(), coo.shape, coo.coalesced)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """The tensor with its values (and indices) on another dtype or device: the arguments
@@ -291,22 +245,39 @@ class SparseTensor(Tensor):
         values = coo.values.to(device=target.device, dtype=target.dtype)
         return _make(coo.indices.to(target.device), values, coo.shape, coo.coalesced)
 
-    def double(self) -> Tensor:
-        return self.to(tocha.float64)
+    def zero_(self) -> Tensor:
+        """Remove every entry, in place (the size stays)."""
+        coo = self._data
+        sd = coo.sparse_dim
+        values = coo.values
+        coo.indices = tocha.zeros((sd, 0), dtype=tocha.int64, device=values.device)
+        coo.values = tocha.zeros((0,) + coo.shape[sd:], dtype=values.dtype, device=values.device)
+        coo.coalesced = True
+        return self
 
-    def float(self) -> Tensor:
-        return self.to(tocha.float32)
+    # what the sparse layout has no memory for
+    def numpy(self, *, force: bool = False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
-    def half(self) -> Tensor:
-        return self.to(tocha.float16)
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def data_ptr(self) -> int:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    tolist = data_ptr
+
+    def storage_offset(self) -> int:
+        return 0
+
+    def untyped_storage(self):
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
+    storage = untyped_storage
 
     def __reduce_ex__(self, protocol):
         coo = self._data
         return (_make, (coo.indices, coo.values.detach(), coo.shape, coo.coalesced))
-
-
-def _scaled(coo: COO, factor: Any) -> COO:
-    return COO(coo.indices, coo.values * factor, coo.shape, coo.coalesced)
 
 
 def _wrap(coo: COO) -> Tensor:
@@ -450,11 +421,15 @@ def _add_sparse(a: COO, b: COO) -> COO:
     """The sum of two sparse tensors of one size: the values added when both hold the same
     indices tensor, the merged entries (coalesced) when both are coalesced, else the entries
     of both (uncoalesced), as PyTorch."""
+    if a.sparse_dim != b.sparse_dim:
+        raise RuntimeError(
+            "add: expected 'self' and 'other' to have same density, but 'self' has "
+            f"{a.sparse_dim} sparse dimensions while 'other' has {b.sparse_dim} sparse dimensions"
+        )
     if a.shape != b.shape:
         raise RuntimeError(
-            f"add: expected 'self' and 'other' to have same size, but self has size "
-            f"{list(a.shape)} while other has size {list(b.shape)} (FYI: dense-sparse addition "
-            "does not currently support broadcasting)"
+            f"add: expected sizes of 'self' and 'other' to match, but {list(a.shape)} != "
+            f"{list(b.shape)}"
         )
     if a.indices is b.indices:
         return COO(a.indices, a.values + b.values, a.shape, a.coalesced)
@@ -468,18 +443,13 @@ def _mm(coo: COO, dense: Tensor) -> Tensor:
     """A 2-D sparse matrix times a dense one, from dense ops on the values (so that autograd
     reaches both the values and `dense`)."""
     if coo.sparse_dim != 2 or coo.values.dim() != 1:
-        raise RuntimeError(
-            f"addmm: matrices expected, got {coo.sparse_dim}D tensor"
-            if len(coo.shape) != 2
-            else "mm: a sparse matrix with dense dimensions is not supported"
-        )
+        raise RuntimeError(f"addmm: matrices expected, got {coo.sparse_dim}D tensor")
     if dense.dim() != 2:
         raise RuntimeError(f"addmm: matrices expected, got {dense.dim()}D tensor")
     n, k = coo.shape
     if dense.shape[0] != k:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
-            f"{dense.shape[0]}x{dense.shape[1]})"
+            f"addmm: Argument #3 (dense): Expected dim 0 size {k}, got {dense.shape[0]}"
         )
     if dense.dtype is not coo.values.dtype:
         raise RuntimeError(
@@ -492,7 +462,7 @@ def _mm(coo: COO, dense: Tensor) -> Tensor:
 
 
 def _name(d) -> str:
-    return repr(d).split(".")[-1].capitalize().replace("Float32", "Float").replace("Int64", "Long")
+    return _dtype.TITLE[d]
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -663,7 +633,10 @@ for _fn in (
 Tensor.is_sparse = property(_is_sparse, doc="Whether the tensor is a sparse COO tensor.")
 export(sparse_coo_tensor)
 
-from . import _routines  # noqa: E402, F401 - the routines that use the above: published on import
+from . import _kernels, _routines  # noqa: E402, F401 - using the above: published on import
+from ._routines import LEGACY_TYPES, log_softmax, softmax, spdiags  # noqa: E402
+
+globals().update(LEGACY_TYPES)  # tocha.sparse.FloatTensor...
 
 # Hidden from type checkers, so that they report the names tocha lacks.
 if not TYPE_CHECKING:
