@@ -6,12 +6,16 @@ differentiates them again. `args` are the op's arguments as the dispatcher recei
 `saves` names what the formula reads: argument positions ("01") and "o" for the output.
 An argument tensor not saved reaches the formula as a `TensorMeta` (shape, dtype, device).
 Gradients may keep a broadcast shape: the engine sums them back to each input's shape.
+Complex gradients are PyTorch's: for a real loss L of z = x + iy the gradient is
+``dL/dx + i dL/dy``, so a holomorphic f passes back ``grad * conj(f'(z))`` (and a product
+conjugates the other factors), while its forward rule multiplies the tangent by f' itself.
 
 Beside each derivative, the op's forward-mode rule (`_forward`): ``fwd_linear`` for ops
 linear in their tensor arguments, ``fwd_multilinear`` for products, ``fwd(name, rule)`` with
 ``rule(tangents, out, *args)`` otherwise. The rules of amax/amin, median, prod, norm and
-scatter_reduce take their weights from the derivative (its gradient for a gradient of ones),
-so that both modes agree at ties and zeros.
+scatter_reduce take their weights from the same slopes as the derivative (for complex
+inputs, the conjugates of its gradient for a gradient of ones), so that both modes agree
+at ties and zeros.
 """
 
 from __future__ import annotations
