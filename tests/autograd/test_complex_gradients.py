@@ -218,6 +218,31 @@ def test_gradcheck(fn, arrays):
     assert autograd.gradgradcheck(lambda *z: fn(tocha, *z), leaves)
 
 
+# Ops whose complex gradients PyTorch refuses ("does not support automatic differentiation
+# for outputs with complex dtype"): gradcheck only.
+UNCOMPARED = [
+    ("silu", lambda m, z: m.nn.functional.silu(z), [_c(4)]),
+    (
+        "scatter_reduce_prod",
+        lambda m, x, y: x.scatter_reduce(0, m.tensor([2, 0, 2]), y, "prod"),
+        [_c(3), _c(3, seed=1)],
+    ),
+    (
+        "scatter_reduce_prod_with_zero",
+        lambda m, x, y: x.scatter_reduce(
+            0, m.tensor([2, 0, 2]), y * m.tensor([0.0, 1.0, 1.0]), "prod", include_self=False
+        ),
+        [_c(3), _c(3, seed=1)],
+    ),
+]
+
+
+@pytest.mark.parametrize("fn, arrays", _params(UNCOMPARED))
+def test_gradcheck_of_ops_torch_does_not_differentiate(fn, arrays):
+    leaves = _leaves(tocha, arrays)
+    assert autograd.gradcheck(lambda *z: fn(tocha, *z), leaves, check_forward_ad=True)
+
+
 def _gradients(lib, fn, arrays):
     """The gradients of ``(f(z) * c).real.sum()``, c a fixed random complex tensor (real for a
     real output)."""
