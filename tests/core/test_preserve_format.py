@@ -58,3 +58,13 @@ def test_a_clone_of_a_transpose_is_no_view_of_a_flat_shape():
         copy.view(-1)
     assert copy.contiguous().view(-1).shape == (6,)
     assert copy.reshape(-1).shape == (6,)
+
+
+def test_views_and_storage_of_a_permuted_copy_share_its_memory():
+    """A clone of a transpose owns memory laid out in another order of dims: diagonal views
+    and the storage still view that memory (they needed row-major memory before)."""
+    copy = tocha.zeros(2, 5, 3).transpose(-1, -2).clone()
+    copy.diagonal(dim1=-2, dim2=-1).copy_(tocha.ones(2, 3))
+    assert copy.sum().item() == 6.0 and copy[0, 1, 1].item() == 1.0
+    storage = copy.untyped_storage()
+    assert storage.data_ptr() == copy.data_ptr() and storage.nbytes() == 30 * 4

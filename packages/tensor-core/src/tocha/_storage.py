@@ -30,7 +30,7 @@ from ._backend import backend_of, resolve_device
 from ._device import CPU
 from ._dispatch import bump_version
 from ._storage_sources import buffer_values, element_count, file_bytes, mapped_file
-from ._tensor import Tensor, _contiguous_strides, wrap
+from ._tensor import Tensor, _contiguous_strides, row_major_memory, wrap
 
 __all__ = ["TypedStorage", "UntypedStorage", "from_file", "layout", "sparse_coo", "strided"]
 
@@ -86,9 +86,10 @@ def _sole_counts(owns: bool) -> tuple[bool, int, int]:
 def _bytes_of(array, dev):
     """The memory `array` views, as a flat uint8 backend array (a view, not a copy)."""
     root = _root(array, backend_of(dev).array_type)
-    if not root.flags.c_contiguous:
-        root = backend_of(dev).xp.ascontiguousarray(root)
-    return root.reshape(-1).view(_U8)
+    memory = row_major_memory(root)
+    if memory is None:
+        memory = backend_of(dev).xp.ascontiguousarray(root)
+    return memory.reshape(-1).view(_U8)
 
 
 def _converted(array, dev, d) -> TypedStorage:

@@ -487,6 +487,17 @@ def _contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def row_major_memory(array):
+    """`array` with its dims ordered by stride, when that makes it C-contiguous: the same
+    memory, first element first, as a row-major array (an array that owns its memory is
+    laid out so by `clone` and the ``*_like`` factories in any order of dims). Else None."""
+    if array.flags.c_contiguous:
+        return array
+    order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
+    dense = array.transpose(order)
+    return dense if dense.flags.c_contiguous else None
+
+
 def _dim_integer(dim) -> int:
     """`dim` as an int when it is an integer of another type (a NumPy integer, a 0-dim
     integer tensor); TypeError otherwise."""

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._api import export
 from .._dispatch import LAYERS, OtherLayout, call_view, defop, in_layout, make_view, not_a_tensor
 from .._grad_mode import STATE
-from .._tensor import Tensor, _wrap_dim, wrap
+from .._tensor import Tensor, _wrap_dim, row_major_memory, wrap
 from ._argcheck import index_arg
 from .creation import contiguous_copy
 
@@ -47,8 +47,8 @@ def restrider(xp):
 
     def generic(x, shape, strides, offset=None):
         if offset is not None:
-            root = _root(x)
-            if not root.flags.c_contiguous:
+            root = row_major_memory(_root(x))
+            if root is None:
                 raise NotImplementedError(
                     "as_strided with a storage offset needs contiguous storage on this backend"
                 )
@@ -62,11 +62,10 @@ def restrider(xp):
         root = _root(x)
         if offset is None:
             offset = 0 if root is x else _ptr(x) - _ptr(root)
-        if not root.flags.c_contiguous:
-            if not root.flags.f_contiguous:
-                return generic(x, shape, strides, offset)
-            root = root.T
-        return np.ndarray(shape, x.dtype, root, offset, strides)
+        memory = row_major_memory(root)
+        if memory is None:
+            return generic(x, shape, strides, offset)
+        return np.ndarray(shape, x.dtype, memory, offset, strides)
 
     return restride
 
