@@ -18,6 +18,7 @@ from typing import Any
 
 from ._backend import backend_of
 from ._grad_mode import STATE
+from ._opmath import half_through
 
 __all__ = [
     "Op",
@@ -43,7 +44,13 @@ class _Kernels(dict):
     def __missing__(self, dev):
         from .backends._providers import provide
 
-        kernel = provide(self.op, dev.type, backend_of(dev).kernel(self.op))
+        op, backend = self.op, backend_of(dev)
+        kernel = backend.kernel(op)
+        if op.opmath and dev.type != "meta" and op.name not in backend.overrides:
+            # float16/bfloat16 run as float32 through the whole stack, providers included:
+            # a provided float32 kernel (oneDNN's GELU) gives the values a half input rounds
+            kernel = half_through(kernel, lambda *args: self[dev](*args))
+        kernel = provide(op, dev.type, kernel)
         self[dev] = kernel
         return kernel
 
@@ -52,18 +59,23 @@ class Op:
     """A primitive op: its name, generic kernel factory and per-device kernel cache.
 
     ``differentiable`` says whether tocha-autograd must hold a derivative formula for it.
+    ``opmath``: its generic kernel takes several steps, and the backend runs it on float16
+    and bfloat16 inputs in float32, rounding once, as PyTorch's kernels do (`tocha._opmath`).
     ``parts`` names the generic kernel's building blocks (functions taking the array
     namespace first) that a backend fusing the op reuses, so that its layout, checks and
     reductions stay the op's own.
     """
 
-    __slots__ = ("name", "generic", "kernels", "differentiable", "parts", "__weakref__")
+    __slots__ = ("name", "generic", "kernels", "differentiable", "parts", "opmath", "__weakref__")
 
-    def __init__(self, name: str, generic, differentiable: bool = True, parts=None):
+    def __init__(
+        self, name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False
+    ):
         self.name = name
         self.generic = generic
         self.differentiable = differentiable
         self.parts = dict(parts or {})
+        self.opmath = opmath
         self.kernels = _Kernels(self)
 
     def __repr__(self) -> str:
@@ -73,12 +85,16 @@ class Op:
 REGISTRY: dict[str, Op] = {}
 
 
-def defop(name: str, generic, differentiable: bool = True, parts=None) -> Op:
+def defop(
+    name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False
+) -> Op:
     """Declare a primitive op once; its name is unique across tocha. `parts`: the generic
-    kernel's building blocks published to backends that fuse the op (`Op.parts`)."""
+    kernel's building blocks published to backends that fuse the op (`Op.parts`).
+    `opmath`: float16/bfloat16 inputs are computed in float32 and the results rounded once
+    (for a kernel of several array steps; its first argument is an array)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
-    op = REGISTRY[name] = Op(name, generic, differentiable, parts)
+    op = REGISTRY[name] = Op(name, generic, differentiable, parts, opmath)
     return op
 
 
@@ -201,6 +217,7 @@ import numpy as _np  # noqa: E402
 
 from . import _dtype  # noqa: E402
 from ._cpu import kernel_context as _kernel_context  # noqa: E402
+from ._opmath import HALF_CHARS  # noqa: E402
 from ._tensor import INFERENCE_VC as _INFERENCE_VC  # noqa: E402
 from ._tensor import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 from ._tensor import Tensor, wrap  # noqa: E402
@@ -349,9 +366,13 @@ def binary(op, a, b, int_to_float=False):
         elif ta in _TENSOR_TYPES and tb in _SCALAR_RANK:
             dev = a._device
             ad = a._data
-            if _SCALAR_RANK[tb] <= _KIND_RANK[ad.dtype.kind] and not (
+            if _SCALAR_RANK[tb] <= _CHAR_RANK[ad.dtype.char] and not (
                 int_to_float and ad.dtype.kind in "biu"
             ):
+                bd = _scalar_like(b, ad.dtype)
+            elif tb is float and ad.dtype.char in HALF_CHARS:
+                if op.name in _OPMATH_SCALAR:
+                    return _half_with_scalar(op, a, b, False)
                 bd = _scalar_like(b, ad.dtype)
             else:
                 ad, bd, dev = _promote_binary(a, b, int_to_float)
@@ -359,9 +380,13 @@ def binary(op, a, b, int_to_float=False):
         elif tb in _TENSOR_TYPES and ta in _SCALAR_RANK:
             dev = b._device
             bd = b._data
-            if _SCALAR_RANK[ta] <= _KIND_RANK[bd.dtype.kind] and not (
+            if _SCALAR_RANK[ta] <= _CHAR_RANK[bd.dtype.char] and not (
                 int_to_float and bd.dtype.kind in "biu"
             ):
+                ad = _scalar_like(a, bd.dtype)
+            elif ta is float and bd.dtype.char in HALF_CHARS:
+                if op.name in _OPMATH_SCALAR:
+                    return _half_with_scalar(op, b, a, True)
                 ad = _scalar_like(a, bd.dtype)
             else:
                 ad, bd, dev = _promote_binary(a, b, int_to_float)
@@ -381,6 +406,54 @@ def binary(op, a, b, int_to_float=False):
     if tracked and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (a, b), out)
     return out
+
+
+def _char_ranks() -> dict:
+    """NumPy type character -> category rank of a tensor's dtype, for the scalar fast path of
+    `binary` (a plain dict: its lookup costs what the kind's did). float16 and bfloat16
+    rank below a Python float, so that a float scalar takes the slow path, where PyTorch's
+    opmath rounding is reproduced (`_half_with_scalar`). The characters NumPy does not
+    define are ml_dtypes' floats (float8...): floating."""
+    ranks = {chr(code): _dtype.FLOATING for code in range(32, 127)}
+    for code in _np.typecodes["All"]:
+        kind = _np.dtype(code).kind
+        if kind in _KIND_RANK:
+            ranks[code] = _KIND_RANK[kind]
+    for code in HALF_CHARS:  # "E": ml_dtypes' bfloat16, whose import stays lazy
+        ranks[code] = _dtype.INTEGRAL
+    return ranks
+
+
+_CHAR_RANK = _char_ranks()
+# Ops whose PyTorch kernel keeps a Python float operand in float32 for a float16/bfloat16
+# tensor (add and sub round it to the tensor's dtype first, as NumPy does)
+_OPMATH_SCALAR = frozenset(("mul", "div"))
+_FLOAT32 = _np.dtype(_np.float32)
+
+
+def _half_with_scalar(op, t, scalar: float, scalar_first: bool):
+    """``t * scalar`` or ``t / scalar`` (``scalar / t`` when `scalar_first`) for a float16 or
+    bfloat16 tensor `t`, as PyTorch's kernels compute it: the tensor's elements and the scalar
+    in float32, rounded once; ``scalar / t`` is ``reciprocal(t) * scalar`` there, the
+    reciprocal rounded to the tensor's dtype."""
+    dev = t._device
+    data = t._data
+    if scalar_first and op.name == "div":
+        wide = _kernel_context().run(_np.reciprocal, data).astype(_FLOAT32)
+        kernel, pair = REGISTRY["mul"].kernels[dev], (wide, _np.float32(scalar))
+    else:
+        kernel = op.kernels[dev]
+        wide, factor = data.astype(_FLOAT32), _np.float32(scalar)
+        pair = (factor, wide) if scalar_first else (wide, factor)
+    result = _kernel_context().run(_rounded_to, kernel, pair, data.dtype)
+    out = wrap(result, dev)
+    if t._ag is not None and (STATE.grad_enabled or STATE.transforms):
+        return LAYERS.autograd(op, (scalar, t) if scalar_first else (t, scalar), out)
+    return out
+
+
+def _rounded_to(kernel, pair, dtype):
+    return kernel(*pair).astype(dtype)
 
 
 _SCALAR_CACHE: dict = {}

@@ -15,7 +15,12 @@ Ops
     division by zero and invalid values, as PyTorch's do: `call` runs them in a fresh
     `kernel_context()`, a context of their own (they see none of the caller's context
     variables) in which NumPy's warnings are off, and code that computes on arrays itself
-    runs that work with ``kernel_context().run(fn, *args)``.
+    runs that work with ``kernel_context().run(fn, *args)``. ``defop(..., opmath=True)``
+    runs a kernel of several array steps on float16/bfloat16 inputs in float32, rounding
+    once, as PyTorch's kernels do: the backend wraps it in `in_float32(kernel)`, which a
+    kernel may also call itself where it tests its input's dtype anyway (`HALF_CHARS` are
+    the NumPy type characters of float16 and bfloat16); `computed_in_float32` does the same
+    for a public function composed of tocha ops.
 In-place ops
     `inplace(target, operands, out_of_place, direct=None)` runs an in-place op: `direct()`
     writes into target's memory, or, when autograd tracks target or an operand (or the op has
@@ -78,6 +83,7 @@ from ._dispatch import (
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
 from ._missing import missing_attribute, missing_module
+from ._opmath import HALF_CHARS, computed_in_float32, in_float32
 from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
 from ._ops._out import assign, inplace
 from ._ops._special_math import ERF32_RATIONAL
@@ -90,6 +96,7 @@ __all__ = [
     "ERF32_RATIONAL",
     "FROM_NP",
     "GRAD_MODE",
+    "HALF_CHARS",
     "INFERENCE_VC",
     "LAYERS",
     "REGISTRY",
@@ -106,11 +113,13 @@ __all__ = [
     "call",
     "check_bool",
     "check_scalar_converts",
+    "computed_in_float32",
     "custom_op",
     "defop",
     "expect_tensor",
     "expect_tensors",
     "generator_stream",
+    "in_float32",
     "index_arg",
     "inplace",
     "kernel_context",

@@ -44,6 +44,8 @@ def _takes_dim(fn) -> bool:
     of milliseconds)."""
     if not isinstance(fn, types.FunctionType):
         return False
+    while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+        fn = fn.__wrapped__  # a hooked function's (`autocast_op`) parameters are its own
     code = fn.__code__
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     return ("dim" in names or "keepdim" in names) and "axis" not in names

@@ -98,7 +98,7 @@ roll_op = defop("roll", lambda xp: lambda x, shifts, dims: xp.roll(x, shifts, di
 tril_op = defop("tril", lambda xp: lambda x, k: xp.tril(x, k))
 triu_op = defop("triu", lambda xp: lambda x, k: xp.triu(x, k))
 diagonal_op = defop("diagonal", _diagonal_kernel)
-logcumsumexp_op = defop("logcumsumexp", _logcumsumexp_kernel)
+logcumsumexp_op = defop("logcumsumexp", _logcumsumexp_kernel, opmath=True)
 
 
 def diagonal_length(shape, offset: int, dim1: int, dim2: int) -> int:

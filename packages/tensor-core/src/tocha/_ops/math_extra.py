@@ -24,9 +24,10 @@ from .._dispatch import (
     not_a_tensor,
     unary,
 )
+from .._opmath import HALF_CHARS
 from .._tensor import Tensor
 from ._argcheck import check_scalar_fits, flag
-from ._out import assign, write_out, write_out_same_dtype
+from ._out import assign, inplace, write_out, write_out_same_dtype
 from .pointwise import (
     BOOL,
     COMPLEX,
@@ -390,14 +391,16 @@ def _device_of(x, other):
 
 
 # -- fused multiply-adds ---------------------------------------------------------------------
-def _no_bool_addcmul(input, tensor1, tensor2) -> None:
-    """PyTorch's addcmul kernel has no bool form (all three operands bool)."""
+def _no_bool_addcmul(input, tensor1, tensor2):
+    """PyTorch's addcmul kernel has no bool form (all three operands bool); `input`'s dtype."""
+    dtype = getattr(input, "dtype", None)
     if (
-        getattr(input, "dtype", None) is _dtype.bool
+        dtype is _dtype.bool
         and getattr(tensor1, "dtype", None) is _dtype.bool
         and getattr(tensor2, "dtype", None) is _dtype.bool
     ):
         raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    return dtype
 
 
 def _value(value, *tensors):
@@ -430,34 +433,61 @@ def _quotient(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     return tensor1 / tensor2
 
 
-@autocast_op("addcmul")
 def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcast."""
-    _no_bool_addcmul(input, tensor1, tensor2)
+    half = _no_bool_addcmul(input, tensor1, tensor2) in _HALF_DTYPES
     value = _value(value, input, tensor1, tensor2)
+    low = _half(input, tensor1, tensor2) if half else None
+    if low is not None:  # PyTorch's kernel: in float32, rounded once
+        product = tensor1.float() * tensor2.float()
+        return _finish((input.float() + value * product).to(low), out)
     return _finish(input + value * (tensor1 * tensor2), out)
 
 
-@autocast_op("addcdiv")
 def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None
 ) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcast (not for two integer tensors)."""
-    return _finish(
-        input + _value(value, input, tensor1, tensor2) * _quotient(tensor1, tensor2), out
-    )
+    value = _value(value, input, tensor1, tensor2)
+    low = _half(input, tensor1, tensor2) if getattr(input, "dtype", None) in _HALF_DTYPES else None
+    if low is not None:  # PyTorch's kernel: in float32, rounded once
+        quotient = _quotient(tensor1.float(), tensor2.float())
+        return _finish((input.float() + value * quotient).to(low), out)
+    return _finish(input + value * _quotient(tensor1, tensor2), out)
+
+
+_HALF_DTYPES = (_dtype.float16, _dtype.bfloat16)
+
+
+def _half(*tensors):
+    """The dtype of `tensors` when all of them are Tensors of one half-precision dtype
+    (float16 or bfloat16), else None."""
+    first = getattr(tensors[0], "_data", None)
+    if first is None or first.dtype.char not in HALF_CHARS:
+        return None
+    for t in tensors[1:]:
+        if getattr(t, "_data", None) is None or t._data.dtype != first.dtype:
+            return None
+    return tensors[0].dtype
 
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place form of `addcmul`."""
-    _no_bool_addcmul(self, tensor1, tensor2)
+    if _no_bool_addcmul(self, tensor1, tensor2) in _HALF_DTYPES and _half(self, tensor1, tensor2):
+        return inplace(
+            self, (tensor1, tensor2), lambda: addcmul(self, tensor1, tensor2, value=value), None
+        )
     return self.add_(_value(value, self, tensor1, tensor2) * (tensor1 * tensor2))
 
 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
     """In-place form of `addcdiv`."""
+    if getattr(self, "dtype", None) in _HALF_DTYPES and _half(self, tensor1, tensor2):
+        return inplace(
+            self, (tensor1, tensor2), lambda: addcdiv(self, tensor1, tensor2, value=value), None
+        )
     return self.add_(_value(value, self, tensor1, tensor2) * _quotient(tensor1, tensor2))
 
 

@@ -32,6 +32,7 @@ from .._dispatch import (
     in_layout,
 )
 from .._grad_mode import STATE
+from .._opmath import HALF_CHARS
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import check_tensors
 from ._out import write_out
@@ -341,7 +342,7 @@ def mm(
     PyTorch's CUDA-only overload: refused on the CPU, as PyTorch's CPU build does."""
     if out_dtype is not None:
         _refuse_out_dtype("mm", out_dtype, out, ("input", input), ("mat2", mat2))
-    if STATE.autocast is not None:
+    if out is not None and STATE.autocast is not None:  # (else `_matmul` casts)
         return LAYERS.autocast_call("mm", mm, (input, mat2), {"out": out})
     expect_tensor("mm", input, "input", 1)
     expect_tensor("mm", mat2, "mat2", 2)
@@ -353,14 +354,19 @@ def mm(
     return result if out is None else write_out(out, result)
 
 
-def _check_bmm(b1: Tensor, b2: Tensor, kernel_name: str = "bmm") -> None:
+def _check_bmm(b1: Tensor, b2: Tensor, kernel_name: str = "bmm") -> bool:
+    """PyTorch's errors for bmm's operands; True where only their dtypes differ, inside an
+    autocast region (which casts them)."""
     if b1._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b2._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     s1, s2 = b1._data.shape, b2._data.shape
     if s1[0] != s2[0] or s1[2] != s2[1] or b1.dtype is not b2.dtype or b1.dtype is _dtype.bool:
+        if STATE.autocast is not None and s1[0] == s2[0] and s1[2] == s2[1]:
+            return True
         _bmm_checks(s1, s2, b1.dtype, b2.dtype, kernel_name)
+    return False
 
 
 @autocast_op("bmm", inline=True)
@@ -371,11 +377,11 @@ def bmm(
     batch sizes must be equal (no broadcasting). `out_dtype` is refused as by `mm`."""
     if out_dtype is not None:
         _refuse_out_dtype("bmm", out_dtype, out, ("input", input), ("mat2", mat2))
-    if STATE.autocast is not None:
-        return LAYERS.autocast_call("bmm", bmm, (input, mat2), {"out": out})
     expect_tensor("bmm", input, "input", 1)
     expect_tensor("bmm", mat2, "mat2", 2)
-    _check_bmm(input, mat2)
+    # dtypes that autocast makes one (`_matmul` casts them; out= is never cast)
+    if _check_bmm(input, mat2) or (out is not None and STATE.autocast is not None):
+        return LAYERS.autocast_call("bmm", bmm, (input, mat2), {"out": out})
     result = _matmul(input, mat2)
     return result if out is None else write_out(out, result)
 
@@ -736,6 +742,18 @@ def _scaled_sum(input: Tensor, product: Tensor, beta, alpha, out) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
+def _half(first, *tensors) -> bool:
+    """Whether the tensors share one half-precision dtype (float16 or bfloat16): the scaled
+    sums then compute in float32 and round once, as PyTorch's kernels."""
+    dtype = first._data.dtype
+    return dtype.char in HALF_CHARS and all(t._data.dtype == dtype for t in tensors)
+
+
+def _rounded(result: Tensor, like: Tensor, out) -> Tensor:
+    result = result.to(like.dtype)
+    return result if out is None else write_out(out, result)
+
+
 def _check_add_dtypes(input: Tensor, m1: Tensor, m2: Tensor) -> None:
     for first, second, a, b in (("self", "mat2", input, m2), ("mat1", "mat2", m1, m2)):
         if a.dtype is not b.dtype:
@@ -775,6 +793,11 @@ def addmm(
         raise
     _mm_checks(mat1._data.shape, mat2._data.shape, mat1.dtype, mat2.dtype)
     _check_expand(input._data.shape, (mat1._data.shape[0], mat2._data.shape[1]), input.dtype)
+    if mat1._data.dtype.char in HALF_CHARS and _half(
+        input, mat1, mat2
+    ):  # PyTorch's gemm: in float32, rounded once
+        product = _matmul(mat1.float(), mat2.float())
+        return _rounded(_scaled_sum(input.float(), product, beta, alpha, None), input, out)
     return _scaled_sum(input, _matmul(mat1, mat2), beta, alpha, out)
 
 
@@ -807,6 +830,9 @@ def addmv(
             f"{_dtype.TITLE[input.dtype]}, {_dtype.TITLE[mat.dtype]}, and "
             f"{_dtype.TITLE[vec.dtype]}"
         )
+    if mat._data.dtype.char in HALF_CHARS and _half(input, mat, vec):
+        product = _matmul(mat.float(), vec.float())
+        return _rounded(_scaled_sum(input.float(), product, beta, alpha, None), input, out)
     return _scaled_sum(input, _matmul(mat, vec), beta, alpha, out)
 
 
@@ -849,6 +875,9 @@ def addbmm(
         )
     _no_bool(input.dtype, "addmm_impl_cpu_")
     _check_expand(input._data.shape, (s1[1], s2[2]), input.dtype)
+    if batch1._data.dtype.char in HALF_CHARS and _half(input, batch1, batch2):
+        product = call(_TENSORDOT, (batch1.float(), batch2.float()), (0, 2), (0, 1))
+        return _rounded(_scaled_sum(input.float(), product, beta, alpha, None), input, out)
     product = call(_TENSORDOT, (batch1, batch2), (0, 2), (0, 1))
     return _scaled_sum(input, product, beta, alpha, out)
 
@@ -892,6 +921,9 @@ def baddbmm(
     _check_bmm(batch1, batch2, "baddbmm")
     s1, s2 = batch1._data.shape, batch2._data.shape
     _check_expand(input._data.shape, (s1[0], s1[1], s2[2]), input.dtype)
+    if batch1._data.dtype.char in HALF_CHARS and _half(input, batch1, batch2):
+        product = _matmul(batch1.float(), batch2.float())
+        return _rounded(_scaled_sum(input.float(), product, beta, alpha, None), input, out)
     return _scaled_sum(input, _matmul(batch1, batch2), beta, alpha, out)
 
 

@@ -71,18 +71,21 @@ def _rewrapped(wrapper: types.FunctionType, inner, copy) -> types.FunctionType:
     return functools.update_wrapper(new, copy)
 
 
+def _refusing_out(fn: types.FunctionType) -> types.FunctionType | None:
+    """`fn` whose innermost function (below its wrappers: ``axis=`` aliases, autocast hooks)
+    refuses ``out``, each wrapper rebuilt around the copy; None when it has no ``out``."""
+    inner = getattr(fn, "__wrapped__", None)
+    if isinstance(inner, types.FunctionType):
+        copy = _refusing_out(inner)
+        return None if copy is None else _rewrapped(fn, inner, copy)
+    return _without_out(fn)
+
+
 def drop_out_from_methods() -> None:
     """Replace every Tensor method that has an ``out`` parameter by a copy that refuses it
     (the functions keep it)."""
     for name, fn in list(vars(Tensor).items()):
-        if not isinstance(fn, types.FunctionType):
-            continue
-        inner = getattr(fn, "__wrapped__", None)
-        if isinstance(inner, types.FunctionType):
-            copy = _without_out(inner)
-            if copy is not None:
-                setattr(Tensor, name, _rewrapped(fn, inner, copy))
-        else:
-            copy = _without_out(fn)
+        if isinstance(fn, types.FunctionType):
+            copy = _refusing_out(fn)
             if copy is not None:
                 setattr(Tensor, name, copy)

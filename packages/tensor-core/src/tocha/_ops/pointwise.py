@@ -7,6 +7,8 @@ Tensor methods, in-place forms and operators. Every elementwise kernel accepts `
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype
 from .._api import PUBLIC, export
 from .._dispatch import (
@@ -19,6 +21,7 @@ from .._dispatch import (
     not_a_tensor,
     unary,
 )
+from .._opmath import HALF_CHARS
 from .._tensor import Tensor
 from . import _special_math as special
 from ._argcheck import check_scalar_converts, check_scalar_fits, index_arg
@@ -817,6 +820,11 @@ def _binary_direct(op, self: Tensor, other, to_float: bool) -> None:
             raise device_mismatch(self._device, other._device)
         other = other._data
     elif _dtype.SCALAR_RANK.get(type(other), 9) <= result_dtype.rank:
+        if type(other) is float and data.dtype.char in HALF_CHARS and op.name in ("mul", "div"):
+            # PyTorch's kernel keeps the scalar in float32: computed there, rounded once
+            wide = op.kernels[self._device](data.astype(np.float32), np.float32(other))
+            data[...] = wide.astype(data.dtype)
+            return
         other = _scalar_like(other, result_dtype.np)
     try:
         if data.dtype != result_dtype.np:
@@ -936,15 +944,42 @@ def _scaled(input, other, alpha):
 
 def add(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``, broadcast and promoted."""
-    result = binary(_add, input, _scaled(input, other, alpha))
+    if alpha != 1 and _half_pair(input, other):
+        result = _half_axpy(input, other, alpha)
+    else:
+        result = binary(_add, input, _scaled(input, other, alpha))
     return result if out is None else write_out(out, result)
 
 
 def sub(input, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``, broadcast and promoted."""
     _check_bool_sub(input, other)
-    result = binary(_sub, input, _scaled(input, other, alpha))
+    if alpha != 1 and _half_pair(input, other):
+        result = _half_axpy(input, other, -alpha)
+    else:
+        result = binary(_sub, input, _scaled(input, other, alpha))
     return result if out is None else write_out(out, result)
+
+
+def _half_pair(input, other) -> bool:
+    """Whether `input` and `other` are tensors of one float16/bfloat16 dtype."""
+    return (
+        isinstance(input, Tensor)
+        and isinstance(other, Tensor)
+        and input._data.dtype.char in HALF_CHARS
+        and other._data.dtype == input._data.dtype
+    )
+
+
+def _half_axpy(input: Tensor, other: Tensor, alpha) -> Tensor:
+    """``input + alpha * other`` for float16/bfloat16 tensors as PyTorch's kernel computes
+    it: alpha rounded to their dtype, then one float32 fused multiply-add (run in float64,
+    where the product is exact), rounded to their dtype."""
+    _scaled(input, other, alpha)  # its checks
+    low = input._data.dtype
+    factor = float(low.type(alpha))
+    wide = add(mul(other.double(), factor), input.double())
+    return wide.float().to(input.dtype)
 
 
 def _check_bool_sub(a, b) -> None:
@@ -1019,8 +1054,10 @@ export(div_, "true_divide_", method=True, function=False)
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``."""
-    _check_lerp(input, end, weight)
-    result = add(input, mul(weight, sub(end, input)))
+    if _check_lerp(input, end, weight):
+        result = _half_lerp(input, end, weight)
+    else:
+        result = add(input, mul(weight, sub(end, input)))
     if out is None:
         return result
     return write_out(out, result, isinstance(weight, Tensor) and weight.ndim > 0)
@@ -1029,11 +1066,13 @@ def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Te
 mul = PUBLIC["mul"]
 
 
-def _check_lerp(input: Tensor, end, weight) -> None:
+def _check_lerp(input: Tensor, end, weight) -> bool:
+    """PyTorch's errors for lerp's arguments; whether `input` is float16/bfloat16."""
     try:
-        kind = input._data.dtype.kind
+        dtype = input._data.dtype
     except AttributeError:
         raise not_a_tensor("lerp", input) from None
+    kind = dtype.kind
     if kind in "biu":
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(_no(kernel).format(_title(input._data.dtype)))
@@ -1045,11 +1084,34 @@ def _check_lerp(input: Tensor, end, weight) -> None:
                 f"expected dtype {CPP_NAMES[input.dtype.name]} for `{name}` but got dtype "
                 f"{CPP_NAMES[other.dtype.name]}"
             )
+    return dtype.char in HALF_CHARS
 
 
 def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
-    _check_lerp(self, end, weight)
+    if _check_lerp(self, end, weight):
+        return inplace(self, (end, weight), _half_lerp, None, self, end, weight)
     return binary_inplace(_add, self, mul(weight, sub(end, self)))
+
+
+def _half_lerp(input: Tensor, end: Tensor, weight) -> Tensor:
+    """float16/bfloat16 lerp as PyTorch's vectorized kernel computes it: in float32, one fused
+    multiply-add from the end nearer to the weight (``end + (weight - 1) * (end - input)`` for
+    a weight of 0.5 or more), rounded to the input's dtype. The fused multiply-add runs in
+    float64, where the float32 product is exact."""
+    start, stop = input.float(), end.float()
+    diff = sub(stop, start).double()
+    if not isinstance(weight, Tensor):
+        w = float(np.float32(weight))
+        near_start = abs(w) < 0.5
+        coeff = w if near_start else float(np.float32(w - 1))
+        result = add(mul(diff, coeff), (start if near_start else stop).double())
+    else:
+        w = weight.float()
+        near_start = w.abs() < 0.5
+        coeff = PUBLIC["where"](near_start, w, sub(w, 1)).double()
+        base = PUBLIC["where"](near_start, start, stop).double()
+        result = add(mul(coeff, diff), base)
+    return result.float().to(input.dtype)
 
 
 export(lerp, method=True)

@@ -115,7 +115,10 @@ def _array_out(xp):
     return ... if xp is np else None
 
 
-def _sum_kernel(ufunc: str):
+def _sum_kernel(ufunc: str, half=None):
+    """A sum's or product's kernel factory; `half(xp, x, dims, keepdim)`, when given, forms a
+    float16/bfloat16 result (in its dtype) instead of the float32 accumulation."""
+
     def factory(xp):
         reduce, whole = getattr(xp, ufunc).reduce, _array_out(xp)
 
@@ -125,12 +128,31 @@ def _sum_kernel(ufunc: str):
             acc = _ACC[x.dtype]
             if acc is None:
                 return reduce(x, dims, None, out=whole, keepdims=keepdim)
+            if half is not None and acc[1] == x.dtype and x.dtype.kind in "fV" and x.size:
+                return half(xp, x, dims, keepdim)
             result = reduce(x, dims, acc[0], out=whole, keepdims=keepdim)
             return result.astype(acc[1] if dtype is None else dtype, copy=False)
 
         return kernel
 
     return factory
+
+
+def _half_product(xp, x, dims, keepdim):
+    """A float16/bfloat16 product as PyTorch's CPU kernel forms it: in the input's dtype,
+    one element after another along the reduced dims (rounded at each step; PyTorch's vector
+    loop over a long contiguous row keeps several such products, whose count depends on the
+    SIMD width)."""
+    axes = tuple(range(x.ndim)) if dims is None else tuple(dims)
+    if not axes:
+        return x.copy()
+    kept = x.ndim - len(axes)
+    moved = xp.moveaxis(x, axes, tuple(range(kept, x.ndim)))
+    flat = moved.reshape(moved.shape[:kept] + (-1,))
+    result = xp.multiply.accumulate(flat, axis=-1)[..., -1]
+    if keepdim:
+        result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+    return xp.asarray(result)
 
 
 def _nansum_kernel(xp):
@@ -421,7 +443,7 @@ def _mode_kernel(xp):
 
 sum_op = defop("sum", _sum_kernel("add"))
 nansum_op = defop("nansum", _nansum_kernel)
-prod_op = defop("prod", _sum_kernel("multiply"))
+prod_op = defop("prod", _sum_kernel("multiply", _half_product))
 mean_op = defop("mean", _mean_kernel(False))
 nanmean_op = defop("nanmean", _mean_kernel(True))
 amax_op = defop("amax", _extreme_kernel("maximum", "max"))

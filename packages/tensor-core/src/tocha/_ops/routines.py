@@ -267,7 +267,6 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return result if out is None else write_out(out, result)
 
 
-@autocast_op("addr")
 def addr(
     input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out: Tensor | None = None
 ) -> Tensor:

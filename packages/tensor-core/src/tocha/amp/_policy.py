@@ -154,7 +154,6 @@ CUDA = {
         + _PRODUCTS
         + (
             "addmv",
-            "addr",
             "mv",
             "prelu",
             "scaled_dot_product_attention",
@@ -199,8 +198,6 @@ CUDA = {
     ),
     **dict.fromkeys(
         (
-            "addcdiv",
-            "addcmul",
             "atan2",
             "bilinear",
             "cat",

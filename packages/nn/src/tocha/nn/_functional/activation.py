@@ -16,14 +16,17 @@ import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import (
+    HALF_CHARS,
     REGISTRY,
     TITLE,
     assign,
     autocast_op,
     call,
     check_scalar_converts,
+    computed_in_float32,
     defop,
     expect_tensor,
+    in_float32,
     index_arg,
     not_a_tensor,
 )
@@ -104,6 +107,8 @@ def _softmax_kernel(xp):
             return x.copy()
         if not x.ndim:
             return kernel(x.reshape(1), 0).reshape(())
+        if x.dtype.char in HALF_CHARS:
+            return _half_softmax(xp, x, dim)
         e = x - x.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e *= 1 / e.sum(axis=dim, keepdims=True)  # one division per row, as PyTorch's kernel
@@ -112,15 +117,35 @@ def _softmax_kernel(xp):
     return kernel
 
 
+def _half_softmax(xp, x, dim):
+    """float16/bfloat16 softmax in float32, rounded once, as PyTorch's CPU kernel along the
+    last dim. (Along another dim, PyTorch rounds the exponentials of the elements its vector
+    loop leaves over, which depends on the SIMD width and thread count: 1 ulp apart there.)"""
+    e = x.astype(xp.float32)
+    e -= e.max(axis=dim, keepdims=True)
+    xp.exp(e, out=e)
+    e *= 1 / e.sum(axis=dim, keepdims=True)
+    return e.astype(x.dtype)
+
+
 def _log_softmax_kernel(xp):
     def kernel(x, dim):
         if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
         if not x.ndim:
             return kernel(x.reshape(1), 0).reshape(())
+        low = x.dtype if x.dtype.char in HALF_CHARS else None
+        if low is not None:
+            x = x.astype(xp.float32)
         shifted = x - x.max(axis=dim, keepdims=True)
-        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+        total = xp.exp(shifted).sum(axis=dim, keepdims=True)
+        if low is not None and dim % x.ndim == x.ndim - 1:
+            # PyTorch's last-dim kernel keeps the sum and its log in the input's dtype
+            total = xp.log(total.astype(low).astype(xp.float32)).astype(low)
+            shifted -= total.astype(xp.float32)
+        else:
+            shifted -= xp.log(total)
+        return shifted if low is None else shifted.astype(low)
 
     return kernel
 
@@ -143,8 +168,10 @@ def _log_softmax_backward_kernel(xp):
 
 softmax_op = defop("softmax", _softmax_kernel)
 log_softmax_op = defop("log_softmax", _log_softmax_kernel)
-softmax_backward_op = defop("softmax_backward_data", _softmax_backward_kernel)
-log_softmax_backward_op = defop("log_softmax_backward_data", _log_softmax_backward_kernel)
+softmax_backward_op = defop("softmax_backward_data", _softmax_backward_kernel, opmath=True)
+log_softmax_backward_op = defop(
+    "log_softmax_backward_data", _log_softmax_backward_kernel, opmath=True
+)
 
 
 def _softmax_backward_backward(gg, _, g, out, dim):
@@ -263,14 +290,16 @@ def softmin(
 # -- pointwise primitives: kernel against xp, derivative in tocha ops -----------------------
 def _elu_kernel(xp):
     def kernel(x, alpha, scale, input_scale):
-        if x.dtype.kind not in FLOATING_KINDS:
+        if x.dtype.char not in "fdg":
+            if x.dtype.char in HALF_CHARS:
+                return in_float32(kernel)(x, alpha, scale, input_scale)
             raise no_kernel("elu_cpu", x.dtype)
         neg = xp.expm1(xp.minimum(x, 0) * input_scale)
         neg *= alpha
         out = xp.where(x > 0, x, neg)
         if scale != 1:
             out *= scale
-        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
+        return out
 
     return kernel
 
@@ -288,54 +317,104 @@ def _gelu_kernel(xp):
         inner += 1
         inner *= x
         inner *= 0.5
-        return inner if inner.dtype == x.dtype else fit_dtype(inner, x.dtype)
+        return inner  # (float16/bfloat16 come through `half` or as float32: opmath)
 
+    def half(x, approximate):
+        """float16's erf GELU as PyTorch's vectorized kernel computes it: in float32, with
+        erf approximated by Abramowitz and Stegun's formula 7.1.26 (bfloat16 and the tanh
+        form: the float32 GELU, rounded)."""
+        if x.dtype.char != "e" or approximate == "tanh":
+            return NotImplemented
+        z = x.astype(xp.float32)
+        a = xp.abs(z) * xp.float32(SQRT_HALF)
+        t = 1 / (1 + xp.float32(AS_P) * a)
+        poly = xp.float32(AS_A[4]) * t
+        for coefficient in AS_A[3::-1]:
+            poly += xp.float32(coefficient)
+            poly *= t
+        tail = poly * xp.exp(-(a * a))
+        out = xp.where(z < 0, tail - 1, 1 - tail)  # erf(z / sqrt 2), its sign z's
+        out += 1
+        out = z * xp.float32(0.5) * out
+        return out.astype(x.dtype)
+
+    kernel.half = half
     return kernel
+
+
+# Abramowitz and Stegun 7.1.26: erf(a) ~ 1 - (a1 t + ... + a5 t^5) exp(-a^2), t = 1 / (1 + p a)
+AS_P = 0.3275911
+AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
 def _softplus_kernel(xp):
     def kernel(x, beta, threshold):
-        if x.dtype.kind not in FLOATING_KINDS:
+        if x.dtype.char not in "fdg":
+            if x.dtype.char in HALF_CHARS:
+                return in_float32(kernel)(x, beta, threshold)
             raise no_kernel("softplus_cpu", x.dtype)
         bx = x * beta
-        return xp.where(bx > threshold, x, xp.logaddexp(bx, 0) / beta).astype(x.dtype)
+        return xp.where(bx > threshold, x, xp.logaddexp(bx, 0) / beta)
 
     return kernel
 
 
 def _mish_kernel(xp):
     def kernel(x):
-        if x.dtype.kind not in FLOATING_KINDS:
+        if x.dtype.char not in "fdg":
+            if x.dtype.char in HALF_CHARS:
+                return in_float32(kernel)(x)
             raise no_kernel("mish_cpu", x.dtype)
-        out = x * xp.tanh(xp.logaddexp(x, 0))
-        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
+        return x * xp.tanh(xp.logaddexp(x, 0))
 
     return kernel
 
 
 def _silu_kernel(xp):
     def kernel(x):
-        if x.dtype.kind not in "fVc":
+        if x.dtype.char not in "fdgFDG":
+            if x.dtype.char in HALF_CHARS:
+                return in_float32(kernel)(x)
             raise no_kernel("silu_cpu", x.dtype)
-        out = x / (1 + xp.exp(-x))
-        return out if out.dtype == x.dtype else fit_dtype(out, x.dtype)
+        return x / (1 + xp.exp(-x))
 
     return kernel
 
 
-def _kernel(fn, name: str, accepts: str = FLOATING_KINDS, integers: bool = False):
+# NumPy's type characters of the dtypes of each kind, float16 and bfloat16 left out
+_CHARS = {"f": "fdg", "V": "", "i": "bhilqp", "u": "BHILQP", "b": "?", "c": "FDG"}
+
+
+def _kernel(
+    fn, name: str, accepts: str = FLOATING_KINDS, integers: bool = False, opmath: bool = False
+):
     """A kernel factory from a function of (xp, x, *args), for x of the NumPy dtype kinds in
     `accepts` (else PyTorch's error for its kernel `name`); the result keeps x's dtype (see
-    `fit_dtype`)."""
+    `fit_dtype`). With `opmath`, float16 and bfloat16 are computed in float32 and rounded
+    once, as PyTorch's kernels do (`tocha.library.in_float32`): the dtype test the kernel
+    makes anyway sends them there, and the wider dtypes need no test of the result's."""
 
     def make(xp):
-        def kernel(x, *args):
-            if x.dtype.kind not in accepts:
-                raise no_kernel(name, x.dtype)
-            out = fn(xp, x, *args)
-            return out if out.dtype == x.dtype else fit_dtype(out, x.dtype, integers)
+        if not opmath:
 
-        return kernel
+            def kernel(x, *args):
+                if x.dtype.kind not in accepts:
+                    raise no_kernel(name, x.dtype)
+                out = fn(xp, x, *args)
+                return out if out.dtype == x.dtype else fit_dtype(out, x.dtype, integers)
+
+            return kernel
+        direct = "".join(_CHARS[k] for k in accepts)
+
+        def opmath_kernel(x, *args):
+            if x.dtype.char not in direct:
+                if x.dtype.char in HALF_CHARS:
+                    return in_float32(opmath_kernel)(x, *args)
+                if x.dtype.kind not in accepts:
+                    raise no_kernel(name, x.dtype)
+            return fn(xp, x, *args)  # float32 and wider keep their dtype
+
+        return opmath_kernel
 
     return make
 
@@ -412,27 +491,33 @@ def _elu_grad(g, out, x, alpha, scale, input_scale):
 
 
 elu_op = defop("elu", _elu_kernel)
-gelu_op = defop("gelu", _gelu_kernel)
-gelu_backward_op = defop("gelu_backward", _gelu_backward_kernel)
+gelu_op = defop("gelu", _gelu_kernel, opmath=True)
+gelu_backward_op = defop("gelu_backward", _gelu_backward_kernel, opmath=True)
 silu_op = defop("silu", _silu_kernel)
 mish_op = defop("mish", _mish_kernel)
 softplus_op = defop("softplus", _softplus_kernel)
 leaky_relu_op = defop(
-    "leaky_relu", _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope), "leaky_relu_cpu")
+    "leaky_relu",
+    _kernel(lambda xp, x, slope: xp.where(x > 0, x, x * slope), "leaky_relu_cpu", opmath=True),
 )
 hardtanh_op = defop(
     "hardtanh",
     _kernel(lambda xp, x, low, high: xp.clip(x, low, high), "hardtanh", "fViubc", integers=True),
 )
 hardsigmoid_op = defop(
-    "hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6, "hardsigmoid_cpu")
+    "hardsigmoid", _kernel(lambda xp, x: xp.clip(x + 3, 0, 6) / 6, "hardsigmoid_cpu", opmath=True)
 )
 hardswish_op = defop(
-    "hardswish", _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, "hardswish_cpu")
+    "hardswish",
+    _kernel(lambda xp, x: x * xp.clip(x + 3, 0, 6) / 6, "hardswish_cpu", opmath=True),
 )
 log_sigmoid_op = defop(
     "log_sigmoid",
-    _kernel(lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), "log_sigmoid_cpu"),
+    _kernel(
+        lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))),
+        "log_sigmoid_cpu",
+        opmath=True,
+    ),
 )
 threshold_op = defop(
     "threshold",
@@ -447,6 +532,7 @@ softshrink_op = defop(
     _kernel(
         lambda xp, x, lambd: xp.where(xp.abs(x) > lambd, x - xp.sign(x) * lambd, 0 * x),
         "softshrink_check",
+        opmath=True,
     ),
 )
 hardshrink_op = defop(
@@ -749,6 +835,7 @@ def tanh(input: Tensor) -> Tensor:
     return tocha.tanh(input)
 
 
+@computed_in_float32
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)``, `a` and `b` the halves of `input` along `dim`."""
     if input.dim() == 0:

@@ -14,12 +14,14 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import (
     GRAD_MODE,
+    HALF_CHARS,
     LAYERS,
     TITLE,
     autocast_op,
     call,
     defop,
     expect_tensor,
+    in_float32,
     index_arg,
     not_a_tensor,
 )
@@ -41,10 +43,12 @@ __all__ = [
 # -- linear: x @ w.T + b as one node --------------------------------------------------------
 def _linear_kernel(xp):
     def kernel(x, w, b=None):
+        if x.dtype.char in HALF_CHARS:  # PyTorch's: a float32 product and sum, rounded once
+            return in_float32(kernel)(x, w, b)
         out = x @ w.T
         if b is not None:
             out += b
-        return out if out.dtype == x.dtype else out.astype(x.dtype)  # NumPy's bfloat16: float32
+        return out
 
     return kernel
 
@@ -100,8 +104,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         input ``(*, in_features)``, weight ``(out_features, in_features)``, bias
         ``(out_features)``; output ``(*, out_features)``.
     """
-    if GRAD_MODE.autocast is not None:
-        return LAYERS.autocast_call("linear", linear, (input, weight, bias), {})
     try:
         same = input.dtype == weight.dtype
     except AttributeError:
@@ -109,6 +111,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         expect_tensor("linear", weight, "weight", 2)
         raise
     if not same:
+        if GRAD_MODE.autocast is not None:  # the dispatcher casts operands of one dtype
+            return LAYERS.autocast_call("linear", linear, (input, weight, bias), {})
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: "
             f"{TITLE[input.dtype].lower()} != {TITLE[weight.dtype].lower()}"

@@ -20,6 +20,7 @@ import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import (
+    HALF_CHARS,
     TITLE,
     autocast_op,
     call,
@@ -178,8 +179,53 @@ def _row_scale(g, wt, reduction):
     return g
 
 
+def _half_nll(xp, x, t, w, reduction, ignore_index):
+    """A reduced float16/bfloat16 nll_loss as PyTorch's CPU kernel sums it: in the input's
+    dtype (each step rounded), with its cascade of eight partial sums that a row (in row
+    order, ignored rows skipped) moves up a level when its index is a multiple of 16 (of 256
+    for the next level, ...); mean divides by the total weight, also in that dtype."""
+    low = x.dtype
+    rows, idx = _rows(xp, x, t)
+    safe, valid, wt = _targets(xp, idx, w, ignore_index, rows.shape[1], low)
+    terms = rows[xp.arange(rows.shape[0]), safe] * wt  # rounded, as PyTorch's product
+    n = rows.shape[0]
+    power = max(4, math.ceil(math.log2(n)) // 8 if n > 1 else 0)
+    step = 1 << power
+    # level 0 is flushed after each counted row whose index is a multiple of `step`
+    flushes = xp.flatnonzero(valid & (xp.arange(n) % step == 0))
+    ends = list(flushes + 1) + [n]
+    levels = [[low.type(0), low.type(0)] for _ in range(8)]  # (loss, weight) per level
+    start = 0
+    for k, end in enumerate(ends):
+        loss, weight = levels[0]
+        for value, count in zip(terms[start:end].tolist(), wt[start:end].tolist()):
+            loss = low.type(loss - low.type(value))
+            weight = low.type(weight + low.type(count))
+        levels[0] = [loss, weight]
+        start = end
+        if k == len(ends) - 1:
+            break
+        b = int(flushes[k])
+        for j in range(7):
+            if j and b & ((step - 1) << (j * power)):
+                break
+            up, here = levels[j + 1], levels[j]
+            levels[j + 1] = [low.type(up[0] + here[0]), low.type(up[1] + here[1])]
+            levels[j] = [low.type(0), low.type(0)]
+    total, total_weight = low.type(0), low.type(0)
+    for loss, weight in levels:
+        total, total_weight = low.type(total + loss), low.type(total_weight + weight)
+    if w is None:
+        total_weight = low.type(int(xp.count_nonzero(valid)))
+    if reduction == "mean":
+        total = low.type(total / total_weight) if total_weight else low.type(math.nan)
+    return xp.asarray(total, dtype=low)
+
+
 def _nll_kernel(xp):
     def kernel(x, t, w, reduction, ignore_index):
+        if reduction != "none" and x.dtype.char in HALF_CHARS and x.size:
+            return _half_nll(xp, x, t, w, reduction, ignore_index)
         if _plain(x.ndim, w, reduction, ignore_index, 0) and x.shape[0] and t[t.argmin()] >= 0:
             try:
                 picked = x[xp.arange(x.shape[0]), t]
@@ -677,6 +723,9 @@ def cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dtype in _HALF_DTYPES and input.shape != target.shape and input.dim():
+        _check_class_target(input, target, weight, "")
+        return _half_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     if weight is None and _batch_of_indices(input, target):  # the checks below all pass
         args = (reduction, ignore_index, label_smoothing)
         return call(cross_entropy_op, (input, target), None, *args)[0]
@@ -689,6 +738,36 @@ def cross_entropy(
     return _with_weight(
         cross_entropy_op, (input, target), weight, reduction, ignore_index, label_smoothing
     )[0]
+
+
+_HALF_DTYPES = (tocha.float16, tocha.bfloat16)
+
+
+def _half_cross_entropy(input, target, weight, ignore_index, reduction, smoothing):
+    """Cross entropy of float16/bfloat16 logits against class indices as PyTorch forms it:
+    ``nll_loss(log_softmax(input))`` with both results in the input's dtype, and label
+    smoothing composed of them in that dtype."""
+    cd = _class_dim(input)
+    lsm = call(log_softmax_op, (input,), cd)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not smoothing:
+        return nll
+    c = input.shape[cd]
+    ignored = target == ignore_index
+    if weight is not None:
+        smooth = -(lsm * weight.reshape((c,) + (1,) * (input.dim() - cd - 1))).sum(cd)
+    else:
+        smooth = -lsm.sum(cd)
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            total = weight.gather(0, target.masked_select(~ignored).flatten()).sum()
+        else:
+            total = (~ignored).sum()
+        smooth = smooth.sum() / total
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - smoothing) * nll + smooth * (smoothing / c)
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, smoothing):

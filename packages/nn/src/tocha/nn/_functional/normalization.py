@@ -16,7 +16,16 @@ from __future__ import annotations
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, LAYERS, TITLE, call, defop, not_a_tensor
+from tocha.library import (
+    GRAD_MODE,
+    HALF_CHARS,
+    LAYERS,
+    TITLE,
+    call,
+    computed_in_float32,
+    defop,
+    not_a_tensor,
+)
 
 from ._jvp import plus
 from .groupnorm import group_norm_op, widened
@@ -241,6 +250,7 @@ def layer_norm(
     return call(layer_norm_op, (input, *params), nd, eps, affine)[0]
 
 
+@computed_in_float32
 def rms_norm(
     input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
@@ -293,8 +303,20 @@ def _batch_norm_kernel(xp):
         shape = (c,) + (1,) * (x.ndim - 2)
         mean = _per_channel(xp, x) / n
         y = x - mean.reshape(shape)
-        invstd = 1 / xp.sqrt(_per_channel(xp, y, y) / n + eps)
-        scale = invstd * params[0] if "w" in affine else invstd
+        var = _per_channel(xp, y, y) / n
+        half = dtype.char in HALF_CHARS and all(p.dtype == dtype for p in rest[:-2])
+        if half and dtype.char == "E":  # PyTorch's bfloat16 kernel rounds the variance
+            var = var.astype(dtype).astype(var.dtype)
+        invstd = 1 / xp.sqrt(var + eps)
+        scale = invstd
+        if half:
+            # PyTorch keeps a float16/bfloat16 input's statistics in its dtype and
+            # normalizes with those (in float32)
+            rounded = mean.astype(dtype).astype(mean.dtype)
+            y = x - rounded.reshape(shape)
+            scale = invstd.astype(dtype).astype(invstd.dtype)
+        if "w" in affine:
+            scale = scale * params[0]
         y *= scale.reshape(shape)
         if "b" in affine:
             y += params[-1].reshape(shape)
@@ -442,13 +464,18 @@ def batch_norm(
             "defined in evaluation mode"
         )
     shape = (-1,) + (1,) * (input.dim() - 2)
+    low = mixed or input.dtype in _REDUCED  # computed in float32, as PyTorch's kernel
+    if low:
+        running_mean, running_var = running_mean.float(), running_var.float()
+        weight = None if weight is None else weight.float()
+        bias = None if bias is None else bias.float()
     scale = (running_var + eps).rsqrt()
     if weight is not None:
         scale = scale * weight
     shift = -running_mean * scale
     if bias is not None:
         shift = shift + bias
-    if mixed:
+    if low:
         return (input.float() * scale.reshape(shape) + shift.reshape(shape)).to(input.dtype)
     return input * scale.reshape(shape) + shift.reshape(shape)
 

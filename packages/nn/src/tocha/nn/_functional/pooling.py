@@ -30,6 +30,7 @@ from tocha.library import (
     TITLE,
     autocast_op,
     call,
+    computed_in_float32,
     defop,
     expect_tensor,
     not_a_tensor,
@@ -196,8 +197,8 @@ def _avg_pool_backward_kernel(xp):
 
 max_pool_op = defop("max_pool", _max_pool_kernel)
 adaptive_max_pool_op = defop("adaptive_max_pool", _adaptive_max_kernel)
-avg_pool_op = defop("avg_pool", _avg_pool_kernel)
-avg_pool_backward_op = defop("avg_pool_backward", _avg_pool_backward_kernel)
+avg_pool_op = defop("avg_pool", _avg_pool_kernel, opmath=True)
+avg_pool_backward_op = defop("avg_pool_backward", _avg_pool_backward_kernel, opmath=True)
 
 
 # -- derivatives ----------------------------------------------------------------------------
@@ -637,6 +638,7 @@ def _window_means(x: Tensor, dim: int, o: int) -> Tensor:
     return tocha.stack(windows, dim)
 
 
+@computed_in_float32  # PyTorch sums each window in float32
 def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, "")

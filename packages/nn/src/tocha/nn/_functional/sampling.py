@@ -18,7 +18,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.library import autocast_op, not_a_tensor
+from tocha.library import autocast_op, computed_in_float32, not_a_tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -186,6 +186,7 @@ def _mode_error(input: Tensor, mode: str) -> NotImplementedError:
     )
 
 
+@computed_in_float32
 def interpolate(
     input: Tensor,
     size=None,
