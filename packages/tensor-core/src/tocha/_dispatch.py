@@ -85,9 +85,7 @@ class Op:
 REGISTRY: dict[str, Op] = {}
 
 
-def defop(
-    name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False
-) -> Op:
+def defop(name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False) -> Op:
     """Declare a primitive op once; its name is unique across tocha. `parts`: the generic
     kernel's building blocks published to backends that fuse the op (`Op.parts`).
     `opmath`: float16/bfloat16 inputs are computed in float32 and the results rounded once
