@@ -152,6 +152,56 @@ def test_half_precision_values_are_pytorchs(torch, name, dtype):
         np.testing.assert_array_equal(got, want)
 
 
+GRAD = _normal(8, 64, scale=1.0)
+BACKWARD = {
+    "gelu": lambda lib, x, t: _f(lib, "gelu")(x),
+    "silu": lambda lib, x, t: _f(lib, "silu")(x),
+    "elu": lambda lib, x, t: _f(lib, "elu")(x),
+    "hardswish": lambda lib, x, t: _f(lib, "hardswish")(x),
+    "softmax": lambda lib, x, t: lib.softmax(x, -1),
+    "log_softmax": lambda lib, x, t: lib.log_softmax(x, -1),
+    "layer_norm": lambda lib, x, t: _f(lib, "layer_norm")(x, (64,), t(ROW), t(ROW)),
+    "rms_norm": lambda lib, x, t: _f(lib, "rms_norm")(x, (64,)),
+    "group_norm": lambda lib, x, t: _f(lib, "group_norm")(x.reshape(2, 4, 64), 2).reshape(8, 64),
+    "batch_norm": lambda lib, x, t: _f(lib, "batch_norm")(
+        x.reshape(4, 2, 64), None, None, training=True
+    ).reshape(8, 64),
+    "linear": lambda lib, x, t: _f(lib, "linear")(x, t(W)).repeat(1, 4),
+    "cross_entropy": lambda lib, x, t: _f(lib, "cross_entropy")(
+        x, lib.tensor(TARGET), reduction="none"
+    )[:, None].expand(8, 64),
+}
+# float16's GELU and softmax gradients: PyTorch's float32 exp and erf differ in the last bit
+BACKWARD_WITHIN_ONE_ULP = {("gelu", "float16"), ("softmax", "float16")}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(BACKWARD))
+def test_half_precision_gradients_are_pytorchs(torch, name, dtype):
+    def run(lib):
+        t = lambda a: lib.tensor(a).to(getattr(lib, dtype))  # noqa: E731
+        x = t(A).requires_grad_()
+        BACKWARD[name](lib, x, t).backward(t(GRAD))
+        return x.grad.float().numpy()
+
+    got, want = run(tocha), run(torch)
+    if (name, dtype) in BACKWARD_WITHIN_ONE_ULP:
+        assert _ulps(got, want, dtype).max() <= 1
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_batch_norm_running_statistics_are_blended_in_float32(torch):
+    def run(lib):
+        t = lambda a: lib.tensor(a).to(lib.float16)  # noqa: E731
+        mean, var = t(STAT), t(POSITIVE)
+        _f(lib, "batch_norm")(t(IMG), mean, var, training=True, momentum=0.3)
+        return mean.float().numpy(), var.float().numpy()
+
+    for got, want in zip(run(tocha), run(torch), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_gelu_of_float16_is_rounded_once():
     h = tocha.tensor([-3.0, -2.5, 1.0, 2.0, 3.0], dtype=tocha.float16)
     # PyTorch's values (float32 GELU rounded to float16); three roundings gave -0.004395
@@ -191,3 +241,15 @@ def test_in_place_forms_round_once():
     assert tocha.equal(x.clone().mul_(0.1), x * 0.1)
     y = tocha.tensor(C).half()
     assert tocha.equal(x.clone().addcmul_(y, y, value=0.3), tocha.addcmul(x, y, y, value=0.3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_hardswish_gradient_at_the_ends(torch, dtype):
+    """0 at -3 and 1 at 3, as PyTorch's (x / 3 + 0.5 was taken at the ends)."""
+
+    def run(lib):
+        x = lib.tensor([-3.0, -2.0, 3.0], dtype=getattr(lib, dtype), requires_grad=True)
+        lib.nn.functional.hardswish(x).backward(lib.ones(3, dtype=getattr(lib, dtype)))
+        return x.grad.float().tolist()
+
+    assert run(tocha) == run(torch)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tocha.autograd.derivatives import d, fwd
+from tocha.library import computed_in_float32
 
 
 def plus(*terms):
@@ -24,6 +25,8 @@ def pointwise(name: str, saves: str, grad) -> None:
     """Declare the derivative of a pointwise primitive of one tensor, ``grad(g, out, x,
     *args)`` (g times the derivative at x; first of a tuple when the op takes other
     arguments), and its forward rule: the Jacobian is diagonal, so the tangent is the same
-    product with the input's tangent in place of g."""
+    product with the input's tangent in place of g. float16/bfloat16 gradients are computed
+    in float32 and rounded once, as PyTorch's backward kernels compute them."""
+    grad = computed_in_float32(grad)
     d(name, saves, grad)
     fwd(name, lambda t, out, x, *args: first(grad(t[0], out, x, *args)))

@@ -545,7 +545,7 @@ d("gelu", "0", lambda g, out, x, approximate: (call(gelu_backward_op, (g, x), ap
 fwd("gelu", lambda t, out, x, approximate: call(gelu_backward_op, (t[0], x), approximate))
 d("gelu_backward", "01", _gelu_backward_backward)
 fwd("gelu_backward", _gelu_backward_jvp)
-d("silu", "0", _silu_grad)
+d("silu", "0", computed_in_float32(_silu_grad))  # PyTorch's backward: opmath
 fwd("silu", lambda t, out, x: t[0] * _silu_slope(x))
 pointwise("mish", "0", _mish_grad)
 pointwise(
@@ -563,7 +563,8 @@ pointwise("hardsigmoid", "0", lambda g, out, x: g * ((x > -3) & (x < 3)) / 6)
 pointwise(
     "hardswish",
     "0",
-    lambda g, out, x: g * tocha.where(x < -3, 0.0, tocha.where(x <= 3, x / 3 + 0.5, 1.0)),
+    # PyTorch's: 0 from -3 down, 1 from 3 up (the ends included)
+    lambda g, out, x: g * tocha.where(x <= -3, 0.0, tocha.where(x < 3, x / 3 + 0.5, 1.0)),
 )
 pointwise("log_sigmoid", "0", lambda g, out, x: g * (-x).sigmoid())
 pointwise("threshold", "0", lambda g, out, x, th, value: (g * (x <= th).logical_not(), None, None))

@@ -76,7 +76,12 @@ def _group_norm_kernel(xp):
         if "b" in affine:
             y3 += params[-1][:, None]
         y = y.reshape(x.shape).astype(dtype, copy=False)
-        return y, mean.reshape(n, groups), rstd.reshape(n, groups)
+        mean, rstd = mean.reshape(n, groups), rstd.reshape(n, groups)
+        if dtype.itemsize == 2 and all(p.dtype == dtype for p in rest[:-3]):
+            # PyTorch keeps a float16/bfloat16 input's statistics in its dtype (its backward
+            # reads them so)
+            mean, rstd = mean.astype(dtype), rstd.astype(dtype)
+        return y, mean, rstd
 
     return kernel
 

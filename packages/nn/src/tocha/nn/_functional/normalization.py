@@ -78,7 +78,12 @@ def _layer_norm_kernel(xp):
         if "b" in affine:
             y += params[-1]
         stat_shape = x.shape[: x.ndim - nd] + (1,) * nd
-        return y.astype(dtype, copy=False), mean.reshape(stat_shape), rstd.reshape(stat_shape)
+        mean, rstd = mean.reshape(stat_shape), rstd.reshape(stat_shape)
+        if dtype.char in HALF_CHARS and all(p.dtype == dtype for p in rest[:-3]):
+            # PyTorch keeps a float16/bfloat16 input's statistics in its dtype (its backward
+            # reads them so)
+            mean, rstd = mean.astype(dtype), rstd.astype(dtype)
+        return y.astype(dtype, copy=False), mean, rstd
 
     return kernel
 
@@ -320,6 +325,8 @@ def _batch_norm_kernel(xp):
         y *= scale.reshape(shape)
         if "b" in affine:
             y += params[-1].reshape(shape)
+        if half:  # PyTorch's statistics of a float16/bfloat16 input are in its dtype
+            return y.astype(dtype, copy=False), mean.astype(dtype), invstd.astype(dtype)
         return y.astype(dtype, copy=False), mean, invstd
 
     return kernel
@@ -454,9 +461,12 @@ def batch_norm(
     if training:
         out, mean, invstd = call(batch_norm_op, (input, *params), eps, affine)
         if running_mean is not None or running_var is not None:
-            _update_running(
-                running_mean, running_var, mean, invstd, eps, momentum, input.numel() // c
-            )
+            if mean.dtype in _REDUCED:  # its statistics were rounded: blend exact ones
+                _update_running_half(running_mean, running_var, input, momentum)
+            else:
+                _update_running(
+                    running_mean, running_var, mean, invstd, eps, momentum, input.numel() // c
+                )
         return out
     if running_mean is None or running_var is None:
         raise RuntimeError(
@@ -507,6 +517,22 @@ def _update_running(running_mean, running_var, mean, invstd, eps, momentum, n) -
         if running_var is not None:
             var = (invstd.double().pow(-2) - eps) * (n / max(n - 1, 1))
             running_var.mul_(1 - momentum).add_(var.to(running_var.dtype), alpha=momentum)
+
+
+def _update_running_half(running_mean, running_var, input, momentum) -> None:
+    """`_update_running` for a float16/bfloat16 batch norm, as PyTorch's kernel blends: the
+    batch's mean and unbiased variance in float32, each running value rounded once."""
+    with tocha.no_grad():
+        x = input.detach().float()
+        dims = (0, *range(2, x.dim()))
+        n = x.numel() // x.shape[1]
+        var, mean = tocha.var_mean(x, dims, correction=0)
+        if running_mean is not None:
+            blended = mean * momentum + running_mean.float() * (1 - momentum)
+            running_mean.copy_(blended)
+        if running_var is not None:
+            unbiased = var * (n / max(n - 1, 1))
+            running_var.copy_(unbiased * momentum + running_var.float() * (1 - momentum))
 
 
 def _verify_spatial_size(size) -> None:
