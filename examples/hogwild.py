@@ -42,7 +42,9 @@ def make_model(classification: bool) -> nn.Module:
 
 
 def loss_fn(classification: bool) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    return F.cross_entropy if classification else F.mse_loss
+    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    loss = F.cross_entropy if classification else F.mse_loss
+    return loss
 
 
 def train(
