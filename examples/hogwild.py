@@ -42,9 +42,7 @@ def make_model(classification: bool) -> nn.Module:
 
 
 def loss_fn(classification: bool) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-    loss = F.cross_entropy if classification else F.mse_loss
-    return loss
+    return F.cross_entropy if classification else F.mse_loss
 
 
 def train(

@@ -13,8 +13,9 @@ dual level, vmap); the forward below it is the same kernel call.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from typing import cast as _as_type
 
 from ._backend import backend_of
 from ._grad_mode import STATE
@@ -131,9 +132,10 @@ LAYERS = _Layers()
 
 
 AUTOCAST_HOOKS: set[str] = set()  # the names public functions are hooked under
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def autocast_op(name: str, *more: str, inline: bool = False):
+def autocast_op(name: str, *more: str, inline: bool = False) -> Callable[[_F], _F]:
     """Decorator: inside an autocast region, the public function follows autocast's op list
     (`tocha.amp`) under `name`, as PyTorch's op of that name does: its floating tensor
     arguments are cast first, then it runs with autocast off for their device type (a name
@@ -146,7 +148,7 @@ def autocast_op(name: str, *more: str, inline: bool = False):
     if more and not inline:
         raise ValueError("a wrapped function is hooked under one name")
 
-    def decorate(fn):
+    def decorate(fn: _F) -> _F:
         if inline:
             return fn
 
@@ -156,7 +158,7 @@ def autocast_op(name: str, *more: str, inline: bool = False):
                 return fn(*args, **kwargs)
             return LAYERS.autocast_call(name, fn, args, kwargs)
 
-        return entry
+        return _as_type(_F, entry)
 
     return decorate
 

@@ -199,7 +199,7 @@ class Conv1d(_Conv):
     """1-D convolution over ``(N, C_in, L)`` or ``(C_in, L)``; see `Conv2d`."""
 
     _dims = 1
-    _conv = staticmethod(F.conv1d)
+    _conv = staticmethod(F.conv1d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class Conv2d(_Conv):
@@ -223,14 +223,14 @@ class Conv2d(_Conv):
     """
 
     _dims = 2
-    _conv = staticmethod(F.conv2d)
+    _conv = staticmethod(F.conv2d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class Conv3d(_Conv):
     """3-D convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``; see `Conv2d`."""
 
     _dims = 3
-    _conv = staticmethod(F.conv3d)
+    _conv = staticmethod(F.conv3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -339,7 +339,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     `ConvTranspose2d`."""
 
     _dims = 1
-    _conv = staticmethod(F.conv_transpose1d)
+    _conv = staticmethod(F.conv_transpose1d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -356,14 +356,14 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _dims = 2
-    _conv = staticmethod(F.conv_transpose2d)
+    _conv = staticmethod(F.conv_transpose2d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution over ``(N, C_in, D, H, W)``; see `ConvTranspose2d`."""
 
     _dims = 3
-    _conv = staticmethod(F.conv_transpose3d)
+    _conv = staticmethod(F.conv_transpose3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 # Type checkers see the mixin as the convolution it is mixed into.

@@ -98,7 +98,7 @@ class MaxPool2d(_MaxPoolNd):
 class MaxPool3d(_MaxPoolNd):
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `MaxPool2d`."""
 
-    _pool = staticmethod(F.max_pool3d)
+    _pool = staticmethod(F.max_pool3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class _MaxUnpoolNd(Module):
@@ -141,14 +141,14 @@ class MaxUnpool2d(_MaxUnpoolNd):
     """
 
     _dims = 2
-    _unpool = staticmethod(F.max_unpool2d)
+    _unpool = staticmethod(F.max_unpool2d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """Inverse of `MaxPool3d`; see `MaxUnpool2d`."""
 
     _dims = 3
-    _unpool = staticmethod(F.max_unpool3d)
+    _unpool = staticmethod(F.max_unpool3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class AvgPool1d(Module):
@@ -235,7 +235,7 @@ class AvgPool2d(_AvgPoolNd):
 class AvgPool3d(_AvgPoolNd):
     """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; see `AvgPool2d`."""
 
-    _pool = staticmethod(F.avg_pool3d)
+    _pool = staticmethod(F.avg_pool3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class _AdaptivePoolNd(Module):
@@ -257,7 +257,7 @@ class _AdaptivePoolNd(Module):
 class AdaptiveAvgPool1d(_AdaptivePoolNd):
     """Adaptive average pooling over ``(N, C, L)`` or ``(C, L)``."""
 
-    _pool = staticmethod(F.adaptive_avg_pool1d)
+    _pool = staticmethod(F.adaptive_avg_pool1d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class AdaptiveAvgPool2d(_AdaptivePoolNd):
@@ -268,13 +268,13 @@ class AdaptiveAvgPool2d(_AdaptivePoolNd):
         torch.Size([2, 8, 1, 1])
     """
 
-    _pool = staticmethod(F.adaptive_avg_pool2d)
+    _pool = staticmethod(F.adaptive_avg_pool2d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class AdaptiveAvgPool3d(_AdaptivePoolNd):
     """Adaptive average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
 
-    _pool = staticmethod(F.adaptive_avg_pool3d)
+    _pool = staticmethod(F.adaptive_avg_pool3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
@@ -303,7 +303,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Adaptive max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
 
-    _pool = staticmethod(F.adaptive_max_pool3d)
+    _pool = staticmethod(F.adaptive_max_pool3d)  # type: ignore[has-type]  # decorated for autocast, in an import cycle
 
 
 class _LPPoolNd(Module):
