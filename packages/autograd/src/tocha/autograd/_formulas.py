@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 import tocha
-from tocha.library import REGISTRY, call
+from tocha.library import REGISTRY, call, computed_in_float32
 
 from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
 from ._graph import TensorMeta, node_type
@@ -177,6 +177,8 @@ def _acosh_derivative(x):
 
 # Holomorphic functions: name: (saves, f'(out, x)); the gradient is ``g * conj(f')``, which
 # for real inputs is just ``g * f'``.
+# Those whose backward PyTorch runs as one kernel, in float32 for float16/bfloat16 gradients.
+_ONE_KERNEL_BACKWARD = frozenset(("tanh",))
 HOLOMORPHIC = {
     "exp": ("o", lambda out, x: out),
     "exp2": ("o", lambda out, x: out * LN2),
@@ -200,7 +202,6 @@ HOLOMORPHIC = {
     "asinh": ("0", lambda out, x: (x * x + 1).rsqrt()),
     "acosh": ("0", lambda out, x: _acosh_derivative(x)),
     "atanh": ("0", lambda out, x: (1 - x * x).reciprocal()),
-    "sigmoid": ("o", lambda out, x: out * (1 - out)),
     "reciprocal": ("o", lambda out, x: -out * out),
 }
 
@@ -215,8 +216,25 @@ def conj(t):
 
 
 for _name, (_saves, _derivative) in HOLOMORPHIC.items():
-    d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
+    _formula = lambda g, out, x, f=_derivative: g * conj(f(out, x))  # noqa: E731
+    if _name in _ONE_KERNEL_BACKWARD:  # half precision: in float32, rounded once
+        _formula = computed_in_float32(_formula)
+    d(_name, _saves, _formula)
     fwd(_name, lambda t, out, x, f=_derivative: t[0] * f(out, x))
+
+
+def _sigmoid_grad(g, out, x):
+    """``g * (1 - y) * y`` in PyTorch's order: float16 in itself, bfloat16 in float32 rounded
+    once, as PyTorch's kernel; complex ``g * conj((1 - y) * y)``."""
+    if out.is_complex():
+        return g * conj((1 - out) * out)
+    if out.dtype is tocha.bfloat16:
+        return (g.float() * (1 - out.float()) * out.float()).to(out.dtype)
+    return g * (1 - out) * out
+
+
+d("sigmoid", "o", _sigmoid_grad)
+fwd("sigmoid", lambda t, out, x: t[0] * (out * (1 - out)))
 
 
 def _sgn_fwd(t, out, x):
