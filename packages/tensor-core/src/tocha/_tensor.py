@@ -487,14 +487,20 @@ def _contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
+def dims_by_stride(array) -> tuple:
+    """`array`'s dims from the largest stride to the smallest (ties in dim order): its
+    memory order."""
+    strides = array.strides
+    return tuple(sorted(range(array.ndim), key=lambda d: -abs(strides[d])))
+
+
 def row_major_memory(array):
     """`array` with its dims ordered by stride, when that makes it C-contiguous: the same
     memory, first element first, as a row-major array (an array that owns its memory is
     laid out so by `clone` and the ``*_like`` factories in any order of dims). Else None."""
     if array.flags.c_contiguous:
         return array
-    order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
-    dense = array.transpose(order)
+    dense = array.transpose(dims_by_stride(array))
     return dense if dense.flags.c_contiguous else None
 
 

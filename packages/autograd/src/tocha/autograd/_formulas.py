@@ -177,8 +177,6 @@ def _acosh_derivative(x):
 
 # Holomorphic functions: name: (saves, f'(out, x)); the gradient is ``g * conj(f')``, which
 # for real inputs is just ``g * f'``.
-# Those whose backward PyTorch runs as one kernel, in float32 for float16/bfloat16 gradients.
-_ONE_KERNEL_BACKWARD = frozenset(("tanh",))
 HOLOMORPHIC = {
     "exp": ("o", lambda out, x: out),
     "exp2": ("o", lambda out, x: out * LN2),
@@ -198,7 +196,6 @@ HOLOMORPHIC = {
     "atan": ("0", lambda out, x: (1 + x * x).reciprocal()),
     "sinh": ("0", lambda out, x: x.cosh()),
     "cosh": ("0", lambda out, x: x.sinh()),
-    "tanh": ("o", lambda out, x: 1 - out * out),
     "asinh": ("0", lambda out, x: (x * x + 1).rsqrt()),
     "acosh": ("0", lambda out, x: _acosh_derivative(x)),
     "atanh": ("0", lambda out, x: (1 - x * x).reciprocal()),
@@ -216,11 +213,13 @@ def conj(t):
 
 
 for _name, (_saves, _derivative) in HOLOMORPHIC.items():
-    _formula = lambda g, out, x, f=_derivative: g * conj(f(out, x))  # noqa: E731
-    if _name in _ONE_KERNEL_BACKWARD:  # half precision: in float32, rounded once
-        _formula = computed_in_float32(_formula)
-    d(_name, _saves, _formula)
+    d(_name, _saves, lambda g, out, x, f=_derivative: g * conj(f(out, x)))
     fwd(_name, lambda t, out, x, f=_derivative: t[0] * f(out, x))
+
+
+# tanh's backward is one PyTorch kernel: float16/bfloat16 in float32, rounded once
+d("tanh", "o", computed_in_float32(lambda g, out, x: g * conj(1 - out * out)))
+fwd("tanh", lambda t, out, x: t[0] * (1 - out * out))
 
 
 def _sigmoid_grad(g, out, x):

@@ -19,7 +19,7 @@ from .._cpu import kernel_context
 from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, dims_by_stride, wrap
 from ._argcheck import (
     allocation_error,
     check_dtype,
@@ -125,8 +125,7 @@ def laid_out_like(data, make, memory_format=None):
         return make(data.shape)
     if getattr(memory_format, "_name", "preserve_format") == "contiguous_format":
         return make(data.shape)
-    strides = data.strides
-    order = tuple(sorted(range(data.ndim), key=lambda d: -abs(strides[d])))
+    order = dims_by_stride(data)
     if order == tuple(range(data.ndim)):
         return make(data.shape)
     return make(tuple(data.shape[d] for d in order)).transpose(tuple(np.argsort(order)))

@@ -787,8 +787,12 @@ def _fill(self: Tensor, op, *args) -> Tensor:
             "not supported; sample under tocha.no_grad()"
         )
     check_no_internal_overlap(self)
-    check_writable(self._data)
-    self._data[...] = kernel_context().run(op.kernels[self._device], *args)
+    sample = kernel_context().run(op.kernels[self._device], *args)
+    try:
+        self._data[...] = sample
+    except ValueError:
+        check_writable(self._data)
+        raise
     bump_version(self)
     return self
 
