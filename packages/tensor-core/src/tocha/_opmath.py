@@ -28,15 +28,9 @@ HALF_CHARS = "eE"
 def in_float32(kernel):
     """`kernel`, whose first argument is an array, computing a float16/bfloat16 first
     argument (and every float16/bfloat16 array argument) in float32, its float32 results
-    rounded once to the first argument's dtype."""
-
-    def run(x, *args):
-        if x.dtype.char not in HALF_CHARS:
-            return kernel(x, *args)
-        return _rounded(kernel(x.astype(_FLOAT32), *map(_widened, args)), x.dtype)
-
-    run.__wrapped__ = kernel
-    return run
+    rounded once to the first argument's dtype: `half_through` with itself as the float32
+    kernel."""
+    return half_through(kernel, kernel)
 
 
 def half_through(kernel, float32_kernel):
