@@ -20,7 +20,9 @@ import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import (
+    GRAD_MODE,
     HALF_CHARS,
+    LAYERS,
     TITLE,
     autocast_op,
     call,
@@ -694,7 +696,7 @@ def nll_loss(
     return _with_weight(nll_loss_op, (input, target), weight, reduction, ignore_index)
 
 
-@autocast_op("cross_entropy_loss")
+@autocast_op("cross_entropy_loss", inline=True)
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -719,11 +721,15 @@ def cross_entropy(
         >>> F.cross_entropy(tocha.zeros(2, 4), tocha.tensor([0, 3]))
         tensor(1.3863)
     """
+    if GRAD_MODE.autocast is not None:  # tested here: a hot function, not wrapped
+        args = (input, target, weight, size_average, ignore_index, reduce, reduction)
+        kwargs = {"label_smoothing": label_smoothing}
+        return LAYERS.autocast_call("cross_entropy_loss", cross_entropy, args, kwargs)
     _expect_tensors("cross_entropy", ("input", "target"), input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.dtype in _HALF_DTYPES and input.shape != target.shape and input.dim():
+    if input._data.dtype.char in HALF_CHARS and input.shape != target.shape and input.dim():
         _check_class_target(input, target, weight, "")
         return _half_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     if weight is None and _batch_of_indices(input, target):  # the checks below all pass
@@ -738,9 +744,6 @@ def cross_entropy(
     return _with_weight(
         cross_entropy_op, (input, target), weight, reduction, ignore_index, label_smoothing
     )[0]
-
-
-_HALF_DTYPES = (tocha.float16, tocha.bfloat16)
 
 
 def _half_cross_entropy(input, target, weight, ignore_index, reduction, smoothing):
