@@ -11,10 +11,12 @@ __path__ = extend_path(__path__, __name__)
 
 from . import (  # noqa: E402, F401  # noqa: E402, F401
     _C,
+    _control_flow,
     _missing,
     _ops,
     _printing,
     _storage,
+    _sym,
     amp,
     fft,
     linalg,

@@ -57,6 +57,8 @@ SUBPACKAGES = {
     "accelerator": "tocha-core",
     "types": "tocha-core",
     "compat": "tocha-core",
+    "functional": "tocha-core",
+    "storage": "tocha-core",
     "library": "tocha-core",
     "testing": "tocha-core",
     "profiler": "tocha-core",
