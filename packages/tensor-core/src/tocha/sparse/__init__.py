@@ -1,11 +1,13 @@
-"""tocha.sparse, as ``torch.sparse``: sparse COO tensors and the products and sums on them.
+"""tocha.sparse, as ``torch.sparse``: sparse tensors and the products and sums on them.
 
-A sparse COO tensor is an ordinary `tocha.Tensor` whose backend array is a `COO` (below)
-instead of an ndarray: its indices (int64, ``(sparse_dim, nnz)``) and values (``(nnz,
-*dense_shape)``) are Tensors, so that the ops written here from dense tocha ops on the
-values (products, sums, `to_dense`, `coalesce`) carry autograd through the values. A dense
-op that reaches a COO raises PyTorch's NotImplementedError for the sparse backend; the dense
-ops never look for sparse operands.
+A sparse tensor is an ordinary `tocha.Tensor` whose backend array is a `SparseArray`
+instead of an ndarray: a `COO` (below: indices ``(sparse_dim, nnz)`` and values ``(nnz,
+*dense_shape)``) or a `Compressed` (tocha/sparse/_compressed.py: the CSR, CSC, BSR and BSC
+layouts). Their index and value parts are Tensors, so that the ops written here from dense
+tocha ops on the values (products, sums, `to_dense`, `coalesce`, conversions) carry autograd
+through the values. A dense op that reaches a sparse array raises PyTorch's
+NotImplementedError for its sparse backend, unless the layout has a kernel for the op; the
+dense ops never look for sparse operands.
 """
 
 from __future__ import annotations
@@ -41,10 +43,10 @@ _ATEN_NAMES = {
 }
 
 
-def _unsupported(name: str, dev) -> str:
+def _unsupported(name: str, dev, backend: str = "Sparse") -> str:
     name = _ATEN_NAMES.get(name, name)
     return (
-        f"Could not run 'aten::{name}' with arguments from the 'Sparse{dev.type.upper()}' "
+        f"Could not run 'aten::{name}' with arguments from the '{backend}{dev.type.upper()}' "
         "backend. This could be because the operator doesn't exist for this backend, or was "
         "omitted during the selective/custom build process (if using custom build)."
     )
@@ -58,23 +60,22 @@ def _refuse(name: str):
     return method
 
 
-class COO:
-    """The backend array of a sparse COO tensor: `indices` and `values` Tensors, the full
-    `shape`, and whether the indices are known to be sorted and unique (`coalesced`).
+class SparseArray:
+    """The backend array of a sparse tensor, of any sparse layout: its `values` Tensor and
+    full `shape` (and its layout's index Tensors, in the subclass).
 
     It answers what Tensor's metadata reads (`shape`, `dtype`, `ndim`); anything else a
     dense kernel asks of it (a NumPy function, an operator, an array method) raises
-    `OtherLayout`, and the dispatcher runs the op's sparse kernel, ``COO.kernels[op name]``
-    (tocha/sparse/_kernels.py), on the Tensors instead."""
+    `OtherLayout`, and the dispatcher runs the op's kernel for the layout, ``kernels[op
+    name]`` of the subclass, on the Tensors instead (or raises PyTorch's error for an op
+    that backend lacks)."""
 
-    __slots__ = ("indices", "values", "shape", "coalesced")
-    layout = sparse_coo
+    __slots__ = ()
     is_sparse = True
-    kernels: dict = {}  # op name -> the op on sparse tensors, filled by _kernels
-
-    def __init__(self, indices: Tensor, values: Tensor, shape: tuple, coalesced: bool):
-        self.indices, self.values = indices, values
-        self.shape, self.coalesced = tuple(shape), coalesced
+    backend = "Sparse"  # PyTorch's dispatch key, less the device ("SparseCPU")
+    title = "Sparse"  # PyTorch's name of the layout in its messages
+    impl = "SparseTensorImpl"  # PyTorch's class of such tensors, in its messages
+    kernels: dict = {}
 
     # what the dense Tensor methods read from an array
     @property
@@ -93,42 +94,24 @@ class COO:
     def itemsize(self) -> int:
         return self.values._data.itemsize
 
-    @property
-    def strides(self) -> tuple:
-        return (0,) * len(self.shape)  # PyTorch's stride() of a sparse tensor
-
-    flags = types.SimpleNamespace(c_contiguous=False, f_contiguous=False, writeable=True)
-
-    @property
-    def sparse_dim(self) -> int:
-        return self.indices._data.shape[0]
-
-    @property
-    def nnz(self) -> int:
-        return self.indices._data.shape[1]
-
     def unsupported(self, name: str) -> str:
-        """PyTorch's message for op `name`, which the sparse backend lacks."""
-        return _unsupported(name, self.values._device)
+        """PyTorch's message for op `name`, which this sparse backend lacks."""
+        return _unsupported(name, self.values._device, self.backend)
+
+    def with_values(self, values: Tensor) -> SparseArray:
+        """This array's indices (on the values' device) with other values of the same shape."""
+        raise NotImplementedError
+
+    def gradient(self, g: Tensor) -> Tensor:
+        """The gradient of a leaf tensor whose values have gradient `g`, as PyTorch gives it."""
+        return _wrap(self.with_values(g))
+
+    def record(self) -> tuple:
+        """``(layout, parts)``: what PyTorch's pickles hold (``_rebuild_sparse_tensor``)."""
+        raise NotImplementedError
 
     def __getattr__(self, name: str):
         raise OtherLayout(self, name)
-
-    def __setitem__(self, key, value) -> None:
-        """``self[...] = value``: an in-place op's result written in (`tocha._ops._out.assign`):
-        the entries of a sparse `value`, cast to this tensor's dtype."""
-        if key is not Ellipsis or not isinstance(value, COO):
-            raise RuntimeError(
-                "copy_() between dense and sparse Tensors is not implemented! Found self type = "
-                "torch.sparse tensor and src type = a dense tensor"
-            )
-        values = self.values
-        if values.requires_grad and values.is_leaf and tocha.is_grad_enabled():
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        self.indices, self.shape, self.coalesced = value.indices, value.shape, value.coalesced
-        self.values = value.values.to(values.dtype)
 
     def __array__(self, dtype=None, copy=None):
         raise OtherLayout(self, "numpy")
@@ -148,6 +131,70 @@ class COO:
     ).split():
         locals()[_name] = _refuse(_name.strip("_"))
     del _name
+
+
+class COO(SparseArray):
+    """The backend array of a sparse COO tensor: `indices` and `values` Tensors, the full
+    `shape`, and whether the indices are known to be sorted and unique (`coalesced`). Its
+    kernels are ``COO.kernels`` (tocha/sparse/_kernels.py)."""
+
+    __slots__ = ("indices", "values", "shape", "coalesced")
+    layout = sparse_coo
+    kernels: dict = {}  # op name -> the op on sparse tensors, filled by _kernels
+
+    def __init__(self, indices: Tensor, values: Tensor, shape: tuple, coalesced: bool):
+        self.indices, self.values = indices, values
+        self.shape, self.coalesced = tuple(shape), coalesced
+
+    @property
+    def strides(self) -> tuple:
+        return (0,) * len(self.shape)  # PyTorch's stride() of a sparse tensor
+
+    flags = types.SimpleNamespace(c_contiguous=False, f_contiguous=False, writeable=True)
+
+    @property
+    def sparse_dim(self) -> int:
+        return self.indices._data.shape[0]
+
+    @property
+    def nnz(self) -> int:
+        return self.indices._data.shape[1]
+
+    def with_values(self, values: Tensor) -> COO:
+        indices = self.indices
+        if indices.device is not values.device:
+            indices = indices.to(values.device)
+        return COO(indices, values, self.shape, self.coalesced)
+
+    def gradient(self, g: Tensor) -> Tensor:
+        """Sparse, coalesced, one value per position (the gradient of each of its values)."""
+        _, first = np.unique(_linear_index(self), return_index=True)
+        at = tocha.tensor(first, device=g.device)
+        indices = self.indices.index_select(1, at)
+        return _wrap(_coalesce(COO(indices, g.index_select(0, at), self.shape, False)))
+
+    def record(self) -> tuple:
+        return sparse_coo, (self.indices, self.values, self.shape, self.coalesced)
+
+    def clear(self) -> None:
+        """Remove every entry (`zero_`)."""
+        _clear_coo(self, self.shape, self.sparse_dim)
+
+    def __setitem__(self, key, value) -> None:
+        """``self[...] = value``: an in-place op's result written in (`tocha._ops._out.assign`):
+        the entries of a sparse `value`, cast to this tensor's dtype."""
+        if key is not Ellipsis or not isinstance(value, COO):
+            raise RuntimeError(
+                "copy_() between dense and sparse Tensors is not implemented! Found self type = "
+                "torch.sparse tensor and src type = a dense tensor"
+            )
+        values = self.values
+        if values.requires_grad and values.is_leaf and tocha.is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        self.indices, self.shape, self.coalesced = value.indices, value.shape, value.coalesced
+        self.values = value.values.to(values.dtype)
 
     def repr_tensor(self, t: Tensor) -> str:
         """PyTorch's repr of a sparse tensor: indices and values (printed without their
@@ -179,16 +226,21 @@ def _inner_repr(t: Tensor, indent: int) -> str:
 
 
 def _sparse(t: Tensor, name: str, kind: str = "sparse coordinate tensor") -> COO:
-    """The COO of a sparse tensor; PyTorch's error for a dense one."""
+    """The COO of a sparse tensor; PyTorch's error for one of another layout."""
     data = t._data
     if type(data) is not COO:
-        raise RuntimeError(f"{name} expected {kind} layout but got Strided")
+        raise RuntimeError(f"{name} expected {kind} layout but got {layout_title(data)}")
     return data
 
 
+def layout_title(data) -> str:
+    """PyTorch's name, in its messages, of the layout of a tensor's array ("Strided"...)."""
+    return data.title if isinstance(data, SparseArray) else "Strided"
+
+
 class SparseTensor(Tensor):
-    """The Python type of sparse COO tensors: a Tensor whose array is a `COO`. Its ops are the
-    dense ones, which reach the sparse kernels through the dispatcher (`COO`); this class
+    """The Python type of sparse tensors: a Tensor whose array is a `SparseArray`. Its ops are
+    the dense ones, which reach the layout's kernels through the dispatcher; this class
     gives the autograd attributes of a tensor whose history is its values', the copies and
     conversions that read the values directly, and PyTorch's answers for what the layout has
     no memory for (``numpy``, ``data_ptr``, storages). Dense tensors never see this class."""
@@ -214,16 +266,10 @@ class SparseTensor(Tensor):
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient of a leaf, as PyTorch gives it: sparse, coalesced, one value per
-        position (the gradient of each of its values)."""
-        coo = self._data
-        g = coo.values.grad
-        if g is None:
-            return None
-        _, first = np.unique(_linear_index(coo), return_index=True)
-        at = tocha.tensor(first, device=g.device)
-        indices = coo.indices.index_select(1, at)
-        return _wrap(_coalesce(COO(indices, g.index_select(0, at), coo.shape, False)))
+        """The gradient of a leaf, as PyTorch gives it: sparse, of this tensor's layout (for
+        a COO one, coalesced: one value per position)."""
+        g = self._data.values.grad
+        return None if g is None else self._data.gradient(g)
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -232,32 +278,28 @@ class SparseTensor(Tensor):
         self._data.values.grad = None
 
     def detach(self) -> Tensor:
-        coo = self._data
-        return _make(coo.indices, coo.values.detach(), coo.shape, coo.coalesced)
+        array = self._data
+        return _wrap(array.with_values(array.values.detach()))
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """The tensor with its values (and indices) on another dtype or device: the arguments
         of `Tensor.to`."""
-        coo = self._data
+        array = self._data
         target = tocha.empty(0, dtype=self.dtype, device=self.device).to(*args, **kwargs)
         if target.dtype is self.dtype and target.device is self.device:
             return self
-        values = coo.values.to(device=target.device, dtype=target.dtype)
-        return _make(coo.indices.to(target.device), values, coo.shape, coo.coalesced)
+        return _wrap(array.with_values(array.values.to(device=target.device, dtype=target.dtype)))
 
     def zero_(self) -> Tensor:
         """Remove every entry, in place (the size stays)."""
-        coo = self._data
-        sd = coo.sparse_dim
-        values = coo.values
-        coo.indices = tocha.zeros((sd, 0), dtype=tocha.int64, device=values.device)
-        coo.values = tocha.zeros((0,) + coo.shape[sd:], dtype=values.dtype, device=values.device)
-        coo.coalesced = True
+        self._data.clear()
         return self
 
     # what the sparse layout has no memory for
     def numpy(self, *, force: bool = False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        raise TypeError(
+            f"can't convert {self._data.title} layout tensor to numpy. Use Tensor.to_dense() first."
+        )
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy()
@@ -271,17 +313,26 @@ class SparseTensor(Tensor):
         return 0
 
     def untyped_storage(self):
-        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        raise NotImplementedError(f"Cannot access storage of {self._data.impl}")
 
     storage = untyped_storage
 
     def __reduce_ex__(self, protocol):
-        coo = self._data
-        return (_make, (coo.indices, coo.values.detach(), coo.shape, coo.coalesced))
+        kind, parts = self._data.record()
+        return _rebuild, (kind, tuple(p.detach() if isinstance(p, Tensor) else p for p in parts))
 
 
-def _wrap(coo: COO) -> Tensor:
-    t = wrap(coo, coo.values._device)
+def _rebuild(kind, parts) -> Tensor:
+    """A sparse tensor from its `record` (unpickling, ``copy.deepcopy``)."""
+    if kind is sparse_coo:
+        return _make(*parts)
+    from ._compressed import make_compressed
+
+    return make_compressed(*parts, kind)
+
+
+def _wrap(array: SparseArray) -> Tensor:
+    t = wrap(array, array.values._device)
     t.__class__ = SparseTensor
     return t
 
@@ -382,6 +433,14 @@ def sparse_coo_tensor(
     if requires_grad:
         vals = vals.detach().requires_grad_(True)
     return _make(idx, vals, shape, coalesced)
+
+
+def _clear_coo(coo: COO, shape: tuple, sd: int) -> None:
+    """Empty `coo` in place and give it `shape`, with `sd` sparse dimensions."""
+    values = coo.values
+    coo.indices = tocha.zeros(sd, 0, dtype=tocha.int64, device=values.device)
+    coo.values = tocha.zeros((0,) + shape[sd:], dtype=values.dtype, device=values.device)
+    coo.shape, coo.coalesced = shape, True
 
 
 def _linear_index(coo: COO) -> np.ndarray:

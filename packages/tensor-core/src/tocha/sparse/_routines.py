@@ -21,7 +21,7 @@ from .._dispatch import not_a_tensor
 from .._storage import sparse_coo, strided
 from .._tensor import Tensor, _wrap_dim
 from ..library import index_arg
-from . import COO, _coalesce, _make, _mm, mm, to_sparse
+from . import COO, _clear_coo, _coalesce, _make, _mm, mm, to_sparse
 
 
 def _dense_backend_error(name: str, t: Tensor) -> NotImplementedError:
@@ -172,13 +172,6 @@ def _new_size(size, sparse_dim, dense_dim) -> tuple[tuple, int, int]:
     return shape, sd, dd
 
 
-def _clear(coo: COO, shape: tuple, sd: int) -> None:
-    values = coo.values
-    coo.indices = tocha.zeros(sd, 0, dtype=tocha.int64, device=values.device)
-    coo.values = tocha.zeros((0,) + shape[sd:], dtype=values.dtype, device=values.device)
-    coo.shape, coo.coalesced = shape, True
-
-
 def _sparse_self(self: Tensor, name: str) -> COO:
     """The COO of a sparse tensor that a sparse-only in-place op changes; for a dense one,
     PyTorch's error (its dispatcher has no dense kernel for the op)."""
@@ -199,7 +192,7 @@ def sparse_resize_(self: Tensor, size: Any, sparse_dim: int, dense_dim: int) -> 
     coo = _sparse_self(self, "sparse_resize_")
     shape, sd, dd = _new_size(size, sparse_dim, dense_dim)
     if coo.nnz == 0:
-        _clear(coo, shape, sd)
+        _clear_coo(coo, shape, sd)
         return self
     for kind, old_n, n in (
         ("sparse", coo.sparse_dim, sd),
@@ -230,7 +223,7 @@ def sparse_resize_and_clear_(self: Tensor, size: Any, sparse_dim: int, dense_dim
     `dense_dim` dense dimensions, in place."""
     coo = _sparse_self(self, "sparse_resize_and_clear_")
     shape, sd, _ = _new_size(size, sparse_dim, dense_dim)
-    _clear(coo, shape, sd)
+    _clear_coo(coo, shape, sd)
     return self
 
 
