@@ -352,10 +352,3 @@ def test_padding_sampling_errors_match_torch(torch, expr, kind):
             eval(expr, env)
         messages.append(str(info.value).replace("torch.Size", "tocha.Size"))
     assert messages[1] == messages[0]
-
-
-def test_antialias_is_not_supported():
-    with pytest.raises(NotImplementedError, match="antialias"):
-        tocha.nn.functional.interpolate(
-            tocha.randn(1, 1, 4, 4), size=2, mode="bilinear", antialias=True
-        )

@@ -642,14 +642,19 @@ def _window_means(x: Tensor, dim: int, o: int) -> Tensor:
 def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
     x, unbatched = _adaptive_input(input, nd, name, "")
-    if not (x.dtype.is_floating_point or x.dtype.is_complex):
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {TITLE[x.dtype]}"
-        )
+    size = _adaptive_size(output_size, x, nd, name)
+    if not x.dtype.is_floating_point:
+        if set(size) != {1}:
+            kernel = "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d"
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[x.dtype]}'")
+        if not x.dtype.is_complex:  # PyTorch takes a global pool as a mean
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {TITLE[x.dtype]}"
+            )
     out = x
     finite = None
-    for i, o in enumerate(_adaptive_size(output_size, x, nd, name)):
+    for i, o in enumerate(size):
         dim = 2 + i
         if o == x.shape[dim]:
             continue

@@ -18,7 +18,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.library import autocast_op, computed_in_float32, not_a_tensor
+from tocha.library import TITLE, autocast_op, computed_in_float32, not_a_tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -121,6 +121,116 @@ def _resample(x: Tensor, dim: int, n_out: int, scale, mode: str, align_corners) 
     return out
 
 
+def _triangle(x: np.ndarray) -> np.ndarray:
+    return np.maximum(0.0, 1.0 - np.abs(x))
+
+
+def _cubic(x: np.ndarray, a: float = -0.5) -> np.ndarray:
+    """The cubic convolution kernel (PIL's a = -0.5, which PyTorch's antialiasing uses)."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _lanczos(x: np.ndarray, lobes: int = 3) -> np.ndarray:
+    return np.where(np.abs(x) < lobes, np.sinc(x) * np.sinc(x / lobes), 0.0)
+
+
+# mode -> (filter, its support in source pixels at scale 1)
+_ANTIALIAS_FILTERS = {
+    "bilinear": (_triangle, 1.0),
+    "bicubic": (_cubic, 2.0),
+    "lanczos": (_lanczos, 3.0),
+}
+
+
+def _antialias_weights(n_in: int, n_out: int, scale, mode: str, align_corners: bool) -> np.ndarray:
+    """The ``(n_out, n_in)`` weights of antialiased resampling: the filter is stretched by the
+    downscaling factor, so each output averages every input pixel it covers, and each row is
+    normalised to sum to 1."""
+    kernel, support = _ANTIALIAS_FILTERS[mode]
+    s = float(_scale(n_in, n_out, scale, align_corners, np.float64))
+    stretch = max(s, 1.0)
+    reach = support * stretch
+    weights = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        center = s * (i + 0.5)
+        lo = max(int(center - reach + 0.5), 0)
+        hi = min(int(center + reach + 0.5), n_in)
+        w = kernel((np.arange(lo, hi) - center + 0.5) / stretch)
+        total = w.sum()
+        weights[i, lo:hi] = w / total if total != 0 else w
+    return weights
+
+
+def _tap_weights(n_in: int, n_out: int, scale, mode: str, align_corners) -> np.ndarray:
+    """`_taps` as an ``(n_out, n_in)`` matrix."""
+    weights = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    for index, w in _taps(n_in, n_out, scale, mode, align_corners, np.float64):
+        np.add.at(weights, (rows, index), w)
+    return weights
+
+
+def _fixed_point(weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """`weights` as integers over ``2**bits``: PyTorch's uint8 kernels take the most bits that
+    keep the largest weight within 16-bit range (at most 22)."""
+    bits, largest = 0, weights.max()
+    while bits < 22 and np.floor(largest * (1 << (bits + 1)) + 0.5) < (1 << 15):
+        bits += 1
+    scaled = np.sign(weights) * np.floor(np.abs(weights) * (1 << bits) + 0.5)
+    return scaled.astype(np.int64), bits
+
+
+def _along(x: Tensor, dim: int, weights: Tensor) -> Tensor:
+    """``weights @ x`` along `dim` (`weights` is ``(n_out, n_in)``)."""
+    return (x.transpose(dim, -1) @ weights.T).transpose(dim, -1)
+
+
+def _resample_by_matrices(input: Tensor, out_size, scales, mode, align_corners, antialias):
+    """Resampling as one weight matrix per spatial dim, the last dim first. uint8 inputs are
+    weighted in fixed point and rounded after each dim, as PyTorch's uint8 kernels do."""
+    make = _antialias_weights if antialias else _tap_weights
+    out = input
+    for i in reversed(range(len(out_size))):
+        dim = 2 + i
+        weights = make(out.shape[dim], out_size[i], scales[i], mode, bool(align_corners))
+        if input.dtype == tocha.uint8:
+            fixed, bits = _fixed_point(weights)
+            acc = _along(out.long(), dim, tocha.from_numpy(fixed).to(out.device))
+            out = ((acc + (1 << (bits - 1))) >> bits).clamp(0, 255).to(tocha.uint8)
+        else:
+            out = _along(out, dim, tocha.from_numpy(weights).to(out.device, out.dtype))
+    return out
+
+
+def _check_dtype(input: Tensor, mode: str, antialias: bool) -> None:
+    """PyTorch's error for a dtype its resampling kernels lack: they take floating inputs
+    (antialiasing: float32 and float64), and uint8 images in every mode but linear, trilinear
+    and area."""
+    dtype = input.dtype
+    if antialias:
+        if dtype in (tocha.float32, tocha.float64, tocha.uint8):
+            return
+        kernel = "compute_index_ranges_weights"
+    elif dtype.is_floating_point or (dtype == tocha.uint8 and mode not in ("linear", "trilinear")):
+        return
+    elif mode in ("nearest", "nearest-exact"):
+        kernel = (
+            "upsample_nearest2d_channels_last"
+            if input.dim() == 4
+            else "compute_indices_weights_nearest"
+        )
+    elif mode == "bilinear":
+        kernel = "upsample_bilinear2d_channels_last"
+    elif mode == "bicubic":
+        kernel = "compute_indices_weights_cubic"
+    else:
+        kernel = "compute_indices_weights_linear"
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[dtype]}'")
+
+
 def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode):
     """Output sizes and the scale factors the kernels use (None where sizes rule)."""
     dim = input.dim() - 2
@@ -186,7 +296,6 @@ def _mode_error(input: Tensor, mode: str) -> NotImplementedError:
     )
 
 
-@computed_in_float32
 def interpolate(
     input: Tensor,
     size=None,
@@ -216,22 +325,33 @@ def interpolate(
         align_corners = False
     out_size, scales = _sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        if not (mode in _ANTIALIAS_FILTERS and input.dim() == 4):
             raise ValueError(
                 "Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                 "modes and requires a 4-D tensor as input"
             )
-        raise NotImplementedError("interpolate(): antialias=True is not supported by tocha")
+    elif mode == "lanczos":
+        raise ValueError("Lanczos mode requires antialias=True")
     ndim = input.dim()
     if (
         ndim not in (3, 4, 5)
         or (mode in _LINEAR and _LINEAR[mode] != ndim)
-        or (mode == "bicubic" and ndim != 4)
-        or mode not in (*_LINEAR, "nearest", "nearest-exact", "area", "bicubic")
+        or (mode in ("bicubic", "lanczos") and ndim != 4)
+        or mode not in (*_LINEAR, "nearest", "nearest-exact", "area", "bicubic", "lanczos")
     ):
         raise _mode_error(input, mode)
+    if mode != "area":
+        _check_dtype(input, mode, antialias)
+    return _resampled(input, out_size, scales, mode, align_corners, antialias)
+
+
+@computed_in_float32
+def _resampled(input: Tensor, out_size, scales, mode: str, align_corners, antialias: bool):
+    """`input` resampled to `out_size` once the arguments are checked."""
     if mode == "area":
-        return _AREA[ndim](input, out_size)
+        return _AREA[input.dim()](input, out_size)
+    if antialias or input.dtype == tocha.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_by_matrices(input, out_size, scales, mode, align_corners, antialias)
     out = input
     for i, (n, s) in enumerate(zip(out_size, scales)):
         out = _resample(out, 2 + i, n, s, mode, align_corners)
