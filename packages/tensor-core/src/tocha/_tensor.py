@@ -16,6 +16,8 @@ from . import _device, _dtype
 from ._backend import backend_of
 from ._device import CPU
 from ._grad_mode import STATE as _GRAD_STATE
+from ._memory_format import CONTIGUOUS as _CONTIGUOUS
+from ._memory_format import format_arg, is_contiguous_as, positional_only_error
 
 __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
 
@@ -180,7 +182,7 @@ class Tensor:
         """Strides in elements, as PyTorch reports them."""
         item = self._data.itemsize
         strides = tuple(s // item for s in self._data.strides)
-        if self._data.size == 0 or self._data.ndim == 0:
+        if self._data.size == 0 and not any(strides):  # NumPy's strides of a new empty array
             strides = _contiguous_strides(self._data.shape)
         if dim is None:
             return strides
@@ -192,8 +194,14 @@ class Tensor:
     def data_ptr(self) -> int:
         return backend_of(self._device).data_ptr(self._data)
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, *args, memory_format=_CONTIGUOUS) -> bool:
+        """Whether the elements lie densely in memory in the order `memory_format` names
+        (row-major by default; size-1 dims' strides do not count)."""
+        if memory_format is _CONTIGUOUS and not args:
+            return self._data.flags.c_contiguous
+        if args:
+            raise positional_only_error("is_contiguous", args)
+        return is_contiguous_as(self._data, format_arg("is_contiguous", memory_format, None))
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point

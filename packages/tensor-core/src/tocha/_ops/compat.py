@@ -23,6 +23,8 @@ import numpy as np
 from .. import _dtype, _runtime, return_types
 from .._api import PUBLIC, export
 from .._dispatch import autocast_op, call, defop, expect_tensors, not_a_tensor
+from .._memory_format import FORMATS as _FORMATS
+from .._memory_format import memory_format
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import check_dtype, index_arg, int_arg, slice_args
 from ._out import inplace, write_out
@@ -558,28 +560,7 @@ def to_dlpack(tensor: Tensor):
     return tensor.__dlpack__()
 
 
-# -- memory formats and process settings -----------------------------------------------------
-class memory_format:  # noqa: N801
-    """How a tensor's memory is ordered, as ``torch.memory_format``: `contiguous_format`,
-    `channels_last`, `channels_last_3d`, `preserve_format`."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name
-
-
-memory_format.__module__ = "tocha"
-_FORMATS = {
-    name: memory_format(name)
-    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
-}
-
-
+# -- process settings -----------------------------------------------------------------------------
 class _Settings:
     interop_threads = 1
     warn_always = False

@@ -19,7 +19,17 @@ from .._cpu import kernel_context
 from .._device import CPU
 from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
 from .._grad_mode import STATE
-from .._tensor import Tensor, dims_by_stride, wrap
+from .._memory_format import (
+    CONTIGUOUS,
+    PRESERVE,
+    format_arg,
+    format_strides,
+    is_contiguous_as,
+    laid_out,
+    positional_only_error,
+    preserved_strides,
+)
+from .._tensor import Tensor, wrap
 from ._argcheck import (
     allocation_error,
     check_dtype,
@@ -85,6 +95,27 @@ FILLED = {
 FILLED_OPS = {name: defop(name, factory, differentiable=False) for name, factory in FILLED.items()}
 
 
+def _filled(op, sizes, size, out, dtype, device, requires_grad, memory_format=None) -> Tensor:
+    shape = parse_size(sizes, op.name, size)
+    dev = _device_of(device)
+    d = dtype or _dtype.DEFAULTS.float
+    try:
+        d = d.np
+    except AttributeError:
+        check_dtype(op.name, dtype)
+        raise
+    kernel = op.kernels[dev]
+    try:
+        if memory_format is None:
+            data = kernel(shape, d)
+        else:
+            strides = format_strides(shape, format_arg(op.name, memory_format))
+            data = laid_out(lambda s: kernel(s, d), shape, strides)
+    except (MemoryError, ValueError) as exc:
+        raise allocation_error(exc, shape, d.itemsize) from None
+    return _finish(wrap(data, dev), requires_grad, out)
+
+
 def _filled_function(op):
     def fn(
         *sizes,
@@ -95,40 +126,47 @@ def _filled_function(op):
         device=None,
         requires_grad: builtins.bool = False,
         pin_memory: builtins.bool = False,
-        memory_format=None,
     ) -> Tensor:
-        shape = parse_size(sizes, op.name, size)
-        dev = _device_of(device)
-        d = dtype or _dtype.DEFAULTS.float
-        try:
-            d = d.np
-        except AttributeError:
-            check_dtype(op.name, dtype)
-            raise
-        try:
-            data = op.kernels[dev](shape, d)
-        except (MemoryError, ValueError) as exc:
-            raise allocation_error(exc, shape, d.itemsize) from None
-        return _finish(wrap(data, dev), requires_grad, out)
+        return _filled(op, sizes, size, out, dtype, device, requires_grad)
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"A tensor of shape `size` filled by ``{op.name}`` (default dtype float32)."
     return fn
 
 
-def laid_out_like(data, make, memory_format=None):
-    """``make(shape)``'s C-ordered result laid out in memory as `data` is (PyTorch's
-    ``preserve_format``: a dense layout's strides kept, any other's dims ordered by stride,
-    as NumPy's order "K"); C-ordered for ``contiguous_format``. Values `make` draws in order
-    (random ones) land in that memory order, as PyTorch's."""
-    if data.ndim < 2 or data.flags.c_contiguous:
+def empty(
+    *sizes,
+    size=None,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+    layout=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+    pin_memory: builtins.bool = False,
+    memory_format=None,
+) -> Tensor:
+    """An uninitialised tensor of shape `size` (default dtype float32), laid out in memory as
+    `memory_format` says (row-major by default)."""
+    op = FILLED_OPS["empty"]
+    return _filled(op, sizes, size, out, dtype, device, requires_grad, memory_format)
+
+
+def layout_for(data, memory_format, fn: str):
+    """The element strides (None: row-major) of a new tensor like backend array `data` under
+    `memory_format` (a function `fn`'s argument; None is ``preserve_format``)."""
+    if memory_format is None or memory_format is PRESERVE:
+        return preserved_strides(data)
+    return format_strides(data.shape, format_arg(fn, memory_format))
+
+
+def laid_out_like(data, make, memory_format=None, fn: str = "empty_like"):
+    """``make``'s values for a tensor like backend array `data`, laid out in memory as
+    `memory_format` says: under ``preserve_format`` (the default) a dense layout's strides
+    kept, any other's dims in their memory order, as PyTorch's. Values `make` draws in order
+    (random ones) land in memory order, as PyTorch's."""
+    if memory_format is None and data.flags.c_contiguous and 1 not in data.shape:
         return make(data.shape)
-    if getattr(memory_format, "_name", "preserve_format") == "contiguous_format":
-        return make(data.shape)
-    order = dims_by_stride(data)
-    if order == tuple(range(data.ndim)):
-        return make(data.shape)
-    return make(tuple(data.shape[d] for d in order)).transpose(tuple(np.argsort(order)))
+    return laid_out(make, data.shape, layout_for(data, memory_format, fn))
 
 
 def _like_function(op):
@@ -149,7 +187,9 @@ def _like_function(op):
             check_dtype(op.name + "_like", dtype)
             raise
         kernel = op.kernels[dev]
-        data = laid_out_like(input._data, lambda shape: kernel(shape, d), memory_format)
+        data = laid_out_like(
+            input._data, lambda shape: kernel(shape, d), memory_format, op.name + "_like"
+        )
         return _finish(wrap(data, dev), requires_grad)
 
     fn.__name__ = fn.__qualname__ = op.name + "_like"
@@ -158,7 +198,7 @@ def _like_function(op):
 
 
 for _op in FILLED_OPS.values():
-    export(_filled_function(_op))
+    export(empty if _op.name == "empty" else _filled_function(_op))
     export(_like_function(_op))
 
 full_op = defop(
@@ -236,6 +276,7 @@ def full_like(
             input._data,
             lambda shape: kernel_context().run(kernel, shape, value, d.np),
             memory_format,
+            "full_like",
         )
     except (TypeError, ValueError):
         if isinstance(value, numbers.Number):
@@ -726,7 +767,13 @@ def _cast_kernel(xp):
             return x != 0
         if x.dtype.kind == "c" and np_dtype.kind != "c":
             x = x.real
-        return x.astype(np_dtype)
+        contiguous = x.flags.c_contiguous and 1 not in x.shape
+        strides = None if contiguous else preserved_strides(x)
+        if strides is None:
+            return x.astype(np_dtype)
+        out = laid_out(lambda shape: xp.empty(shape, np_dtype), x.shape, strides)
+        out[...] = x
+        return out
 
     return kernel
 
@@ -772,11 +819,12 @@ def _parse_to(args, kwargs):
 
 
 def to(self: Tensor, *args, **kwargs) -> Tensor:
-    """`self` with another dtype and/or device: ``to(dtype)``, ``to(device)``,
-    ``to(device, dtype)``, ``to(other)``; returns `self` when nothing changes, unless
-    ``copy=True``."""
-    if kwargs:
-        kwargs.pop("memory_format", None)
+    """`self` with another dtype, device and/or memory format: ``to(dtype)``, ``to(device)``,
+    ``to(device, dtype)``, ``to(other)``, each with ``memory_format=``; returns `self` when
+    nothing changes, unless ``copy=True``."""
+    fmt = PRESERVE
+    if kwargs and "memory_format" in kwargs:
+        fmt = format_arg("to", kwargs.pop("memory_format"))
     dtype, device, copy = _parse_to(args, kwargs)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -788,6 +836,10 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
             copy = False
     if dtype is not None and dtype.np != result._data.dtype:
         result = call(cast_op, (result,), dtype.np)
+        copy = False
+    if fmt is not PRESERVE and not is_contiguous_as(result._data, fmt):
+        format_strides(result.shape, fmt)  # a rank the format has no order for raises
+        result = call(clone_op, (result,), fmt)
         copy = False
     if copy:
         result = clone(result)
@@ -805,25 +857,48 @@ def transfer(x: Tensor, dev) -> Tensor:
     return out
 
 
-clone_op = defop("clone", lambda xp: lambda x, order: x.copy(order=order))
+def _clone_kernel(xp):
+    def kernel(x, memory_format):
+        if memory_format is CONTIGUOUS or (
+            x.flags.c_contiguous and memory_format is PRESERVE and 1 not in x.shape
+        ):
+            return x.copy()
+        out = laid_out(
+            lambda shape: xp.empty(shape, x.dtype),
+            x.shape,
+            layout_for(x, memory_format, "clone"),
+        )
+        out[...] = x
+        return out
+
+    return kernel
+
+
+clone_op = defop("clone", _clone_kernel)
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of `input` in new memory (differentiable), laid out as `input` is (a dense
-    layout's strides kept, as PyTorch's ``preserve_format``) or C-ordered for
-    ``memory_format=tocha.contiguous_format``."""
-    contiguous = getattr(memory_format, "_name", None) == "contiguous_format"
-    return call(clone_op, (input,), "C" if contiguous else "K")
+    """A copy of `input` in new memory (differentiable), laid out as `memory_format` says:
+    by default (``preserve_format``) as `input` is, a dense layout's strides kept."""
+    fmt = format_arg("clone", memory_format)
+    if fmt is not PRESERVE and fmt is not CONTIGUOUS:
+        format_strides(input.shape, fmt)  # a rank the format has no order for raises
+    return call(clone_op, (input,), fmt)
 
 
-def contiguous_copy(input: Tensor) -> Tensor:
-    """A row-major copy of `input` (differentiable): `contiguous` and `reshape`'s copy."""
-    return call(clone_op, (input,), "C")
+def contiguous_copy(input: Tensor, memory_format=CONTIGUOUS) -> Tensor:
+    """A copy of `input` laid out densely as `memory_format` says (row-major by default;
+    differentiable): `contiguous` and `reshape`'s copy."""
+    return call(clone_op, (input,), memory_format)
 
 
-def _as(d):
-    def method(self: Tensor, memory_format=None) -> Tensor:
-        return to(self, d)
+def _as(d, name: str):
+    def method(self: Tensor, *args, memory_format=None) -> Tensor:
+        if args:
+            raise positional_only_error(name, args)
+        if memory_format is None:
+            return to(self, d)
+        return to(self, d, memory_format=format_arg(name, memory_format))
 
     method.__name__ = d.name
     method.__doc__ = f"``self.to({d!r})``."
@@ -844,7 +919,7 @@ for _name, _d in (
     ("cfloat", _dtype.complex64),
     ("cdouble", _dtype.complex128),
 ):
-    export(_as(_d), _name, method=True, function=False)
+    export(_as(_d, _name), _name, method=True, function=False)
 
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:
@@ -854,18 +929,18 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, other.dtype)
 
 
-def cpu(self: Tensor, memory_format=None) -> Tensor:
-    """`self` on the CPU (itself if already there)."""
-    return to(self, CPU)
+def cpu(self: Tensor, memory_format=PRESERVE) -> Tensor:
+    """`self` on the CPU (itself if already there and laid out as `memory_format` says)."""
+    return to(self, CPU, memory_format=memory_format)
 
 
 def cuda(
-    self: Tensor, device=None, non_blocking: builtins.bool = False, memory_format=None
+    self: Tensor, device=None, non_blocking: builtins.bool = False, memory_format=PRESERVE
 ) -> Tensor:
     """`self` on a CUDA device (``cuda:0`` by default)."""
     if isinstance(device, int):
         device = f"cuda:{device}"
-    return to(self, device or "cuda")
+    return to(self, device or "cuda", memory_format=memory_format)
 
 
 def pin_memory(self: Tensor, device=None) -> Tensor:

@@ -25,7 +25,15 @@ from .._api import PUBLIC, export
 from .._backend import resolve_device
 from .._dispatch import autocast_op, expect_tensor, not_a_tensor
 from .._grad_mode import STATE
-from .._tensor import Tensor
+from .._memory_format import (
+    CONTIGUOUS,
+    PRESERVE,
+    format_arg,
+    format_strides,
+    laid_out,
+    suggested_format,
+)
+from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors, flag, index_arg
 from ._out import CPP_NAMES, inplace, write_out
 
@@ -135,16 +143,32 @@ def _resized(self: Tensor, shape: tuple) -> Tensor:
     return self
 
 
+def _restrided(self: Tensor, memory_format, fn: str) -> Tensor:
+    """`self`, just resized (row-major), with its memory read in `memory_format`'s order."""
+    fmt = format_arg(fn, memory_format, CONTIGUOUS)
+    if fmt is PRESERVE:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    strides = format_strides(self.shape, fmt)
+    if strides is not None:
+        flat = self._data.reshape(-1)
+        self._data = laid_out(flat.reshape, self._data.shape, strides)
+    return self
+
+
 def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
-    """Give the tensor `sizes` in place: it keeps its first elements in order (contiguous);
-    new elements are uninitialised (zeros here)."""
+    """Give the tensor `sizes` in place: it keeps its first elements in memory order; new
+    elements are uninitialised (zeros here). The memory is laid out as `memory_format` says
+    (row-major by default)."""
     shape = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], builtins.int) else sizes
-    return _resized(self, tuple(shape))
+    return _restrided(_resized(self, tuple(shape)), memory_format, "resize_")
 
 
 def resize_as_(self: Tensor, the_template: Tensor, memory_format=None) -> Tensor:
-    """`resize_` to the shape of `the_template`."""
-    return _resized(self, tuple(the_template.shape))
+    """`resize_` to the shape of `the_template`; ``memory_format=tocha.preserve_format``
+    takes the layout `the_template` looks like."""
+    if memory_format is PRESERVE:
+        memory_format = suggested_format(the_template._data)
+    return _restrided(_resized(self, tuple(the_template.shape)), memory_format, "resize_as_")
 
 
 export(resize_, method=True, function=False)
@@ -565,7 +589,8 @@ def empty_strided(
         raise RuntimeError("mismatch in length of strides and shape")
     span = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     base = _F["empty"](span, dtype=dtype, device=device)
-    result = _F["as_strided"](base, size, stride)
+    view = _F["as_strided"](base, size, stride)
+    result = wrap(view._data, view._device)  # the memory's only tensor, not a view
     return result.requires_grad_() if requires_grad else result
 
 

@@ -19,6 +19,14 @@ from .. import _dtype
 from .._api import export
 from .._dispatch import LAYERS, OtherLayout, call_view, defop, in_layout, make_view, not_a_tensor
 from .._grad_mode import STATE
+from .._memory_format import (
+    CONTIGUOUS,
+    PRESERVE,
+    format_arg,
+    format_strides,
+    is_contiguous_as,
+    positional_only_error,
+)
 from .._tensor import Tensor, _wrap_dim, row_major_memory, wrap
 from ._argcheck import index_arg
 from .creation import contiguous_copy
@@ -748,11 +756,22 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 
 # -- memory ----------------------------------------------------------------------------------
-def contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """`self` if its elements are laid out in row-major order, else a row-major copy."""
-    if self._data.flags.c_contiguous:
+def contiguous(self: Tensor, *args, memory_format=CONTIGUOUS) -> Tensor:
+    """`self` if its elements are laid out densely in the order `memory_format` names
+    (row-major by default), else a copy laid out so."""
+    if memory_format is CONTIGUOUS and not args:
+        if self._data.flags.c_contiguous:
+            return self
+        return contiguous_copy(self)
+    if args:
+        raise positional_only_error("contiguous", args)
+    fmt = format_arg("contiguous", memory_format, None)
+    if is_contiguous_as(self._data, fmt):
         return self
-    return contiguous_copy(self)
+    if fmt is PRESERVE:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    format_strides(self.shape, fmt)  # a rank the format has no order for raises
+    return contiguous_copy(self, fmt)
 
 
 def alias(data, source: Tensor) -> Tensor:

@@ -532,9 +532,10 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``; floating point dtypes only are cast."""
+        ``to(device, dtype)``, ``to(tensor)``; floating point dtypes only are cast.
+        ``memory_format=`` lays out the 4-D and 5-D ones (``tocha.channels_last``...)."""
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         for arg in args:
@@ -555,6 +556,8 @@ class Module:
                 dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
             )
             try:
+                if memory_format is not None and t.dim() in (4, 5):
+                    return t.to(device=device, dtype=target, memory_format=memory_format)
                 return t.to(device=device, dtype=target)
             except NotImplementedError as exc:
                 if t.is_meta:
