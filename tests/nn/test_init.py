@@ -10,6 +10,7 @@ import pytest
 
 import tocha
 import tocha.nn as nn
+from tocha.compat import use_pytorch_random
 from tocha.nn import init
 
 
@@ -88,9 +89,27 @@ def test_generator_makes_results_reproducible():
         a = fn(tocha.empty(5, 4), generator=tocha.Generator().manual_seed(3))
         b = fn(tocha.empty(5, 4), generator=tocha.Generator().manual_seed(3))
         assert tocha.equal(a, b), fn.__name__
+    tocha.manual_seed(0)
     a = init.sparse_(tocha.empty(6, 4), 0.5, generator=tocha.Generator().manual_seed(1))
+    tocha.manual_seed(0)
     b = init.sparse_(tocha.empty(6, 4), 0.5, generator=tocha.Generator().manual_seed(1))
     assert tocha.equal(a, b)
+
+
+def test_sparse_generator_draws_values_and_global_rng_the_zeros(torch):
+    """As PyTorch's: `generator` draws the normal values; the zeroed rows of each column come
+    from the global generator."""
+    previous = use_pytorch_random(True)
+    torch.manual_seed(0)
+    tocha.manual_seed(0)
+    theirs = torch.nn.init.sparse_(
+        torch.empty(6, 4), 0.5, generator=torch.Generator().manual_seed(1)
+    )
+    try:
+        ours = init.sparse_(tocha.empty(6, 4), 0.5, generator=tocha.Generator().manual_seed(1))
+    finally:
+        use_pytorch_random(previous)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize(

@@ -298,7 +298,8 @@ def sparse_(
     tensor: Tensor, sparsity: float, std: float = 0.01, generator: tocha.Generator | None = None
 ) -> Tensor:
     """Fill a 2-D tensor from ``N(0, std^2)``, then zero ``ceil(sparsity * rows)`` random
-    entries of each column."""
+    entries of each column. As in PyTorch, `generator` draws the normal values only: the
+    zeroed rows come from the global generator."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
@@ -306,7 +307,7 @@ def sparse_(
     with tocha.no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            zero_rows = tocha.randperm(rows, generator=generator)[:num_zeros]
+            zero_rows = tocha.randperm(rows)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor
 

@@ -358,7 +358,7 @@ def embedding_bag(
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "the Pytorch GitHub."
+            "GitHub."
         )
     _check_indices(input, "embedding_bag")  # PyTorch's kernel checks the dtype, after these
     if max_norm is not None:

@@ -22,6 +22,31 @@ def _index(i: int, n: int, kind: str) -> int:
     return i % n
 
 
+def _pairs(pairs, method: str, kind: str) -> list[tuple[Any, Any]]:
+    """The ``(key, value)`` pairs of a mapping or of an iterable of pairs, checked as the
+    ``update`` of `kind` (whose qualified name is `method`) checks them."""
+    if isinstance(pairs, (Mapping, ModuleDict, ParameterDict)):
+        return list(pairs.items())
+    if not isinstance(pairs, Iterable):
+        raise TypeError(
+            f"{method} should be called with an iterable of key/value pairs, but got "
+            f"{type(pairs).__name__}"
+        )
+    checked = []
+    for j, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(
+                f"{kind} update sequence element #{j} should be Iterable; is{type(pair).__name__}"
+            )
+        pair = tuple(pair)
+        if len(pair) != 2:
+            raise ValueError(
+                f"{kind} update sequence element #{j} has length {len(pair)}; 2 is required"
+            )
+        checked.append(pair)
+    return checked
+
+
 class Sequential(Module):
     """Modules called in order, each on the previous one's output: ``Sequential(m1, m2)``
     or ``Sequential(OrderedDict(name=m, ...))``."""
@@ -80,6 +105,31 @@ class Sequential(Module):
                 f"{type(other)} is given."
             )
         return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        return self.extend(list(other))
+
+    def _check_factor(self, other) -> None:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other: int) -> Sequential:
+        """A new Sequential holding this one's modules (the same objects) `other` times."""
+        self._check_factor(other)
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: int) -> Sequential:
+        self._check_factor(other)
+        return self.extend(list(self) * (other - 1))
 
     def append(self, module: Module) -> Sequential:
         """Add `module` at the end."""
@@ -239,8 +289,8 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules) -> None:
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, module in items:
+        """Add the pairs of a mapping or of an iterable of ``(key, module)`` pairs."""
+        for key, module in _pairs(modules, "ModuleDict.update", "ModuleDict"):
             self[key] = module
 
 
@@ -340,14 +390,57 @@ class ParameterDict(Module):
         del self[key]
         return value
 
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value under `key`, or `default` when there is none."""
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """The value under `key`, after storing `default` there (wrapped as a Parameter when
+        it is a tensor) if the key was absent."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and return the last inserted ``(key, value)`` pair."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        """A new ParameterDict mapping each of `keys` to `default`."""
+        return ParameterDict((key, default) for key in keys)
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameter objects."""
+        return ParameterDict(list(self.items()))
+
     def clear(self) -> None:
         for key in list(self._keys):
             del self[key]
 
     def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, value in items:
+        """Add the pairs of a mapping or of an iterable of ``(key, value)`` pairs."""
+        for key, value in _pairs(parameters, "ParametersDict.update", "ParameterDict"):
             self[key] = value
+
+    def __or__(self, other) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
         lines = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator
 from typing import Any
@@ -23,12 +24,17 @@ __all__ = [
 _GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
+# The ids of the global forward hooks registered with_kwargs / always_call.
+_GLOBAL_FORWARD_HOOKS_WITH_KWARGS: dict[int, bool] = {}
+_GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED: dict[int, bool] = {}
 # The state_dict key suffix of a module's extra state (`Module.get_extra_state`).
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 # The registries under PyTorch's names, which libraries read and clear.
 _global_forward_pre_hooks = _GLOBAL_FORWARD_PRE_HOOKS
 _global_forward_hooks = _GLOBAL_FORWARD_HOOKS
 _global_backward_hooks = _GLOBAL_BACKWARD_HOOKS
+_global_forward_hooks_with_kwargs = _GLOBAL_FORWARD_HOOKS_WITH_KWARGS
+_global_forward_hooks_always_called = _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -60,8 +66,9 @@ class RemovableHandle:
         self.remove()
 
 
-def _add_hook(hooks: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
+def _add_hook(hooks: OrderedDict, hook, prepend: bool = False, *flags: dict) -> RemovableHandle:
+    """Register `hook` in `hooks`; its handle also removes its id from the `flags` dicts."""
+    handle = RemovableHandle(hooks, *flags)
     hooks[handle.id] = hook
     if prepend:
         hooks.move_to_end(handle.id, last=False)
@@ -73,9 +80,24 @@ def register_module_forward_pre_hook(hook) -> RemovableHandle:
     return _add_hook(_GLOBAL_FORWARD_PRE_HOOKS, hook)
 
 
-def register_module_forward_hook(hook) -> RemovableHandle:
-    """A forward hook run after every module's forward."""
-    return _add_hook(_GLOBAL_FORWARD_HOOKS, hook)
+def register_module_forward_hook(
+    hook, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """A forward hook run after every module's forward (before the module's own), as
+    ``hook(module, args, output)``, or ``hook(module, args, kwargs, output)`` `with_kwargs`;
+    with `always_call` it also runs when the call raises."""
+    handle = _add_hook(
+        _GLOBAL_FORWARD_HOOKS,
+        hook,
+        False,
+        _GLOBAL_FORWARD_HOOKS_WITH_KWARGS,
+        _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED,
+    )
+    if with_kwargs:
+        _GLOBAL_FORWARD_HOOKS_WITH_KWARGS[handle.id] = True
+    if always_call:
+        _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED[handle.id] = True
+    return handle
 
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
@@ -88,6 +110,15 @@ def _addindent(text: str, spaces: int) -> str:
     if len(lines) == 1:
         return text
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def _device_of_type(kind: str, device) -> tocha.device:
+    """`device` (an index, a device or None) as a device of type `kind`."""
+    if device is None:
+        return tocha.device(kind)
+    if isinstance(device, int):
+        return tocha.device(kind, device)
+    return tocha.device(device)
 
 
 class Module:
@@ -143,39 +174,87 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook_id, hook in itertools.chain(
-            _GLOBAL_FORWARD_PRE_HOOKS.items(), self._forward_pre_hooks.items()
-        ):
-            if self._forward_pre_hooks_with_kwargs.get(hook_id):
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        backward_hooks = list(_GLOBAL_BACKWARD_HOOKS.values()) + list(self._backward_hooks.values())
-        tracker = None
-        if (backward_hooks or self._backward_pre_hooks) and tocha.is_grad_enabled():
-            from ._backward_hooks import BackwardHookTracker
-
-            tracker = BackwardHookTracker(
-                self, backward_hooks, list(self._backward_pre_hooks.values())
+        ran: set[int] = set()  # the forward hooks already called
+        output = None
+        try:
+            for hook_id, hook in itertools.chain(
+                _GLOBAL_FORWARD_PRE_HOOKS.items(), self._forward_pre_hooks.items()
+            ):
+                if self._forward_pre_hooks_with_kwargs.get(hook_id):
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of "
+                                f"(new_args, new_kwargs), but got {result}."
+                            )
+                        args, kwargs = result
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            backward_hooks = list(_GLOBAL_BACKWARD_HOOKS.values()) + list(
+                self._backward_hooks.values()
             )
-            args = tracker.wrap_inputs(args)
-        output = self.forward(*args, **kwargs)
-        for hook_id, hook in itertools.chain(
-            _GLOBAL_FORWARD_HOOKS.items(), self._forward_hooks.items()
-        ):
-            if self._forward_hooks_with_kwargs.get(hook_id):
-                result = hook(self, args, kwargs, output)
-            else:
-                result = hook(self, args, output)
-            if result is not None:
-                output = result
+            tracker = None
+            if (backward_hooks or self._backward_pre_hooks) and tocha.is_grad_enabled():
+                from ._backward_hooks import BackwardHookTracker
+
+                tracker = BackwardHookTracker(
+                    self, backward_hooks, list(self._backward_pre_hooks.values())
+                )
+                args = tracker.wrap_inputs(args)
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in itertools.chain(
+                _GLOBAL_FORWARD_HOOKS.items(), self._forward_hooks.items()
+            ):
+                ran.add(hook_id)
+                if self._forward_hooks_with_kwargs.get(
+                    hook_id
+                ) or _GLOBAL_FORWARD_HOOKS_WITH_KWARGS.get(hook_id):
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        except Exception:
+            self._call_always_hooks(ran, args, kwargs, output)
+            raise
         if tracker is not None:
             output = tracker.wrap_outputs(output)
         return output
+
+    def _call_always_hooks(self, ran: set[int], args, kwargs, output) -> None:
+        """After a call raised: the ``always_call`` forward hooks not yet called, each on the
+        output so far; what they raise is only warned about."""
+        for hook_id, hook in itertools.chain(
+            _GLOBAL_FORWARD_HOOKS.items(), self._forward_hooks.items()
+        ):
+            is_global = hook_id in _GLOBAL_FORWARD_HOOKS
+            always = (
+                _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED
+                if is_global
+                else self._forward_hooks_always_called
+            )
+            if hook_id in ran or not always.get(hook_id):
+                continue
+            with_kwargs = (
+                _GLOBAL_FORWARD_HOOKS_WITH_KWARGS if is_global else self._forward_hooks_with_kwargs
+            )
+            try:
+                if with_kwargs.get(hook_id):
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+            except Exception as exc:
+                kind = "global module" if is_global else "module"
+                warnings.warn(
+                    f"{kind} forward hook with ``always_call=True`` raised an exception that "
+                    f"was silenced as another error was raised in forward: {exc}",
+                    stacklevel=3,
+                )
 
     _call_impl = __call__
 
@@ -185,7 +264,9 @@ class Module:
     ) -> RemovableHandle:
         """`hook(module, args)` (or ``(module, args, kwargs)``) runs before forward and may
         return replacement arguments."""
-        handle = _add_hook(self._forward_pre_hooks, hook, prepend)
+        handle = _add_hook(
+            self._forward_pre_hooks, hook, prepend, self._forward_pre_hooks_with_kwargs
+        )
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
@@ -194,7 +275,13 @@ class Module:
         self, hook, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
     ) -> RemovableHandle:
         """`hook(module, args, output)` runs after forward and may return a new output."""
-        handle = _add_hook(self._forward_hooks, hook, prepend)
+        handle = _add_hook(
+            self._forward_hooks,
+            hook,
+            prepend,
+            self._forward_hooks_with_kwargs,
+            self._forward_hooks_always_called,
+        )
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
@@ -375,6 +462,22 @@ class Module:
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at a dotted path (``"encoder.layers.0"``). The parent must exist;
+        the last name may be new unless `strict`, and must not name something that is not a
+        module."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at a dotted path."""
@@ -579,6 +682,23 @@ class Module:
 
     def cuda(self, device=None) -> Module:
         return self._apply(lambda t: t.cuda(device))
+
+    def xpu(self, device=None) -> Module:
+        """Move parameters and buffers to an XPU (`device`: its index or a device)."""
+        return self._apply(lambda t: t.to(_device_of_type("xpu", device)))
+
+    def ipu(self, device=None) -> Module:
+        """Move parameters and buffers to an IPU (`device`: its index or a device)."""
+        return self._apply(lambda t: t.to(_device_of_type("ipu", device)))
+
+    def mtia(self, device=None) -> Module:
+        """Move parameters and buffers to an MTIA device (`device`: its index or a device)."""
+        return self._apply(lambda t: t.to(_device_of_type("mtia", device)))
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's forward in place with ``tocha.compile(forward, *args,
+        **kwargs)``; hooks still run around it."""
+        self.forward = tocha.compile(self.forward, *args, **kwargs)
 
     def _cast(self, dtype) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
