@@ -449,7 +449,13 @@ def test_l1_ties_are_deterministic():
 
 def test_deepcopy_and_float32_module():
     m = prune.l1_unstructured(tocha.nn.Linear(3, 4), "weight", amount=0.5)
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(m)  # as PyTorch: the pruned weight is computed, not a leaf
+    prune.remove(m, "weight")
+    m = prune.l1_unstructured(m, "weight", amount=0.5)
+    del m.weight  # the pre-hook computes it again on the next call
     twin = copy.deepcopy(m)
+    m(tocha.ones(1, 3))
     assert prune.is_pruned(twin) and twin.weight_mask.dtype == tocha.float32
     y = twin(tocha.ones(1, 3))
     assert y.shape == (1, 4)

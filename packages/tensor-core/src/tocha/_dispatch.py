@@ -510,7 +510,7 @@ def _promote_binary(a, b, int_to_float):
         a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
     for x, is_t in ((a, a_t), (b, b_t)):
         if not is_t and not isinstance(x, (bool, int, float, complex, _np.generic)):
-            raise TypeError(
+            raise _dtype.OperandTypeError(
                 f"unsupported operand type: expected a Tensor or a number, but got "
                 f"{type(x).__name__}"
             )
@@ -565,13 +565,23 @@ def _explain_binary(op, a, b, exc) -> Exception:
     return exc
 
 
+def type_name(value) -> str:
+    """The name PyTorch's errors give `value`'s type: a class defined in Python by its name,
+    a compiled one outside the builtins with its module (``numpy.ndarray``)."""
+    cls = type(value)
+    if cls.__module__ == "builtins" or cls.__flags__ & _HEAP_TYPE:
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the class was made by a class statement
+
+
 def not_a_tensor(fn_name: str, value, arg: str = "input", position: int | None = 1) -> TypeError:
     """PyTorch's error for a non-tensor `value` given as argument `arg` (at `position`, left
     out when None) of `fn_name`, which takes a Tensor."""
     where = "" if position is None else f" (position {position})"
-    return TypeError(
-        f"{fn_name}(): argument '{arg}'{where} must be Tensor, not {type(value).__name__}"
-    )
+    return TypeError(f"{fn_name}(): argument '{arg}'{where} must be Tensor, not {type_name(value)}")
 
 
 def expect_tensor(fn_name: str, value, arg: str = "input", position: int | None = 1):
@@ -587,8 +597,7 @@ def expect_tensors(values, argument: int) -> None:
     for i, value in enumerate(values):
         if not isinstance(value, Tensor):
             raise TypeError(
-                f"expected Tensor as element {i} in argument {argument}, but got "
-                f"{type(value).__name__}"
+                f"expected Tensor as element {i} in argument {argument}, but got {type_name(value)}"
             )
 
 

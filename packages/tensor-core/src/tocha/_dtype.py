@@ -211,9 +211,9 @@ def from_np(np_dtype) -> dtype:
         if converted is not None:
             return converted
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
-            "and bool."
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The "
+            "only supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -309,6 +309,16 @@ def result_type(tensor1, tensor2) -> dtype:
     return promote_operands((tensor1, tensor2))
 
 
+class OperandTypeError(TypeError):
+    """An operand of an elementwise op that is neither a tensor nor a number: Python's
+    operators answer NotImplemented for it, so that the other operand may handle the op.
+    Named as the TypeError it is to the user."""
+
+
+OperandTypeError.__name__ = OperandTypeError.__qualname__ = "TypeError"
+OperandTypeError.__module__ = "builtins"
+
+
 def operand_dtype(x) -> tuple[_builtin_int, dtype | None, _builtin_int]:
     """(priority, dtype, rank) of an operand: dimensioned tensor 2, 0-dim tensor 1, scalar 0."""
     d = getattr(x, "dtype", None)
@@ -322,7 +332,7 @@ def operand_dtype(x) -> tuple[_builtin_int, dtype | None, _builtin_int]:
         for base, r in SCALAR_RANK.items():
             if isinstance(x, base):
                 return 0, None, r
-        raise TypeError(f"expected a tensor or a number, but got {type(x).__name__}")
+        raise OperandTypeError(f"expected a tensor or a number, but got {type(x).__name__}")
     return 0, None, rank
 
 

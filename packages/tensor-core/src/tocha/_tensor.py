@@ -7,6 +7,8 @@ every tensor is: metadata, conversions and the Python protocols.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Iterator
 from typing import Any, SupportsIndex, overload
 
@@ -343,12 +345,22 @@ class Tensor:
         return host.tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        host = self._host()
+        if self._device is CPU:
+            host = self.numpy()
+        else:
+            host = self._host()
         if dtype is not None and host.dtype != dtype:
             if copy is False:
                 raise ValueError("a copy is needed to convert to the requested dtype")
             return host.astype(dtype)
         return host.copy() if copy else host
+
+    def __array_wrap__(self, array, context=None, return_scalar=False) -> Tensor:
+        """The result of a NumPy function of this tensor, as a CPU tensor (``np.sin(t)``,
+        ``t + ndarray``); a boolean result becomes uint8, as in PyTorch."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return wrap(np.asarray(array), CPU)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         kwargs = {} if max_version is None else {"max_version": max_version}
@@ -360,6 +372,28 @@ class Tensor:
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
+
+    def __deepcopy__(self, memo) -> Tensor:
+        """A copy with its own memory, as `copy.deepcopy` makes of a leaf: its
+        ``requires_grad`` and its ``.grad`` (copied) kept. A tensor computed by autograd
+        cannot be deep-copied."""
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a module, "
+                "this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        from copy import deepcopy
+
+        func, args, *state = self.__reduce_ex__(4)
+        new = func(*deepcopy(args, memo))
+        memo[id(self)] = new
+        if state and state[0] is not None:
+            new.__setstate__(deepcopy(state[0], memo))
+        if self.grad is not None:
+            new.grad = deepcopy(self.grad, memo)
+        return new
 
     def __reduce_ex__(self, protocol):
         state = (self._host(), self._device.type, self._device.index, self.requires_grad)
@@ -383,10 +417,10 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self) -> float:
-        return float(self._scalar_for("float"))
+        return float(self._scalar_for("double"))
 
     def __int__(self) -> int:
-        return int(self._scalar_for("int"))
+        return int(self._scalar_for("int64_t"))
 
     def __complex__(self) -> complex:
         return complex(self._scalar_for("complex"))
@@ -397,9 +431,18 @@ class Tensor:
         return int(self.item())
 
     def _scalar_for(self, kind: str) -> int | float | bool:
+        """The one element, for ``float``/``int``/``complex`` (`kind`: the C type PyTorch
+        names): a complex number with an imaginary part does not convert to a real one."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        if self.requires_grad:
+            _warn_scalar_of_grad()
+        value = self.item()
+        if kind != "complex" and type(value) is complex:
+            if value.imag:
+                raise RuntimeError(f"value cannot be converted to type {kind} without overflow")
+            return value.real
+        return value
 
     __hash__ = object.__hash__
 
@@ -422,7 +465,10 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        return self.permute(*range(self._data.ndim - 1, -1, -1))
+        ndim = self._data.ndim
+        if ndim != 2:
+            _warn_reversed_t(ndim == 0)
+        return self.permute(*range(ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:
@@ -435,11 +481,51 @@ class Tensor:
 
     @property
     def H(self) -> Tensor:
-        return self.T.conj() if self.is_complex() else self.T
+        ndim = self._data.ndim
+        if ndim not in (0, 2):
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor."
+            )
+        transposed = self.permute(*range(ndim - 1, -1, -1))
+        return transposed.conj() if self.is_complex() else transposed
+
+    @property
+    def is_quantized(self) -> bool:
+        """Whether the tensor is quantized: never, in tocha."""
+        return False
 
     @property
     def mH(self) -> Tensor:
         return self.mT.conj() if self.is_complex() else self.mT
+
+
+@functools.cache
+def _warn_reversed_t(zero_dim: bool) -> None:
+    """PyTorch's deprecation of ``x.T`` on tensors that are not matrices, once a program."""
+    if zero_dim:
+        message = (
+            "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+        )
+    else:
+        message = (
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+            "to reverse the dimensions of a tensor."
+        )
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+@functools.cache
+def _warn_scalar_of_grad() -> None:
+    """PyTorch's warning, once a program, when ``float``/``int`` reads a tensor that
+    requires grad (``item()`` does not warn)."""
+    warnings.warn(
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 # Tensor and its subclasses (nn.Parameter...): the dispatcher's fast paths test membership.

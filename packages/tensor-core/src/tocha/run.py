@@ -83,9 +83,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.path.insert(0, os.getcwd())
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
         return
-    script = argv[0]
+    script = os.path.abspath(argv[0])  # as ``python prog.py`` names it in tracebacks, warnings
     sys.argv = argv
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    sys.path.insert(0, os.path.dirname(script))
     runpy.run_path(script, run_name="__main__")
 
 

@@ -1253,50 +1253,98 @@ for _fn in (clamp_min, clamp_max, clamp_min_, clamp_max_):
 
 
 # -- operators ------------------------------------------------------------------------------
+# An operand that is neither a tensor nor a number makes an operator answer NotImplemented, as
+# PyTorch's do: Python then asks the other operand (a NumPy array computes the result, which
+# `Tensor.__array_wrap__` makes a tensor) or raises its own TypeError.
+_NOT_AN_OPERAND = _dtype.OperandTypeError
+
+
 def _operator(op, reflected=False, to_float=False):
     if reflected:
 
         def method(self, other):
-            return binary(op, other, self, to_float)
+            try:
+                return binary(op, other, self, to_float)
+            except _NOT_AN_OPERAND:
+                return NotImplemented
     else:
 
         def method(self, other):
-            return binary(op, self, other, to_float)
+            try:
+                return binary(op, self, other, to_float)
+            except _NOT_AN_OPERAND:
+                return NotImplemented
+
+    return method
+
+
+def _inplace_operator(op, to_float=False):
+    def method(self, other):
+        if type(other) is np.ndarray:  # PyTorch's ``t += array`` rebinds t to a new tensor
+            return NotImplemented
+        try:
+            return binary_inplace(op, self, other, to_float)
+        except _NOT_AN_OPERAND:
+            return NotImplemented
+
+    return method
+
+
+def _function_operator(fn, reflected=False):
+    """The operator of a public function (`sub`, `bitwise_and`...)."""
+    if reflected:
+
+        def method(self, other):
+            try:
+                return fn(other, self)
+            except _NOT_AN_OPERAND:
+                return NotImplemented
+    else:
+
+        def method(self, other):
+            try:
+                return fn(self, other)
+            except _NOT_AN_OPERAND:
+                return NotImplemented
 
     return method
 
 
 def _comparison(op):
+    equality = op.name in ("eq", "ne")
+
     def method(self, other):
-        if not isinstance(other, (Tensor, bool, int, float, complex)):
-            if other is None or isinstance(other, (str, list, tuple, dict)):
-                return NotImplemented
-        return binary(op, self, other)
+        try:
+            return binary(op, self, other)
+        except _NOT_AN_OPERAND:
+            if equality and isinstance(other, np.ndarray):  # PyTorch compares it as a tensor
+                return binary(op, self, Tensor.__array_wrap__(self, other))
+            return NotImplemented
 
     return method
 
 
 Tensor.__add__ = _operator(_add)
 Tensor.__radd__ = _operator(_add, reflected=True)
-Tensor.__iadd__ = lambda self, other: binary_inplace(_add, self, other)
-Tensor.__sub__ = lambda self, other: sub(self, other)
-Tensor.__rsub__ = lambda self, other: sub(other, self)
-Tensor.__isub__ = lambda self, other: sub_(self, other)
+Tensor.__iadd__ = _inplace_operator(_add)
+Tensor.__sub__ = _function_operator(sub)
+Tensor.__rsub__ = _function_operator(sub, reflected=True)
+Tensor.__isub__ = _function_operator(sub_)
 Tensor.__mul__ = _operator(_mul)
 Tensor.__rmul__ = _operator(_mul, reflected=True)
-Tensor.__imul__ = lambda self, other: binary_inplace(_mul, self, other)
+Tensor.__imul__ = _inplace_operator(_mul)
 Tensor.__truediv__ = _operator(_div, to_float=True)
 Tensor.__rtruediv__ = _operator(_div, reflected=True, to_float=True)
-Tensor.__itruediv__ = lambda self, other: binary_inplace(_div, self, other, True)
+Tensor.__itruediv__ = _inplace_operator(_div, to_float=True)
 Tensor.__floordiv__ = _operator(_floor_div)
 Tensor.__rfloordiv__ = _operator(_floor_div, reflected=True)
-Tensor.__ifloordiv__ = lambda self, other: binary_inplace(_floor_div, self, other)
+Tensor.__ifloordiv__ = _inplace_operator(_floor_div)
 Tensor.__mod__ = _operator(BINARY_OPS["remainder"])
 Tensor.__rmod__ = _operator(BINARY_OPS["remainder"], reflected=True)
-Tensor.__imod__ = lambda self, other: binary_inplace(BINARY_OPS["remainder"], self, other)
+Tensor.__imod__ = _inplace_operator(BINARY_OPS["remainder"])
 Tensor.__pow__ = _operator(BINARY_OPS["pow"])
 Tensor.__rpow__ = _operator(BINARY_OPS["pow"], reflected=True)
-Tensor.__ipow__ = lambda self, other: binary_inplace(BINARY_OPS["pow"], self, other)
+Tensor.__ipow__ = _inplace_operator(BINARY_OPS["pow"])
 for _dunder, _name in (
     ("and", "bitwise_and"),
     ("or", "bitwise_or"),
@@ -1304,11 +1352,9 @@ for _dunder, _name in (
     ("lshift", "bitwise_left_shift"),
     ("rshift", "bitwise_right_shift"),
 ):
-    _fn = PUBLIC[_name]
-    _inplace = getattr(Tensor, _name + "_")
-    setattr(Tensor, f"__{_dunder}__", lambda self, other, _fn=_fn: _fn(self, other))
-    setattr(Tensor, f"__r{_dunder}__", lambda self, other, _fn=_fn: _fn(other, self))
-    setattr(Tensor, f"__i{_dunder}__", _inplace)
+    setattr(Tensor, f"__{_dunder}__", _function_operator(PUBLIC[_name]))
+    setattr(Tensor, f"__r{_dunder}__", _function_operator(PUBLIC[_name], reflected=True))
+    setattr(Tensor, f"__i{_dunder}__", _function_operator(getattr(Tensor, _name + "_")))
 Tensor.__eq__ = _comparison(BINARY_OPS["eq"])
 Tensor.__ne__ = _comparison(BINARY_OPS["ne"])
 Tensor.__lt__ = _comparison(BINARY_OPS["lt"])
