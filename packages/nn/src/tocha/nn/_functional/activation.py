@@ -614,6 +614,8 @@ def hardtanh(
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
+    if dtype == tocha.uint8 and min_val < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if not -65504.0 <= min_val <= max_val <= 65504.0:
         for bound in (min_val, max_val):
             check_scalar_converts(bound, dtype)

@@ -249,7 +249,11 @@ def scaled_dot_product_attention(
         batch = tocha.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
         shape = (*batch, query.shape[-2], value.shape[-1])
         return tocha.zeros(shape, dtype=query.dtype if numeric else tocha.int64)
-    if not (query.dtype.is_floating_point or query.dtype.is_complex):
+    if not query.dtype.is_floating_point:
+        if query.dtype.is_complex:
+            raise NotImplementedError(
+                f"\"softmax_lastdim_kernel_impl\" not implemented for '{TITLE[query.dtype]}'"
+            )
         raise RuntimeError(f"expected scalar type Float but found {TITLE[query.dtype]}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(

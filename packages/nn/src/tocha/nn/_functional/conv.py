@@ -632,6 +632,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
             f"non-zero dimensions for input, but got: {list(input.shape)}"
         )
+    dtype = input.dtype
+    if not (dtype.is_floating_point or dtype.is_complex or dtype == tocha.bool):
+        raise NotImplementedError(f"\"im2col_out_cpu\" not implemented for '{TITLE[dtype]}'")
     ksize, dilation, pads, stride = _block_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 3
     x = input.unsqueeze(0) if unbatched else input

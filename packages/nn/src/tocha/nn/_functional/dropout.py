@@ -14,7 +14,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import assign, bernoulli_mask, call, defop, generator_stream
+from tocha.library import TITLE, assign, bernoulli_mask, call, defop, generator_stream
 
 __all__ = [
     "alpha_dropout",
@@ -87,12 +87,25 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
     return tocha.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
 
 
+def _no_random_mask(dtype, alpha: bool) -> Exception:
+    """PyTorch's error for dropout of a tensor that is not floating: its mask (complex) or its
+    scaled result (integers, bool) has no kernel."""
+    if dtype.is_complex:
+        return NotImplementedError(
+            f"\"bernoulli_scalar_cpu_\" not implemented for '{TITLE[dtype]}'"
+        )
+    shown = "Long" if alpha and dtype == tocha.bool else TITLE[dtype]
+    return RuntimeError(f"result type Float can't be cast to the desired output type {shown}")
+
+
 def _dropout(
     input: Tensor, p: float, training: bool, inplace: bool, feature: bool, alpha: bool
 ) -> Tensor:
     _check_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
+    if p < 1 and not input.dtype.is_floating_point:
+        raise _no_random_mask(input.dtype, alpha)
     if 0 < p < 1 and not feature and not alpha:
         out = call(native_dropout_op, (input,), generator_stream(None, input.device), p)[0]
         return assign(input, out) if inplace else out

@@ -739,8 +739,9 @@ def cross_entropy(
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if input.dim() == 0:  # PyTorch's log_softmax over dim 1 of it
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    kernel = "log_softmax_lastdim_kernel_impl" if input.dim() <= 2 else "log_softmax_kernel_impl"
+    _check_float(input, kernel)
     _check_class_target(input, target, weight, "")
-    _check_float(input, "log_softmax_lastdim_kernel_impl")
     return _with_weight(
         cross_entropy_op, (input, target), weight, reduction, ignore_index, label_smoothing
     )[0]

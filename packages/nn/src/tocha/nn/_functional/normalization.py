@@ -251,6 +251,10 @@ def layer_norm(
                 f"got {name} of shape {list(t.shape)} and normalized_shape = "
                 f"{shape}"
             )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"LayerNormKernelImpl\" not implemented for '{TITLE[input.dtype]}'"
+        )
     affine, params = _affine_code(weight, bias)
     return call(layer_norm_op, (input, *params), nd, eps, affine)[0]
 
@@ -278,6 +282,8 @@ def rms_norm(
             f"[*{', '.join(map(str, shape))}], but got input of size"
             f"{list(input.shape)}"
         )
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{TITLE[input.dtype]}'")
     if eps is None:
         eps = tocha.finfo(input.dtype).eps
     dims = tuple(range(input.dim() - nd, input.dim()))
@@ -626,6 +632,9 @@ def local_response_norm(
         )
     if input.numel() == 0:
         return input
+    if not input.dtype.is_floating_point and input.dtype != tocha.int64:
+        kernel = "avg_pool2d" if input.dim() == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{TITLE[input.dtype]}'")
     pads = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
     padded = pad(input * input, pads)
     if GRAD_MODE.autocast is not None and input.dim() > 3:

@@ -151,6 +151,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         name = f"{kind}_pad{len(pairs)}d"
         return LAYERS.autocast_call(name, _PAD, (input, pad, mode), {})
     _check_mode_pads(input, pairs, mode)
+    if input.dtype == tocha.bool and mode != "circular":
+        kind = {"reflect": "reflection", "replicate": "replication"}[mode]
+        raise NotImplementedError(f"\"{kind}_pad{len(pairs)}d\" not implemented for 'Bool'")
     out = input
     for i, (lo, hi) in enumerate(pairs):
         if lo or hi:
