@@ -100,7 +100,11 @@ ops: _Ops
 pi: builtins.float
 preserve_format: memory_format
 short: dtype
+sparse_bsc: layout
+sparse_bsr: layout
 sparse_coo: layout
+sparse_csc: layout
+sparse_csr: layout
 strided: layout
 uint16: dtype
 uint32: dtype
@@ -1533,6 +1537,43 @@ def sort(
     *,
     stable: builtins.bool = ...,
     out: Any = ...,
+def sparse_bsc_tensor(
+    compressed_indices: Any,
+    plain_indices: Any,
+    values: Any,
+    size: Any = ...,
+    *,
+    dtype: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+    requires_grad: builtins.bool = ...,
+    check_invariants: builtins.bool | None = ...,
+) -> Tensor: ...
+def sparse_bsr_tensor(
+    compressed_indices: Any,
+    plain_indices: Any,
+    values: Any,
+    size: Any = ...,
+    *,
+    dtype: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+    requires_grad: builtins.bool = ...,
+    check_invariants: builtins.bool | None = ...,
+) -> Tensor: ...
+def sparse_compressed_tensor(
+    compressed_indices: Any,
+    plain_indices: Any,
+    values: Any,
+    size: Any = ...,
+    *,
+    dtype: Any = ...,
+    layout: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+    requires_grad: builtins.bool = ...,
+    check_invariants: builtins.bool | None = ...,
+) -> Tensor: ...
 ) -> Any: ...
 def sparse_coo_tensor(
     indices: Any,
@@ -1545,6 +1586,30 @@ def sparse_coo_tensor(
     requires_grad: builtins.bool = ...,
     check_invariants: builtins.bool | None = ...,
     is_coalesced: builtins.bool | None = ...,
+def sparse_csc_tensor(
+    compressed_indices: Any,
+    plain_indices: Any,
+    values: Any,
+    size: Any = ...,
+    *,
+    dtype: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+    requires_grad: builtins.bool = ...,
+    check_invariants: builtins.bool | None = ...,
+) -> Tensor: ...
+def sparse_csr_tensor(
+    compressed_indices: Any,
+    plain_indices: Any,
+    values: Any,
+    size: Any = ...,
+    *,
+    dtype: Any = ...,
+    device: Any = ...,
+    pin_memory: builtins.bool = ...,
+    requires_grad: builtins.bool = ...,
+    check_invariants: builtins.bool | None = ...,
+) -> Tensor: ...
 ) -> Tensor: ...
 def split(
     tensor: Tensor, split_size_or_sections: Any, dim: builtins.int = ...

@@ -32,14 +32,25 @@ from ._dispatch import bump_version
 from ._storage_sources import buffer_values, element_count, file_bytes, mapped_file
 from ._tensor import Tensor, _contiguous_strides, row_major_memory, wrap
 
-__all__ = ["TypedStorage", "UntypedStorage", "from_file", "layout", "sparse_coo", "strided"]
+__all__ = [
+    "TypedStorage",
+    "UntypedStorage",
+    "from_file",
+    "layout",
+    "sparse_bsc",
+    "sparse_bsr",
+    "sparse_coo",
+    "sparse_csc",
+    "sparse_csr",
+    "strided",
+]
 
 _U8 = np.dtype(np.uint8)
 
 
 class layout:
-    """A tensor's memory layout, as ``torch.layout``: `tocha.strided` (dense) or
-    `tocha.sparse_coo`."""
+    """A tensor's memory layout, as ``torch.layout``: `tocha.strided` (dense), `tocha.sparse_coo`
+    or a compressed sparse one (`tocha.sparse_csr`, `sparse_csc`, `sparse_bsr`, `sparse_bsc`)."""
 
     __slots__ = ("name",)
 
@@ -55,6 +66,10 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 
 
 def _root(array, array_type: type):
@@ -766,6 +781,10 @@ for _name, _value in (
     ("layout", layout),
     ("strided", strided),
     ("sparse_coo", sparse_coo),
+    ("sparse_csr", sparse_csr),
+    ("sparse_csc", sparse_csc),
+    ("sparse_bsr", sparse_bsr),
+    ("sparse_bsc", sparse_bsc),
     *((cls.__name__, cls) for cls in LEGACY_STORAGES.values()),
 ):
     export(_value, _name)

@@ -814,7 +814,6 @@ def _publish() -> None:
         "is_mps",
         "is_mtia",
         "is_nested",
-        "is_sparse_csr",
         "is_vulkan",
         "is_xla",
         "is_xpu",

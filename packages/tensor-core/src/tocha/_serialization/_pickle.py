@@ -26,7 +26,15 @@ import types
 from .. import _dtype
 from .._device import device
 from .._meta import META, MetaArray
-from .._storage import layout, sparse_coo, strided
+from .._storage import (
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from .._tensor import Size, Tensor, wrap
 from . import _names, _registry
 from ._storage import MAX_DIMS, StorageRef, StorageTable, TypedStorage, tensor_from_storage
@@ -92,11 +100,19 @@ class Pickler(pickle._Pickler):
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor):
-        coo = t._data
-        if getattr(coo, "is_sparse", False):
+        data = t._data
+        if getattr(data, "is_sparse", False):
             # PyTorch's record keeps no requires_grad: its values are saved detached
-            indices, values = self._table.plain(coo.indices), self._table.plain(coo.values)
-            return REBUILD_SPARSE, (coo.layout, (indices, values, Size(coo.shape), coo.coalesced))
+            kind, parts = data.record()
+            parts = tuple(
+                self._table.plain(p)
+                if isinstance(p, Tensor)
+                else Size(p)
+                if type(p) is tuple
+                else p
+                for p in parts
+            )
+            return REBUILD_SPARSE, (kind, parts)
         cls = type(t)
         if cls is not Tensor:
             plain = self._table.plain(t)
@@ -270,26 +286,28 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _set_state(t, state)
 
 
-_LAYOUTS = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
+_LAYOUTS = {
+    f"torch.{kind.name}": kind
+    for kind in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
+}
 
 
 def _get_layout(name):
     found = _LAYOUTS.get(name) if isinstance(name, str) else None
     if found is None:
         raise pickle.UnpicklingError(
-            f"unsupported layout {name!r}: tocha has torch.strided and torch.sparse_coo only"
+            f"unsupported layout {name!r}: tocha has torch.strided and the sparse layouts only"
         )
     return found
 
 
 def _rebuild_sparse_tensor(kind, data):
-    """A sparse COO tensor from its layout and ``(indices, values, size[, is_coalesced])``,
-    checked as ``check_invariants=True`` checks (indices within the size, a true coalesced
-    flag), since a malformed record would otherwise give wrong answers later."""
+    """A sparse tensor from its layout and, for COO, ``(indices, values, size[,
+    is_coalesced])``, for a compressed layout ``(compressed_indices, plain_indices, values,
+    size)``; checked as ``check_invariants=True`` checks (indices within the size, a true
+    coalesced flag), since a malformed record would otherwise give wrong answers later."""
     if kind is not sparse_coo:
-        raise pickle.UnpicklingError(
-            f"tocha loads sparse tensors of layout torch.sparse_coo only, not {kind!r}"
-        )
+        return _rebuild_compressed(kind, data)
     if not (isinstance(data, tuple) and len(data) in (3, 4)):
         raise pickle.UnpicklingError(
             "_rebuild_sparse_tensor expects (indices, values, size[, is_coalesced])"
@@ -307,6 +325,25 @@ def _rebuild_sparse_tensor(kind, data):
     from ..sparse import sparse_coo_tensor
 
     return sparse_coo_tensor(indices, values, size, check_invariants=True, is_coalesced=coalesced)
+
+
+def _rebuild_compressed(kind, data):
+    if kind not in (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
+        raise pickle.UnpicklingError(f"unsupported sparse layout {kind!r}")
+    if not (
+        isinstance(data, tuple)
+        and len(data) == 4
+        and all(type(p) is Tensor for p in data[:3])
+        and isinstance(data[3], tuple)
+        and all(type(n) is int for n in data[3])
+    ):
+        raise pickle.UnpicklingError(
+            f"invalid torch.{kind.name} tensor record {data!r}: expected (compressed_indices, "
+            "plain_indices, values, size)"
+        )
+    from ..sparse._compressed import sparse_compressed_tensor
+
+    return sparse_compressed_tensor(*data, layout=kind, check_invariants=True)
 
 
 def _encode(obj, encoding="utf-8"):

@@ -26,10 +26,20 @@ from .. import _dtype
 from .._api import export
 from .._backend import backend_of
 from .._dispatch import OtherLayout, not_a_tensor
+from .._printing import PRINT_OPTS
 from .._storage import sparse_coo
 from .._tensor import Tensor, wrap
 
-__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "softmax", "spdiags", "sum"]
+__all__ = [
+    "SparseTensor",
+    "addmm",
+    "check_sparse_tensor_invariants",
+    "log_softmax",
+    "mm",
+    "softmax",
+    "spdiags",
+    "sum",
+]
 
 
 # PyTorch's names (overloads) of the ops it lacks for sparse tensors where tocha's op differs
@@ -221,8 +231,13 @@ def _inner_repr(t: Tensor, indent: int) -> str:
     """The repr of a sparse tensor's indices or values: no dtype; an empty one's size."""
     if t.numel() == 0:
         return f"tensor([], size={tuple(t.shape)})"
-    text = re.sub(r",\s*dtype=tocha\.\w+\)$", ")", repr(t))
-    return text.replace("\n", "\n" + " " * indent)
+    width = PRINT_OPTS.linewidth
+    PRINT_OPTS.linewidth = width - indent  # its rows wrap where they would at this indent
+    try:
+        text = re.sub(r",\s*dtype=tocha\.\w+\)$", ")", repr(t))
+    finally:
+        PRINT_OPTS.linewidth = width
+    return re.sub(r"\n(?=[^\n])", "\n" + " " * indent, text)
 
 
 def _sparse(t: Tensor, name: str, kind: str = "sparse coordinate tensor") -> COO:
@@ -363,6 +378,8 @@ def sparse_coo_tensor(
         raise TypeError(
             f"sparse_coo_tensor(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}"
         )
+    if check_invariants is None:
+        check_invariants = _invariants.STATE.enabled
     if values is None:
         if isinstance(indices, Tensor) or not all(isinstance(n, int) for n in indices):
             raise TypeError(
@@ -550,7 +567,7 @@ def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: 
 def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
     """The sum of a sparse tensor's entries: all of them (a dense 0-dim tensor), or over
     `dim`, as ``torch.sparse.sum``: sparse while sparse dimensions remain, else dense."""
-    coo = _sparse(input, "sparse.sum")
+    coo = _sparse(input, "coalesce" if isinstance(input._data, SparseArray) else "sparse.sum")
     values = coo.values if dtype is None else coo.values.to(dtype)
     if dim is None:
         return values.sum()
@@ -580,13 +597,41 @@ def _make_coalesced(coo: COO) -> Tensor:
 
 
 # -- Tensor methods --------------------------------------------------------------------------
-def to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = None) -> Tensor:
-    """This tensor as a coalesced sparse COO tensor over its first `sparse_dim` dimensions
-    (default: all); the entries kept are those whose dense part is not all zero."""
-    if type(self._data) is COO:
-        return self
+def to_sparse(
+    self: Tensor,
+    sparse_dim: int | None = None,
+    *,
+    layout: Any = None,
+    blocksize: Any = None,
+    dense_dim: int | None = None,
+) -> Tensor:
+    """This tensor in a sparse `layout` (default: COO). As COO: coalesced, over its first
+    `sparse_dim` dimensions (default: all), the entries kept those whose dense part is not
+    all zero. As CSR, CSC, BSR (`blocksize`) or BSC: see ``to_sparse_csr``..."""
+    data = self._data
     if layout is not None and layout is not sparse_coo:
-        raise RuntimeError(f"to_sparse: layout {layout} is not supported by tocha")
+        if layout not in _compressed.LAYOUTS:
+            raise RuntimeError(
+                f"to_sparse: layout {layout} is not a sparse layout (sparse_coo, sparse_csr, "
+                "sparse_csc, sparse_bsr or sparse_bsc)"
+            )
+        if sparse_dim is not None:
+            raise RuntimeError("to_sparse: sparse_dim is supported only for layout sparse_coo")
+        if (
+            layout in _compressed.BLOCK_LAYOUTS
+            and blocksize is None
+            and (not isinstance(data, _compressed.Compressed) or data.layout is not layout)
+        ):
+            raise RuntimeError(
+                f"{'dense_to_sparse' if type(data) is not COO else 'to_sparse'}: conversion from "
+                f"{layout_title(data)} to {_compressed.TITLES[layout]} without blocksize "
+                "argument given is not supported"
+            )
+        return _compressed.to_layout(self, layout, blocksize, dense_dim)
+    if type(data) is COO:
+        return self
+    if type(data) is _compressed.Compressed:
+        return _compressed.compressed_to_coo(self, sparse_dim)
     sd = self.dim() if sparse_dim is None else operator.index(sparse_dim)
     if not 0 <= sd <= self.dim():
         raise RuntimeError(f"sparse_dim argument must be in [0,{self.dim()}] but got {sd}")
@@ -604,11 +649,13 @@ def to_dense(self: Tensor, dtype: Any = None, *, masked_grad: bool | None = None
         raise TypeError(
             f"to_dense(): argument 'masked_grad' must be bool, not {type(masked_grad).__name__}"
         )
-    coo = self._data
-    if type(coo) is not COO:
-        return self if dtype is None else self.to(dtype)
-    dense = _to_dense(coo)
-    return dense if dtype is None else dense.to(dtype)
+    data = self._data
+    if type(data) is COO:
+        dense = _to_dense(data)
+        return dense if dtype is None else dense.to(dtype)
+    if isinstance(data, SparseArray):
+        return data.dense(dtype)
+    return self if dtype is None else self.to(dtype)
 
 
 def coalesce(self: Tensor) -> Tensor:
@@ -632,7 +679,10 @@ def indices(self: Tensor) -> Tensor:
 
 
 def values(self: Tensor) -> Tensor:
-    """The values of a coalesced sparse tensor, ``(nnz, *dense_shape)``."""
+    """The values of a coalesced sparse COO tensor, ``(nnz, *dense_shape)``, or of a
+    compressed one, ``(*batch, nnz, *block, *dense_shape)``."""
+    if type(self._data) is _compressed.Compressed:
+        return self._data.values
     coo = _sparse(self, "values", "sparse tensor")
     if not coo.coalesced:
         raise RuntimeError(
@@ -643,17 +693,27 @@ def values(self: Tensor) -> Tensor:
 
 def _indices(self: Tensor) -> Tensor:
     """The indices as stored (coalesced or not)."""
-    return _sparse(self, "_indices").indices
+    return _coo_only(self, "_indices").indices
 
 
 def _values(self: Tensor) -> Tensor:
     """The values as stored (coalesced or not)."""
-    return _sparse(self, "_values").values
+    return _coo_only(self, "_values").values
+
+
+def _coo_only(self: Tensor, name: str) -> COO:
+    """The COO of a sparse COO tensor; PyTorch's errors for the other layouts (the op
+    exists for COO only)."""
+    data = self._data
+    if type(data) is _compressed.Compressed:
+        raise NotImplementedError(data.unsupported(name))
+    return _sparse(self, name)
 
 
 def _nnz(self: Tensor) -> int:
+    """The number of specified entries (per batch, for a compressed tensor)."""
     coo = self._data
-    if type(coo) is not COO:
+    if not isinstance(coo, SparseArray):
         raise NotImplementedError(
             f"Could not run 'aten::_nnz' with arguments from the '{self.device.type.upper()}' "
             "backend."
@@ -662,13 +722,15 @@ def _nnz(self: Tensor) -> int:
 
 
 def sparse_dim(self: Tensor) -> int:
-    coo = self._data
-    return coo.sparse_dim if type(coo) is COO else 0
+    data = self._data
+    return data.sparse_dim if isinstance(data, SparseArray) else 0
 
 
 def dense_dim(self: Tensor) -> int:
-    coo = self._data
-    return coo.values.dim() - 1 if type(coo) is COO else self.dim()
+    data = self._data
+    if type(data) is COO:
+        return data.values.dim() - 1
+    return data.dense_dim if isinstance(data, SparseArray) else self.dim()
 
 
 def _is_sparse(self: Tensor) -> bool:
@@ -692,7 +754,9 @@ for _fn in (
 Tensor.is_sparse = property(_is_sparse, doc="Whether the tensor is a sparse COO tensor.")
 export(sparse_coo_tensor)
 
-from . import _kernels, _routines  # noqa: E402, F401 - using the above: published on import
+# using the above; the kernels and routines are published on import
+from . import _compressed, _compressed_kernels, _invariants, _kernels, _routines  # noqa: E402, F401
+from ._invariants import check_sparse_tensor_invariants  # noqa: E402
 from ._routines import LEGACY_TYPES, log_softmax, softmax, spdiags  # noqa: E402
 
 globals().update(LEGACY_TYPES)  # tocha.sparse.FloatTensor...

@@ -21,7 +21,8 @@ from .._dispatch import not_a_tensor
 from .._storage import sparse_coo, strided
 from .._tensor import Tensor, _wrap_dim
 from ..library import index_arg
-from . import COO, _clear_coo, _coalesce, _make, _mm, mm, to_sparse
+from . import COO, _clear_coo, _coalesce, _make, _mm, _wrap, mm, to_sparse
+from ._compressed import Compressed, at_entries
 
 
 def _dense_backend_error(name: str, t: Tensor) -> NotImplementedError:
@@ -130,6 +131,8 @@ def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
     """The entries of this dense tensor at the indices of the sparse COO `mask`: a sparse
     tensor with `mask`'s indices (and coalesced flag) and this tensor's values there."""
     _expect_tensors("sparse_mask", ("input", self), ("mask", mask))
+    if type(mask._data) is Compressed:
+        return _compressed_mask(self, mask._data)
     if type(mask._data) is not COO:
         raise _dense_backend_error("sparse_mask", mask)
     coo = mask._data
@@ -142,6 +145,16 @@ def sparse_mask(self: Tensor, mask: Tensor) -> Tensor:
         self = self.to_dense()
     values = self[tuple(coo.indices.unbind(0))] if coo.sparse_dim else self.unsqueeze(0)
     return _make(coo.indices, values, coo.shape, coo.coalesced)
+
+
+def _compressed_mask(self: Tensor, mask: Compressed) -> Tensor:
+    """The elements of this tensor at the entries of the compressed `mask`, in its layout."""
+    if tuple(self.shape) != mask.shape:
+        raise RuntimeError(
+            f"sparse_mask(): operands have incompatible sizes; self has size "
+            f"{list(self.shape)} but mask has size {list(mask.shape)}"
+        )
+    return _wrap(mask.with_values(at_entries(self.to_dense(), mask)))
 
 
 def to_sparse_coo(self: Tensor) -> Tensor:
@@ -268,6 +281,8 @@ def _softmax(input: Tensor, dim, dtype, name: str) -> Tensor:
         )
     _dtype_arg(f"_sparse_{name}", dtype)
     coo = input._data
+    if type(coo) is Compressed:
+        raise NotImplementedError(coo.unsupported(f"_sparse_{name}"))
     if type(coo) is not COO:
         raise NotImplementedError(
             f"Could not run 'aten::_sparse_{name}' with arguments from the "
