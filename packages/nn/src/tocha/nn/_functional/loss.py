@@ -1074,7 +1074,7 @@ def kl_div(
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.",
-            stacklevel=2,
+            stacklevel=3,  # the caller's line: the autocast wrapper is one frame
         )
     elif reduction not in ("batchmean", "none", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
