@@ -10,6 +10,7 @@ from tocha.library import GRAD_MODE, REGISTRY, wrap
 
 from ._engine import retain_grad_hook, run_backward
 from ._graph import AutogradMeta, _Handle
+from .graph import GradientEdge
 
 ONES = REGISTRY["ones"]
 
@@ -17,7 +18,7 @@ ONES = REGISTRY["ones"]
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -84,7 +85,7 @@ def backward(
     retain = create_graph if retain_graph is None else retain_graph
     chosen = _as_tuple(inputs) if inputs is not None else None
     if chosen is not None and not chosen:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     run_backward(outputs, grads, retain, create_graph, chosen, accumulate=True)
 
 
@@ -112,7 +113,7 @@ def grad(
             outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
         )
     for t in ins:
-        if not t.requires_grad:
+        if isinstance(t, Tensor) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if materialize_grads and allow_unused is False:
         raise ValueError(
@@ -124,14 +125,14 @@ def grad(
     retain = create_graph if retain_graph is None else retain_graph
     results = run_backward(outs, grads, retain, create_graph, ins, accumulate=False)
     final = []
-    for t, g in zip(ins, results):
+    for i, (t, g) in enumerate(zip(ins, results)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and isinstance(t, Tensor):
                 g = tocha.zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
         final.append(g)
     return tuple(final)

@@ -7,6 +7,7 @@ gradient. Each node runs once, in a valid topological order.
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 from tocha import Tensor
@@ -30,8 +31,9 @@ from ._graph import (
     freeze_metas,
     output_tensor,
 )
+from ._running import QUEUED, discard, finish, set_engine
 from .anomaly_mode import ANOMALY, check_nan
-from .graph import Packed
+from .graph import GradientEdge, Packed
 from .transforms import LEAF_GRADIENTS
 
 # Gradients are summed in place with the add kernel, so that kernel-level recorders (the
@@ -100,6 +102,18 @@ def _needed(roots, targets) -> set:
     return needed
 
 
+def _stops_at(node, captures: dict, needed: set) -> bool:
+    """Whether ``autograd.grad`` takes its gradient at `node` and goes no further: an input's
+    node whose own inputs no other input needs, which does not run (only the input tensor's
+    hooks do, as in PyTorch)."""
+    if node not in captures or type(node) is AccumulateGrad:
+        return False
+    for edge in node.edges:
+        if edge is not None and edge in needed:
+            return False
+    return True
+
+
 class _Buffer:
     """Gradients gathered for one node's outputs, and whether each is ours to mutate."""
 
@@ -143,101 +157,131 @@ def run_backward(
 
     With `accumulate`, gradients are added into the ``.grad`` of leaves (only of `inputs`
     when given). Without it (``autograd.grad``), returns the gradients of `inputs`.
+    Callbacks queued during the run (`_running.queue_callback`) run at its end.
     """
-    if len(roots) == 1:  # the common call
-        meta = roots[0]._ag
-        node = meta.grad_fn if meta.grad_fn is not None else _accumulator(roots[0])
-        if inputs is None and accumulate:
-            leaves = _leaves_fed_by(node)
-            if leaves is not None:
-                grads = [root_grads[0]]
-                if node.n_outputs != 1:
-                    grads = [None] * node.n_outputs
-                    grads[meta.output_nr] = root_grads[0]
-                _run_leaf_fed(node, leaves, grads, retain_graph, create_graph)
-                return []
-        root_nodes = [node]
-        buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
-    else:
-        root_nodes, buffers = _root_buffers(roots, root_grads, create_graph)
-
-    captures = None
-    targets = None
-    if inputs is not None:
-        captures = {}
-        targets = set()
-        for i, t in enumerate(inputs):
-            meta = t._ag
-            node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
-            captures.setdefault(node, []).append((i, meta.output_nr, t))
-            targets.add(node)
-    deps, transformed = _dependencies(root_nodes)
-    needed = _needed(root_nodes, targets) if targets is not None else None
-    results = [None] * (len(inputs) if inputs is not None else 0)
-
-    ready = root_nodes if len(root_nodes) == 1 else [n for n in root_nodes if n not in deps]
-    # Batched gradients flow only through a graph recorded under a transform, or from one
-    # in force now (vmap of a backward): otherwise the batching layer's checks are skipped.
-    transformed = transformed or GRAD_MODE.transforms > 0
-    batching = transformed and LAYERS.batching is not None
-    settle = LEAF_GRADIENTS.settle if transformed else None
-    previous_mode = GRAD_MODE.grad_enabled
-    GRAD_MODE.grad_enabled = create_graph
-    plain = settle is None and captures is None and not batching  # the common backward
     try:
-        while ready:
-            node = ready.pop()
-            buf = buffers.pop(node, None)
-            if buf is None:  # every path into this node carried no gradient
-                _release_children(node, deps, ready)
-                continue
-            grads = buf.grads if node.pre_hooks is None else _run_pre_hooks(node, buf.grads)
-            if not plain:
-                if settle is not None:
-                    grads = _settled(node, grads, captures, settle)
-                if captures is not None and node in captures:
-                    for i, k, t in captures[node]:
-                        results[i] = grads[k]
-                        if accumulate and type(node) is not AccumulateGrad:
-                            _accumulate_into(t, grads[k], False, create_graph)
-            if type(node) is AccumulateGrad:
-                if accumulate and (captures is None or node in captures):
-                    _accumulate_into(node.variable, grads[0], buf.owned[0], create_graph)
-                if node.hooks is not None:
-                    for hook in node.hooks:
-                        hook((), tuple(grads))
-                continue
-            if needed is not None and node not in needed:
-                continue
-            if batching and _batched(grads):
-                input_grads = _apply_batched(node, grads, retain_graph, create_graph)
-            else:
-                input_grads = _apply(node, grads, retain_graph, create_graph)
-            for edge, nr, grad, owned in input_grads:
-                if edge is None:
+        if len(roots) == 1:  # the common call
+            meta = roots[0]._ag
+            node = meta.grad_fn if meta.grad_fn is not None else _accumulator(roots[0])
+            if inputs is None and accumulate:
+                leaves = _leaves_fed_by(node)
+                if leaves is not None:
+                    grads = [root_grads[0]]
+                    if node.n_outputs != 1:
+                        grads = [None] * node.n_outputs
+                        grads[meta.output_nr] = root_grads[0]
+                    _run_leaf_fed(node, leaves, grads, retain_graph, create_graph)
+                    if QUEUED:
+                        finish(sys._getframe())
+                    return []
+            root_nodes = [node]
+            buffers = {node: _Buffer(node.n_outputs, meta.output_nr, root_grads[0])}
+        else:
+            root_nodes, buffers = _root_buffers(roots, root_grads, create_graph)
+
+        captures = None
+        targets = None
+        if inputs is not None:
+            captures = {}
+            targets = set()
+            for i, t in enumerate(inputs):
+                if type(t) is GradientEdge:
+                    node = t.node
+                    captures.setdefault(node, []).append((i, t.output_nr, None))
+                else:
+                    meta = t._ag
+                    node = meta.grad_fn if meta.grad_fn is not None else _accumulator(t)
+                    captures.setdefault(node, []).append((i, meta.output_nr, t))
+                targets.add(node)
+        deps, transformed = _dependencies(root_nodes)
+        needed = _needed(root_nodes, targets) if targets is not None else None
+        results = [None] * (len(inputs) if inputs is not None else 0)
+
+        ready = root_nodes if len(root_nodes) == 1 else [n for n in root_nodes if n not in deps]
+        # Batched gradients flow only through a graph recorded under a transform, or from one
+        # in force now (vmap of a backward): otherwise the batching layer's checks are skipped.
+        transformed = transformed or GRAD_MODE.transforms > 0
+        batching = transformed and LAYERS.batching is not None
+        settle = LEAF_GRADIENTS.settle if transformed else None
+        previous_mode = GRAD_MODE.grad_enabled
+        GRAD_MODE.grad_enabled = create_graph
+        plain = settle is None and captures is None and not batching  # the common backward
+        try:
+            while ready:
+                node = ready.pop()
+                buf = buffers.pop(node, None)
+                if buf is None:  # every path into this node carried no gradient
+                    _release_children(node, deps, ready)
                     continue
-                if grad is not None:
-                    target = buffers.get(edge)
-                    if target is None:
-                        if (
-                            plain
-                            and type(edge) is AccumulateGrad
-                            and deps[edge] == 1
-                            and edge.pre_hooks is None
-                            and edge.hooks is None
-                        ):  # a leaf fed by this edge alone: its gradient is complete now
-                            _accumulate_into(edge.variable, grad, owned, create_graph)
+                if needed is not None and node not in needed:
+                    continue
+                if node.pre_hooks is None:
+                    grads = buf.grads
+                else:
+                    stops = (
+                        not accumulate
+                        and captures is not None
+                        and _stops_at(node, captures, needed)
+                    )
+                    grads = _run_pre_hooks(node, buf.grads, stops)
+                if not plain:
+                    if settle is not None:
+                        grads = _settled(node, grads, captures, settle)
+                    if captures is not None and node in captures:
+                        if not accumulate and type(node) is AccumulateGrad:
+                            grads = [_leaf_hooked(node.variable, grads[0])]
+                        for i, k, t in captures[node]:
+                            results[i] = grads[k]
+                            if accumulate and type(node) is not AccumulateGrad:
+                                if not t._ag.retains_grad:  # else its hook stored the gradient
+                                    _accumulate_into(t, grads[k], False, create_graph)
+                        if not accumulate and _stops_at(node, captures, needed):
                             continue
-                        buffers[edge] = _Buffer(edge.n_outputs, nr, grad, owned)
-                    else:
-                        target.add(nr, grad, owned, create_graph)
-                count = deps[edge] - 1
-                deps[edge] = count
-                if not count:
-                    ready.append(edge)
-    finally:
-        GRAD_MODE.grad_enabled = previous_mode
-    return results
+                if type(node) is AccumulateGrad:
+                    if accumulate and (captures is None or node in captures):
+                        _accumulate_into(node.variable, grads[0], buf.owned[0], create_graph)
+                    if node.hooks is not None:
+                        for hook in node.hooks:
+                            hook((), tuple(grads))
+                    continue
+                if batching and _batched(grads):
+                    input_grads = _apply_batched(node, grads, retain_graph, create_graph)
+                else:
+                    input_grads = _apply(node, grads, retain_graph, create_graph)
+                for edge, nr, grad, owned in input_grads:
+                    if edge is None:
+                        continue
+                    if grad is not None:
+                        target = buffers.get(edge)
+                        if target is None:
+                            if (
+                                plain
+                                and type(edge) is AccumulateGrad
+                                and deps[edge] == 1
+                                and edge.pre_hooks is None
+                                and edge.hooks is None
+                            ):  # a leaf fed by this edge alone: its gradient is complete now
+                                _accumulate_into(edge.variable, grad, owned, create_graph)
+                                continue
+                            buffers[edge] = _Buffer(edge.n_outputs, nr, grad, owned)
+                        else:
+                            target.add(nr, grad, owned, create_graph)
+                    count = deps[edge] - 1
+                    deps[edge] = count
+                    if not count:
+                        ready.append(edge)
+        finally:
+            GRAD_MODE.grad_enabled = previous_mode
+        if QUEUED:
+            finish(sys._getframe())
+        return results
+    except BaseException:
+        if QUEUED:
+            discard(sys._getframe())
+        raise
+
+
+set_engine(run_backward)
 
 
 def _leaves_fed_by(node) -> list | None:
@@ -398,21 +442,63 @@ def _accumulator(t: Tensor):
     return accumulator_of(t)
 
 
-def _run_pre_hooks(node, grads: list) -> list:
+def _run_pre_hooks(node, grads: list, tensors_only: bool = False) -> list:
     """A node's pre-hooks on its gradients, in their order; a retained gradient's hook last,
-    as PyTorch runs it (``.grad`` sees what every hook returned)."""
+    as PyTorch runs it (``.grad`` sees what every hook returned). With `tensors_only`, only
+    its output tensors' hooks."""
     hooks = sorted(node.pre_hooks, key=lambda entry: hasattr(entry[1], "retains_grad"))
     grads = list(grads)
     for k, fn in hooks:
         if k is None:
+            if tensors_only:
+                continue
             replaced = fn(tuple(grads))
             if replaced is not None:
-                grads = list(replaced)
+                grads = list(checked_node_hook_result(fn, replaced, len(grads)))
         elif grads[k] is not None:
             replaced = fn(grads[k])
             if replaced is not None:
-                grads[k] = replaced
+                grads[k] = checked_hook_result(fn, grads[k], replaced)
     return grads
+
+
+def checked_node_hook_result(hook, replaced, n: int) -> tuple:
+    """What node hook `hook` returned in place of `n` gradients: a tuple of `n`."""
+    if not isinstance(replaced, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
+    if len(replaced) != n:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(replaced)}, "
+            f"but expected {n})"
+        )
+    return replaced
+
+
+def _leaf_hooked(t: Tensor, grad):
+    """The gradient of leaf `t` as its tensor hooks leave it (each may replace it)."""
+    hooks = t._ag.hooks
+    if hooks and grad is not None:
+        for hook in hooks:
+            replaced = hook(grad)
+            if replaced is not None:
+                grad = checked_hook_result(hook, grad, replaced)
+    return grad
+
+
+def checked_hook_result(hook, grad: Tensor, replaced):
+    """What tensor hook `hook` returned in place of `grad`, which must be a tensor of its
+    shape and dtype."""
+    if not isinstance(replaced, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(replaced).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if replaced.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if replaced.dtype != grad.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {grad.type()} got {replaced.type()})"
+        )
+    return replaced
 
 
 def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
@@ -451,7 +537,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         out = _outputs(node, create_graph, None)
         grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)
     if node.packed:
-        saved = [s.unpack(s.value) if type(s) is Packed else s for s in saved]
+        saved = [s.unpacked() if type(s) is Packed else s for s in saved]
     if node.takes_needs:
         results = formula(grad_arg, out, *saved, needs=[e is not None for e in node.edges])
     else:
@@ -482,8 +568,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     if RECORD_EXTRAS.active and ANOMALY.enabled:
         check_nan(node, [g for _, _, g, _ in edges])
     if node.hooks is not None:
-        for hook in node.hooks:
-            hook(tuple(g for _, _, g, _ in edges), tuple(grads))
+        _run_node_hooks(node, edges, grads)
     if not retain_graph and (holds or versions or node.out_data is not None or node.packed):
         node.released = True
         node.saved = None
@@ -492,6 +577,17 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
         if holds:
             freeze_metas(node)
     return edges
+
+
+def _run_node_hooks(node, edges: list, grads) -> None:
+    """A node's hooks on the gradients it computed (`edges`' entries), each of which may
+    replace them."""
+    for hook in node.hooks:
+        replaced = hook(tuple(g for _, _, g, _ in edges), tuple(grads))
+        if replaced is not None:
+            replaced = checked_node_hook_result(hook, replaced, len(edges))
+            for i, ((edge, nr, _, _), grad) in enumerate(zip(edges, replaced)):
+                edges[i] = (edge, nr, grad, False)
 
 
 def _exclusive(grad, incoming, results) -> bool:
@@ -519,7 +615,7 @@ def _outputs(node, create_graph: bool, dev):
         if data is None
         else output_tensor(
             node,
-            data.unpack(data.value) if type(data) is Packed else data,
+            data.unpacked() if type(data) is Packed else data,
             dev if dev is not None else node.out_meta[k].device,
             k,
             create_graph,
@@ -564,10 +660,9 @@ def sum_to(grad: Tensor, shape) -> Tensor:
 def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -> None:
     meta = t._ag
     if meta.hooks and meta.grad_fn is None:  # a non-leaf's hooks are its node's pre-hooks
-        for hook in meta.hooks:
-            replaced = hook(grad)
-            if replaced is not None:
-                grad, owned = replaced, False
+        hooked = _leaf_hooked(t, grad)
+        if hooked is not grad:
+            grad, owned = hooked, False
     current = meta.grad
     if current is None:
         if create_graph:
@@ -592,7 +687,13 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         meta.grad = gradient_sum(current, grad)
     if meta.post_accumulate_hooks:
         for hook in meta.post_accumulate_hooks:
-            hook(t)
+            returned = hook(t)
+            if returned is not None:
+                if not isinstance(returned, Tensor):
+                    raise TypeError(
+                        f"expected Variable, but hook returned '{type(returned).__name__}'"
+                    )
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _detached_copy(grad: Tensor) -> Tensor:

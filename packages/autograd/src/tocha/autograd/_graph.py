@@ -176,7 +176,11 @@ class Node(_RareMetaFields):
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict of this node's own, for programs to keep what they like in."""
+        found = self.__dict__.get("_metadata")
+        if found is None:
+            found = self.__dict__["_metadata"] = {}
+        return found
 
 
 class AccumulateGrad:
@@ -205,6 +209,7 @@ class AccumulateGrad:
 
     register_hook = Node.register_hook
     register_prehook = Node.register_prehook
+    metadata = Node.metadata
 
 
 class _Handle:

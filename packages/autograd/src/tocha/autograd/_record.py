@@ -141,6 +141,7 @@ def record(op, args, out, tape_only=False):
         node.out_data = None
     elif hooked:
         node.out_data = (pack(out),)
+        save_out = False  # what the hooks packed is theirs: no version check, as in PyTorch
     else:
         node.out_data = (data,)
     dtype = data.dtype
@@ -193,23 +194,21 @@ def _differentiable(dtype) -> bool:
 
 def _pack_saved(node) -> None:
     """Saved-tensor hooks are active: the saved arguments pass through the pack hook, and the
-    node keeps no reference to the tensors themselves (nor their shapes: metadata), only
-    their version counters."""
+    node keeps no reference to the tensors themselves (nor their shapes: metadata). What
+    the hooks packed is theirs: as in PyTorch, later in-place changes to the tensors are not
+    checked."""
     if not any(isinstance(s, Tensor) for s in node.saved):
         return
     metas = list(node.input_meta)
     saved = list(node.saved)
-    versions = []
     for k, s in enumerate(saved):
         if isinstance(s, Tensor):
-            vc = _version_counter(s)
-            versions.append((False, vc, vc[0]))
             metas[k] = meta_of(s)
             saved[k] = pack(s)
     node.input_meta = metas
     node.saved = saved
     node.packed = True
-    node.versions = versions
+    node.versions = ()
 
 
 def _record_in_transforms(op, args, out):
@@ -241,6 +240,8 @@ def _record_outputs(node, outputs: tuple, save_out: bool, hooked) -> tuple:
                 for k, t in enumerate(outputs)
             ]
         )
+    if hooked:  # what the hooks packed is theirs: no version check, as in PyTorch
+        save_out = ()
     versions = list(node.versions) if save_out else None
     i = 0
     for t in outputs:

@@ -13,8 +13,26 @@ from ._engine import FREED_MESSAGE
 from ._forward import LEVEL, set_tangent, tangent_of
 from ._graph import AutogradMeta, edges_of, meta_of, new_node
 from ._record import _version_counter
+from .graph import HOOKS, Packed, pack
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+class _TransformRules:
+    """How function transforms built outside tocha-autograd apply a custom Function.
+
+    ``vmap(cls, args, kwargs)``, set by tocha-func: while a vmap level is active, `cls`
+    applied to `args` when one of them is batched by a level (through the Function's
+    ``vmap`` staticmethod), or NotImplemented to run its forward as usual (the ops batched
+    one by one: ``generate_vmap_rule = True``)."""
+
+    __slots__ = ("vmap",)
+
+    def __init__(self):
+        self.vmap = None
+
+
+TRANSFORM_RULES = _TransformRules()
 
 
 class FunctionCtx:
@@ -39,6 +57,10 @@ class FunctionCtx:
                     "save_for_backward can only save variables, but argument "
                     f"{tensors.index(t)} is of type {type(t).__name__}"
                 )
+        if HOOKS.stack:  # packed by the saved-tensor hooks, theirs to keep: no version checks
+            self._saved = tuple(None if t is None else pack(t) for t in tensors)
+            self._versions = ()
+            return
         self._saved = tensors
         self._versions = tuple(
             (t, _version_counter(t), _version_counter(t)[0]) for t in tensors if t is not None
@@ -68,7 +90,9 @@ class FunctionCtx:
                     f"by an inplace operation: it is at version {vc[0]}; expected version "
                     f"{version} instead."
                 )
-        return () if self._saved is None else self._saved  # type: ignore[return-value]
+        if self._saved is None:
+            return ()
+        return tuple(t.unpacked() if type(t) is Packed else t for t in self._saved)  # type: ignore[misc]
 
     def mark_dirty(self, *tensors) -> None:
         """Declare the inputs that forward modified in place (and returns)."""
@@ -97,7 +121,9 @@ class Function(metaclass=_FunctionMeta):
     one gradient per forward argument; call ``MyFunction.apply(*args)``. For forward-mode AD
     define ``jvp(ctx, *grad_inputs)``: one tangent per forward argument in (zeros for a
     tensor without one, None for a non-tensor), one per output out (None for none), the
-    tensors it needs kept with ``ctx.save_for_forward``.
+    tensors it needs kept with ``ctx.save_for_forward``. Under `tocha.func.vmap`, a Function
+    with ``setup_context`` needs ``generate_vmap_rule = True`` (its forward is batched op by
+    op) or a ``vmap`` staticmethod.
     """
 
     @staticmethod
@@ -123,8 +149,24 @@ class Function(metaclass=_FunctionMeta):
             "forward mode AD."
         )
 
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        """The Function over a batch, under `tocha.func.vmap`: called with the inputs'
+        batched values, `in_dims` (the batch dim of each, None for one not batched) and
+        `info` (``batch_size``, ``randomness``); returns ``(output, out_dims)``."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if GRAD_MODE.transforms and TRANSFORM_RULES.vmap is not None:
+            result = TRANSFORM_RULES.vmap(cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         tracked = GRAD_MODE.grad_enabled and any(t.requires_grad for t in tensors)

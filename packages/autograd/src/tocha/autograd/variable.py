@@ -7,6 +7,8 @@ import warnings
 
 import tocha
 
+from ._running import ExecutionEngine
+
 __all__ = ["Variable"]
 
 
@@ -19,6 +21,8 @@ class Variable(metaclass=_VariableMeta):
     """``Variable(data, requires_grad=False)``: a tensor sharing `data`'s memory, detached
     from its history, that requires grad as asked. ``isinstance(t, Variable)`` holds for
     every tensor. `volatile` has no effect (use ``tocha.no_grad()``), as in PyTorch."""
+
+    _execution_engine = ExecutionEngine()
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
         if volatile:
