@@ -1183,7 +1183,6 @@ def ones(
     device: Any = ...,
     requires_grad: builtins.bool = ...,
     pin_memory: builtins.bool = ...,
-    memory_format: Any = ...,
 ) -> Tensor: ...
 def ones_like(
     input: Tensor,
@@ -1866,7 +1865,6 @@ def zeros(
     device: Any = ...,
     requires_grad: builtins.bool = ...,
     pin_memory: builtins.bool = ...,
-    memory_format: Any = ...,
 ) -> Tensor: ...
 def zeros_like(
     input: Tensor,

@@ -170,9 +170,11 @@ def preserved_strides(array):
     """The element strides a copy of `array` takes under ``preserve_format``: `array`'s own
     when its layout is dense, else a dense layout with its dims in their memory order. None
     for row-major."""
-    if array.ndim < 2 or array.size == 0 or (array.flags.c_contiguous and 1 not in array.shape):
+    if array.ndim < 2 or (array.flags.c_contiguous and 1 not in array.shape and array.size):
         return None
     strides = _element_strides(array)
+    if array.size == 0:  # NumPy gives a new empty array strides of 0, which say nothing
+        return strides if any(strides) else None
     if is_dense(array):
         return strides
     return _dense_strides(array.shape, _memory_order(array.shape, strides))
@@ -200,7 +202,7 @@ def suggested_format(array) -> memory_format:
     so, else ``contiguous_format``: the layout PyTorch gives the result of a convolution,
     pooling, normalization or resampling of `array`."""
     ndim = array.ndim
-    if ndim not in (4, 5) or array.flags.c_contiguous:
+    if ndim not in (4, 5):
         return CONTIGUOUS
     fmt = CHANNELS_LAST if ndim == 4 else CHANNELS_LAST_3D
     if _looks_ordered(array.shape, _element_strides(array), _ORDERS[fmt]):

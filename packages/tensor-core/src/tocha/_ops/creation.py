@@ -24,10 +24,10 @@ from .._memory_format import (
     PRESERVE,
     format_arg,
     format_strides,
-    is_contiguous_as,
     laid_out,
     positional_only_error,
     preserved_strides,
+    suggested_format,
 )
 from .._tensor import Tensor, wrap
 from ._argcheck import (
@@ -164,8 +164,6 @@ def laid_out_like(data, make, memory_format=None, fn: str = "empty_like"):
     `memory_format` says: under ``preserve_format`` (the default) a dense layout's strides
     kept, any other's dims in their memory order, as PyTorch's. Values `make` draws in order
     (random ones) land in memory order, as PyTorch's."""
-    if memory_format is None and data.flags.c_contiguous and 1 not in data.shape:
-        return make(data.shape)
     return laid_out(make, data.shape, layout_for(data, memory_format, fn))
 
 
@@ -767,8 +765,7 @@ def _cast_kernel(xp):
             return x != 0
         if x.dtype.kind == "c" and np_dtype.kind != "c":
             x = x.real
-        contiguous = x.flags.c_contiguous and 1 not in x.shape
-        strides = None if contiguous else preserved_strides(x)
+        strides = preserved_strides(x)
         if strides is None:
             return x.astype(np_dtype)
         out = laid_out(lambda shape: xp.empty(shape, np_dtype), x.shape, strides)
@@ -834,12 +831,14 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
         if dev is not self._device:
             result = transfer(result, dev)
             copy = False
-    if dtype is not None and dtype.np != result._data.dtype:
-        result = call(cast_op, (result,), dtype.np)
-        copy = False
-    if fmt is not PRESERVE and not is_contiguous_as(result._data, fmt):
+    if fmt is not PRESERVE and (
+        copy or result is not self or suggested_format(self._data) is not fmt
+    ):
         format_strides(result.shape, fmt)  # a rank the format has no order for raises
         result = call(clone_op, (result,), fmt)
+        copy = False
+    if dtype is not None and dtype.np != result._data.dtype:
+        result = call(cast_op, (result,), dtype.np)
         copy = False
     if copy:
         result = clone(result)
@@ -859,15 +858,10 @@ def transfer(x: Tensor, dev) -> Tensor:
 
 def _clone_kernel(xp):
     def kernel(x, memory_format):
-        if memory_format is CONTIGUOUS or (
-            x.flags.c_contiguous and memory_format is PRESERVE and 1 not in x.shape
-        ):
+        strides = None if memory_format is CONTIGUOUS else layout_for(x, memory_format, "clone")
+        if strides is None:
             return x.copy()
-        out = laid_out(
-            lambda shape: xp.empty(shape, x.dtype),
-            x.shape,
-            layout_for(x, memory_format, "clone"),
-        )
+        out = laid_out(lambda shape: xp.empty(shape, x.dtype), x.shape, strides)
         out[...] = x
         return out
 
