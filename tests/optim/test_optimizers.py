@@ -500,12 +500,12 @@ def test_step_hooks_and_closure():
     with tocha.no_grad():
         loss = opt.step(closure)
     assert float(loss) == 2.0
-    assert calls == [("pre", True), ("closure", True), ("post", 1)]
+    assert calls == [("pre", True), ("closure", True), ("post", 2)]
     np.testing.assert_allclose(p.detach().numpy(), [0.8, 0.8])
     pre.remove()
     calls.clear()
     opt.step()
-    assert calls == [("post", 0)]
+    assert calls == [("post", 1)]
 
 
 def test_step_pre_hook_replaces_arguments():
@@ -517,7 +517,7 @@ def test_step_pre_hook_replaces_arguments():
         seen.append(True)
         return tocha.tensor(1.0)
 
-    opt.register_step_pre_hook(lambda o, args, kwargs: ((), {"closure": closure}))
+    opt.register_step_pre_hook(lambda o, args, kwargs: ((o,), {"closure": closure}))
     assert float(opt.step()) == 1.0 and seen == [True]
 
 

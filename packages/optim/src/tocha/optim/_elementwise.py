@@ -90,6 +90,9 @@ class ElementwiseOptimizer(Optimizer):
     group_op = None
     # PyTorch's error for a sparse gradient (SGD steps on them: it overrides _step_group).
     sparse_error = "{name} does not support sparse gradients"
+    # What PyTorch's error for ``capturable=True`` on the CPU names, and the devices it lists.
+    capturable_tensors = "params and state_steps"
+    capturable_devices = ("cuda", "xpu", "hpu", "privateuseone", "xla")
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if defaults.get("differentiable"):
@@ -154,6 +157,11 @@ class ElementwiseOptimizer(Optimizer):
         for p in with_grad:
             if type(p.grad) is not tocha.Tensor and p.grad.is_sparse:
                 raise RuntimeError(self.sparse_error.format(name=type(self).__name__))
+        if group.get("capturable") and any(p.device.type == "cpu" for p in with_grad):
+            raise AssertionError(
+                f"If capturable=True, {self.capturable_tensors} must be on supported devices: "
+                f"{list(self.capturable_devices)}."
+            )
         foreach = group.get("fused") or group.get("foreach")  # None, True or False
         if foreach is None:
             foreach = len(with_grad) >= FOREACH_MIN_PARAMS

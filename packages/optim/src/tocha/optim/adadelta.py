@@ -26,12 +26,14 @@ class Adadelta(ElementwiseOptimizer):
         eps: added for numerical stability (default 1e-6).
         weight_decay: L2 penalty (default 0).
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         maximize: maximize the objective instead of minimizing it.
         differentiable: not supported (must be False).
 
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
     """
+
+    capturable_devices = ("cuda", "xpu", "hpu", "privateuseone")
 
     def __init__(
         self,

@@ -64,7 +64,7 @@ class Adam(ElementwiseOptimizer):
         amsgrad: use the maximum of past squared-gradient averages (AMSGrad).
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         differentiable: not supported (must be False).
         fused: taken as ``foreach``.
         decoupled_weight_decay: AdamW's decay of the parameters.

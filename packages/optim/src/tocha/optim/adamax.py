@@ -29,7 +29,7 @@ class Adamax(ElementwiseOptimizer):
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
         differentiable: not supported (must be False).
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """

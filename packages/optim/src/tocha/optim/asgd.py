@@ -30,10 +30,12 @@ class ASGD(ElementwiseOptimizer):
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
         differentiable: not supported (must be False).
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
 
     State per parameter: ``step``, ``eta``, ``mu``, ``ax`` (the average).
     """
+
+    capturable_tensors = "params, mus, etas, and state_steps"
 
     def __init__(
         self,

@@ -245,7 +245,12 @@ class LRScheduler:
 
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's state: every attribute but the optimizer."""
-        state = {key: value for key, value in vars(self).items() if key != "optimizer"}
+        state: dict[str, Any] = {}
+        for key, value in vars(self).items():
+            if key == "_last_lr":  # PyTorch's checkpoints hold the flags just before it
+                state.update(self._idle_flags)
+            if key != "optimizer":
+                state[key] = value
         return {**state, **self._idle_flags}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -1178,6 +1183,7 @@ class ReduceLROnPlateau(LRScheduler):
     ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
         _require_optimizer(optimizer)
         groups = len(optimizer.param_groups)
         if isinstance(min_lr, (list, tuple)):
@@ -1193,14 +1199,13 @@ class ReduceLROnPlateau(LRScheduler):
         if threshold_mode not in ("rel", "abs"):
             raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.optimizer = optimizer
-        self.factor = factor
         self.patience = patience
         self.cooldown = cooldown
         self.eps = eps
         self.last_epoch = 0
         self._last_lr = [_snapshot(group["lr"]) for group in optimizer.param_groups]
-        self.mode = mode
         self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
         self.threshold = threshold
         self.threshold_mode = threshold_mode
         self.best = self.mode_worse

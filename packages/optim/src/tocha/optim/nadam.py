@@ -30,11 +30,13 @@ class NAdam(ElementwiseOptimizer):
         decoupled_weight_decay: decay the parameters as AdamW does.
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         differentiable: not supported (must be False).
 
     State per parameter: ``step``, ``mu_product``, ``exp_avg``, ``exp_avg_sq``.
     """
+
+    capturable_tensors = "params, mu_products and state_steps"
 
     def __init__(
         self,

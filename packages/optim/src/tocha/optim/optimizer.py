@@ -81,11 +81,17 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
 
 
 def _hooked_step(step: Callable) -> Callable:
-    """`step` wrapped to run the global and the optimizer's step pre and post hooks."""
+    """`step` wrapped to run the global and the optimizer's step pre and post hooks. As in
+    PyTorch, the hooks' `args` are step's whole positional arguments, the optimizer first,
+    and a pre hook's replacement `args` must start with it too."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         pre = self._optimizer_step_pre_hooks
+        post = self._optimizer_step_post_hooks
+        if not (pre or post or _global_pre_hooks or _global_post_hooks):
+            return step(self, *args, **kwargs)
+        args = (self, *args)
         if pre or _global_pre_hooks:
             for hook in (*_global_pre_hooks.values(), *pre.values()):
                 result = hook(self, args, kwargs)
@@ -96,8 +102,7 @@ def _hooked_step(step: Callable) -> Callable:
                             f"(new_args, new_kwargs), but got {result}."
                         )
                     args, kwargs = result
-        out = step(self, *args, **kwargs)
-        post = self._optimizer_step_post_hooks
+        out = step(*args, **kwargs)
         if post or _global_post_hooks:
             for hook in (*post.values(), *_global_post_hooks.values()):
                 hook(self, args, kwargs)

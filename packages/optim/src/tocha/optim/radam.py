@@ -26,7 +26,7 @@ class RAdam(ElementwiseOptimizer):
         decoupled_weight_decay: decay the parameters as AdamW does.
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         differentiable: not supported (must be False).
 
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.

@@ -29,7 +29,7 @@ class RMSprop(ElementwiseOptimizer):
         weight_decay: L2 penalty (default 0).
         momentum: momentum factor (default 0).
         centered: normalize by the estimated variance of the gradient.
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
         differentiable: not supported (must be False).

@@ -22,7 +22,7 @@ class Rprop(ElementwiseOptimizer):
         lr: the initial step size (default 1e-2).
         etas: ``(etaminus, etaplus)`` (default (0.5, 1.2)).
         step_sizes: the least and greatest step sizes (default (1e-6, 50)).
-        capturable: accepted for compatibility; no effect.
+        capturable: accepted for compatibility; a step on CPU parameters raises, as in PyTorch.
         foreach: the multi-tensor path (None: when a group has at least 8 parameters).
         maximize: maximize the objective instead of minimizing it.
         differentiable: not supported (must be False).

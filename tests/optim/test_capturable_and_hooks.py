@@ -1,0 +1,94 @@
+"""Optimizer details against torch.optim: ``capturable=True`` on CPU parameters, the
+arguments the step hooks see, and the key order of schedulers' state dicts."""
+
+from __future__ import annotations
+
+import pytest
+
+import tocha
+
+CAPTURABLE = ["Adadelta", "Adam", "AdamW", "Adamax", "ASGD", "NAdam", "RAdam", "RMSprop", "Rprop"]
+
+
+@pytest.mark.parametrize("name", CAPTURABLE)
+@pytest.mark.parametrize("foreach", [None, False])
+def test_capturable_step_on_cpu_raises(torch, name, foreach):
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        p.grad = lib.ones(3)
+        getattr(lib.optim, name)([p], lr=0.1, capturable=True, foreach=foreach).step()
+
+    with pytest.raises(AssertionError) as theirs:
+        run(torch)
+    with pytest.raises(AssertionError) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_capturable_is_accepted_until_a_step():
+    p = tocha.nn.Parameter(tocha.ones(3))
+    opt = tocha.optim.Adam([p], capturable=True)
+    assert opt.param_groups[0]["capturable"] is True
+    opt.step()  # no gradient: nothing to update, nothing to check
+
+
+def test_step_hooks_see_the_optimizer_first_in_args():
+    """PyTorch 2.13 hands the hooks step's positional arguments with the optimizer first,
+    and calls step with a pre hook's replacement arguments as they are."""
+    p = tocha.nn.Parameter(tocha.ones(2))
+    p.grad = tocha.ones(2)
+    opt = tocha.optim.SGD([p], lr=0.1)
+    seen = []
+    opt.register_step_pre_hook(lambda o, a, k: seen.append(("pre", a[0] is o, a[1:], k)))
+    opt.register_step_post_hook(lambda o, a, k: seen.append(("post", a[0] is o, a[1:], k)))
+
+    def closure():
+        return 1.0
+
+    opt.step()
+    opt.step(closure)
+    opt.step(closure=closure)
+    assert seen == [
+        ("pre", True, (), {}),
+        ("post", True, (), {}),
+        ("pre", True, (closure,), {}),
+        ("post", True, (closure,), {}),
+        ("pre", True, (), {"closure": closure}),
+        ("post", True, (), {"closure": closure}),
+    ]
+    replacement = lambda: 2.0  # noqa: E731
+    opt.register_step_pre_hook(lambda o, a, k: ((o, replacement), {}))
+    assert opt.step() == 2.0
+    assert seen[-1] == ("post", True, (replacement,), {})
+
+
+def test_global_step_pre_hook_sees_the_optimizer_first():
+    from tocha.optim.optimizer import register_optimizer_step_pre_hook
+
+    p = tocha.nn.Parameter(tocha.ones(2))
+    p.grad = tocha.ones(2)
+    opt = tocha.optim.SGD([p], lr=0.1)
+    seen = []
+    handle = register_optimizer_step_pre_hook(lambda o, a, k: seen.append(len(a)))
+    try:
+        opt.step()
+    finally:
+        handle.remove()
+    assert seen == [1]
+
+
+def _step_lr_keys(lib):
+    p = lib.nn.Parameter(lib.ones(1))
+    opt = lib.optim.SGD([p], lr=0.1)
+    return list(lib.optim.lr_scheduler.StepLR(opt, 2).state_dict())
+
+
+def _plateau_keys(lib):
+    p = lib.nn.Parameter(lib.ones(1))
+    opt = lib.optim.SGD([p], lr=0.1)
+    return list(lib.optim.lr_scheduler.ReduceLROnPlateau(opt).state_dict())
+
+
+@pytest.mark.parametrize("keys", [_step_lr_keys, _plateau_keys])
+def test_scheduler_state_dict_key_order(torch, keys):
+    assert keys(tocha) == keys(torch)
