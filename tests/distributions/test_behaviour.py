@@ -32,7 +32,7 @@ def _sample_n_warning(lib, D):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         shape = tuple(D.Normal(0.0, 1.0).sample_n(3).shape)
-    return shape, [str(w.message) for w in caught]
+    return shape, [(w.category.__name__, str(w.message)) for w in caught]
 
 
 def _straight_through(lib, D):
@@ -57,6 +57,12 @@ def _stick_breaking(lib, D):
     return tuple(t.batch_shape), tuple(t.event_shape), repr(t.support)
 
 
+def _reshape_shapes(lib, D):
+    reshape = D.transforms.ReshapeTransform((4,), (2, 2))
+    forward, inverse = reshape.forward_shape((3, 4)), reshape.inverse_shape((3, 2, 2))
+    return repr(forward), repr(inverse)
+
+
 def _enumerate(lib, D):
     return (
         tuple(D.Independent(D.Bernoulli(lib.tensor([0.3, 0.4])), 0).enumerate_support().shape),
@@ -74,6 +80,7 @@ CASES = {
     "reprs": _reprs,
     "stick_breaking": _stick_breaking,
     "enumerate": _enumerate,
+    "reshape_shapes": _reshape_shapes,
 }
 
 

@@ -102,6 +102,14 @@ def _pair(name, lib):
             D.Exponential(t(lib, SCALE)),
         ),
         "Bernoulli_Poisson": lambda: (D.Bernoulli(t(lib, PROBS)), D.Poisson(t(lib, SHAPE_A))),
+        "LowRank_MultivariateNormal": lambda: (
+            D.LowRankMultivariateNormal(t(lib, LOC), t(lib, FACTOR), t(lib, SCALE)),
+            D.MultivariateNormal(t(lib, -LOC), t(lib, np.stack([COV_Q, COV_P]))),
+        ),
+        "MultivariateNormal_LowRank": lambda: (
+            D.MultivariateNormal(t(lib, LOC), t(lib, COV_P)),
+            D.LowRankMultivariateNormal(t(lib, LOC[0]), t(lib, -FACTOR), t(lib, SHAPE_A[0])),
+        ),
         "ContinuousBernoulli_expfamily": lambda: (
             D.ContinuousBernoulli(t(lib, PROBS)),
             D.ContinuousBernoulli(t(lib, PROBS[::-1])),
@@ -141,6 +149,8 @@ NAMES = [
     "Exponential_Gamma",
     "Gamma_Exponential",
     "Bernoulli_Poisson",
+    "LowRank_MultivariateNormal",
+    "MultivariateNormal_LowRank",
 ]
 
 
@@ -159,6 +169,15 @@ ERRORS = {
         D.MultivariateNormal(lib.zeros(2), lib.eye(2)),
         D.MultivariateNormal(lib.zeros(3), lib.eye(3)),
     ),
+    "lowrank_event_shapes": lambda D, lib: D.kl_divergence(
+        D.LowRankMultivariateNormal(lib.zeros(2), lib.ones(2, 1), lib.ones(2)),
+        D.LowRankMultivariateNormal(lib.zeros(3), lib.ones(3, 1), lib.ones(3)),
+    ),
+    "mixed_rank_event_shapes": lambda D, lib: D.kl_divergence(
+        D.MultivariateNormal(lib.zeros(2), lib.eye(2)),
+        D.LowRankMultivariateNormal(lib.zeros(3), lib.ones(3, 1), lib.ones(3)),
+    ),
+    "cross_exponential_families": lambda D, lib: D.kl_divergence(D.Beta(2.0, 3.0), D.Poisson(1.0)),
     "binomial_counts": lambda D, lib: D.kl_divergence(
         D.Binomial(3, lib.tensor([0.5])), D.Binomial(5, lib.tensor([0.5]))
     ),

@@ -131,7 +131,7 @@ class Distribution:
         """`n` samples: `sample((n,))` (deprecated)."""
         warnings.warn(
             "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-            UserWarning,
+            FutureWarning,
             stacklevel=2,
         )
         return self.sample(tocha.Size((n,)))

@@ -29,7 +29,7 @@ from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost, euler_constant
+from .utils import _sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -170,8 +170,8 @@ def _kl_expfamily_expfamily(p, q):
     """The Bregman divergence of the log normalizer, for two members of one family."""
     if type(p) is not type(q):
         raise NotImplementedError(
-            "The cross KL-divergence between different exponential families cannot "
-            " be computed using Bregman divergences"
+            "The cross KL-divergence between different exponential families cannot"
+            "                             be computed using Bregman divergences"
         )
     p_nparams = [np_.detach().requires_grad_() for np_ in p._natural_params]
     q_nparams = q._natural_params
@@ -242,8 +242,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 def _kl_lowrankmvn_lowrankmvn(p, q):
     if p.event_shape != q.event_shape:
         raise ValueError(
-            "KL-divergence between two Low Rank Multivariate Normals with "
-            "different event shapes cannot be computed"
+            "KL-divergence between two Low Rank Multivariate Normals with"
+            "                          different event shapes cannot be computed"
         )
     return _kl_multivariatenormal_multivariatenormal(
         MultivariateNormal(p.loc, covariance_matrix=p.covariance_matrix),
@@ -287,74 +287,4 @@ def _kl_independent_independent(p, q):
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
 
 
-# -- between families ----------------------------------------------------------------------
-def _kl_to_normal(p, q, mean, second_moment):
-    """KL(p || Normal) from p's entropy and first two moments:
-    -H(p) + log(sigma sqrt(2 pi)) + E[(x - mu)^2] / (2 sigma^2)."""
-    squared_distance = second_moment - 2 * q.loc * mean + q.loc.pow(2)
-    return (
-        -p.entropy()
-        + 0.5 * math.log(2 * math.pi)
-        + q.scale.log()
-        + squared_distance / (2 * q.scale.pow(2))
-    )
-
-
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p, q):
-    third = (p.high.pow(3) - p.low.pow(3)) / (3 * (p.high - p.low))
-    return _kl_to_normal(p, q, p.mean, third)
-
-
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p, q):
-    return _kl_to_normal(p, q, p.mean, 2 * p.rate.pow(-2))
-
-
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p, q):
-    second = p.concentration * (p.concentration + 1) / p.rate.pow(2)
-    return _kl_to_normal(p, q, p.mean, second)
-
-
-@register_kl(Beta, Normal)
-def _kl_beta_normal(p, q):
-    return _kl_to_normal(p, q, p.mean, p.variance + p.mean.pow(2))
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p, q):
-    return _kl_to_normal(p, q, p.loc, 2 * p.scale.pow(2) + p.loc.pow(2))
-
-
-@register_kl(Normal, Laplace)
-def _kl_normal_laplace(p, q):
-    """-H(p) + log(2 b) + E|x - m| / b, where for x ~ Normal(mu, s) and d = mu - m,
-    E|x - m| = s sqrt(2 / pi) exp(-d^2 / (2 s^2)) + d erf(d / (s sqrt 2))."""
-    d = p.loc - q.loc
-    expected_abs = p.scale * math.sqrt(2 / math.pi) * tocha.exp(
-        -d.pow(2) / (2 * p.scale.pow(2))
-    ) + d * tocha.erf(d / (p.scale * math.sqrt(2)))
-    return -p.entropy() + tocha.log(2 * q.scale) + expected_abs / q.scale
-
-
-@register_kl(Exponential, Gamma)
-def _kl_exponential_gamma(p, q):
-    expected_log = -euler_constant - p.rate.log()
-    cross = (
-        q.concentration * q.rate.log()
-        - tocha.lgamma(q.concentration)
-        + (q.concentration - 1) * expected_log
-        - q.rate / p.rate
-    )
-    return -p.entropy() - cross
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
-
-
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+from . import _kl_between  # noqa: E402, F401  (registers the pairs between families)

@@ -416,7 +416,7 @@ class ReshapeTransform(Transform):
         cut = len(shape) - len(self.in_shape)
         if tuple(shape[cut:]) != tuple(self.in_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
-        return tuple(shape[:cut]) + tuple(self.out_shape)
+        return tocha.Size(tuple(shape[:cut]) + tuple(self.out_shape))
 
     def inverse_shape(self, shape):
         if len(shape) < len(self.out_shape):
@@ -424,7 +424,7 @@ class ReshapeTransform(Transform):
         cut = len(shape) - len(self.out_shape)
         if tuple(shape[cut:]) != tuple(self.out_shape):
             raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
-        return tuple(shape[:cut]) + tuple(self.in_shape)
+        return tocha.Size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 
 class _Elementwise(Transform):
