@@ -245,10 +245,20 @@ def node_type(op_name: str) -> type:
 
 
 def new_node(
-    op_name, formula, edges, edge_nrs, input_meta, saved, versions, out_meta, out_data=None
+    op_name,
+    formula,
+    edges,
+    edge_nrs,
+    input_meta,
+    saved,
+    versions,
+    out_meta,
+    out_data=None,
+    cls=None,
 ) -> Node:
-    """A node with no hooks, not yet run; `out_meta` has one entry per output."""
-    node = node_type(op_name)()
+    """A node with no hooks, not yet run; `out_meta` has one entry per output. Its class is
+    `cls`, or the op's `node_type`."""
+    node = (cls or node_type(op_name))()
     node.op_name = op_name
     node.formula = formula
     node.edges = edges

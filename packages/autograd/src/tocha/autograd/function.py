@@ -4,18 +4,19 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 from tocha import Tensor, no_grad, zeros_like
-from tocha.library import GRAD_MODE
+from tocha.library import GRAD_MODE, bump_version
 
 from ._engine import FREED_MESSAGE
 from ._forward import LEVEL, set_tangent, tangent_of
-from ._graph import AutogradMeta, edges_of, meta_of, new_node
+from ._graph import AutogradMeta, Node, edges_of, meta_of, new_node
 from ._record import _version_counter
 from .graph import HOOKS, Packed, pack
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
 
 
 class _TransformRules:
@@ -51,11 +52,11 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (or None) for backward, checked against later in-place changes."""
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                    f"{i} is of type {type(t).__name__}"
                 )
         if HOOKS.stack:  # packed by the saved-tensor hooks, theirs to keep: no version checks
             self._saved = tuple(None if t is None else pack(t) for t in tensors)
@@ -107,10 +108,31 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+class BackwardCFunction(Node):
+    """The node of a custom Function's call (its ``grad_fn``): it also reads as the call's
+    ``ctx`` (``grad_fn.saved_tensors``, ``grad_fn.needs_input_grad``, what forward set on
+    ctx), as in PyTorch."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        ctx = self.__dict__.get("ctx")
+        if ctx is None or name.startswith("__"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        if name == "saved_tensors" and self.released:
+            raise RuntimeError(FREED_MESSAGE)
+        return getattr(ctx, name)
+
+
 class _FunctionMeta(type):
     def __init__(cls, name, bases, namespace):
         super().__init__(name, bases, namespace)
         cls._backward_name = name + "Backward"
+        cls._backward_cls = type(
+            cls._backward_name,
+            (BackwardCFunction,),
+            {"__slots__": (), "__module__": "tocha.autograd.function"},
+        )
 
 
 class Function(metaclass=_FunctionMeta):
@@ -163,6 +185,9 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # as positional arguments of forward (after ctx, without setup_context)
+            args = _bound(cls, args, kwargs)
+            kwargs = {}
         if GRAD_MODE.transforms and TRANSFORM_RULES.vmap is not None:
             result = TRANSFORM_RULES.vmap(cls, args, kwargs)
             if result is not NotImplemented:
@@ -200,19 +225,33 @@ def _has_setup_context(cls) -> bool:
     return cls.setup_context is not Function.setup_context
 
 
+def _bound(cls, args: tuple, kwargs: dict) -> tuple:
+    """`apply`'s arguments, given partly by keyword, as forward's positional ones."""
+    signature = inspect.signature(cls.forward)
+    if not _has_setup_context(cls):
+        params = list(signature.parameters.values())[1:]  # without ctx
+        signature = signature.replace(parameters=params)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
 def _record_function(cls, ctx, args, output):
     outputs = output if isinstance(output, tuple) else (output,)
     edges, nrs = edges_of(args)
+    metas = [meta_of(a) if isinstance(a, Tensor) else None for a in args]
     node = new_node(
         cls.__name__,
-        _formula(cls, len(args)),
+        _formula(cls, metas),
         edges,
         nrs,
-        [meta_of(a) if isinstance(a, Tensor) else None for a in args],
+        metas,
         (ctx,),
         list(ctx._versions),
         tuple(meta_of(t) if isinstance(t, Tensor) else None for t in outputs),
+        cls=cls._backward_cls,
     )
+    node.ctx = ctx
     node.materialize = ctx.materialize_grads
     dirty = {id(t) for t in ctx._dirty}
     non_diff = {id(t) for t in ctx._non_differentiable}
@@ -226,10 +265,12 @@ def _record_function(cls, ctx, args, output):
         if id(t) in non_diff or t._data.dtype.kind not in "fcV":
             results.append(t)
             continue
-        if id(t) in dirty and t._ag is not None and t._ag.grad_fn is None and t._ag.requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
+        if id(t) in dirty:
+            if t._ag is not None and t._ag.grad_fn is None and t._ag.requires_grad:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+            bump_version(t)
         t._ag = AutogradMeta(True, node, i)
         results.append(t)
     node.out_meta = tuple(meta_of(t) if isinstance(t, Tensor) else None for t in results)
@@ -338,7 +379,11 @@ def _check_view_tangent(tangent, given) -> None:
         )
 
 
-def _formula(cls, n_args: int):
+def _formula(cls, metas: list):
+    """The node's formula: the Function's backward, its results checked against the
+    arguments (`metas`: a `TensorMeta` per tensor argument, else None)."""
+    n_args = len(metas)
+
     def formula(grad, out, ctx):
         grads = grad if isinstance(grad, tuple) else (grad,)
         result = cls.backward(ctx, *grads)
@@ -346,14 +391,33 @@ def _formula(cls, n_args: int):
             result = (result,)
         if len(result) != n_args:
             if len(result) > n_args and all(r is None for r in result[n_args:]):
-                return result[:n_args]
-            raise RuntimeError(
-                f"function {cls._backward_name} returned an incorrect number of gradients "
-                f"(expected {n_args}, got {len(result)})"
-            )
+                result = result[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {cls._backward_name} returned an incorrect number of gradients "
+                    f"(expected {n_args}, got {len(result)})"
+                )
+        for i, (r, meta) in enumerate(zip(result, metas)):
+            if r is None or meta is None:
+                continue
+            if not isinstance(r, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            if not _expandable(meta.raw_shape, r.shape):
+                raise RuntimeError(
+                    f"Function {cls._backward_name} returned an invalid gradient at index {i} - "
+                    f"got {list(r.shape)} but expected shape compatible with "
+                    f"{list(meta.raw_shape)}"
+                )
         return result
 
     return formula
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether `shape` broadcasts to `target` (a gradient of `target`'s shape sums to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 def once_differentiable(fn):
