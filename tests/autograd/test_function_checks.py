@@ -46,10 +46,10 @@ def test_the_node_reads_as_ctx(lib):
     assert len(node.saved_tensors) == 1
     y.sum().backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        node.saved_tensors
+        _ = node.saved_tensors
     assert node.factor == 3.0
     with pytest.raises(AttributeError):
-        node.missing
+        _ = node.missing
 
 
 def test_apply_takes_keyword_arguments(lib):
