@@ -30,7 +30,12 @@ PACKAGES = [
     ("func", "tocha-func", ("tocha.func",), ("tocha-autograd", "tocha-nn")),
     ("fx", "tocha-fx", ("tocha.fx", "tocha.jit", "tocha.export"), ("tocha-autograd", "tocha-nn")),
     ("onnx", "tocha-onnx", ("tocha.onnx",), ("tocha-fx",)),
-    ("compiler", "tocha-compiler", ("tocha.compiler", "tocha._dynamo"), ("tocha-fx",)),
+    (
+        "compiler",
+        "tocha-compiler",
+        ("tocha.compiler", "tocha._dynamo", "tocha._inductor"),
+        ("tocha-fx",),
+    ),
     ("mp", "tocha-mp", ("tocha.multiprocessing",), ("tocha-core",)),
     ("utils", "tocha-utils", ("tocha.utils",), ("tocha-core", "tocha-mp")),
     (

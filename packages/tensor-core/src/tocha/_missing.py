@@ -44,6 +44,7 @@ SUBPACKAGES = {
     "onnx": "tocha-onnx",
     "compiler": "tocha-compiler",
     "_dynamo": "tocha-compiler",
+    "_inductor": "tocha-compiler",
     "distributions": "tocha-distributions",
     "multiprocessing": "tocha-mp",
     "utils": "tocha-utils",

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._backends import list_backends
 from ._frontend import compile_model, compiling, reset_all
-from ._state import Disabled, config
+from ._state import STANCES, Disabled, config, stance
 from ._version import __version__
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "is_exporting",
     "list_backends",
     "reset",
+    "set_stance",
 ]
 
 
@@ -100,3 +101,63 @@ def assume_constant_result(fn: Callable) -> Callable:
 
 def cudagraph_mark_step_begin() -> None:
     """Marks the start of a step for CUDA graphs, which tocha does not use: does nothing."""
+
+
+class set_stance:  # noqa: N801 - a function in PyTorch, usable as a context manager too
+    """Set how compiled functions behave from now on (or for a ``with`` block, or for each
+    call of a decorated function): ``"default"``; ``"force_eager"``, running their original
+    code; ``"eager_on_recompile"``, running eagerly where they would compile again;
+    ``"fail_on_recompile"``, raising RuntimeError there. `skip_guard_eval_unsafe` and
+    `force_backend` are accepted (tocha's guards are cheap; one backend per function)."""
+
+    def __init__(
+        self,
+        stance: str = "default",
+        *,
+        skip_guard_eval_unsafe: bool = False,
+        force_backend: Any = None,
+    ) -> None:
+        if stance not in STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+        self.previous = _stance_now()
+        self.stance = stance
+        _set_stance(stance)
+
+    def __enter__(self) -> None:
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_stance(self.previous)
+
+    def __call__(self, fn: Callable) -> Callable:
+        _set_stance(self.previous)  # as a decorator the stance holds inside calls only
+        import functools
+
+        @functools.wraps(fn)
+        def with_stance(*args: Any, **kwargs: Any) -> Any:
+            before = _stance_now()
+            _set_stance(self.stance)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _set_stance(before)
+
+        return with_stance
+
+
+def _stance_now() -> str:
+    return stance[0]
+
+
+def _set_stance(value: str) -> None:
+    was_forced = stance[0] == "force_eager"
+    stance[0] = value
+    # compiled functions' guards read ``disable`` on every call: force_eager sets it
+    if value == "force_eager" and not was_forced:
+        _disable_before[0] = config.disable
+        config.disable = True
+    elif was_forced and value != "force_eager":
+        config.disable = _disable_before[0]
+
+
+_disable_before = [False]

@@ -46,6 +46,7 @@ __all__ = [
     "shadow_args",
     "strip_symbols",
     "symbolic_dims",
+    "unmark",
 ]
 
 # id(tensor) -> (a weak reference to it, its dims marked dynamic)
@@ -59,6 +60,16 @@ def mark(t: Any, dims: list[int]) -> None:
     if entry is None or entry[0]() is not t:
         entry = _MARKED[key] = (weakref.ref(t, lambda _: _MARKED.pop(key, None)), set())
     entry[1].update(d % t.dim() for d in dims)
+
+
+def unmark(t: Any, dims: list[int] | None) -> None:
+    """Forget `dims` of `t` (every dim when None) as dynamic (``mark_static``)."""
+    entry = _MARKED.get(id(t))
+    if entry is not None and entry[0]() is t:
+        if dims is None:
+            entry[1].clear()
+        else:
+            entry[1].difference_update(d % t.dim() for d in dims)
 
 
 def marked_dims(t: Any) -> set:

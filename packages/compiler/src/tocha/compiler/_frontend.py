@@ -164,6 +164,12 @@ class CompiledFunction:
         return entry.rebuild(flat_out)
 
     def _compile(self, key: Any, args: tuple, kwargs: dict) -> Any:
+        if _state.stance[0] != "default" and (self.cache or self.dynamic_entries):
+            if _state.stance[0] == "fail_on_recompile":
+                raise RuntimeError(
+                    "Detected recompile when torch.compile stance is 'fail_on_recompile'"
+                )
+            return self.fn(*args, **kwargs)  # eager_on_recompile
         entries = self.cache.setdefault(key, [])
         total = sum(len(v) for v in self.cache.values()) + len(self.dynamic_entries)
         if total >= _state.config.cache_size_limit:

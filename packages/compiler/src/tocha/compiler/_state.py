@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import collections
 import threading
-from types import SimpleNamespace
+
+from ._config import dynamo_config
 
 __all__ = ["config", "counters", "disabled"]
 
 # As ``torch._dynamo.config``: how many compiled entries a function keeps before it runs
-# eagerly, whether tocha.compile does anything at all, and whether a dim seen at a second
-# size becomes dynamic.
-config = SimpleNamespace(
-    cache_size_limit=8,
-    recompile_limit=8,
-    disable=False,
-    verbose=False,
-    automatic_dynamic_shapes=True,
-)
+# eagerly (``recompile_limit``, also named ``cache_size_limit``), whether tocha.compile does
+# anything at all, whether a dim seen at a second size becomes dynamic, and PyTorch's other
+# settings, kept for the programs that set them.
+config = dynamo_config()
 
 
 # As ``torch._dynamo.utils.counters``: ``frames`` (``total`` captures tried, ``ok``),
@@ -36,6 +32,13 @@ _LOCAL = _Switch()
 def disabled() -> bool:
     """Whether compiled functions run their original code now."""
     return config.disable or _LOCAL.off > 0
+
+
+# ``tocha.compiler.set_stance``: "default", "force_eager" (compiled functions run their
+# original code), "eager_on_recompile" (a call that would compile again runs eagerly) or
+# "fail_on_recompile" (such a call raises).
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+stance = ["default"]
 
 
 class Disabled:

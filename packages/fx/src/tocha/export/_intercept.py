@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import tocha
+from tocha.fx._patching import torch_alias
 from tocha.library import REGISTRY
 
 from ._tracer import Tracer
@@ -324,6 +325,9 @@ def _setitem_wrapper(tracer: Tracer, fn: Any) -> Any:
     return setitem
 
 
+_ABSENT = object()
+
+
 class _Patches:
     """Replacements made in dicts, undone in reverse order."""
 
@@ -331,7 +335,7 @@ class _Patches:
         self.undo: list[tuple[Any, str, Any]] = []
 
     def set_item(self, mapping: dict, key: str, value: Any) -> None:
-        self.undo.append((mapping, key, mapping[key]))
+        self.undo.append((mapping, key, mapping.get(key, _ABSENT)))
         mapping[key] = value
 
     def set_attr(self, owner: Any, key: str, value: Any) -> None:
@@ -341,7 +345,10 @@ class _Patches:
     def restore(self) -> None:
         for owner, key, value in reversed(self.undo):
             if isinstance(owner, dict):
-                owner[key] = value
+                if value is _ABSENT:
+                    owner.pop(key, None)
+                else:
+                    owner[key] = value
             else:
                 setattr(owner, key, value)
         self.undo.clear()
@@ -374,6 +381,7 @@ def _patch_public(
         elif isinstance(value, types.FunctionType) and name not in _SKIP_METHODS:
             patches.set_attr(cls, name, _method_wrapper(tracer, name, value))
     wrappers = {key: _function_wrapper(tracer, fn) for key, fn in originals.items()}
+    alias = torch_alias()
     for name in _NAMESPACES:
         module = sys.modules.get(name)
         if module is None:
@@ -382,6 +390,8 @@ def _patch_public(
         for attr, value in list(namespace.items()):
             if id(value) in wrappers and not attr.startswith("_"):
                 patches.set_item(namespace, attr, wrappers[id(value)])
+                if alias is not None and module is tocha:
+                    patches.set_item(vars(alias), attr, wrappers[id(value)])
     seen: set[int] = set()
     for mapping in code_globals:
         if id(mapping) in seen:

@@ -68,8 +68,9 @@ def rebuild(layout: Any, leaves: list[Any]) -> Any:
 
 def input_checks(flat: Any, dynamic: list[dict]) -> list[list]:
     """For each input leaf, in order: a tensor's label (``x``, ``x[0]``), its sizes with None
-    where dynamic, and the ``[min, max]`` of each dynamic dimension (max None when
-    unbounded); a non-tensor's label, None and ``{"equals": value}``."""
+    where dynamic, and the ``[min, max, symbol]`` of each dynamic dimension (max None when
+    unbounded; dimensions of one symbol must be equal); a non-tensor's label, None and
+    ``{"equals": value}``."""
     leaves, labels = flat
     checks = []
     tensors = 0
@@ -84,6 +85,7 @@ def input_checks(flat: Any, dynamic: list[dict]) -> list[list]:
         ranges = {}
         for d, dim in dims.items():
             upper = dim.range.upper
-            ranges[str(d)] = [dim.range.lower, upper if isinstance(upper, int) else None]
+            bound = upper if isinstance(upper, int) else None
+            ranges[str(d)] = [dim.range.lower, bound, str(dim.symbol)]
         checks.append([label, sizes, ranges])
     return checks

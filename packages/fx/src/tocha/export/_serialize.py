@@ -6,7 +6,8 @@ The file is a zip archive (stored, not compressed) holding:
     ``{"format": "tocha.export", "version": 1, "nodes": [...], "input_specs": [...],
     "output_specs": [...], "range_constraints": [[symbol, lower, upper or null], ...],
     "input_layout": [[argument name, layout], ...], "output_layout": layout,
-    "input_checks": [[label, sizes (null where dynamic), {dim: [min, max or null]}], ...]}``.
+    "input_checks": [[label, sizes (null where dynamic), {dim: [min, max or null, symbol]}],
+    ...]}``.
 
     A node is ``{"name", "op" ("placeholder", "call_function" or "output"), "target" (a
     dotted name, below), "args", "kwargs", "meta"}``; its meta is ``{"dtype", "shape"}`` (a
@@ -14,7 +15,8 @@ The file is a zip archive (stored, not compressed) holding:
     ...]}`` for a tuple of tensors, or ``{"int": example, "expr": "s0"}`` for a size.
     Arguments are JSON values, and ``{"node": name}``, ``{"tuple": [...]}``,
     ``{"list": [...]}``, ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop,
-    step]}``, ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``.
+    step]}``, ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
+    ``{"memory_format": "contiguous_format"}``.
     A spec is ``{"kind", "arg": {"tensor": name} | {"symint": name} | {"const": value},
     "target", "persistent"}``. A layout nests the flat inputs or outputs: ``{"leaf": i}``,
     ``{"tuple": [...]}``, ``{"list": [...]}``, ``{"dict": [[key, layout], ...]}``,
@@ -220,6 +222,8 @@ def _encode(value: Any) -> Any:
         return {"dtype": str(value).removeprefix("tocha.")}
     if isinstance(value, tocha.device):
         return {"device": str(value)}
+    if isinstance(value, tocha.memory_format):
+        return {"memory_format": str(value).removeprefix("tocha.").removeprefix("torch.")}
     raise ValueError(f"cannot save an argument of type {type(value).__name__}: {value!r}")
 
 
@@ -317,7 +321,16 @@ def _decode(value: Any, nodes: dict[str, Any]) -> Any:
         return _dtype(value["dtype"])
     if "device" in value:
         return tocha.device(str(value["device"]))
+    if "memory_format" in value:
+        return _memory_format(str(value["memory_format"]))
     return {k: _decode(v, nodes) for k, v in value.items()}
+
+
+def _memory_format(name: str) -> Any:
+    value = getattr(tocha, name, None) if name.endswith("_format") else None
+    if not isinstance(value, tocha.memory_format):
+        raise ValueError(f"refusing to load memory format {name!r}")
+    return value
 
 
 def _dtype(name: str) -> Any:

@@ -57,6 +57,7 @@ class InputGuard:
             for v, (_, sizes, _) in zip(leaves, self.checks)
         ):
             raise self.mismatch(args, kwargs)
+        first: dict[str, tuple[str, int, int]] = {}  # symbol -> where it was first seen
         for value, (label, sizes, ranges) in zip(leaves, self.checks):
             if sizes is None:
                 if value != ranges["equals"]:
@@ -69,7 +70,13 @@ class InputGuard:
                 if size is not None and actual != size:
                     raise AssertionError(f"Guard failed: {label}.size()[{d}] == {size}")
                 if size is None:
-                    lower, upper = ranges[str(d)]
+                    lower, upper, *symbol = ranges[str(d)]
+                    if symbol:
+                        seen = first.setdefault(symbol[0], (label, d, actual))
+                        if seen[2] != actual:
+                            raise AssertionError(
+                                f"Guard failed: {label}.size()[{d}] == {seen[0]}.size()[{seen[1]}]"
+                            )
                     if actual < lower:
                         raise AssertionError(f"Guard failed: {label}.size()[{d}] >= {lower}")
                     if upper is not None and actual > upper:

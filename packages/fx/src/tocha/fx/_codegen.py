@@ -202,5 +202,6 @@ def generate(graph: Graph, root_module: str = "self", *, verbose: bool = False) 
     if not body or not body[-1].startswith("return"):
         body.append("pass")
     header = f"def forward({', '.join(signature)}){returns}:"
-    src = header + "\n" + "".join(f"    {line}\n" for line in body)
+    # torch.fx's layout: three blank lines before the def, an indented empty line after.
+    src = "\n\n\n" + header + "\n" + "".join(f"    {line}\n" for line in body) + "    "
     return PythonCode(src, emit.globals)

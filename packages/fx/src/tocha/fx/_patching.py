@@ -25,7 +25,14 @@ from typing import Any
 
 import tocha
 
-__all__ = ["Intercepted", "Patcher", "contains", "intercept_functions", "public_functions"]
+__all__ = [
+    "Intercepted",
+    "Patcher",
+    "contains",
+    "intercept_functions",
+    "public_functions",
+    "torch_alias",
+]
 
 _NAMESPACES = ("tocha", "tocha.nn.functional", "tocha.linalg", "tocha.fft", "tocha.special")
 _MISSING = object()
@@ -101,6 +108,17 @@ def contains(value: Any, is_traced: Callable[[Any], bool]) -> bool:
     if isinstance(value, dict):
         return any(contains(v, is_traced) for v in value.values())
     return False
+
+
+def torch_alias() -> ModuleType | None:
+    """The ``torch`` module of `tocha.compat.alias_torch` (``python -m tocha.run``), None when
+    the alias is off. It holds its own copy of tocha's names, so a tracer that wraps
+    ``tocha.add`` wraps ``torch.add`` there too (a program's ``torch.add(x, y)``)."""
+    compat = sys.modules.get("tocha.compat")
+    module = sys.modules.get("torch")
+    if compat is None or module is None or not isinstance(module, compat.TorchModule):
+        return None
+    return module
 
 
 def public_functions() -> list[tuple[ModuleType, str, Callable[..., Any]]]:
@@ -186,8 +204,11 @@ def intercept_functions(
             w = wrappers[id(fn)] = make_wrapper(fn, is_traced, handle)
         return w
 
+    alias = torch_alias()
     for module, name, fn in public_functions():
         patcher.patch(vars(module), name, wrapper_for(fn))
+        if alias is not None and module is tocha:
+            patcher.patch(vars(alias), name, wrapper_for(fn))
     extras = {id(f) for f in extra_functions}
     for g in globals_dicts:
         for name, value in list(g.items()):

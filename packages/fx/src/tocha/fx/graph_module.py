@@ -157,14 +157,18 @@ class GraphModule(Module):
         """The module as a class definition around its generated ``forward``; printed
         unless `print_output` is False, and returned."""
         name = type(self).__name__
-        body = "\n".join(f"    {line}" if line else line for line in self.code.splitlines())
+        lines = self.code.strip("\n").rstrip().splitlines()
+        body = "\n".join(f"    {line}" if line else line for line in lines)
         text = f"class {name}(tocha.nn.Module):\n{body}\n"
         if print_output:
             print(text)
         return text
 
     def __str__(self) -> str:
-        return f"{super().__str__()}\n\n\n\n{self.code}"
+        return (
+            f"{super().__str__()}\n{self.code}\n"
+            "# To see more debug info, please use `graph_module.print_readable()`"
+        )
 
     # -- submodules ---------------------------------------------------------------------------
     def add_submodule(self, target: str, m: Module) -> bool:
@@ -272,7 +276,8 @@ class GraphModule(Module):
             "tocha.load(__file__.rsplit('/', 1)[0] + '/state_dict.pt'))"
         )
         lines.append("")
-        lines.extend(f"    {line}" if line else line for line in python_code.src.splitlines())
+        src = python_code.src.strip("\n").rstrip()
+        lines.extend(f"    {line}" if line else line for line in src.splitlines())
         (folder / "module.py").write_text("\n".join(lines) + "\n")
         (folder / "__init__.py").write_text(f"from .module import {module_name}\n")
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tocha
+from tocha.fx._patching import torch_alias
 
 from . import _types
 from ._check import check_function, check_with_statements
@@ -255,6 +256,8 @@ def _resolve_value(
     from ._decorators import ignored
     from ._module import ScriptFunction
 
+    if isinstance(value, types.ModuleType) and value is torch_alias():
+        value = tocha  # ``torch`` under ``python -m tocha.run``
     if name in BUILTINS and value in (BUILTINS[name], getattr(builtins, name, None)):
         return BUILTINS[name], {"kind": "builtin", "name": name}
     if _is_constant(value):

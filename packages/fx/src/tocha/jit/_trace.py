@@ -8,9 +8,11 @@ and `save` stores like a scripted method: traced and scripted models share one f
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import difflib
 import warnings
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -226,12 +228,59 @@ def _traceable(value: Any) -> bool:
     return isinstance(value, tocha.Tensor)
 
 
+class ScriptCall:
+    """The target of a traced call of a scripted submodule: traced code calls it as
+    ``self.<path>(...)``, so that its control flow stays (as torch.jit.trace keeps a
+    ScriptModule it meets)."""
+
+    def __init__(self, path: str, module: nn.Module) -> None:
+        self.path = path
+        self.module = module
+        self.__name__ = path.replace(".", "_")
+        self.__qualname__ = self.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"self.{self.path}"
+
+
+@contextlib.contextmanager
+def _scripted_leaves(module: nn.Module) -> Iterator[None]:
+    """Within the block, a scripted submodule of `module` called with traced tensors is
+    recorded as one call (a `ScriptCall`) instead of the operations it runs."""
+    from tocha.export._intercept import _ACTIVE_TRACER
+
+    def leaf(path: str, child: nn.Module, forward: Any) -> Any:
+        target = ScriptCall(path, child)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            tracer = _ACTIVE_TRACER[-1] if _ACTIVE_TRACER else None
+            if tracer is None or tracer.passive():
+                return forward(*args, **kwargs)
+            return tracer.record_call(target, forward, args, kwargs)
+
+        return call
+
+    patched = []
+    for path, child in module.named_modules():
+        if path and isinstance(child, ScriptModule) and "forward" not in child.__dict__:
+            child.__dict__["forward"] = leaf(path, child, child.forward)
+            patched.append(child)
+    try:
+        yield
+    finally:
+        for child in patched:
+            del child.__dict__["forward"]
+
+
 def _export(module: nn.Module, inputs: tuple, kwargs: dict | None = None) -> Any:
     """Export as tracing does: Python values read from tensors become constants, with a
-    `TracerWarning` at the line reading them."""
+    `TracerWarning` at the line reading them; scripted submodules stay calls."""
     _decorators._TRACING[0] += 1
     try:
-        with specialising(TracerWarning):
+        with specialising(TracerWarning), _scripted_leaves(module):
             return export.export(module, inputs, kwargs, strict=False)
     finally:
         _decorators._TRACING[0] -= 1
@@ -299,7 +348,9 @@ def _tree(module: nn.Module, top: bool = False) -> nn.Module:
     node._buffers.update(module._buffers)
     node._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
     for name, child in module._modules.items():
-        node._modules[name] = None if child is None else _tree(child)
+        # A scripted submodule is kept whole: traced code calls it (`ScriptCall`).
+        keep = child is None or isinstance(child, ScriptModule)
+        node._modules[name] = child if keep else _tree(child)
     return node
 
 

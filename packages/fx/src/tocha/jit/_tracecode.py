@@ -106,6 +106,8 @@ class _Writer:
             return f"({_UNARY[target]}{args[0]})"
         if isinstance(target, export.ops.Primitive):
             callee = f"ops.{target.name}"
+        elif hasattr(target, "path") and type(target).__name__ == "ScriptCall":
+            callee = member_expression(target.path)
         else:
             callee = path_of(target) or path_of(inspect.unwrap(target))
             if callee is None:

@@ -33,10 +33,14 @@ class Builder:
 
     Args:
         opset: the ``ai.onnx`` opset version the nodes are written for.
+        target: the opset the model is converted to afterwards (`opset` when None): an
+            emitter writes an operator newer than it (LayerNormalization below 17) as
+            older ones.
     """
 
-    def __init__(self, opset: int) -> None:
+    def __init__(self, opset: int, target: int | None = None) -> None:
         self.opset = opset
+        self.target = opset if target is None else target
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.values: dict[Any, Any] = {}

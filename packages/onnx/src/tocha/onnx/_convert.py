@@ -190,6 +190,7 @@ def to_model(
     dynamic_dims: Mapping[str, Mapping[int, str]] | None = None,
     export_params: bool = True,
     keep_initializers_as_inputs: bool = False,
+    target_opset: int | None = None,
 ) -> onnx.ModelProto:
     """Write an fx graph as an ONNX model.
 
@@ -204,11 +205,13 @@ def to_model(
         dynamic_dims: ``{input or output name: {axis: dim name}}``.
         export_params: write the constants as initializers (otherwise they are inputs).
         keep_initializers_as_inputs: list the initializers as inputs too.
+        target_opset: the opset the model will be converted to (`opset` when None); the
+            operators newer than it are written as older ones where an emitter knows how.
 
     Returns:
         The ModelProto, which passed ``onnx.checker.check_model(full_check=True)``.
     """
-    b = Builder(opset)
+    b = Builder(opset, target_opset)
     sig = _Signature(b, dict(dynamic_dims or {}))
     nodes = list(graph.nodes)
     users = _names(input_names, len(lifted.user_inputs), "input_names")

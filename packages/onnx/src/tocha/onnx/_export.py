@@ -19,7 +19,8 @@ from ._enums import OperatorExportTypes, TrainingMode
 from ._program import ONNXProgram
 from .errors import OnnxExporterError, OnnxExporterWarning
 
-DEFAULT_OPSET = 18
+DEFAULT_OPSET = 20  # torch.onnx's default in PyTorch 2.13
+CONVERT_FROM = 18  # the opset written for another one, then converted (as torch.onnx does)
 MIN_OPSET = 17
 MAX_OPSET = 23
 
@@ -123,11 +124,138 @@ def _shapes_from_axes(
     return shapes if any(v is not None for v in shapes.values()) else None
 
 
+# The opset since which each op takes its axes as an input, an attribute before.
+_AXES_INPUT_SINCE = {
+    "ReduceSum": 13, "Squeeze": 13, "Unsqueeze": 13, "ReduceMean": 18, "ReduceMax": 18,
+    "ReduceMin": 18, "ReduceProd": 18, "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18,
+    "ReduceLogSumExp": 18, "ReduceSumSquare": 18,
+}  # fmt: skip
+# Ops that onnx's version converter has no adapter for from the versions the emitters
+# write, though their older forms say the same for what the emitters write (the newer
+# versions added types, or attributes left at their defaults): they cross the conversion in
+# a domain of their own and are rewritten for the target (`_restore_passed`).
+_PASSED = frozenset(
+    {
+        "Add", "Sub", "Mul", "Div", "Pow", "Relu", "LeakyRelu", "PRelu", "Where",
+        "BatchNormalization", "Reshape", "Identity", "Split", "CumSum", "LSTM", "GRU", "RNN",
+        "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements", "Shape",
+        # type-only changes at version 13
+        "Transpose", "Concat", "Gather", "GatherElements", "GatherND", "Sqrt", "Tanh",
+        "Sigmoid", "Erf", "Neg", "Exp", "Log", "Abs", "Floor", "Ceil", "Reciprocal", "Sign",
+        "Expand", "Tile", "MatMul", "Gemm", "Cast", "Less", "Greater", "Equal", "Max", "Min",
+        "Mod", "Sum", "Mean", "Flatten", "NonZero", "IsNaN", "Size", "Clip", "Slice",
+        *_AXES_INPUT_SINCE,
+    }
+)  # fmt: skip
+_PASS_DOMAIN = "tocha.passthrough"
+
+
+def _pass_through(model: onnx.ModelProto) -> onnx.ModelProto:
+    model = copy_model(model)
+    passed = False
+    for node in _all_nodes(model.graph):
+        if node.domain in ("", "ai.onnx") and node.op_type in _PASSED:
+            node.domain = _PASS_DOMAIN
+            passed = True
+    if passed:
+        model.opset_import.append(onnx.helper.make_opsetid(_PASS_DOMAIN, 1))
+    return model
+
+
+def _restore_passed(model: onnx.ModelProto, opset: int) -> None:
+    """Back in the default domain, Split as `opset` writes it: below 18 without
+    ``num_outputs`` (equal parts are Split's default), below 13 with the sizes as the
+    ``split`` attribute instead of an input."""
+    constants = {t.name: t for t in model.graph.initializer}
+    if opset < 15:
+        _split_shape_ranges(model.graph)
+    for node in _all_nodes(model.graph):
+        if node.domain != _PASS_DOMAIN:
+            continue
+        node.domain = ""
+        since = _AXES_INPUT_SINCE.get(node.op_type)
+        if since is not None and opset < since and len(node.input) > 1:
+            _input_as_attribute(node, 1, "axes", constants)
+            kept = [a for a in node.attribute if a.name != "noop_with_empty_axes"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+        if node.op_type != "Split":
+            continue
+        if opset < 18:
+            kept = [a for a in node.attribute if a.name != "num_outputs"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+        if opset < 13 and len(node.input) > 1:
+            _input_as_attribute(node, 1, "split", constants)
+    used = {name for node in _all_nodes(model.graph) for name in node.input}
+    used.update(o.name for o in model.graph.output)
+    kept_constants = [t for t in model.graph.initializer if t.name in used]
+    if len(kept_constants) != len(model.graph.initializer):  # inputs made attributes
+        del model.graph.initializer[:]
+        model.graph.initializer.extend(kept_constants)
+    kept_imports = [o for o in model.opset_import if o.domain != _PASS_DOMAIN]
+    del model.opset_import[:]
+    model.opset_import.extend(kept_imports)
+
+
+def _input_as_attribute(
+    node: onnx.NodeProto, index: int, name: str, constants: dict[str, onnx.TensorProto]
+) -> None:
+    """Input `index` of `node` (the last one, an initializer) as the ints attribute `name`."""
+    value = constants.get(node.input[index])
+    if value is None:
+        raise ValueError(f"{node.op_type} with a computed {name} below its opset")
+    values = onnx.numpy_helper.to_array(value).tolist()
+    node.attribute.append(onnx.helper.make_attribute(name, values))
+    del node.input[index:]
+
+
+def _split_shape_ranges(graph: onnx.GraphProto) -> None:
+    """``Shape(x, start, end)`` (version 15) as ``Slice(Shape(x))`` for older opsets."""
+    nodes = []
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                _split_shape_ranges(attribute.g)
+        bounds = {a.name: a.i for a in node.attribute if a.name in ("start", "end")}
+        if node.op_type != "Shape" or not bounds:
+            nodes.append(node)
+            continue
+        whole = f"{node.output[0]}_whole"
+        names = [f"{node.output[0]}_{k}" for k in ("starts", "ends", "axes")]
+        end = bounds.get("end", onnx.checker.MAXIMUM_PROTOBUF)
+        values = [bounds.get("start", 0), end, 0]
+        nodes.append(onnx.helper.make_node("Shape", list(node.input), [whole], domain=node.domain))
+        for name, value in zip(names, values):
+            tensor = onnx.helper.make_tensor(name, onnx.TensorProto.INT64, [1], [value])
+            nodes.append(onnx.helper.make_node("Constant", [], [name], value=tensor))
+        nodes.append(onnx.helper.make_node("Slice", [whole, *names], list(node.output)))
+    del graph.node[:]
+    graph.node.extend(nodes)
+
+
+def _all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    for node in graph.node:
+        yield node
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(attribute.g)
+            for sub in attribute.graphs:
+                yield from _all_nodes(sub)
+
+
+def copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    copied = onnx.ModelProto()
+    copied.CopyFrom(model)
+    return copied
+
+
 def _converted(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
     """`model` converted to `opset` by onnx's version converter; when it cannot be, a warning
     and the model as it is (as torch.onnx does)."""
     try:
-        converted = onnx.version_converter.convert_version(model, opset)
+        converted = onnx.version_converter.convert_version(_pass_through(model), opset)
+        _restore_passed(converted, opset)
         onnx.checker.check_model(converted, full_check=True)
     except Exception as e:  # the converter raises RuntimeError, checker ValidationError
         warnings.warn(
@@ -185,15 +313,17 @@ def export(
             saved to; with `external_data`, the weights go beside it in ``f + ".data"``.
         kwargs: example keyword inputs.
         input_names, output_names: names of the graph's inputs and outputs, in order.
-        opset_version: the ``ai.onnx`` opset (default 18). Models are written for opsets 17
+        opset_version: the ``ai.onnx`` opset (default 20). Models are written for opsets 17
             to 23; for another, the opset-18 model is converted by onnx's version converter
-            (kept at 18, with an OnnxExporterWarning, where it cannot be).
+            (kept at 18, with an OnnxExporterWarning, where it cannot be); operators that
+            converter cannot take down but whose older forms say the same are rewritten
+            by tocha.
         dynamo: kept for PyTorch's signature: both values take the same path; with False
             the model is saved to `f` and None is returned, as PyTorch's TorchScript exporter.
         external_data: save the weights to a separate file beside `f`.
         dynamic_shapes: the dynamic dimensions of the inputs, as for ``tocha.export.export``
             (``{"x": {0: Dim("batch")}}``).
-        export_params: write the weights (otherwise they become graph inputs).
+        export_params: write the weights (otherwise they are graph inputs without values).
         keep_initializers_as_inputs: list the weights as graph inputs too.
         dynamic_axes: ``{input or output name: {axis: name}}`` or ``{name: [axes]}``: axes of
             any size (inputs' axes become dynamic dimensions of the traced program).
@@ -215,7 +345,7 @@ def export(
         'x'
     """
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
-    native = opset if MIN_OPSET <= opset <= MAX_OPSET else DEFAULT_OPSET
+    native = opset if MIN_OPSET <= opset <= MAX_OPSET else CONVERT_FROM
     if custom_translation_table:
         raise NotImplementedError("tocha.onnx does not support custom_translation_table")
     if isinstance(args, tocha.Tensor):
@@ -271,15 +401,20 @@ def export(
             dynamic_dims=axes,
             export_params=True,
             keep_initializers_as_inputs=False,
+            target_opset=opset,
         )
     if native != opset:
         model_proto = _converted(model_proto, opset)
     onnx_program = ONNXProgram(model_proto, program)
     if f is not None:
+        # TorchScript's exporter (dynamo=False) writes one file; a file object holds one too.
+        beside = external_data and dynamo and isinstance(f, (str, os.PathLike))
         onnx_program.save(
             f,
             include_initializers=export_params,
-            keep_initializers_as_inputs=keep_initializers_as_inputs,
-            external_data=external_data,
+            # Without their values the weights are inputs (as TorchScript's exporter writes
+            # them), so that the model can be run.
+            keep_initializers_as_inputs=keep_initializers_as_inputs or not export_params,
+            external_data=beside,
         )
     return onnx_program if dynamo else None

@@ -64,7 +64,8 @@ class ONNXProgram:
             keep_initializers_as_inputs: list the initializers as graph inputs too, so that a
                 runtime may be given other weights.
             external_data: write the weights to a separate file beside it, named after the
-                model file with ``.data`` appended (by default only for models over 2GB).
+                model file with ``.data`` appended (by default only for models over 2GB);
+                tensors under 1 KiB stay in the model file.
 
         Raises:
             TypeError: if `external_data` is True and `destination` is not a file path.
@@ -96,8 +97,13 @@ class ONNXProgram:
                 save_as_external_data=True,
                 all_tensors_to_one_file=True,
                 location=os.path.basename(path) + ".data",
-                size_threshold=0,
+                # Small tensors stay in the model, as torch.onnx's: shape inference reads
+                # the constants that sizes depend on (Split's, Reshape's) from there.
+                size_threshold=1024,
             )
+            data = os.path.join(os.path.dirname(path), os.path.basename(path) + ".data")
+            if not os.path.exists(data):  # every tensor was small: an empty file, as torch's
+                open(data, "wb").close()
         else:
             onnx.save_model(model, path)
 
@@ -127,4 +133,4 @@ class ONNXProgram:
         if len(tensors) != len(names):
             raise ValueError(f"the model takes {len(names)} tensors, got {len(tensors)}")
         feed = {name: t.detach().cpu().numpy() for name, t in zip(names, tensors)}
-        return [tocha.from_numpy(out) for out in self._session.run(None, feed)]
+        return tuple(tocha.from_numpy(out) for out in self._session.run(None, feed))

@@ -104,6 +104,11 @@ def _native_layer_norm(b: Builder, node, x, *rest):
     weight = params[0] if "w" in affine else None
     bias = params[-1] if "b" in affine else None
     shape = list(meta_shape(x)[-nd:])
+    if b.target < 17:  # before LayerNormalization
+        y, mean, rstd = _nn.layer_norm_parts(b, b.value(x), nd, eps, dtype)
+        if weight is not None:
+            y = b.op("Mul", [y, b.value(weight)])
+        return (y if bias is None else b.op("Add", [y, b.value(bias)]), mean, rstd)
     scale = b.const(np.ones(shape, np_dtype(dtype))) if weight is None else b.value(weight)
     outs = b.op(
         "LayerNormalization",

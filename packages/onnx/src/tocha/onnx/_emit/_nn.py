@@ -116,12 +116,28 @@ def _batch_norm(
     )
 
 
+def layer_norm_parts(b: Builder, x: str, nd: int, eps: float, dtype) -> tuple[str, str, str]:
+    """Layer norm over the last `nd` dims of `x` without LayerNormalization (opset 17):
+    the normalised value, the mean and the reciprocal standard deviation."""
+    axes = list(range(-nd, 0))
+    mean = b.reduce("ReduceMean", x, axes)
+    centred = b.op("Sub", [x, mean])
+    var = b.reduce("ReduceMean", b.op("Mul", [centred, centred]), axes)
+    rstd = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [var, b.scalar(eps, dtype)])])])
+    return b.op("Mul", [centred, rstd]), mean, rstd
+
+
 def _layer_norm(b: Builder, node, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, (tuple, list, tocha.Size)):
         shape = [int(s) for s in normalized_shape]
     else:
         shape = [int(normalized_shape)]
     dtype = meta_dtype(input)
+    if b.target < 17:  # before LayerNormalization
+        y, _, _ = layer_norm_parts(b, b.value(input), len(shape), eps, dtype)
+        if weight is not None:
+            y = b.op("Mul", [y, b.value(weight)])
+        return y if bias is None else b.op("Add", [y, b.value(bias)])
     scale = b.const(np.ones(shape, dtype=np_dtype(dtype))) if weight is None else b.value(weight)
     return b.op(
         "LayerNormalization",
