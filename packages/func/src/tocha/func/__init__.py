@@ -12,6 +12,7 @@ Each takes and returns tensors or pytrees (tuples, lists, dicts) of tensors, and
 
 from typing import TYPE_CHECKING
 
+from . import _custom_function  # noqa: F401  (custom Functions under vmap)
 from ._functionalize import functionalize
 from ._grad import grad, grad_and_value
 from ._jacobian import hessian, jacfwd, jacrev

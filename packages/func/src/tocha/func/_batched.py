@@ -41,25 +41,29 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(levels={list(self._levels)}, value=\n{value})"
 
     def __bool__(self) -> bool:
-        raise data_dependent("bool")
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet, please shape your function without it "
+            "(for example with tocha.where)."
+        )
 
     def item(self):
-        raise data_dependent("item")
+        raise _reads_a_value()
 
     def tolist(self):
-        raise data_dependent("tolist")
+        raise _has_no_storage()
 
     def numpy(self, *, force: bool = False):
-        raise data_dependent("numpy")
+        raise _has_no_storage()
 
     def __index__(self) -> int:
-        raise data_dependent("__index__")
+        raise _reads_a_value()
 
     def __int__(self) -> int:
-        raise data_dependent("int")
+        raise _reads_a_value()
 
     def __float__(self) -> float:
-        raise data_dependent("float")
+        raise _reads_a_value()
 
     def detach(self) -> Tensor:
         return batched(self._physical, self._levels, self._device)
@@ -73,12 +77,17 @@ class BatchedTensor(Tensor):
         )
 
 
-def data_dependent(what: str) -> RuntimeError:
+def _reads_a_value() -> RuntimeError:
+    """The error of reading a Python number from a tensor vmapped over (item, int, float)."""
     return RuntimeError(
-        f"vmap: It looks like you're calling {what} on a Tensor that is being vmapped over "
-        "(a value that differs per example): data-dependent control flow is not supported "
-        "inside vmap. Please write the function without it (for example with tocha.where)."
+        "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+        "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+        "operations."
     )
+
+
+def _has_no_storage() -> RuntimeError:
+    return RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
 def batched(physical, levels: tuple, dev) -> BatchedTensor:

@@ -67,7 +67,7 @@ def _mapped_inputs(name, in_dims, args):
             f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you "
             "are trying to vmap over a function with no inputs. The latter is unsupported."
         )
-    if not (in_dims is None or isinstance(in_dims, (int, tuple))) or isinstance(in_dims, bool):
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
         where = _where(name, in_dims)
         raise ValueError(
             f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching "
@@ -80,7 +80,7 @@ def _mapped_inputs(name, in_dims, args):
             f"{len(in_dims)} entries but there are {len(args)} inputs."
         )
     leaves, spec = tree_flatten(args)
-    if in_dims is None or isinstance(in_dims, int):
+    if isinstance(in_dims, int):
         dims = [in_dims] * len(leaves)
     else:
         dims = broadcast_prefix(in_dims, args, "in_dims")
