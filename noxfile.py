@@ -24,7 +24,7 @@ PACKAGES = {
     "tensor-core": [],
     "autograd": ["tensor-core"],
     "nn": ["autograd"],
-    "optim": ["autograd"],
+    "optim": ["autograd", "nn"],
     "mp": ["tensor-core"],
     "utils": ["tensor-core", "mp"],
     "distributions": ["autograd"],

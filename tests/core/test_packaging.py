@@ -25,7 +25,7 @@ PACKAGES = [
     ("tensor-core", "tocha-core", ("tocha",), ()),
     ("autograd", "tocha-autograd", ("tocha.autograd",), ("tocha-core",)),
     ("nn", "tocha-nn", ("tocha.nn",), ("tocha-autograd",)),
-    ("optim", "tocha-optim", ("tocha.optim",), ("tocha-autograd",)),
+    ("optim", "tocha-optim", ("tocha.optim",), ("tocha-autograd", "tocha-nn")),
     ("distributions", "tocha-distributions", ("tocha.distributions",), ("tocha-autograd",)),
     ("func", "tocha-func", ("tocha.func",), ("tocha-autograd", "tocha-nn")),
     ("fx", "tocha-fx", ("tocha.fx", "tocha.jit", "tocha.export"), ("tocha-autograd", "tocha-nn")),

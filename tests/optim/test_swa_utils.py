@@ -1,8 +1,4 @@
-"""SWA utilities: AveragedModel against closed-form averages and PyTorch, update_bn, SWALR.
-
-tocha-nn does not exist yet, so the models here are small stand-ins offering the part of the
-``nn.Module`` protocol that AveragedModel and update_bn use.
-"""
+"""SWA utilities: AveragedModel against closed-form averages and PyTorch, update_bn, SWALR."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ import numpy as np
 import pytest
 
 import tocha
+import tocha.nn as nn
 import tocha.optim
 from tocha.optim import lr_scheduler, swa_utils
 from tocha.optim.swa_utils import (
@@ -29,112 +26,18 @@ from tocha.optim.swa_utils import (
 TOL = 1e-12
 
 
-class Module:
-    """A stand-in for ``tocha.nn.Module``: parameters, buffers and children in dicts."""
-
-    def __init__(self):
-        self.training = True
-        self._parameters = {}
-        self._buffers = {}
-        self._modules = {}
-
-    def named_modules(self, prefix=""):
-        yield prefix, self
-        for name, child in self._modules.items():
-            yield from child.named_modules(prefix + name + ".")
-
-    def modules(self):
-        for _, module in self.named_modules():
-            yield module
-
-    def parameters(self):
-        for module in self.modules():
-            yield from module._parameters.values()
-
-    def named_buffers(self):
-        for prefix, module in self.named_modules():
-            for name, buffer in module._buffers.items():
-                yield prefix + name, buffer
-
-    def buffers(self):
-        for _, buffer in self.named_buffers():
-            yield buffer
-
-    def train(self, mode=True):
-        for module in self.modules():
-            module.training = mode
-        return self
-
-    def to(self, device):
-        return self
-
-    def __call__(self, *args):
-        return self.forward(*args)
-
-
-class Linear(Module):
-    def __init__(self, n_in, n_out, rng):
-        super().__init__()
-        self._parameters["weight"] = tocha.tensor(
-            rng.normal(size=(n_out, n_in)), requires_grad=True
-        )
-        self._parameters["bias"] = tocha.tensor(rng.normal(size=n_out), requires_grad=True)
-
-    def forward(self, x):
-        return x @ self._parameters["weight"].T + self._parameters["bias"]
-
-
-class _BatchNorm(Module):
-    """Running statistics as in ``torch.nn.BatchNorm1d`` (the normalisation is left out)."""
-
-    def __init__(self, n, momentum=0.1):
-        super().__init__()
-        self.momentum = momentum
-        self._buffers["running_mean"] = tocha.zeros(n, dtype=tocha.float64)
-        self._buffers["running_var"] = tocha.ones(n, dtype=tocha.float64)
-        self._buffers["num_batches_tracked"] = tocha.tensor(0)
-
-    def reset_running_stats(self):
-        self._buffers["running_mean"][...] = 0.0
-        self._buffers["running_var"][...] = 1.0
-        self._buffers["num_batches_tracked"][...] = 0
-
-    def forward(self, x):
-        if self.training:
-            tracked = self._buffers["num_batches_tracked"]
-            tracked += 1
-            f = 1.0 / float(tracked) if self.momentum is None else self.momentum
-            with tocha.no_grad():
-                for name, stat in (("running_mean", x.mean(0)), ("running_var", x.var(0))):
-                    buffer = self._buffers[name]
-                    buffer[...] = (1 - f) * buffer + f * stat
-        return x
-
-
-class BatchNorm1d(_BatchNorm):
-    pass
-
-
-class Sequential(Module):
-    def __init__(self, *layers):
-        super().__init__()
-        for i, layer in enumerate(layers):
-            self._modules[str(i)] = layer
-
-    def forward(self, x):
-        for layer in self._modules.values():
-            x = layer(x)
-        return x
-
-
 def make_model(seed=0):
-    """A Linear + BatchNorm1d network of stand-in modules, in float64."""
+    """A Linear + BatchNorm1d network in float64, its parameters drawn from `seed`."""
     rng = np.random.default_rng(seed)
-    return Sequential(Linear(3, 4, rng), BatchNorm1d(4))
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4, affine=False)).double()
+    with tocha.no_grad():
+        for p in model.parameters():
+            p.copy_(tocha.tensor(rng.normal(size=tuple(p.shape))))
+    return model
 
 
 def make_models(torch, seed=0):
-    """The same network as a stand-in and in PyTorch."""
+    """The same network in tocha and in PyTorch."""
     model = make_model(seed)
     reference = torch.nn.Sequential(
         torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4, affine=False)
@@ -258,7 +161,7 @@ def test_averaged_model_matches_torch(torch, use_buffers, fns):
 
 def test_averaged_model_is_an_independent_copy():
     rng = np.random.default_rng(5)
-    model = Sequential(Linear(2, 2, rng))
+    model = nn.Sequential(nn.Linear(2, 2)).double()
     averaged = AveragedModel(model)
     assert averaged.module is not model
     for mine, theirs in zip(averaged.parameters(), model.parameters(), strict=True):
@@ -353,7 +256,7 @@ def test_update_bn_running_mean_is_the_mean_of_batch_means():
 
 
 def test_update_bn_without_batchnorm_does_nothing():
-    model = Sequential(Linear(3, 2, np.random.default_rng(8)))
+    model = nn.Sequential(nn.Linear(3, 2)).double()
     model.train(False)
     update_bn([1, 2, 3], model)
     assert not model.training
@@ -468,3 +371,24 @@ def test_swalr_get_lr_outside_step_warns():
 
 def test_swa_utils_all_matches_torch(torch):
     assert sorted(swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)
+
+
+def _bn_net(lib):
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.BatchNorm1d(8), lib.nn.ReLU())
+
+
+def test_averaged_model_is_a_module(torch):
+    ours, theirs = (
+        AveragedModel(_bn_net(tocha)),
+        torch.optim.swa_utils.AveragedModel(_bn_net(torch)),
+    )
+    assert isinstance(ours, nn.Module)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
+    ours.update_parameters(_bn_net(tocha))
+    restored = AveragedModel(_bn_net(tocha))
+    assert str(restored.load_state_dict(ours.state_dict())) == "<All keys matched successfully>"
+    assert int(restored.n_averaged) == 1
+    assert restored.double().module[0].weight.dtype == tocha.float64

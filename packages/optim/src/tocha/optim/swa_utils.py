@@ -5,13 +5,6 @@
 the learning rate to a constant SWA rate, and :func:`update_bn` recomputes the batch-norm
 statistics of the averaged model.
 
-tocha-optim depends on tocha-autograd only, not on tocha-nn, so :class:`AveragedModel` is not an
-``nn.Module`` subclass here: it works with any module-like object offering the protocol it
-uses (``parameters()``, ``buffers()``, ``named_buffers()``, ``modules()``, ``train()``, calling
-it, and ``copy.deepcopy``), and offers that protocol itself. Once tocha-optim may depend on
-tocha-nn, it becomes ``class AveragedModel(Module)``: ``super().__init__()``, ``n_averaged``
-registered with ``register_buffer``, and the methods under "Module protocol" deleted.
-
 Example::
 
     >>> swa_model = AveragedModel(model)
@@ -28,12 +21,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any, Literal
 
 import tocha
 from tocha import Tensor
+from tocha.nn import Module
 
 from .lr_scheduler import LRScheduler, _per_group
 from .optimizer import Optimizer
@@ -131,7 +125,7 @@ def get_swa_avg_fn() -> Callable[[Tensor, Tensor, Any], Tensor]:
     return swa_update
 
 
-class AveragedModel:
+class AveragedModel(Module):
     """A copy of a model whose parameters hold an average of the model's over time.
 
     :meth:`update_parameters` folds the model's current parameters into the average: the first
@@ -140,8 +134,8 @@ class AveragedModel:
     equally weighted mean (SWA); :func:`get_ema_multi_avg_fn` gives an exponential moving
     average. Buffers are copied from the model, or averaged too when ``use_buffers=True``.
 
-    Calling the averaged model calls the copy. ``n_averaged`` (an int64 tensor) counts the
-    updates. See the module docstring on the ``nn.Module`` protocol.
+    Calling the averaged model calls the copy (registered as the submodule ``module``);
+    ``n_averaged``, an int64 buffer, counts the updates.
 
     Args:
         model (Module): the model to average.
@@ -169,13 +163,13 @@ class AveragedModel:
         multi_avg_fn: Callable[[PARAM_LIST, PARAM_LIST, Any], None] | None = None,
         use_buffers: bool = False,
     ) -> None:
+        super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
-        self.training = True
         self.module = deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
-        self.n_averaged = tocha.tensor(0, dtype=tocha.long, device=device)
+        self.register_buffer("n_averaged", tocha.tensor(0, dtype=tocha.long, device=device))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
@@ -225,41 +219,6 @@ class AveragedModel:
         for p_averaged, p_model in zip(averaged, current, strict=True):
             n_averaged = self.n_averaged.to(p_averaged.device)
             _assign(p_averaged, avg_fn(p_averaged, p_model, n_averaged))
-
-    # Module protocol: inherited from tocha.nn.Module once AveragedModel subclasses it.
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
-
-    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
-        """The averaged parameters (those of the copy)."""
-        return iter(self.module.parameters())
-
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
-        """``("n_averaged", ...)`` then the copy's buffers, prefixed with ``module.``."""
-        yield prefix + "n_averaged", self.n_averaged
-        for name, buffer in self.module.named_buffers():
-            yield prefix + "module." + name, buffer
-
-    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
-        """``n_averaged`` then the copy's buffers."""
-        for _, buffer in self.named_buffers():
-            yield buffer
-
-    def modules(self) -> Iterator[Any]:
-        """This object, then the modules of the copy."""
-        yield self
-        yield from self.module.modules()
-
-    def train(self, mode: bool = True) -> AveragedModel:
-        """Set training mode (``mode=False``: evaluation mode) on the copy too."""
-        self.training = mode
-        self.module.train(mode)
-        return self
-
-    def eval(self) -> AveragedModel:
-        """Set evaluation mode."""
-        return self.train(False)
 
 
 def _is_batchnorm(module: Any) -> bool:
