@@ -120,6 +120,9 @@ class SparseArray:
         """``(layout, parts)``: what PyTorch's pickles hold (``_rebuild_sparse_tensor``)."""
         raise NotImplementedError
 
+    def check_strided(self, what: str) -> None:
+        """PyTorch's RuntimeError where the layout has no `what` (strides, contiguity)."""
+
     def __getattr__(self, name: str):
         raise OtherLayout(self, name)
 
@@ -311,6 +314,14 @@ class SparseTensor(Tensor):
         return self
 
     # what the sparse layout has no memory for
+    def stride(self, dim: int | None = None):
+        self._data.check_strided("strides")
+        return Tensor.stride(self) if dim is None else Tensor.stride(self, dim)
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        self._data.check_strided("is_contiguous")
+        return False
+
     def numpy(self, *, force: bool = False):
         raise TypeError(
             f"can't convert {self._data.title} layout tensor to numpy. Use Tensor.to_dense() first."

@@ -99,6 +99,9 @@ class Compressed(SparseArray):
     def dense_dim(self) -> int:
         return len(self.shape) - self.batch_dim - 2
 
+    def check_strided(self, what: str) -> None:
+        raise RuntimeError(f"Sparse CSR tensors do not have {what}")
+
     def with_values(self, values: Tensor) -> Compressed:
         compressed, plain = self.compressed, self.plain
         if compressed.device is not values.device:
