@@ -77,6 +77,7 @@ def recording(item):
 def _real_torch():
     """PyTorch, imported once, with the warnings it gives only once per process spent."""
     import torch
+    import torch.utils.benchmark  # noqa: F401 - a submodule PyTorch does not import itself
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

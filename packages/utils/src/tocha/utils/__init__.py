@@ -4,18 +4,28 @@
 (`RemovableHandle`), ``tocha.utils.model_zoo`` (`load_url`, which is
 `tocha.hub.load_state_dict_from_url`), ``tocha.utils.tensorboard`` (`SummaryWriter`) and
 ``tocha.utils.trainer`` (fit / evaluate / predict with checkpoints, early stopping and a
-metrics history). Each is imported on first access."""
+metrics history) and ``tocha.utils.benchmark`` (`Timer`, `Measurement`, `Compare`). Each is
+imported on first access."""
 
 import importlib
 from typing import TYPE_CHECKING
 
 from ._version import __version__
 
-__all__ = ["checkpoint", "data", "dlpack", "hooks", "model_zoo", "tensorboard", "trainer"]
+__all__ = [
+    "benchmark",
+    "checkpoint",
+    "data",
+    "dlpack",
+    "hooks",
+    "model_zoo",
+    "tensorboard",
+    "trainer",
+]
 
 if TYPE_CHECKING:
     # Type checkers see the submodules, and no __getattr__: they report the names tocha lacks.
-    from . import checkpoint, data, dlpack, hooks, model_zoo, tensorboard, trainer
+    from . import benchmark, checkpoint, data, dlpack, hooks, model_zoo, tensorboard, trainer
 else:
 
     def __getattr__(name):
