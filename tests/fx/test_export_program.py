@@ -206,6 +206,25 @@ def test_dynamic_batch_dim_and_guards():
         gm(_randn(101, 3))
 
 
+def test_inputs_sharing_a_dim_must_agree():
+    class Two(nn.Module):
+        def forward(self, x, y):
+            return x.sum() + y.sum(0)
+
+    batch = Dim("batch")
+    ep = export(
+        Two(), (_randn(6, 5), _randn(6, 5)), dynamic_shapes={"x": {0: batch}, "y": {0: batch}}
+    )
+    assert ep.module()(_randn(9, 5), _randn(9, 5)).shape == (5,)
+    with pytest.raises(AssertionError, match=r"Guard failed: y.size\(\)\[0\] == x.size\(\)\[0\]"):
+        ep.module()(_randn(9, 5), _randn(8, 5))
+    buffer = io.BytesIO()  # the relation survives saving
+    tocha.export.save(ep, buffer)
+    buffer.seek(0)
+    with pytest.raises(AssertionError, match="Guard failed: y.size"):
+        tocha.export.load(buffer).module()(_randn(9, 5), _randn(8, 5))
+
+
 def test_static_export_rejects_other_batch_sizes():
     ep = export(nn.Linear(3, 2), (_randn(4, 3),))
     with pytest.raises(AssertionError, match=r"Guard failed: input.size\(\)\[0\] == 4"):

@@ -307,3 +307,46 @@ def test_trace_with_example_kwarg_inputs():
     )
     traced_fn = jit.trace(add_scaled, example_kwarg_inputs={"a": x, "b": x2})
     np.testing.assert_allclose(traced_fn(b=x2, a=x)[0].numpy(), add_scaled(x, x2)[0].numpy())
+
+
+def test_a_scripted_submodule_stays_a_call_in_a_trace(tmp_path):
+    """The TorchScript tutorial's mix: a traced module holding a scripted loop keeps the
+    loop (it follows the input's length), saved and loaded too."""
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 4)
+
+        def forward(self, x, h):
+            new_h = tocha.tanh(self.linear(x) + h)
+            return new_h, new_h
+
+    class Loop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = jit.trace(Cell(), (tocha.rand(3, 4), tocha.rand(3, 4)))
+
+        def forward(self, xs):
+            h, y = tocha.zeros(3, 4), tocha.zeros(3, 4)
+            for i in range(xs.size(0)):
+                y, h = self.cell(xs[i], h)
+            return y, h
+
+    class Wrap(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.loop = jit.script(Loop())
+
+        def forward(self, xs):
+            y, h = self.loop(xs)
+            return tocha.relu(y)
+
+    model = Wrap()
+    traced = jit.trace(model, (tocha.rand(10, 3, 4),))
+    assert "self.loop(" in traced.code
+    xs = tocha.rand(5, 3, 4)
+    tocha.testing.assert_close(traced(xs), model(xs))
+    path = tmp_path / "wrapped.pt"
+    traced.save(str(path))
+    tocha.testing.assert_close(jit.load(str(path))(xs), model(xs))
