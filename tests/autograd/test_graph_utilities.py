@@ -228,3 +228,23 @@ def test_autograd_grad_stops_at_a_non_leaf_input(lib):
     assert seen == ["tensor"]
     y.sum().backward()  # y's node did not run: it still holds what it saved
     assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_retained_gradient_follows_an_in_place_change(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    y.mul_(2)
+    assert y.retains_grad
+    (y * 3).sum().backward()
+    assert y.grad.tolist() == [3.0] * 3 and seen == [[6.0] * 3]
+    x = lib.ones(3, requires_grad=True)
+    y = x * 1
+    y.retain_grad()
+    view = y[:2]
+    view.retain_grad()
+    view.mul_(2)
+    (y * 3).sum().backward()
+    assert y.grad.tolist() == [3.0] * 3 and x.grad.tolist() == [6.0, 6.0, 3.0]

@@ -32,7 +32,7 @@ from ._graph import (
     output_tensor,
 )
 from ._running import QUEUED, discard, finish, set_engine
-from .anomaly_mode import ANOMALY, check_nan
+from .anomaly_mode import ANOMALY, check_nan, warn_failed
 from .graph import GradientEdge, Packed
 from .transforms import LEAF_GRADIENTS
 
@@ -159,6 +159,7 @@ def run_backward(
     when given). Without it (``autograd.grad``), returns the gradients of `inputs`.
     Callbacks queued during the run (`_running.queue_callback`) run at its end.
     """
+    node = None  # the node running (named by anomaly mode when one fails)
     try:
         if len(roots) == 1:  # the common call
             meta = roots[0]._ag
@@ -278,6 +279,8 @@ def run_backward(
     except BaseException:
         if QUEUED:
             discard(sys._getframe())
+        if ANOMALY.enabled:
+            warn_failed(node)
         raise
 
 

@@ -318,11 +318,18 @@ def rebase(target: Tensor, result: Tensor) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+    retained = None
+    if (meta is not None and meta.retains_grad) or (
+        base is not None and base._ag is not None and base._ag.retains_grad
+    ):
+        retained = [(t, t._ag) for t in (target, base) if t is not None and t._ag is not None]
     _keep_original(target, result)
     if base is None or not (_requires(result) or _requires(target) or _requires(base)):
         if base is not None and LEVEL.current is not None:
             _rebase_tangent(target, base, result, LEVEL.current)
         target._ag = result._ag  # the history, or only a tangent (forward mode)
+        if retained:
+            _carry_retained(retained)
         return
     from ._views import rebase_view
 
@@ -333,6 +340,29 @@ def rebase(target: Tensor, result: Tensor) -> None:
         _rebase_tangent(target, base, result, LEVEL.current)
     if result._ag is not None:
         target._ag.fw = result._ag.fw
+    if retained:
+        _carry_retained(retained)
+
+
+def _carry_retained(tensors: list) -> None:
+    """Tensors (with their metadata before an in-place op) that retain their gradient and
+    got a new history: the gradient retained is the one of the new history, as in PyTorch
+    (their other hooks stay on the old node)."""
+    from ._engine import retain_grad_hook
+
+    for t, old in tensors:
+        new = t._ag
+        if new is old or not old.retains_grad or new is None or new.grad_fn is None:
+            continue
+        node = old.grad_fn
+        if node is not None and node.pre_hooks:
+            node.pre_hooks[:] = [e for e in node.pre_hooks if not hasattr(e[1], "retains_grad")]
+        new.retains_grad = True
+        new.grad = old.grad
+        target = new.grad_fn
+        if target.pre_hooks is None:
+            target.pre_hooks = []
+        target.pre_hooks.append((new.output_nr, retain_grad_hook(t)))
 
 
 def _rebase_tangent(target: Tensor, base: Tensor, result: Tensor, level) -> None:

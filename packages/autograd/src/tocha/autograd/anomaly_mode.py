@@ -1,10 +1,15 @@
-"""Anomaly detection: NaN gradients raise, naming the forward op and where it was made."""
+"""Anomaly detection: NaN gradients raise, naming the backward node; an error in a node's
+backward warns with the traceback of the forward call that recorded it."""
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
 import traceback
+import warnings
 
+import tocha
 from tocha.library import check_bool
 
 from ._graph import RECORD_EXTRAS
@@ -25,8 +30,13 @@ def _switch(enabled: bool, check_nan: bool) -> None:
 
 
 def creation_trace() -> str:
-    """The traceback of the forward call that is recording a node (kept in anomaly mode)."""
-    return "".join(traceback.format_stack()[:-3])
+    """The traceback of the forward call that is recording a node (kept in anomaly mode), up
+    to the call into tocha."""
+    stack = traceback.extract_stack()
+    inside = tuple(os.path.join(p, "") for p in tocha.__path__)
+    while stack and stack[-1].filename.startswith(inside):
+        stack.pop()
+    return "".join(traceback.format_list(stack))
 
 
 def check_nan(node, grads) -> None:
@@ -35,14 +45,18 @@ def check_nan(node, grads) -> None:
         return
     for i, grad in enumerate(grads):
         if grad is not None and grad.is_floating_point() and bool(grad.isnan().any()):
-            where = (
-                f"\nTraceback of forward call that caused the error:\n{node.trace}"
-                if node.trace
-                else ""
-            )
-            raise RuntimeError(
-                f"Function '{node.name()}' returned nan values in its {i}th output.{where}"
-            )
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def warn_failed(node) -> None:
+    """In anomaly mode, a node whose backward raised: warn with where its forward ran."""
+    if ANOMALY.enabled and getattr(node, "trace", None):
+        warnings.warn(
+            f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            f"error:\n{node.trace}",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 class detect_anomaly:
@@ -51,6 +65,12 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def __enter__(self):
         self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
@@ -62,19 +82,28 @@ class detect_anomaly:
         return False
 
     def __call__(self, fn):
-        import functools
-
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with detect_anomaly(self.check_nan):
+            with self.__class__(self.check_nan):
                 return fn(*args, **kwargs)
 
         return wrapper
 
 
-def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
-    """Turn anomaly detection on or off."""
-    _switch(mode, check_nan)
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: at once, and (as a context manager) back to what it
+    was on exit."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self._prev = (ANOMALY.enabled, ANOMALY.check_nan)
+        _switch(mode, check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _switch(*self._prev)
+        return False
 
 
 def is_anomaly_enabled() -> bool:
