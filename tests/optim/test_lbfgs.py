@@ -308,3 +308,23 @@ def test_checkpoint_of_one_resumes_in_the_other(torch, writer, line_search_fn):
         run(writer_opt, params, loss_fn, 3),
     )
     assert counts(reader_opt, read_params) == counts(writer_opt, params)
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_step_reads_the_loss_without_a_warning(line_search_fn):
+    """The closure's loss requires grad; PyTorch's LBFGS reads it without the warning that
+    ``float`` of such a tensor gives."""
+    import warnings
+
+    params, loss_fn = rosenbrock(tocha)
+    opt = tocha.optim.LBFGS(params, max_iter=3, line_search_fn=line_search_fn)
+
+    def closure():
+        opt.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        return loss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.step(closure)

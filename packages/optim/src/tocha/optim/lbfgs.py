@@ -58,13 +58,19 @@ class _FlatView:
 
         def probe(step: float) -> Trial:
             self.add(step, direction)
-            value, grad = float(closure()), self.grad()
+            value, grad = _number(closure()), self.grad()
             for p, data in zip(self.params, origin):
                 self.xp.copyto(p._data, data)
                 bump_version(p)
             return Trial(step, value, grad, float(self.xp.dot(grad, direction)))
 
         return probe
+
+
+def _number(loss) -> float:
+    """The closure's loss as a Python float, read without the warning ``float`` gives a
+    tensor that requires grad (PyTorch's LBFGS reads it so too)."""
+    return loss.item() if isinstance(loss, Tensor) else float(loss)
 
 
 @dataclass
@@ -216,7 +222,7 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         first_loss = closure()
-        loss, grad = float(first_loss), flat.grad()
+        loss, grad = _number(first_loss), flat.grad()
         state["func_evals"] += 1
         evals = 1
         if largest(grad) <= tolerance_grad:
@@ -264,7 +270,7 @@ class LBFGS(Optimizer):
                 flat.add(memory.step, direction)
                 used, converged = 0, False
                 if iteration != max_iter:
-                    loss, grad, used = float(closure()), flat.grad(), 1
+                    loss, grad, used = _number(closure()), flat.grad(), 1
                     converged = largest(grad) <= tolerance_grad
             evals += used
             state["func_evals"] += used
