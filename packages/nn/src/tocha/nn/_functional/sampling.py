@@ -594,7 +594,7 @@ def _base_coords(steps: int, align_corners: bool, like: Tensor) -> Tensor:
     if steps <= 1:
         return tocha.zeros(max(steps, 0), dtype=like.dtype, device=like.device)
     points = tocha.linspace(-1, 1, steps, dtype=like.dtype, device=like.device)
-    return points if align_corners else points * ((steps - 1) / steps)
+    return points if align_corners else points * (steps - 1) / steps  # two roundings, as PyTorch
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
