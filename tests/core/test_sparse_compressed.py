@@ -423,6 +423,52 @@ def test_elementwise_and_sums_match_torch(torch):
     assert got[0] == got[1]
 
 
+def test_sampled_addmm_linear_and_spdiags_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        c = _csr(lib)
+        m1 = lib.arange(8.0).reshape(2, 4) - 3
+        m2 = lib.arange(12.0).reshape(4, 3) / 4
+        sampled = lib.sparse.sampled_addmm
+        got.append(
+            [
+                _text(sampled(c, m1, m2)),
+                _text(sampled(c, m1, m2, beta=0.5, alpha=2)),
+                _text(sampled(c, m1, m2, beta=0)),
+                _error(sampled, c, lib.ones(3, 4), m2),
+                _error(sampled, c, m1, lib.ones(4, 2)),
+                _error(sampled, c, m1, lib.ones(5, 3)),
+                _error(sampled, c, m1.double(), m2),
+                _error(sampled, c, lib.ones(4), m2),
+                _error(sampled, c.to_sparse_csc(), m1, m2),
+                _error(sampled, c.to_sparse_bsr(1), m1, m2),
+                _np(lib.nn.functional.linear(lib.ones(4, 3), c)),
+                _np(lib.nn.functional.linear(c, lib.ones(4, 3), lib.arange(4.0))),
+                _text(
+                    lib.sparse.spdiags(
+                        lib.tensor([[1.0, 2.0, 3.0]]), lib.tensor([0]), (3, 3), lib.sparse_csr
+                    )
+                ),
+                _text(
+                    lib.sparse.spdiags(
+                        lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+                        lib.tensor([0, 1]),
+                        (3, 3),
+                        lib.sparse_csc,
+                    )
+                ),
+                _error(
+                    lib.sparse.spdiags,
+                    lib.tensor([[1.0, 2.0, 3.0]]),
+                    lib.tensor([0]),
+                    (3, 3),
+                    lib.sparse_bsr,
+                ),
+            ]
+        )
+    assert got[0] == got[1]
+
+
 MAPS = (
     "abs neg relu sin sqrt tanh sgn sign floor trunc frac ceil round log1p expm1 asin atan "
     "erf isnan isinf signbit tan sinh asinh deg2rad rad2deg"
@@ -558,6 +604,10 @@ def test_gradcheck_in_float64(autograd):
     def dense_times_csr(v, m):
         return m.t() @ tocha.sparse_csr_tensor([0, 2, 3], [0, 2, 1], v, (2, 3)).t()
 
+    def sampled(v, m):
+        c = tocha.sparse_csr_tensor([0, 2, 3], [0, 2, 1], v, (2, 3))
+        return tocha.sparse.sampled_addmm(c, m.t(), m @ m.t(), beta=0.5).values()
+
     def converted(m):
         return (m.to_sparse_csr() * m.to_sparse_csr()).to_dense().sum(0)
 
@@ -565,6 +615,7 @@ def test_gradcheck_in_float64(autograd):
         (product, (values, dense)),
         (mv_csc, (values, vec)),
         (dense_times_csr, (values, dense)),
+        (sampled, (values, dense)),
         (converted, (dense,)),
     ):
         assert autograd.gradcheck(fn, inputs, check_forward_ad=True)

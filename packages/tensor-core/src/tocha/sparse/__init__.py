@@ -36,6 +36,7 @@ __all__ = [
     "check_sparse_tensor_invariants",
     "log_softmax",
     "mm",
+    "sampled_addmm",
     "softmax",
     "spdiags",
     "sum",
@@ -767,6 +768,7 @@ export(sparse_coo_tensor)
 
 # using the above; the kernels and routines are published on import
 from . import _compressed, _compressed_kernels, _invariants, _kernels, _routines  # noqa: E402, F401
+from ._compressed import sampled_addmm  # noqa: E402
 from ._invariants import check_sparse_tensor_invariants  # noqa: E402
 from ._routines import LEGACY_TYPES, log_softmax, softmax, spdiags  # noqa: E402
 

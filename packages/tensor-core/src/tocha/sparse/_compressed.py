@@ -379,6 +379,66 @@ def at_entries(dense: Tensor, a: Compressed) -> Tensor:
     return picked.reshape(tuple(a.values.shape))
 
 
+def sampled_addmm(
+    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0, out: Tensor | None = None
+) -> Tensor:
+    """``alpha * (mat1 @ mat2)`` at the entries of the CSR `input`, plus ``beta * input``, as
+    ``torch.sparse.sampled_addmm``: a CSR tensor of `input`'s pattern (batches included)."""
+    for position, (argument, value) in enumerate(
+        (("input", input), ("mat1", mat1), ("mat2", mat2)), 1
+    ):
+        if not isinstance(value, Tensor):
+            raise not_a_tensor("sparse_sampled_addmm", value, argument, position)
+    a = input._data
+    if type(a) is not Compressed:
+        raise NotImplementedError(
+            "Could not run 'aten::sparse_sampled_addmm' with arguments from the "
+            f"'{input.device.type.upper()}' backend. This could be because the operator doesn't "
+            "exist for this backend."
+        )
+    if a.layout is not sparse_csr:
+        if a.layout in BLOCK_LAYOUTS:
+            raise RuntimeError(
+                "empty_sparse_compressed expected sparse compressed (non-block) tensor layout but "
+                f"got {a.title}"
+            )
+        raise RuntimeError(
+            f"sampled_addmm: Expected result to have sparse csr layout, but got {a.title}"
+        )
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() < 2:
+            raise RuntimeError(
+                f"sampled_addmm: Expected {name} to be a matrix, got {m.dim()}-D tensor"
+            )
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(
+            "sampled_addmm: Expected mat1 and mat2 to have the same dtype, but got "
+            f"{_dtype.TITLE[mat1.dtype]} and {_dtype.TITLE[mat2.dtype]}"
+        )
+    if a.shape[-2] != mat1.shape[-2]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if a.shape[-1] != mat2.shape[-1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    if mat1.shape[-1] != mat2.shape[-2]:
+        raise RuntimeError(
+            f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied ({mat1.shape[-2]}x"
+            f"{mat1.shape[-1]} and {mat2.shape[-2]}x{mat2.shape[-1]})"
+        )
+    if a.dense_dim:
+        raise RuntimeError(
+            "sampled_addmm: tocha samples products of CSR tensors without dense dims"
+        )
+    product = at_entries(mat1 @ mat2, a)
+    values = product if alpha == 1 else product * alpha
+    if beta != 0:
+        values = values + (a.values if beta == 1 else a.values * beta)
+    result = _wrap(a.with_values(values))
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
 def transposed(a: Compressed) -> Compressed:
     """The transpose of the two sparse dims: the same indices read in the other layout (CSR
     and CSC, BSR and BSC swap), each block transposed."""

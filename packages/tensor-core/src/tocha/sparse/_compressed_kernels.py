@@ -241,7 +241,13 @@ def _matmul(x: Tensor, y: Tensor) -> Tensor:
     return _mm(to_coo(a), y)
 
 
-KERNELS["matmul"] = _matmul
+def _linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` with a compressed `input` or `weight`: dense."""
+    out = _matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+KERNELS.update(matmul=_matmul, linear=_linear)
 
 
 # -- sums ------------------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ import tocha
 from .. import _dtype
 from .._api import export
 from .._dispatch import not_a_tensor
-from .._storage import sparse_coo, strided
+from .._storage import sparse_coo, sparse_csc, sparse_csr, strided
 from .._tensor import Tensor, _wrap_dim
 from ..library import index_arg
 from . import COO, _clear_coo, _coalesce, _make, _mm, _wrap, mm, to_sparse
-from ._compressed import Compressed, at_entries
+from ._compressed import Compressed, at_entries, layout_title_of
 
 
 def _dense_backend_error(name: str, t: Tensor) -> NotImplementedError:
@@ -349,12 +349,10 @@ def spdiags(diagonals: Tensor, offsets: Tensor, shape: Any, layout: Any = None) 
     ):
         if not isinstance(value, Tensor):
             raise not_a_tensor("_spdiags", value, argument, position)
-    if layout is not None and layout is not sparse_coo:
-        got = "Strided" if layout is strided else str(layout)
+    if layout is not None and layout not in (sparse_coo, sparse_csr, sparse_csc):
+        got = "Strided" if layout is strided else layout_title_of(layout)
         raise RuntimeError(
             f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, got {got}"
-            if layout is strided
-            else f"spdiags: layout {got} is not supported by tocha (only sparse_coo)"
         )
     size = tuple(index_arg("_spdiags", n, "shape") for n in shape)
     if diagonals.dim() not in (1, 2):
@@ -390,7 +388,8 @@ def spdiags(diagonals: Tensor, offsets: Tensor, shape: Any, layout: Any = None) 
     dev = diagonals.device
     indices = tocha.tensor(np.stack([row, col]), dtype=tocha.int64, device=dev)
     values = rows2d.reshape(-1).index_select(0, tocha.tensor(flat, dtype=tocha.int64, device=dev))
-    return _make(indices, values, size, indices.shape[1] < 2)
+    result = _make(indices, values, size, indices.shape[1] < 2)
+    return result if layout is None or layout is sparse_coo else result.to_sparse(layout=layout)
 
 
 # -- the legacy constructors -----------------------------------------------------------------
