@@ -405,8 +405,7 @@ class Graph:
         return _codegen.generate(self, root_module, verbose=verbose)
 
     def __str__(self) -> str:
-        lines = [f"    {node.format_node()}" for node in self.nodes]
-        return "graph():\n" + "\n".join(lines)
+        return "\n".join(["graph():", *(f"    {node.format_node()}" for node in self.nodes)])
 
     def print_tabular(self) -> None:
         """Print one row per node: opcode, name, target, args, kwargs."""
