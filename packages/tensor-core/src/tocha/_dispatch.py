@@ -19,6 +19,7 @@ from typing import cast as _as_type
 
 from ._backend import backend_of
 from ._grad_mode import STATE
+from ._memory_format import keeping_layout
 from ._opmath import half_through
 
 __all__ = [
@@ -52,6 +53,8 @@ class _Kernels(dict):
             # a provided float32 kernel (oneDNN's GELU) gives the values a half input rounds
             kernel = half_through(kernel, lambda *args: self[dev](*args))
         kernel = provide(op, dev.type, kernel)
+        if op.layout and backend.xp is not None and dev.type != "meta":
+            kernel = keeping_layout(kernel, op.layout, backend.xp)
         self[dev] = kernel
         return kernel
 
@@ -65,18 +68,37 @@ class Op:
     ``parts`` names the generic kernel's building blocks (functions taking the array
     namespace first) that a backend fusing the op reuses, so that its layout, checks and
     reductions stay the op's own.
+    ``layout``: the positions of the array arguments whose memory format (channels-last) the
+    results take, as PyTorch lays out convolutions, poolings and normalizations; whatever
+    kernel runs (a provider's included), `keeping_layout` lays its results out so.
     """
 
-    __slots__ = ("name", "generic", "kernels", "differentiable", "parts", "opmath", "__weakref__")
+    __slots__ = (
+        "name",
+        "generic",
+        "kernels",
+        "differentiable",
+        "parts",
+        "opmath",
+        "layout",
+        "__weakref__",
+    )
 
     def __init__(
-        self, name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False
+        self,
+        name: str,
+        generic,
+        differentiable: bool = True,
+        parts=None,
+        opmath: bool = False,
+        layout: tuple = (),
     ):
         self.name = name
         self.generic = generic
         self.differentiable = differentiable
         self.parts = dict(parts or {})
         self.opmath = opmath
+        self.layout = tuple(layout)
         self.kernels = _Kernels(self)
 
     def __repr__(self) -> str:
@@ -86,14 +108,23 @@ class Op:
 REGISTRY: dict[str, Op] = {}
 
 
-def defop(name: str, generic, differentiable: bool = True, parts=None, opmath: bool = False) -> Op:
+def defop(
+    name: str,
+    generic,
+    differentiable: bool = True,
+    parts=None,
+    opmath: bool = False,
+    layout: tuple = (),
+) -> Op:
     """Declare a primitive op once; its name is unique across tocha. `parts`: the generic
     kernel's building blocks published to backends that fuse the op (`Op.parts`).
     `opmath`: float16/bfloat16 inputs are computed in float32 and the results rounded once
-    (for a kernel of several array steps; its first argument is an array)."""
+    (for a kernel of several array steps; its first argument is an array). `layout`: the
+    positions of the array arguments whose channels-last memory format the results take
+    (`Op.layout`)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
-    op = REGISTRY[name] = Op(name, generic, differentiable, parts, opmath)
+    op = REGISTRY[name] = Op(name, generic, differentiable, parts, opmath, layout)
     return op
 
 

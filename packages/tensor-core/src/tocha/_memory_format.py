@@ -22,8 +22,11 @@ __all__ = [
     "is_dense",
     "preserved_strides",
     "suggested_format",
+    "suggest_memory_format",
     "laid_out",
     "positional_only_error",
+    "in_format",
+    "keeping_layout",
     "CONTIGUOUS",
     "CHANNELS_LAST",
     "CHANNELS_LAST_3D",
@@ -202,7 +205,7 @@ def suggested_format(array) -> memory_format:
     so, else ``contiguous_format``: the layout PyTorch gives the result of a convolution,
     pooling, normalization or resampling of `array`."""
     ndim = array.ndim
-    if ndim not in (4, 5):
+    if ndim not in (4, 5) or (array.flags.c_contiguous and 1 not in array.shape):
         return CONTIGUOUS
     fmt = CHANNELS_LAST if ndim == 4 else CHANNELS_LAST_3D
     if _looks_ordered(array.shape, _element_strides(array), _ORDERS[fmt]):
@@ -234,3 +237,42 @@ def positional_only_error(fn: str, args) -> TypeError:
     return TypeError(
         f"{fn}() takes 0 positional arguments but {n} {'was' if n == 1 else 'were'} given"
     )
+
+
+def in_format(array, fmt: memory_format, xp):
+    """`array` with the exact strides `fmt` gives its shape (a copy unless it has them);
+    `array` itself for ``contiguous_format`` when it is row-major."""
+    strides = format_strides(array.shape, fmt)
+    if strides is None:
+        return array if array.flags.c_contiguous else xp.ascontiguousarray(array)
+    if _element_strides(array) == strides:
+        return array
+    out = laid_out(lambda shape: xp.empty(shape, array.dtype), array.shape, strides)
+    out[...] = array
+    return out
+
+
+def keeping_layout(kernel, operands, xp):
+    """`kernel` laying its results out as PyTorch lays out those of a convolution, pooling,
+    normalization or resampling: channels-last (3d) when one of the array arguments at
+    `operands` looks so (`suggested_format`), else as computed. Results of another rank than
+    that argument's are left as computed."""
+
+    def run(*args):
+        result = kernel(*args)
+        for i in operands:
+            fmt = suggested_format(args[i])
+            if fmt is not CONTIGUOUS:
+                ndim = args[i].ndim
+                if type(result) is tuple:
+                    return tuple(in_format(r, fmt, xp) if r.ndim == ndim else r for r in result)
+                return in_format(result, fmt, xp) if result.ndim == ndim else result
+        return result
+
+    return run
+
+
+def suggest_memory_format(tensor) -> memory_format:
+    """`suggested_format` of a tensor's memory: the format PyTorch gives the result of a
+    convolution, pooling or normalization of `tensor`."""
+    return suggested_format(tensor._data)

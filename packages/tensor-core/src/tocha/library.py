@@ -33,6 +33,12 @@ Tensors
     `wrap(array, device)` makes a Tensor around a backend array (no copy);
     `TENSOR_TYPES` and `SUBCLASS_HOOKS` are the Tensor classes and the hooks run on a new
     subclass; `INFERENCE_VC` counts inference-mode tensors.
+Memory formats
+    `suggested_format(array)` is the memory format PyTorch gives the result of a convolution,
+    pooling or normalization of a backend array (``tocha.channels_last`` when its strides
+    look so), `suggest_memory_format(tensor)` the same of a tensor. An op declared with
+    ``defop(..., layout=(0,))`` lays its results out in the format its arguments at those
+    positions suggest, whichever kernel runs.
 Devices and dtypes
     `Backend` is the base class of a device backend and `backend_of(device)` the backend of a
     device; `CPU` is the CPU device; `FROM_NP` maps NumPy dtypes to tocha's and `TITLE` gives
@@ -82,6 +88,7 @@ from ._dispatch import (
 )
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
+from ._memory_format import suggest_memory_format, suggested_format
 from ._missing import missing_attribute, missing_module
 from ._opmath import HALF_CHARS, computed_in_float32, in_float32
 from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
@@ -128,5 +135,7 @@ __all__ = [
     "not_a_tensor",
     "register_autograd",
     "register_fake",
+    "suggest_memory_format",
+    "suggested_format",
     "wrap",
 ]

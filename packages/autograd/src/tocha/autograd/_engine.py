@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import weakref
 
+import tocha
 from tocha import Tensor
 from tocha.library import (
     FROM_NP,
@@ -670,6 +671,8 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
     if current is None:
         if create_graph:
             meta.grad = grad
+        elif grad._ag is None and grad._data.strides != t._data.strides:
+            meta.grad = _laid_out_as(t, grad)
         else:
             meta.grad = grad if owned and grad._ag is None else _detached_copy(grad)
     elif (
@@ -697,6 +700,12 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
                         f"expected Variable, but hook returned '{type(returned).__name__}'"
                     )
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _laid_out_as(t: Tensor, grad: Tensor) -> Tensor:
+    """A copy of `grad` laid out in memory as leaf `t` is (PyTorch's layout of ``.grad``: a
+    channels-last parameter gets a channels-last gradient, whatever its op produced)."""
+    return tocha.empty_like(t, dtype=grad.dtype, device=grad.device).copy_(grad)
 
 
 def _detached_copy(grad: Tensor) -> Tensor:

@@ -161,8 +161,11 @@ def _conv_weight_kernel(xp):
     return kernel
 
 
-conv_op = defop("convolution", keeping_dtype(_conv_kernel))
-conv_transpose_op = defop("convolution_transpose", keeping_dtype(_conv_transpose_kernel))
+# channels-last when the input or the weight looks so, as PyTorch's
+conv_op = defop("convolution", keeping_dtype(_conv_kernel), layout=(0, 1))
+conv_transpose_op = defop(
+    "convolution_transpose", keeping_dtype(_conv_transpose_kernel), layout=(0, 1)
+)
 conv_weight_op = defop("convolution_backward_weight", keeping_dtype(_conv_weight_kernel))
 im2col_op = defop("im2col", _im2col_kernel)
 col2im_op = defop("col2im", _col2im_kernel)

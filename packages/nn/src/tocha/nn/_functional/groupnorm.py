@@ -117,7 +117,7 @@ def _group_norm_backward_kernel(xp):
     return kernel
 
 
-group_norm_op = defop("native_group_norm", _group_norm_kernel)
+group_norm_op = defop("native_group_norm", _group_norm_kernel, layout=(0,))
 group_norm_backward_op = defop(
     "native_group_norm_backward", _group_norm_backward_kernel, differentiable=False
 )

@@ -34,6 +34,7 @@ from tocha.library import (
     defop,
     expect_tensor,
     not_a_tensor,
+    suggest_memory_format,
 )
 
 from .activation import relu
@@ -195,9 +196,9 @@ def _avg_pool_backward_kernel(xp):
     return kernel
 
 
-max_pool_op = defop("max_pool", _max_pool_kernel)
-adaptive_max_pool_op = defop("adaptive_max_pool", _adaptive_max_kernel)
-avg_pool_op = defop("avg_pool", _avg_pool_kernel, opmath=True)
+max_pool_op = defop("max_pool", _max_pool_kernel, layout=(0,))
+adaptive_max_pool_op = defop("adaptive_max_pool", _adaptive_max_kernel, layout=(0,))
+avg_pool_op = defop("avg_pool", _avg_pool_kernel, opmath=True, layout=(0,))
 avg_pool_backward_op = defop("avg_pool_backward", _avg_pool_backward_kernel, opmath=True)
 
 
@@ -667,6 +668,9 @@ def _adaptive_avg(input, output_size, nd: int) -> Tensor:
         out = (out.transpose(dim, -1) @ matrix.T).transpose(dim, -1)
     if out is x:
         out = x.clone()
+    fmt = suggest_memory_format(x)
+    if fmt is not tocha.contiguous_format:  # PyTorch pools a channels-last input so
+        out = out.contiguous(memory_format=fmt)
     return out.squeeze(0) if unbatched else out
 
 
