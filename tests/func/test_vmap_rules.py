@@ -80,6 +80,10 @@ ROWS = [
     row("gather", lambda x, i: x.gather(1, i), (3, 4), (3, 2), dtype="gather"),
     # -- shapes and views ----------------------------------------------------------------
     row("view", lambda x: x.view(12).view(2, 6), (3, 4)),
+    row("unfold", lambda x: x.unfold(1, 2, 1), (3, 4)),
+    row("unfold_dim0_step", lambda x: x.unfold(0, 2, 2).sin(), (5, 2)),
+    row("unfold_in_dim_1", lambda x: x.unfold(1, 2, 1), (3, 4), in_dims=1),
+    row("as_strided", lambda x: x.as_strided((2, 2), (1, 2)), (3, 4)),
     row("reshape_infer", lambda x: x.reshape(-1, 2), (3, 4)),
     row("permute_T", lambda x: x.permute(2, 0, 1).mT, (2, 3, 4)),
     row("unsqueeze_expand", lambda x: x.unsqueeze(0).expand(2, 3, 4), (3, 4)),
@@ -434,7 +438,6 @@ LOOPED_BY_DESIGN = {
     "ctc_loss": "alignment dynamic programming per example (looped)",
     "ctc_loss_backward": "alignment dynamic programming per example (looped)",
     "kron": "rare inside vmap (looped)",
-    "as_strided": "strides name the example's own storage (looped)",
     "multinomial": "a random draw of its own per example (looped)",
     "poisson": "a random draw of its own per example (looped)",
     "binomial": "a random draw of its own per example (looped)",
@@ -474,3 +477,14 @@ def test_rules_and_lists_name_existing_primitives():
     assert not set(RULES) - PRIMITIVES
     assert not (NO_TENSOR_INPUT | set(LOOPED_BY_DESIGN)) - PRIMITIVES
     assert not set(RULES) & set(LOOPED_BY_DESIGN)
+
+
+def test_as_strided_offset_counts_from_each_example():
+    """PyTorch's rule: a storage offset inside vmap is relative to where the example starts
+    (vmap(lambda a: a.as_strided((2, 2), (1, 2), 1))(x)[1] is [[13, 15], [14, 16]])."""
+    x = tocha.arange(24.0).view(2, 3, 4)
+    got = vmap(lambda a: a.as_strided((2, 2), (1, 2), 1))(x)
+    np.testing.assert_array_equal(got[1].numpy(), [[13.0, 15.0], [14.0, 16.0]])
+    written = tocha.arange(24.0).view(2, 3, 4)
+    vmap(lambda a: a.unfold(1, 2, 2).mul_(10))(written)
+    np.testing.assert_array_equal(written.numpy(), np.arange(24.0).reshape(2, 3, 4) * 10)

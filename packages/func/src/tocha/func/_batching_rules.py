@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import string
 
+import numpy as np
+
 from tocha import Tensor
 
 from ._batched import VMAP, BatchedTensor, aligned, batch_shape
@@ -363,6 +365,36 @@ def _repeat(op, args, out, levels, xp):
     k = len(levels)
     physical = _padded(x, levels, len(sizes))
     return _kernel(op, args)(physical, (1,) * k + tuple(sizes))
+
+
+@rule("as_strided")
+def _as_strided(op, args, out, levels, xp):
+    """Each example's own view: the storage offset counts from where the example starts
+    (as PyTorch's rule), its sizes and strides are the example's, behind the batch dims."""
+    x, size, stride, offset = args
+    physical = aligned(x, levels)
+    root = physical
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if type(physical) is not np.ndarray or not root.flags.c_contiguous:
+        return NotImplemented
+    item = physical.itemsize
+    start = (
+        physical.__array_interface__["data"][0]
+        - root.__array_interface__["data"][0]
+        + (offset - x.storage_offset()) * item
+    )
+    shape = physical.shape[: len(levels)] + tuple(size)
+    strides = physical.strides[: len(levels)] + tuple(s * item for s in stride)
+    end = start + item + sum((n - 1) * s for n, s in zip(shape, strides) if n)
+    if 0 in shape:
+        end = start
+    if start < 0 or end > root.nbytes:
+        raise RuntimeError(
+            f"vmap: as_strided with sizes {list(size)}, strides {list(stride)} and storage "
+            f"offset {offset} reaches outside the memory of an example"
+        )
+    return np.ndarray(shape, physical.dtype, root, start, strides)
 
 
 def _is_advanced(entry) -> bool:
