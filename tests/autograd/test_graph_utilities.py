@@ -248,3 +248,24 @@ def test_retained_gradient_follows_an_in_place_change(lib):
     view.mul_(2)
     (y * 3).sum().backward()
     assert y.grad.tolist() == [3.0] * 3 and x.grad.tolist() == [6.0, 6.0, 3.0]
+
+
+def test_every_node_is_a_graph_node(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    accumulate = y.grad_fn.next_functions[0][0]
+    assert isinstance(y.grad_fn, lib.autograd.graph.Node)
+    assert isinstance(accumulate, lib.autograd.graph.Node)
+    assert not isinstance(x, lib.autograd.graph.Node)
+
+
+def test_root_gradient_errors(lib):
+    a = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        lib.autograd.backward([(a * 2).sum(), (a * 3).sum()], [lib.tensor(1.0)])
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None, but got float"):
+        (a * 2).backward([1.0, 1.0])
+    with pytest.raises(RuntimeError, match="element 1 of tensors does not require grad"):
+        lib.autograd.backward([(a * 2).sum(), lib.ones(())])
+    with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+        lib.autograd.grad(a.sum(), a, only_inputs=False)

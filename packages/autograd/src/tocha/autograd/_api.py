@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import tocha
@@ -39,17 +41,12 @@ _ONE: dict = {}  # (shape, NumPy dtype) -> ones
 
 def _root_grads(outputs, grad_outputs, create_graph) -> list:
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs: got {len(grads)} "
-            f"gradients for {len(outputs)} outputs"
-        )
     result = []
-    for out, grad in zip(outputs, grads):
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
         plain = type(out) is Tensor  # its array is all of it: read it, not its methods
         if not (out._ag is not None and out._ag.requires_grad if plain else out.requires_grad):
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         if grad is None:
             if (out._data.size if plain else out.numel()) != 1:
@@ -61,13 +58,17 @@ def _root_grads(outputs, grad_outputs, create_graph) -> list:
                 )
             grad = wrap(_one_like(out._data, out._device), out._device)
         elif not isinstance(grad, Tensor):
-            grad = tocha.tensor(grad, dtype=out.dtype, device=out.device)
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(grad).__name__}"
+            )
         elif grad.shape != out.shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[0] has a shape of {grad.shape} and output[0] "
-                f"has a shape of {out.shape}."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
+                f"output[{i}] has a shape of {out.shape}."
             )
         result.append(grad)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return result
 
 
@@ -104,6 +105,14 @@ def grad(
     With `is_grads_batched`, each of `grad_outputs` has a leading batch dim: the result is
     the gradients for each batch entry, stacked along a leading dim (one vector-Jacobian
     product per entry)."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:

@@ -3,13 +3,15 @@ gradients at once, and the graph's edges."""
 
 from __future__ import annotations
 
+import abc
 import threading
 from typing import NamedTuple
 
 from tocha import Tensor, no_grad
 from tocha.library import bump_version
 
-from ._graph import RECORD_EXTRAS, Node
+from ._graph import RECORD_EXTRAS, AccumulateGrad
+from ._graph import Node as _RecordedNode
 from ._multi_grad_hook import register_multi_grad_hook
 from ._running import node_of
 
@@ -24,6 +26,36 @@ __all__ = [
     "get_gradient_edge",
     "increment_version",
 ]
+
+
+class Node(abc.ABC):
+    """A node of the backward graph: a tensor's ``grad_fn``, or a leaf's AccumulateGrad."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The node's name (``MulBackward0``)."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        """``(node, output number)`` of each input's gradient edge."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self) -> dict:
+        """A dict of the node's own, for programs to keep what they like in."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after the node computed its gradients."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before the node."""
+
+
+Node.register(_RecordedNode)
+Node.register(AccumulateGrad)
 
 
 class _HookState(threading.local):
