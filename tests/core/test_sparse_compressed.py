@@ -205,6 +205,8 @@ INVALID = [
     ("nnz_mismatch", "sparse_csr", [0, 2, 3], [0, 2, 1], [1.0, 2.0], (2, 3)),
     ("row_too_large", "sparse_csc", [0, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0], (2, 2)),
     ("csc_unsorted", "sparse_csc", [0, 2, 3], [1, 0, 1], [1.0, 2.0, 3.0], (3, 2)),
+    ("steps_past_ncols", "sparse_csr", [0, 3, 3], [0, 1, 2], [1.0, 2.0, 3.0], (2, 2)),
+    ("steps_negative", "sparse_csr", [0, 2, 1, 3], [0, 1, 2], [1.0, 2.0, 3.0], (3, 3)),
     ("bsr_col", "sparse_bsr", [0, 1, 2], [0, 2], np.ones((2, 2, 2), np.float32), (4, 4)),
     ("bsr_values_dim", "sparse_bsr", [0, 1, 2], [0, 2, 1], [1.0, 2.0, 3.0], None),
 ]
@@ -219,6 +221,19 @@ def test_invariant_errors_match_torch(torch, case):
         got.append(
             _error(_construct, lib, layout, compressed, plain, vals, size, check_invariants=True)
         )
+    assert got[0] == got[1]
+
+
+def test_index_dtype_errors_match_torch(torch):
+    got = []
+    for lib in (tocha, torch):
+        row = []
+        for first, second in ((lib.int32, lib.int64), (lib.int16, lib.int16)):
+            crow, col = lib.tensor([0, 1, 2], dtype=first), lib.tensor([0, 1], dtype=second)
+            row.append(
+                _error(lib.sparse_csr_tensor, crow, col, lib.ones(2), (2, 3), check_invariants=True)
+            )
+        got.append(row)
     assert got[0] == got[1]
 
 

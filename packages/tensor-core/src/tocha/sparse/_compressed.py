@@ -29,12 +29,17 @@ from .._printing import _add_suffixes, _autograd_suffixes
 from .._storage import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from .._tensor import Tensor
 from . import COO, SparseArray, _coalesce, _inner_repr, _wrap, layout_title
+from ._invariants import STATE
 
 ROW_LAYOUTS = (sparse_csr, sparse_bsr)
 BLOCK_LAYOUTS = (sparse_bsr, sparse_bsc)
 LAYOUTS = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
-TITLES = {sparse_csr: "SparseCsr", sparse_csc: "SparseCsc", sparse_bsr: "SparseBsr"}
-TITLES[sparse_bsc] = "SparseBsc"
+TITLES = {
+    sparse_csr: "SparseCsr",
+    sparse_csc: "SparseCsc",
+    sparse_bsr: "SparseBsr",
+    sparse_bsc: "SparseBsc",
+}
 # the names of the compressed and plain indices, per layout
 NAMES = {layout: ("crow_indices", "col_indices") for layout in ROW_LAYOUTS}
 NAMES.update({layout: ("ccol_indices", "row_indices") for layout in (sparse_csc, sparse_bsc)})
@@ -127,7 +132,7 @@ class Compressed(SparseArray):
         if (
             key is not Ellipsis
             or not isinstance(value, Compressed)
-            or value.layout is not (self.layout)
+            or value.layout is not self.layout
         ):
             raise RuntimeError(
                 "copy_() between dense and sparse Tensors is not implemented! Found self type = "
@@ -607,18 +612,14 @@ def _check_indices(layout, compressed: Tensor, plain: Tensor, n: int, limit: int
     comp = compressed._host().astype(np.int64).reshape(-1, n + 1)
     nnz = plain.shape[-1]
     flat = plain._host().astype(np.int64).reshape(comp.shape[0], nnz)
-    _invariant(
-        compressed.dtype is plain.dtype and compressed.dtype in _INDEX_DTYPES,
-        f"{cname}.dtype == {pname}.dtype in (int32, int64)",
-    )
     _invariant(not comp.size or (comp[:, 0] == 0).all(), f"{cname}[..., 0] == 0")
     _invariant(not comp.size or (comp[:, -1] == nnz).all(), f"{cname}[..., -1] == nnz")
+    _invariant(((flat >= 0) & (flat < limit)).all(), f"0 <= {pname} < n{minor}")
     steps = np.diff(comp, axis=1)
     _invariant(
         ((steps >= 0) & (steps <= limit)).all(),
         f"0 <= {cname}[..., 1:] - {cname}[..., :-1] <= n{minor}",
     )
-    _invariant(((flat >= 0) & (flat < limit)).all(), f"0 <= {pname} < n{minor}")
     if nnz > 1:
         same = np.zeros_like(flat[:, 1:], dtype=bool)
         for i, row in enumerate(comp):
@@ -650,9 +651,10 @@ def sparse_compressed_tensor(
     plain indices and its values, as ``torch.sparse_compressed_tensor``. Without `size`,
     the compressed dim counts the compressed indices (less one), the plain dim is one past
     the largest plain index (times the block size) and the dense dims are the values'.
-    Index Tensors keep their dtype (int32 or int64); lists become int64. The invariants of
-    the indices are always checked (`check_invariants` is accepted for PyTorch's signature):
-    a tensor that breaks them would give wrong answers later."""
+    Index Tensors keep their dtype (int32 or int64; others, or two different ones, become
+    int64 unless `check_invariants` refuses them); lists become int64. The invariants of the
+    indices' values are always checked, `check_invariants` or not: a tensor that breaks them
+    would give wrong answers later."""
     if layout not in LAYOUTS:
         got = "none" if layout is None else layout_title_of(layout)
         raise RuntimeError(
@@ -669,13 +671,19 @@ def sparse_compressed_tensor(
         vals = values.to(device=device or values.device, dtype=dtype or values.dtype)
     else:
         vals = tocha.tensor(values, dtype=dtype, device=device)
+    cname, pname = NAMES[layout]
     if compressed.dtype is not plain.dtype or compressed.dtype not in _INDEX_DTYPES:
         if compressed.is_floating_point() or plain.is_floating_point():
-            raise RuntimeError(
-                f"{NAMES[layout][0]} and {NAMES[layout][1]} must be an int32 or int64 tensor"
-            )
+            raise RuntimeError(f"{cname} and {pname} must be an int32 or int64 tensor")
+        if check_invariants or (check_invariants is None and STATE.enabled):
+            first, second = _dtype.TITLE[compressed.dtype], _dtype.TITLE[plain.dtype]
+            if first != second:
+                raise RuntimeError(
+                    f"{cname} and {pname} must have the same dtype, bot got {first} and "
+                    f"{second}, respectively"
+                )
+            raise RuntimeError(f"{cname} and {pname} dtype must be Int or Long, but got {first}")
         compressed, plain = compressed.to(tocha.int64), plain.to(tocha.int64)
-    cname, pname = NAMES[layout]
     if compressed.dim() < 1 or plain.dim() != compressed.dim():
         raise RuntimeError(
             f"{cname} and {pname} must have the same number of dimensions (at least 1), but got "
