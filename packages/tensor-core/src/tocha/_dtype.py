@@ -89,7 +89,7 @@ class dtype:
         return {float64: complex128, complex128: complex128}.get(self, complex64)
 
     def __repr__(self) -> str:
-        return "tocha." + self.name
+        return f"{SHOWN_MODULE}.{self.name}"
 
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
@@ -139,6 +139,11 @@ ALL = (
     complex128,
 )
 BY_NAME = {d.name: d for d in (*ALL, *STORAGE_ONLY)}
+
+# The module that dtypes, sizes, storages and legacy type names show in their reprs: "torch"
+# while ``import torch`` gives tocha (`tocha.compat.alias_torch`), so that a PyTorch program
+# prints, and parses back, what it would under PyTorch.
+SHOWN_MODULE = "tocha"
 # PyTorch's C++ names of the dtypes, which its conversion errors print.
 C_NAME = dict(
     zip(

@@ -58,7 +58,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return "tocha." + self.name
+        return f"{_dtype.SHOWN_MODULE}.{self.name}"
 
     def __reduce__(self):
         return self.name
@@ -505,7 +505,7 @@ class TypedStorage(_Conversions):
                 "tocha has no legacy storage classes to convert to: use float(), double(), "
                 "long()... or to(device=...)"
             )
-        return "tocha." + self.pickle_storage_type()
+        return f"{_dtype.SHOWN_MODULE}.{self.pickle_storage_type()}"
 
     def data_ptr(self) -> int:
         return self._storage.data_ptr()

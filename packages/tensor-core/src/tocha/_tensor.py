@@ -36,7 +36,7 @@ class Size(tuple[int, ...]):
         return n
 
     def __repr__(self) -> str:
-        return f"tocha.Size([{', '.join(map(str, self))}])"
+        return f"{_dtype.SHOWN_MODULE}.Size([{', '.join(map(str, self))}])"
 
     @overload
     def __getitem__(self, item: SupportsIndex) -> int: ...

@@ -32,6 +32,8 @@ import os
 import sys
 import types
 
+from . import _dtype
+
 __all__ = [
     "use_pytorch_random",
     "alias_torch",
@@ -257,7 +259,9 @@ def alias_torch() -> None:
     """Make ``import torch`` (and every ``torch.X``) give tocha from now on, in this
     interpreter (a notebook, a test), with the CPU's random values PyTorch's
     (`use_pytorch_random`, unless ``TOCHA_PYTORCH_RANDOM=0``). Modules that already imported
-    the real PyTorch keep it: call this before, or RuntimeError says it is too late."""
+    the real PyTorch keep it: call this before, or RuntimeError says it is too late. While
+    aliased, reprs name the module ``torch`` (``torch.float32``, ``torch.Size([2])``,
+    ``x.type() == "torch.FloatTensor"``), as the program would print under PyTorch."""
     if is_aliased():
         return
     real = sys.modules.get("torch")
@@ -267,6 +271,7 @@ def alias_torch() -> None:
             "before the first `import torch` (or restart the interpreter)"
         )
     sys.meta_path.insert(0, _FINDER)
+    _dtype.SHOWN_MODULE = "torch"
     if os.environ.get("TOCHA_PYTORCH_RANDOM") != "0":
         _random_before_alias.append(use_pytorch_random(True))
 
@@ -276,6 +281,7 @@ def unalias_torch() -> None:
     put the random stream setting back."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    _dtype.SHOWN_MODULE = "tocha"
     if _random_before_alias:
         use_pytorch_random(_random_before_alias.pop())
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:

@@ -340,7 +340,8 @@ def _overflow(d: _dtype.dtype) -> RuntimeError:
 
 
 def _tensor_type_name(t: Tensor) -> str:
-    prefix = "tocha." if t._device is CPU else f"tocha.{t._device.type}."
+    module = _dtype.SHOWN_MODULE
+    prefix = f"{module}." if t._device is CPU else f"{module}.{t._device.type}."
     return f"{prefix}{_dtype.TITLE[t.dtype]}Tensor"
 
 

@@ -80,7 +80,7 @@ class _LegacyType(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj._device.type == "cpu"
 
     def __repr__(cls) -> str:
-        return f"<class 'tocha.{cls.__name__}'>"
+        return f"<class '{_dtype.SHOWN_MODULE}.{cls.__name__}'>"
 
 
 for _d, _title in _dtype.TITLE.items():
