@@ -20,6 +20,7 @@ from ._device import CPU
 from ._grad_mode import STATE as _GRAD_STATE
 from ._memory_format import CONTIGUOUS as _CONTIGUOUS
 from ._memory_format import format_arg, is_contiguous_as, positional_only_error
+from ._stack import user_stacklevel
 
 __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
 
@@ -524,7 +525,7 @@ def _warn_scalar_of_grad() -> None:
         "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
         "behavior.\nConsider using tensor.detach() first.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 

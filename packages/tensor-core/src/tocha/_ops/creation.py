@@ -8,6 +8,7 @@ import functools
 import math
 import numbers
 import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .._api import export
 from .._backend import backend_of, resolve_device
 from .._cpu import kernel_context
 from .._device import CPU
-from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor
+from .._dispatch import LAYERS, as_array, call, defop, not_a_tensor, type_name
 from .._grad_mode import STATE
 from .._memory_format import (
     CONTIGUOUS,
@@ -29,6 +30,7 @@ from .._memory_format import (
     preserved_strides,
     suggested_format,
 )
+from .._stack import user_stacklevel
 from .._tensor import Tensor, wrap
 from ._argcheck import (
     allocation_error,
@@ -495,6 +497,8 @@ def _ragged_error(data, dim=0):
     first = data[0]
     expected = len(first) if isinstance(first, (list, tuple)) else None
     for item in data:
+        if expected is not None and isinstance(item, (str, bytes)):
+            return TypeError(f"new(): invalid data type '{type(item).__name__}'")
         length = len(item) if isinstance(item, (list, tuple)) else None
         if length != expected:
             if expected is None or length is None:
@@ -513,17 +517,47 @@ def _ragged_error(data, dim=0):
     return None
 
 
+def check_numpy(array) -> None:
+    """PyTorch's refusals of a NumPy array (or scalar) a tensor is made from: a dtype tocha
+    has no counterpart of, a byte order not the machine's, negative strides."""
+    _dtype.from_np(array.dtype)
+    if not array.dtype.isnative:
+        raise ValueError(
+            "given numpy array has byte order different from the native byte order. "
+            "Conversion between byte orders is currently not supported."
+        )
+    if isinstance(array, np.ndarray) and any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) "
+        )
+
+
+_OVERFLOW = "Overflow when unpacking long long"
+
+
 def _host_array(data, dtype=None) -> np.ndarray:
     """NumPy array of Python data with PyTorch's dtype inference (Python floats become the
     default float dtype, ints int64); with `dtype` given, Python numbers stay exact for the
-    one cast the caller makes."""
+    one cast the caller makes. In nested sequences, a tensor is one number (it must hold
+    exactly one) and a NumPy array a sequence."""
     if isinstance(data, Tensor):
         return np.array(data._host(), copy=True)
-    if isinstance(data, np.ndarray):
-        _dtype.from_np(data.dtype)
+    if isinstance(data, (np.ndarray, np.generic)):
+        check_numpy(data)
         return np.array(data, copy=True)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    promoted = None
+    if not isinstance(data, (list, tuple, int, float, complex)):
+        if isinstance(data, Mapping) or not isinstance(data, Sequence):
+            raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+        data = list(data)  # a range, a deque, any other sequence
+    if isinstance(data, (list, tuple)):
+        if dtype is None:
+            promoted = _promoted_leaf_dtype(data)
+        data = _numbers_of_tensors(data, _depth(data))
     try:
         array = np.array(data)
     except (ValueError, OverflowError) as exc:
@@ -531,22 +565,21 @@ def _host_array(data, dtype=None) -> np.ndarray:
         if err is not None:
             raise err from None
         if isinstance(exc, OverflowError):
-            raise RuntimeError("Overflow when unpacking long") from None
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}") from None
+            raise ValueError(_OVERFLOW) from None
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}") from None
     kind = array.dtype.kind
     if kind in "USO":
         err = _ragged_error(data)
         if err is not None:
             raise err
-        if kind in "US":
-            raise TypeError("new(): invalid data type 'str'")
-        raise TypeError(f"Could not infer dtype of {_first_leaf_type(data)}")
+        array = _object_leaves(data, array)
+        kind = array.dtype.kind
     if kind == "u" and array.dtype.itemsize == 8:
-        raise RuntimeError("Overflow when unpacking long")
-    if dtype is None and isinstance(data, (list, tuple)):
-        promoted = _promoted_leaf_dtype(data)
-        if promoted is not None:
-            return array.astype(promoted.np, copy=False)
+        raise ValueError(_OVERFLOW)
+    if kind not in "biufc":
+        check_numpy(array)
+    if promoted is not None:
+        return array.astype(promoted.np, copy=False)
     if dtype is None and _from_python(data):
         if kind == "f":
             return array.astype(_dtype.DEFAULTS.float.np, copy=False)
@@ -557,7 +590,77 @@ def _host_array(data, dtype=None) -> np.ndarray:
     return array
 
 
+def _object_leaves(data, array: np.ndarray) -> np.ndarray:
+    """The array of nested data that NumPy could only hold as strings or objects: floats
+    when Python ints beyond int64 sit beside floats; PyTorch's errors otherwise."""
+    leaves = array.reshape(-1).tolist()
+    kinds = set(map(type, leaves))
+    if kinds <= _PYTHON_LEAVES:
+        if kinds & {float, complex}:
+            return np.array(leaves, dtype=complex if complex in kinds else float).reshape(
+                array.shape
+            )
+        raise ValueError(_OVERFLOW)
+    for leaf in leaves:
+        if isinstance(leaf, (str, bytes)):
+            first = data
+            while isinstance(first, (list, tuple)) and first:
+                first = first[0]
+            if isinstance(first, (str, bytes)):
+                raise ValueError(f"too many dimensions '{type(leaf).__name__}'")
+            raise TypeError(f"new(): invalid data type '{type(leaf).__name__}'")
+        if type(leaf) not in _PYTHON_LEAVES and not isinstance(leaf, np.generic):
+            raise RuntimeError(f"Could not infer dtype of {type(leaf).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {_first_leaf_type(data)}")
+
+
 _PYTHON_LEAVES = {builtins.bool, int, float, complex}
+_SEQUENCES = (list, tuple)
+
+
+def _depth(data) -> int:
+    """How many dims nested data has, read down its first items as PyTorch reads them: a
+    NumPy array adds its dims, a tensor is a number."""
+    depth = 0
+    while isinstance(data, _SEQUENCES) and data:
+        depth += 1
+        data = data[0]
+    if isinstance(data, np.ndarray):
+        depth += data.ndim
+    return depth
+
+
+def _numbers_of_tensors(data, depth: int):
+    """Nested data (of `depth` dims) with each tensor in it read as PyTorch reads it: where a
+    number belongs, its one number; where a sequence belongs, its values. Warns (once) of NumPy
+    arrays inside it."""
+    kinds = set(map(type, data))
+    if kinds <= _PYTHON_LEAVES:
+        return data
+    if any(issubclass(k, np.ndarray) for k in kinds):
+        _warn_list_of_arrays()
+    if not any(issubclass(k, (Tensor, *_SEQUENCES)) for k in kinds):
+        return data
+    items = []
+    for leaf in data:
+        if isinstance(leaf, Tensor):
+            leaf = leaf._scalar_for("complex") if depth <= 1 else leaf.tolist()
+        elif isinstance(leaf, _SEQUENCES):
+            leaf = _numbers_of_tensors(leaf, depth - 1)
+        items.append(leaf)
+    return items
+
+
+@functools.cache
+def _warn_list_of_arrays() -> None:
+    """PyTorch's warning, once a program, for a list of NumPy arrays made a tensor."""
+    warnings.warn(
+        "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+        "converting the list to a single numpy.ndarray with numpy.array() before converting "
+        "to a tensor.",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def _promoted_leaf_dtype(data) -> _dtype.dtype | None:
@@ -620,6 +723,22 @@ def tensor(
 ) -> Tensor:
     """A new tensor holding a copy of `data` (nested lists of numbers, a NumPy array, a
     tensor). Python ints give int64, floats the default float dtype, bools bool."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+            "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return copy_of(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def copy_of(
+    data, *, dtype: _dtype.dtype | None = None, device=None, requires_grad: builtins.bool = False
+) -> Tensor:
+    """`tensor` without its warning for a tensor given as data (``Tensor.new_tensor`` gives
+    its own)."""
     array = _host_array(data, dtype)
     if dtype is not None:
         if array.dtype.kind == "c" and dtype.rank < _dtype.COMPLEX and dtype is not _dtype.bool:
@@ -664,16 +783,8 @@ def as_tensor(data, dtype: _dtype.dtype | None = None, device=None) -> Tensor:
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _dtype.from_np(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError(
-            "At least one stride in the given numpy array is negative, and tensors with "
-            "negative strides are not currently supported. (You can probably work around this "
-            "by making a copy of your array  with array.copy().) "
-        )
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte order")
+        raise TypeError(f"expected np.ndarray (got {type_name(ndarray)})")
+    check_numpy(ndarray)
     if not ndarray.flags.writeable:
         _warn_read_only()
     return wrap(ndarray, CPU)

@@ -20,6 +20,7 @@ from .._dispatch import not_a_tensor
 from .._tensor import Size, Tensor, wrap
 from ._argcheck import index_arg
 from ._out import write_out_same_dtype
+from .creation import copy_of
 
 __all__ = ["legacy_new"]
 
@@ -165,7 +166,7 @@ def new_tensor(
             UserWarning,
             stacklevel=2,
         )
-    return PUBLIC["tensor"](data, requires_grad=requires_grad, **_options(self, dtype, device))
+    return copy_of(data, requires_grad=requires_grad, **_options(self, dtype, device))
 
 
 for _fn in (new_zeros, new_ones, new_empty, new_full, new_tensor):
