@@ -80,6 +80,7 @@ ROWS = [
     row("gather", lambda x, i: x.gather(1, i), (3, 4), (3, 2), dtype="gather"),
     # -- shapes and views ----------------------------------------------------------------
     row("view", lambda x: x.view(12).view(2, 6), (3, 4)),
+    row("gelu_jacfwd", lambda x: tocha.func.jacfwd(lambda a: F.gelu(a).sum())(x), (3, 4)),
     row("unfold", lambda x: x.unfold(1, 2, 1), (3, 4)),
     row("unfold_dim0_step", lambda x: x.unfold(0, 2, 2).sin(), (5, 2)),
     row("unfold_in_dim_1", lambda x: x.unfold(1, 2, 1), (3, 4), in_dims=1),

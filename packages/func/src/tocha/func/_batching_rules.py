@@ -81,7 +81,7 @@ POINTWISE = (
 # Elementwise in their leading tensor arguments, with non-tensor parameters after them.
 WITH_PARAMETERS = (
     "clamp round nan_to_num polygamma angle conj real imag frexp to_dtype clone elu gelu "
-    "gelu_backward hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish silu "
+    "hardshrink hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish silu "
     "softplus softshrink threshold where masked_fill view_as_complex complex isin"
 ).split()
 
@@ -179,6 +179,17 @@ def _with_parameters(op, args, out, levels, xp):
     ndim = max(a._data.ndim for a in _tensors(args))
     arrays = [_padded(a, levels, ndim) if isinstance(a, Tensor) else a for a in args]
     return _kernel(op, args)(*arrays)
+
+
+@rule("gelu_backward")
+def _gelu_backward(op, args, out, levels, xp):
+    """The kernel takes the gradient and the input at one shape (its buffer is shaped like
+    the input): both at their full batch shape."""
+    grad, x, approximate = args
+    shape = batch_shape([grad, x], levels)
+    return _kernel(op, args)(
+        _full(grad, levels, xp, shape), _full(x, levels, xp, shape), approximate
+    )
 
 
 # -- ops over given dims ---------------------------------------------------------------------
