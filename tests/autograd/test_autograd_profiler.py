@@ -132,3 +132,12 @@ def test_new_profiler_sees_backward_nodes_too():
         _model_step()
     names = {e.name for e in prof.events()}
     assert {"MulBackward0", "SinBackward0", "SumBackward0"} <= names
+
+
+def test_range_markers_are_accepted_and_kineto_is_available():
+    x = tocha.ones(2, requires_grad=True)
+    for markers in (profiler.emit_nvtx(), profiler.emit_itt(record_shapes=True)):
+        with markers:
+            (x * 2).sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+    assert profiler.kineto_available() is True

@@ -23,7 +23,16 @@ from tocha.profiler.profiler import profile as _profile
 
 from . import _engine
 
-__all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+__all__ = [
+    "profile",
+    "record_function",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "emit_nvtx",
+    "emit_itt",
+    "kineto_available",
+]
 
 
 def _time_backward_nodes():
@@ -158,3 +167,33 @@ class profile:
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Write the events' stacks (with ``with_stack=True``) for flame graph tools."""
         self._finished().export_stacks(path, metric)
+
+
+class _RangeMarkers:
+    """A context manager that would mark each op as a range for an external profiler
+    (NVIDIA Nsight, Intel VTune); tocha emits none, so it changes nothing."""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class emit_nvtx(_RangeMarkers):
+    """``torch.autograd.profiler.emit_nvtx``: accepted, marks nothing (tocha emits no NVTX
+    ranges)."""
+
+
+class emit_itt(_RangeMarkers):
+    """``torch.autograd.profiler.emit_itt``: accepted, marks nothing (tocha emits no ITT
+    ranges)."""
+
+
+def kineto_available() -> bool:
+    """Whether `tocha.profiler.profile` (PyTorch's Kineto-based profiler) is available: it is."""
+    return True
