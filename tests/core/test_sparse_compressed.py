@@ -496,6 +496,7 @@ def test_value_maps_match_torch(torch):
         c = lib.sparse_csr_tensor([0, 2, 3], [0, 2, 1], [0.5, -2.0, 3.0], (2, 3))
         row = [_text(getattr(lib, name)(c)) for name in MAPS]
         row += [_text(-c), _text(abs(c)), _text(c.to_sparse_csc().abs())]
+        row += [_error(lib.round, c, decimals=1)]
         row += [_text(lib.nn.functional.relu(c))] if hasattr(lib, "nn") else []
         got.append(row)
     assert got[0] == got[1]

@@ -60,12 +60,12 @@ for _name in (*UNARY_OPS, *BINARY_OPS, "where", "clamp", "threshold", "isclose")
 # -- value-wise maps -------------------------------------------------------------------------------
 _VALUE_MAPS = (
     "abs asin asinh atan atanh ceil erf erfinv expm1 floor frac isinf isnan isneginf isposinf "
-    "log1p neg relu sgn sign signbit sin sinh sqrt tan tanh trunc round angle"
+    "log1p neg relu sgn sign signbit sin sinh sqrt tan tanh trunc angle"
 ).split()
 
 
 def _values_map(name: str):
-    def kernel(x: Tensor, *args) -> Tensor:
+    def kernel(x: Tensor) -> Tensor:
         a = x._data
         return _wrap(a.with_values(getattr(tocha, name)(a.values)))
 
@@ -75,6 +75,17 @@ def _values_map(name: str):
 
 for _name in _VALUE_MAPS:
     KERNELS[_name] = _values_map(_name)
+
+
+def _round(x: Tensor, decimals: int = 0) -> Tensor:
+    """``round``: value-wise to integers; PyTorch refuses `decimals` on these layouts."""
+    if decimals:
+        raise RuntimeError(f"unsupported tensor layout: {x._data.title}")
+    a = x._data
+    return _wrap(a.with_values(tocha.round(a.values)))
+
+
+KERNELS["round"] = _round
 
 
 def _to_dtype(x: Tensor, np_dtype, *args) -> Tensor:
