@@ -72,6 +72,7 @@ ERRORS = {
         _t(lib, [0.5, 0.6, 0.1])
     ),
     "default_validate_args": lambda D, lib: D.Distribution.set_default_validate_args(3),
+    "broadcast_all_not_a_number": lambda D, lib: D.utils.broadcast_all(lib.ones(2), "a"),
 }
 
 

@@ -28,7 +28,7 @@ def broadcast_all(*values: Any) -> tuple[tocha.Tensor, ...]:
     tensor's dtype and device (of the default dtype when all are numbers)."""
     if not all(isinstance(v, (tocha.Tensor, numbers.Number)) for v in values):
         raise ValueError(
-            "Input arguments must all be instances of numbers.Number, "
+            "Input arguments must all be instances of Number, "
             "tocha.Tensor or objects implementing __torch_function__."
         )
     if not all(isinstance(v, tocha.Tensor) for v in values):
