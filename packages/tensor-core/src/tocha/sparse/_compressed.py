@@ -278,6 +278,11 @@ def from_dense(x: Tensor, layout, blocksize, dense_dim) -> Tensor:
     kind = layout.name[7:]
     n = x.dim()
     dd = 0 if dense_dim is None else operator.index(dense_dim)
+    if n < 2:
+        raise RuntimeError(
+            f"dense_to_sparse_{kind}: expected a tensor of at least 2 dimensions (rows and "
+            f"columns), but got a {n}-D tensor"
+        )
     if not 0 <= dd <= n - 2:
         raise RuntimeError(
             f"dense_to_sparse_{kind}: dense_dim argument must be in [0,{max(n - 2, 0)}] range, "
