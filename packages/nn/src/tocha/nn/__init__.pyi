@@ -42,6 +42,7 @@ from tocha.nn.modules.batchnorm import LazyBatchNorm2d as LazyBatchNorm2d
 from tocha.nn.modules.batchnorm import LazyBatchNorm3d as LazyBatchNorm3d
 from tocha.nn.modules.batchnorm import SyncBatchNorm as SyncBatchNorm
 from tocha.nn.modules.channelshuffle import ChannelShuffle as ChannelShuffle
+from tocha.nn.modules.container import Container as Container
 from tocha.nn.modules.container import ModuleDict as ModuleDict
 from tocha.nn.modules.container import ModuleList as ModuleList
 from tocha.nn.modules.container import ParameterDict as ParameterDict
@@ -97,6 +98,7 @@ from tocha.nn.modules.loss import MultiLabelMarginLoss as MultiLabelMarginLoss
 from tocha.nn.modules.loss import MultiLabelSoftMarginLoss as MultiLabelSoftMarginLoss
 from tocha.nn.modules.loss import MultiMarginLoss as MultiMarginLoss
 from tocha.nn.modules.loss import NLLLoss as NLLLoss
+from tocha.nn.modules.loss import NLLLoss2d as NLLLoss2d
 from tocha.nn.modules.loss import PoissonNLLLoss as PoissonNLLLoss
 from tocha.nn.modules.loss import SmoothL1Loss as SmoothL1Loss
 from tocha.nn.modules.loss import SoftMarginLoss as SoftMarginLoss
@@ -196,6 +198,7 @@ __all__ = [
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "Container",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -277,6 +280,7 @@ __all__ = [
     "MultiMarginLoss",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
     "PairwiseDistance",
     "Parameter",

@@ -226,7 +226,11 @@ class Buffer(Tensor):
 
     __slots__ = ("persistent",)
 
-    def __new__(cls, data: Tensor, *, persistent: bool = True):
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            import tocha
+
+            data = tocha.empty(0)
         b = _share(cls, data)
         b.persistent = persistent
         return b

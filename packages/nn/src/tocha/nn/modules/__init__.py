@@ -5,7 +5,14 @@ from .adaptive import *  # noqa: F403
 from .attention import MultiheadAttention
 from .batchnorm import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import (
+    Container,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, overload
@@ -12,7 +13,7 @@ from tocha import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent, typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(i: int, n: int, kind: str) -> int:
@@ -45,6 +46,21 @@ def _pairs(pairs, method: str, kind: str) -> list[tuple[Any, Any]]:
             )
         checked.append(pair)
     return checked
+
+
+class Container(Module):
+    """Deprecated: a Module whose keyword arguments are its children (warns)."""
+
+    def __init__(self, **kwargs: Module) -> None:
+        super().__init__()
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 class Sequential(Module):

@@ -5,6 +5,7 @@ the state dict), as in PyTorch.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from tocha import Tensor
@@ -30,6 +31,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
@@ -137,6 +139,27 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated: `NLLLoss` under its old name for 2-D targets (warns)."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
+            "more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):

@@ -19,11 +19,20 @@ __all__ = [
     "register_module_forward_pre_hook",
     "register_module_forward_hook",
     "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_parameter_registration_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook",
 ]
 
 _GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
 _GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BACKWARD_PRE_HOOKS: OrderedDict = OrderedDict()
+# Hooks run when any module registers a parameter, a buffer or a submodule.
+_GLOBAL_PARAMETER_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BUFFER_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_MODULE_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
 # The ids of the global forward hooks registered with_kwargs / always_call.
 _GLOBAL_FORWARD_HOOKS_WITH_KWARGS: dict[int, bool] = {}
 _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED: dict[int, bool] = {}
@@ -33,6 +42,10 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 _global_forward_pre_hooks = _GLOBAL_FORWARD_PRE_HOOKS
 _global_forward_hooks = _GLOBAL_FORWARD_HOOKS
 _global_backward_hooks = _GLOBAL_BACKWARD_HOOKS
+_global_backward_pre_hooks = _GLOBAL_BACKWARD_PRE_HOOKS
+_global_parameter_registration_hooks = _GLOBAL_PARAMETER_REGISTRATION_HOOKS
+_global_buffer_registration_hooks = _GLOBAL_BUFFER_REGISTRATION_HOOKS
+_global_module_registration_hooks = _GLOBAL_MODULE_REGISTRATION_HOOKS
 _global_forward_hooks_with_kwargs = _GLOBAL_FORWARD_HOOKS_WITH_KWARGS
 _global_forward_hooks_always_called = _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED
 
@@ -105,6 +118,39 @@ def register_module_full_backward_hook(hook) -> RemovableHandle:
     return _add_hook(_GLOBAL_BACKWARD_HOOKS, hook)
 
 
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """A backward pre-hook run for every module, before the module's own:
+    ``hook(module, grad_output)`` may return replacement grad_output."""
+    return _add_hook(_GLOBAL_BACKWARD_PRE_HOOKS, hook)
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, param)`` runs whenever a module registers a parameter (not None);
+    it may return a parameter to register instead."""
+    return _add_hook(_GLOBAL_PARAMETER_REGISTRATION_HOOKS, hook)
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, buffer)`` runs whenever a module registers a buffer (None
+    included); it may return a tensor to register instead."""
+    return _add_hook(_GLOBAL_BUFFER_REGISTRATION_HOOKS, hook)
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, submodule)`` runs whenever a module registers a submodule; it may
+    return a module to register instead."""
+    return _add_hook(_GLOBAL_MODULE_REGISTRATION_HOOKS, hook)
+
+
+def _registered(hooks: OrderedDict, module, name: str, value):
+    """`value` as the registration `hooks` leave it (each may return a replacement)."""
+    for hook in tuple(hooks.values()):
+        result = hook(module, name, value)
+        if result is not None:
+            value = result
+    return value
+
+
 def _addindent(text: str, spaces: int) -> str:
     lines = text.split("\n")
     if len(lines) == 1:
@@ -169,6 +215,7 @@ class Module:
             or _GLOBAL_FORWARD_PRE_HOOKS
             or _GLOBAL_FORWARD_HOOKS
             or _GLOBAL_BACKWARD_HOOKS
+            or _GLOBAL_BACKWARD_PRE_HOOKS
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
@@ -196,13 +243,14 @@ class Module:
             backward_hooks = list(_GLOBAL_BACKWARD_HOOKS.values()) + list(
                 self._backward_hooks.values()
             )
+            backward_pre_hooks = list(_GLOBAL_BACKWARD_PRE_HOOKS.values()) + list(
+                self._backward_pre_hooks.values()
+            )
             tracker = None
-            if (backward_hooks or self._backward_pre_hooks) and tocha.is_grad_enabled():
+            if (backward_hooks or backward_pre_hooks) and tocha.is_grad_enabled():
                 from ._backward_hooks import BackwardHookTracker
 
-                tracker = BackwardHookTracker(
-                    self, backward_hooks, list(self._backward_pre_hooks.values())
-                )
+                tracker = BackwardHookTracker(self, backward_hooks, backward_pre_hooks)
                 args = tracker.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
             for hook_id, hook in itertools.chain(
@@ -349,6 +397,8 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_from(name, self.__dict__, self._parameters, self._buffers)
+            if _GLOBAL_MODULE_REGISTRATION_HOOKS:
+                value = _registered(_GLOBAL_MODULE_REGISTRATION_HOOKS, self, name, value)
             modules[name] = value
         elif self.__dict__.get("_modules") is not None and name in self._modules:
             if value is not None:
@@ -356,6 +406,8 @@ class Module:
                     f"cannot assign '{typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
                 )
+            if _GLOBAL_MODULE_REGISTRATION_HOOKS:
+                value = _registered(_GLOBAL_MODULE_REGISTRATION_HOOKS, self, name, value)
             self._modules[name] = value
         elif isinstance(value, (Buffer, UninitializedBuffer)) or (
             self.__dict__.get("_buffers") is not None and name in self._buffers
@@ -417,6 +469,8 @@ class Module:
                 "be created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method."
             )
+        if param is not None and _GLOBAL_PARAMETER_REGISTRATION_HOOKS:
+            param = _registered(_GLOBAL_PARAMETER_REGISTRATION_HOOKS, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -433,6 +487,8 @@ class Module:
             )
         if isinstance(tensor, Buffer):
             tensor = _plain(tensor)
+        if _GLOBAL_BUFFER_REGISTRATION_HOOKS:
+            tensor = _registered(_GLOBAL_BUFFER_REGISTRATION_HOOKS, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -446,6 +502,8 @@ class Module:
         self._check_name(name, "module")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if _GLOBAL_MODULE_REGISTRATION_HOOKS:
+            module = _registered(_GLOBAL_MODULE_REGISTRATION_HOOKS, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
