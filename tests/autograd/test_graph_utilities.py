@@ -269,3 +269,31 @@ def test_root_gradient_errors(lib):
         lib.autograd.backward([(a * 2).sum(), lib.ones(())])
     with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
         lib.autograd.grad(a.sum(), a, only_inputs=False)
+
+
+def test_in_place_change_of_a_saved_tensor_names_it_as_pytorch(lib):
+    def error_of(build):
+        with pytest.raises(RuntimeError) as error:
+            build().sum().backward()
+        return str(error.value).split(": ", 1)[1]
+
+    a = lib.ones(2, requires_grad=True)
+
+    def saved_output():
+        b = a.exp()
+        b.add_(1)
+        return b
+
+    def saved_input():
+        c = a * 1
+        b = c.sin()
+        c.add_(1)
+        return b
+
+    assert error_of(saved_output).startswith(
+        "[torch.FloatTensor [2]], which is output 0 of Exp, is at version 1; expected version "
+        "0 instead. Hint: enable anomaly detection"
+    )
+    assert error_of(saved_input).startswith(
+        "[torch.FloatTensor [2]], which is output 0 of Add, is at version 1; expected version 0"
+    )

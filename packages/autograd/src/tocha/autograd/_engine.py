@@ -7,6 +7,7 @@ gradient. Each node runs once, in a valid topological order.
 
 from __future__ import annotations
 
+import re
 import sys
 import weakref
 
@@ -518,7 +519,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     versions = node.versions
     for tensor, vc, version in versions:
         if vc[0] != version:
-            _raise_modified(node, tensor, vc[0], version)
+            _raise_modified(node, tensor, vc[0], version, grads)
     saved = node.saved
     holds = False  # the node holds argument tensors themselves (freed after the run)
     if not node.packed:  # a saved tensor with no counter when recorded (no entry) was at 0
@@ -527,7 +528,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
                 holds = True
                 vc = s._vc
                 if vc is not None and vc[0] and not any(t is s for t, _, _ in versions):
-                    _raise_modified(node, s, vc[0], 0)
+                    _raise_modified(node, s, vc[0], 0, grads)
     if node.out_meta is None:  # a recorded op's one output
         grad_arg = grads[0]
         if grad_arg is None:  # a pre-hook took its gradient away: none flows on
@@ -720,15 +721,52 @@ def _detached_copy(grad: Tensor) -> Tensor:
     return wrap(data, grad._device)
 
 
-def _raise_modified(node, tensor, now: int, expected: int):
-    what = "output" if tensor is None else "an input"
-    raise RuntimeError(
+def _raise_modified(node, tensor, now: int, expected: int, grads):
+    """A saved tensor of `node` (None: its output, on the device of its gradients `grads`)
+    was changed in place since it was saved."""
+    if tensor is None:
+        k = next(i for i, data in enumerate(node.out_data) if data is not None)
+        data = node.out_data[k]
+        data = data.unpacked() if type(data) is Packed else data
+        if not isinstance(data, Tensor):
+            data = wrap(data, next(g for g in grads if g is not None)._device)
+        tensor = data
+        producer = (k, node)
+    else:
+        meta = tensor._ag
+        grad_fn = meta.grad_fn if meta is not None else None
+        producer = None if grad_fn is None else (meta.output_nr, grad_fn)
+    raise RuntimeError(modified_message(tensor, producer, now, expected))
+
+
+def modified_message(tensor: Tensor, producer, now: int, expected: int) -> str:
+    """PyTorch's error for a saved `tensor` changed in place: `producer` is (output number,
+    node) of the node whose output it is, or None for a leaf."""
+    described = f"[{tensor.type()} {list(tensor.shape)}]"
+    if producer is not None:
+        k, node = producer
+        described += f", which is output {k} of {_op_name(node)},"
+    if ANOMALY.enabled:
+        hint = (
+            "Hint: the backtrace further above may show the operation that failed to compute "
+            "its gradient. The variable in question was changed in there or anywhere later. "
+            "Good luck!"
+        )
+    else:
+        hint = (
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+    return (
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: {what} of {node.name()} is at version {now}; expected version "
-        f"{expected} instead. Hint: the backtrace further above may show the operation that "
-        "failed to compute its gradient. The variable in question was changed in there or "
-        "anywhere later. Good luck!"
+        f"inplace operation: {described} is at version {now}; expected version {expected} "
+        f"instead. {hint}"
     )
+
+
+def _op_name(node) -> str:
+    """A node's name as PyTorch's in-place error names it: without its Backward suffix."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def retain_grad_hook(t: Tensor):

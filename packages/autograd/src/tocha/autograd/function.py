@@ -10,7 +10,7 @@ from typing import Any
 from tocha import Tensor, no_grad, zeros_like
 from tocha.library import GRAD_MODE, bump_version
 
-from ._engine import FREED_MESSAGE
+from ._engine import FREED_MESSAGE, modified_message
 from ._forward import LEVEL, set_tangent, tangent_of
 from ._graph import AutogradMeta, Node, edges_of, meta_of, new_node
 from ._record import _version_counter
@@ -84,13 +84,12 @@ class FunctionCtx:
             return self._saved_for_forward  # type: ignore[return-value]
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
-        for _, vc, version in self._versions:
+        for t, vc, version in self._versions:
             if vc[0] != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: it is at version {vc[0]}; expected version "
-                    f"{version} instead."
-                )
+                meta = t._ag
+                made = meta is not None and meta.grad_fn is not None
+                producer = (meta.output_nr, meta.grad_fn) if made else None
+                raise RuntimeError(modified_message(t, producer, vc[0], version))
         if self._saved is None:
             return ()
         return tuple(t.unpacked() if type(t) is Packed else t for t in self._saved)  # type: ignore[misc]
