@@ -145,8 +145,10 @@ def test_no_grad_records_nothing():
 
 
 def test_integer_and_bool_inputs_get_no_grad():
-    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require"):
         tocha.ones(3, dtype=tocha.int64).requires_grad_()
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
+        tocha.ones(3, dtype=tocha.int64).requires_grad = True
     x = leaf(3)
     mask = x > 1
     assert not mask.requires_grad

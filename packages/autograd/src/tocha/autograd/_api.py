@@ -192,7 +192,7 @@ def set_requires_grad(t: Tensor, value: bool) -> None:
             "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
         )
     if value and t._data.dtype.kind not in "fcV":
-        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if meta is None:
         t._ag = AutogradMeta(value)
     else:
