@@ -52,8 +52,30 @@ def test_enter_and_exit_by_hand():
         assert fwAD.unpack_dual(x * 3, level=level).tangent.tolist() == [6.0]
     finally:
         fwAD.exit_dual_level(level=level)
-    with pytest.raises(RuntimeError, match="Trying to exit a forward AD level"):
+    with pytest.raises(RuntimeError, match="Dual level must be a positive number"):
         fwAD.exit_dual_level()
+
+
+def test_level_index_and_errors_as_pytorch():
+    """PyTorch's first (and only) level is 0, each time; messages recorded from PyTorch."""
+    with fwAD.dual_level() as first:
+        x = fwAD.make_dual(_vector(1.0), _vector(2.0))
+        with pytest.raises(RuntimeError) as info:
+            fwAD.make_dual(x, _vector(1.0))
+        assert str(info.value) == (
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            "same level 0 is not supported."
+        )
+        with pytest.raises(RuntimeError, match="^Invalid level given to _make_dual$"):
+            fwAD.make_dual(_vector(1.0), _vector(1.0), level=2)
+        with pytest.raises(RuntimeError, match="^Invalid level given to _fw_primal$"):
+            fwAD.unpack_dual(x, level=3)
+        assert fwAD.unpack_dual(x, level=0).tangent.tolist() == [2.0]
+    with fwAD.dual_level() as second:
+        assert first == second == 0
+        assert fwAD.unpack_dual(x).tangent is None  # the exited level's tangents are gone
+        with pytest.raises(RuntimeError, match="Trying to exit a forward AD level that was not"):
+            fwAD.exit_dual_level(level=1)
 
 
 def test_make_dual_needs_a_level():

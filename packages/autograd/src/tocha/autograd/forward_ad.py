@@ -29,14 +29,27 @@ __all__ = [
 ]
 
 
+# Only one level is active at a time, so its index is always 0, as PyTorch's first level
+# (tocha tells levels apart internally, so that the tangents of an exited level are gone).
+_INDEX = 0
+
+
 def enter_dual_level() -> int:
-    """Start a forward-AD level and return its index; only one can be active at a time."""
-    return _forward.enter()
+    """Start a forward-AD level and return its index (0: only one can be active)."""
+    _forward.enter()
+    return _INDEX
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
     """End the active forward-AD level: every tangent made in it is gone."""
-    _forward.leave(level)
+    if LEVEL.current is None:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level is not None and level != _INDEX:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. "
+            "This is not supported."
+        )
+    _forward.leave(None)
 
 
 class dual_level:
@@ -56,8 +69,8 @@ def _level(level: int | None) -> int:
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
         )
-    if level is not None and level != current:
-        raise RuntimeError(f"Invalid level {level}: the active forward AD level is {current}.")
+    if level is not None and level != _INDEX:
+        raise RuntimeError("Invalid level given to _make_dual")
     return current
 
 
@@ -73,6 +86,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"make_dual(): argument 'tangent' must be Tensor, not {type(tangent).__name__}"
         )
     at = _level(level)
+    if tangent_of(tensor, at) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at "
+            f"the same level {_INDEX} is not supported."
+        )
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
@@ -112,9 +130,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     """`tensor`'s primal (a view of it, without tangent) and its tangent at the active level
     (None outside a level or when it has none)."""
     current = LEVEL.current
-    if level is None:
-        level = current
-    tangent = tangent_of(tensor, level) if level is not None else None
+    if level is not None and level != _INDEX:
+        raise RuntimeError("Invalid level given to _fw_primal")
+    tangent = tangent_of(tensor, current) if current is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     LEVEL.current = None
