@@ -5,6 +5,8 @@ saving, against PyTorch."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -677,3 +679,29 @@ def test_save_loads_in_torch_and_back():
     back = tocha.load(buffer)
     assert back.layout is tocha.sparse_csc
     assert _np(back.to_dense()) == D.tolist()
+
+
+def test_reprs_under_the_torch_alias():
+    """A program run as PyTorch (``tocha.run``, ``alias_torch``) prints PyTorch's reprs: the
+    values without their dtype, the layouts named ``torch.`` (PyTorch's output, recorded)."""
+    program = (
+        "import tocha.compat\n"
+        "tocha.compat.alias_torch()\n"
+        "import torch\n"
+        "print(torch.eye(2).to_sparse_csr().double())\n"
+        "print(torch.eye(2).to_sparse())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (
+        "tensor(crow_indices=tensor([0, 1, 2]),\n"
+        "       col_indices=tensor([0, 1]),\n"
+        "       values=tensor([1., 1.]), size=(2, 2), nnz=2, dtype=torch.float64,\n"
+        "       layout=torch.sparse_csr)\n"
+        "tensor(indices=tensor([[0, 1],\n"
+        "                       [0, 1]]),\n"
+        "       values=tensor([1., 1.]),\n"
+        "       size=(2, 2), nnz=2, layout=torch.sparse_coo)\n"
+    )

@@ -227,7 +227,7 @@ class COO(SparseArray):
             grad = f", grad_fn=<{self.values.grad_fn.name()}>"
         return (
             f"tensor(indices={indices},\n       values={values},\n       size={shape}, "
-            f"nnz={self.nnz}{extra}, layout=tocha.sparse_coo{grad})"
+            f"nnz={self.nnz}{extra}, layout={self.layout}{grad})"
         )
 
 
@@ -238,7 +238,7 @@ def _inner_repr(t: Tensor, indent: int) -> str:
     width = PRINT_OPTS.linewidth
     PRINT_OPTS.linewidth = width - indent  # its rows wrap where they would at this indent
     try:
-        text = re.sub(r",\s*dtype=tocha\.\w+\)$", ")", repr(t))
+        text = re.sub(r",\s*dtype=\w+\.\w+\)$", ")", repr(t))
     finally:
         PRINT_OPTS.linewidth = width
     return re.sub(r"\n(?=[^\n])", "\n" + " " * indent, text)
