@@ -25,6 +25,7 @@ __all__ = [
     "is_parametrized",
     "register_parametrization",
     "remove_parametrizations",
+    "transfer_parametrizations_and_params",
     "type_before_parametrizations",
 ]
 
@@ -278,3 +279,29 @@ def type_before_parametrizations(module: Module) -> type:
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
+
+
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
+    """Register on `to_module` the parametrizations of `from_module` (all of them, or those
+    of `tensor_name`), sharing their modules and original tensors; a parametrized tensor
+    `to_module` lacks is first created as a parameter. Returns `to_module`."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        originals = (
+            ["original"]
+            if hasattr(source, "original")
+            else [f"original{i}" for i in range(source.ntensors)]
+        )
+        for original in originals:
+            _register_parameter_or_buffer(target, original, getattr(source, original))
+    return to_module
