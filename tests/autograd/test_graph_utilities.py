@@ -297,3 +297,14 @@ def test_in_place_change_of_a_saved_tensor_names_it_as_pytorch(lib):
     assert error_of(saved_input).startswith(
         "[torch.FloatTensor [2]], which is output 0 of Add, is at version 1; expected version 0"
     )
+
+
+def test_materialized_gradients_join_the_graph_with_create_graph(lib):
+    x = lib.ones(2, requires_grad=True)
+    unused = lib.ones(3, requires_grad=True)
+    gx, gu = lib.autograd.grad(
+        (x * x).sum(), [x, unused], materialize_grads=True, create_graph=True
+    )
+    assert gx.requires_grad and gu.requires_grad and gu.tolist() == [0.0, 0.0, 0.0]
+    _, gu = lib.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True)
+    assert not gu.requires_grad

@@ -137,7 +137,7 @@ def grad(
     for i, (t, g) in enumerate(zip(ins, results)):
         if g is None:
             if materialize_grads and isinstance(t, Tensor):
-                g = tocha.zeros_like(t)
+                g = tocha.zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
