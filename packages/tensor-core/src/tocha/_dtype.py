@@ -395,7 +395,10 @@ class finfo:
     def __init__(self, type: dtype | None = None):  # noqa: A002
         type = DEFAULTS.float if type is None else _expect_dtype("finfo", type)
         if not (type.is_floating_point or type.is_complex):
-            raise TypeError(f"finfo() requires a floating point input type, got {type}")
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                "'torch.finfo'"
+            )
         info = _finfo_np(type.to_real().np)
         self.dtype = type.to_real().name
         self.bits = info.bits
@@ -426,8 +429,13 @@ class iinfo:
 
     def __init__(self, type: dtype):  # noqa: A002
         type = _expect_dtype("iinfo", type)
-        if type.rank not in (INTEGRAL, BOOL):
-            raise TypeError(f"iinfo() requires an integer input type, got {type}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.rank != INTEGRAL:
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                "'torch.iinfo'"
+            )
         info = np.iinfo(type.np) if type is not bool else np.iinfo(np.uint8)
         self.dtype = type.name
         self.bits = info.bits

@@ -108,6 +108,11 @@ class set_grad_enabled(_GradModeContext):
     def _args(self):
         return (self.mode,)
 
+    def __repr__(self) -> str:
+        from ._dtype import SHOWN_MODULE
+
+        return f"{SHOWN_MODULE}.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
     def __call__(self, fn: F) -> F:
         STATE.grad_enabled, STATE.inference = self._prev
         return super().__call__(fn)

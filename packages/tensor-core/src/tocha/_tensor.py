@@ -245,6 +245,8 @@ class Tensor:
                 "requires_grad_(): argument 'requires_grad' must be bool, not "
                 f"{type(requires_grad).__name__}"
             )
+        if requires_grad and self._data.dtype.kind not in "fcV":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 

@@ -84,6 +84,10 @@ def _device_of(device) -> object:
 
 def _finish(t: Tensor, requires_grad: builtins.bool, out: Tensor | None = None) -> Tensor:
     if requires_grad:
+        if t._data.dtype.kind not in "fcV":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad_(True)
     return t if out is None else write_out(out, t)
 

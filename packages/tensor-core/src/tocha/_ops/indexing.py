@@ -29,6 +29,7 @@ from .._dispatch import (
     expect_tensor,
     expect_tensors,
     not_a_tensor,
+    type_name,
 )
 from .._grad_mode import STATE, no_grad
 from .._tensor import Tensor, wrap
@@ -656,7 +657,7 @@ def _value_data(self: Tensor, value):
         raise device_mismatch(self._device, value._device)
     if isinstance(value, (*_SCALARS, np.generic)):
         return scalar_value(value, self.dtype)
-    raise TypeError(f"can't assign a {type(value).__name__} to a {_tensor_type_name(self)}")
+    raise TypeError(f"can't assign a {type_name(value)} to a {_tensor_type_name(self)}")
 
 
 Tensor.__getitem__ = _getitem

@@ -46,11 +46,14 @@ def legacy_new(
         out = wrap(t._data, t._device)
     elif all(_python_int(a) for a in args) or (len(args) == 1 and type(args[0]) is Size):
         out = PUBLIC["empty"](*args or (0,), dtype=dtype, device=dev)
-    elif len(args) == 1 and not isinstance(args[0], (str, builtins.float, builtins.bool)):
+    elif len(args) == 1 and not isinstance(
+        args[0], (str, builtins.float, builtins.bool, type(None))
+    ):
         out = PUBLIC["tensor"](args[0], dtype=dtype, device=dev)
     elif len(args) == 1:
-        what = "invalid data type" if isinstance(args[0], str) else "data must be a sequence"
-        raise TypeError(f"new(): {what} '{type(args[0]).__name__}'")
+        if isinstance(args[0], str):
+            raise TypeError("new(): invalid data type 'str'")
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     else:
         got = ", ".join(type(a).__name__ for a in args)
         raise TypeError(

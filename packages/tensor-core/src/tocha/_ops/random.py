@@ -140,7 +140,7 @@ def _generator(generator, dev):
 def manual_seed(seed: int) -> Generator:
     """Seed the default generators of every device (and every loaded backend's own random
     state); returns the default CPU generator."""
-    seed = _check_seed(seed)
+    seed = _check_seed(int(seed))  # as PyTorch's: "12" and 1.5 seed, int() refuses "a"
     _global_seed[0] = seed
     for gen in _defaults.values():
         gen.manual_seed(seed)
@@ -524,11 +524,17 @@ def randint(
 ) -> Tensor:
     """Integers drawn uniformly from [low, high), of shape `size` (default dtype int64):
     ``randint(high, size)`` or ``randint(low, high, size)``."""
+    position = 3
     if size is None:
-        low, high, size = 0, low, high
+        low, high, size, position = 0, low, high, 2
     if high is None or size is None:
         raise TypeError(
             "randint() missing required arguments: expected (high, size) or (low, high, size)"
+        )
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"randint(): argument 'size' (position {position}) must be tuple of ints, not "
+            f"{type(size).__name__}"
         )
     low, high = _int_arg(low, "randint", "low"), _int_arg(high, "randint", "high")
     shape = parse_size((size,), "randint")

@@ -1,0 +1,58 @@
+"""Errors and reprs that tutorials and scripts meet every day, as PyTorch words them:
+integer tensors asked to require grad, finfo/iinfo of the wrong kind of dtype, seeds given
+as strings, randint's size, the legacy constructor's data, set_grad_enabled's repr."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tocha
+
+
+def _outcome(fn, lib):
+    try:
+        result = fn(lib)
+    except Exception as exc:  # noqa: BLE001 - the exception is the answer
+        return ("raise", type(exc).__name__, str(exc).replace("torch.", "tocha."))
+    return ("value", repr(result).replace("torch.", "tocha."))
+
+
+def _assign_array(lib):
+    y = lib.zeros(3, 4)
+    y[..., 0] = np.array([1.0, 2.0, 3.0])
+
+
+CASES = {
+    "assign_an_array": _assign_array,
+    "zeros_int_requires_grad": lambda lib: lib.zeros(2, dtype=lib.int32, requires_grad=True),
+    "full_int_requires_grad": lambda lib: lib.full((2,), 1, requires_grad=True),
+    "arange_requires_grad": lambda lib: lib.arange(3, requires_grad=True),
+    "tensor_int_requires_grad": lambda lib: lib.tensor([1, 2], requires_grad=True),
+    "empty_bool_requires_grad": lambda lib: lib.empty(2, dtype=lib.bool, requires_grad=True),
+    "zeros_like_requires_grad": lambda lib: lib.zeros_like(
+        lib.ones(2, dtype=lib.long), requires_grad=True
+    ),
+    "requires_grad_of_long": lambda lib: lib.ones(2, dtype=lib.long).requires_grad_(),
+    "requires_grad_of_complex": lambda lib: lib.ones(1, dtype=lib.complex64).requires_grad_(),
+    "finfo_of_int": lambda lib: lib.finfo(lib.int32),
+    "iinfo_of_float": lambda lib: lib.iinfo(lib.float32),
+    "iinfo_of_bool": lambda lib: lib.iinfo(lib.bool),
+    "manual_seed_word": lambda lib: lib.manual_seed("a"),
+    "manual_seed_digits": lambda lib: lib.manual_seed("12").initial_seed(),
+    "manual_seed_float": lambda lib: lib.manual_seed(1.5).initial_seed(),
+    "manual_seed_none": lambda lib: lib.manual_seed(None),
+    "generator_seed_string": lambda lib: lib.Generator().manual_seed("12"),
+    "randint_size_int": lambda lib: lib.randint(0, 10),
+    "randint_size_list": lambda lib: lib.randint(0, 10, [3]).shape,
+    "legacy_float": lambda lib: lib.Tensor(3.5),
+    "legacy_bool": lambda lib: lib.Tensor(True),
+    "legacy_none": lambda lib: lib.Tensor(None),
+    "legacy_string": lambda lib: lib.Tensor("a"),
+    "set_grad_enabled_repr": lambda lib: repr(lib.set_grad_enabled(True)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES), ids=list(CASES))
+def test_message_as_pytorch(name, torch):
+    assert _outcome(CASES[name], tocha) == _outcome(CASES[name], torch)
