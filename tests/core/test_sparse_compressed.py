@@ -435,6 +435,8 @@ def test_elementwise_and_sums_match_torch(torch):
                 _error(lib.add, c, c.double()),
                 _error(lib.add, c, 1),
                 _error(lib.add, c, lib.ones(3)),
+                _text(c * lib.tensor(D).to_sparse()),
+                _error(lib.add, c, lib.tensor(D).to_sparse())[0],
             ]
         )
     assert got[0] == got[1]

@@ -45,15 +45,15 @@ KERNELS = Compressed.kernels
 
 def _unsupported_layout(name: str):
     def kernel(*args, **kwargs):
-        x = next(a for a in args if is_compressed(a))
-        raise RuntimeError(f"unsupported tensor layout: {x._data.title}")
+        x = next((a for a in args if is_compressed(a)), None)
+        raise RuntimeError(f"unsupported tensor layout: {x._data.title if x else 'SparseCsr'}")
 
     kernel.__name__ = name
     return kernel
 
 
 # the elementwise ops PyTorch runs through its TensorIterator, which refuses these layouts
-for _name in (*UNARY_OPS, *BINARY_OPS, "where", "clamp", "threshold", "isclose"):
+for _name in (*UNARY_OPS, *BINARY_OPS, "where", "clamp"):
     KERNELS[_name] = _unsupported_layout(_name)
 
 
@@ -137,6 +137,8 @@ def _mul(x, y) -> Tensor:
         return _relaid_from_coo(product, a)
     if not isinstance(y, Tensor) or y.dim() == 0:
         return _wrap(a.with_values(a.values * y))
+    if type(y._data) is COO:  # a COO operand masked by this tensor's entries, as a dense one
+        y = y.to_dense()
     if tuple(y.shape) != a.shape:
         raise RuntimeError(
             f"sparse_mask(): operands have incompatible sizes; self has size {list(y.shape)} "
@@ -187,6 +189,10 @@ def _add(x, y) -> Tensor:
             return from_dense(to_dense(a) + to_dense(b), a.layout, a.blocksize, a.dense_dim)
         return _relaid_from_coo(_add_sparse(to_coo(a), to_coo(b)), a)
     dense, a = (y, x._data) if is_compressed(x) else (x, y._data)
+    if type(getattr(dense, "_data", None)) is COO:
+        raise RuntimeError(
+            f"add: expected a dense operand or one of the layout {a.title}, but got Sparse"
+        )
     if not isinstance(dense, Tensor) or tuple(dense.shape) != a.shape:
         raise _size_error(dense, a)
     return to_dense(a) + dense if is_compressed(x) else dense + to_dense(a)
