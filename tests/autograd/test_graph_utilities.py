@@ -7,6 +7,8 @@ the expected values are PyTorch's, checked live against it where it is installed
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -308,3 +310,19 @@ def test_materialized_gradients_join_the_graph_with_create_graph(lib):
     assert gx.requires_grad and gu.requires_grad and gu.tolist() == [0.0, 0.0, 0.0]
     _, gu = lib.autograd.grad((x * x).sum(), [x, unused], materialize_grads=True)
     assert not gu.requires_grad
+
+
+def test_backward_with_create_graph_warns_once_per_process():
+    script = (
+        "import warnings, tocha\n"
+        "warnings.simplefilter('always')\n"
+        "x = tocha.ones(2, requires_grad=True)\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    tocha.autograd.grad((x * x).sum(), x, create_graph=True)\n"
+        "    (x * x).sum().backward(create_graph=True)\n"
+        "    (x * x).sum().backward(create_graph=True)\n"
+        "print(sum('reference cycle' in str(w.message) for w in caught))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "1", done.stderr

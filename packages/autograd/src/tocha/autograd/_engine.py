@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 import weakref
 
 import tocha
@@ -671,6 +672,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
     current = meta.grad
     if current is None:
         if create_graph:
+            _warn_reference_cycle()
             meta.grad = grad
         elif grad._ag is None and grad._data.strides != t._data.strides:
             meta.grad = _laid_out_as(t, grad)
@@ -682,6 +684,8 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         or grad._ag is not None
         or grad._device is not current._device
     ):
+        if create_graph:
+            _warn_reference_cycle()
         meta.grad = current + grad
     elif _sums_in_place(current, grad):
         kernel_context().run(
@@ -701,6 +705,21 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
                         f"expected Variable, but hook returned '{type(returned).__name__}'"
                     )
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+_CYCLE_WARNING = [
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+]  # emptied once given: PyTorch warns once per process
+
+
+def _warn_reference_cycle() -> None:
+    """A gradient that is part of a graph goes into a ``.grad``: warn, once."""
+    if _CYCLE_WARNING:
+        warnings.warn(_CYCLE_WARNING.pop(), UserWarning, stacklevel=5)
 
 
 def _laid_out_as(t: Tensor, grad: Tensor) -> Tensor:
