@@ -46,7 +46,9 @@ KERNELS = Compressed.kernels
 def _unsupported_layout(name: str):
     def kernel(*args, **kwargs):
         x = next((a for a in args if is_compressed(a)), None)
-        raise RuntimeError(f"unsupported tensor layout: {x._data.title if x else 'SparseCsr'}")
+        raise RuntimeError(
+            f"unsupported tensor layout: {x._data.title if x is not None else 'SparseCsr'}"
+        )
 
     kernel.__name__ = name
     return kernel
