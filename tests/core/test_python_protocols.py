@@ -189,3 +189,17 @@ def test_float_of_a_tensor_requiring_grad_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert int(x) == 1
+
+
+def test_dropping_imaginary_parts_warns_once_at_the_callers_line():
+    from tocha._ops.creation import warn_complex_to_real
+
+    c = tocha.tensor([1 + 2j])
+    for drop in (lambda: c.float(), lambda: tocha.zeros(1).copy_(c)):
+        warn_complex_to_real.cache_clear()
+        with pytest.warns(UserWarning, match="Casting complex values to real discards") as rec:
+            assert drop().tolist() == [1.0]
+        assert rec[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert c.long().tolist() == [1] and c.bool().tolist() == [True]

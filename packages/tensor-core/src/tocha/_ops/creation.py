@@ -879,6 +879,7 @@ def _cast_kernel(xp):
         if x.dtype.kind == "c" and np_dtype.kind == "b":
             return x != 0
         if x.dtype.kind == "c" and np_dtype.kind != "c":
+            warn_complex_to_real()
             x = x.real
         strides = preserved_strides(x)
         if strides is None:
@@ -888,6 +889,16 @@ def _cast_kernel(xp):
         return out
 
     return kernel
+
+
+@functools.cache
+def warn_complex_to_real() -> None:
+    """PyTorch's warning, once a program, when a copy drops imaginary parts."""
+    warnings.warn(
+        "Casting complex values to real discards the imaginary part",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 cast_op = defop("to_dtype", _cast_kernel)

@@ -12,7 +12,7 @@ from .._dispatch import broadcast_error, expect_tensor
 from .._tensor import Tensor
 from ._argcheck import fill_fits
 from ._out import inplace
-from .creation import full_like
+from .creation import full_like, warn_complex_to_real
 
 
 def _values(self: Tensor, src: Tensor):
@@ -22,6 +22,7 @@ def _values(self: Tensor, src: Tensor):
         host = backend_of(src._device).to_host(data)
         data = backend_of(self._device).from_host(host, self._device)
     if data.dtype.kind == "c" and self._data.dtype.kind != "c":
+        warn_complex_to_real()
         data = data.real
     return data
 
