@@ -1782,6 +1782,32 @@ def ctc_loss(
     return nll[0] if unbatched else nll
 
 
+def _check_linear_cross_entropy(input, linear_weight, linear_bias) -> None:
+    """PyTorch's shape errors of `linear_cross_entropy`."""
+    if isinstance(input, Tensor) and input.dim() not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if isinstance(linear_weight, Tensor) and linear_weight.dim() < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}"
+        )
+    if not (isinstance(input, Tensor) and isinstance(linear_weight, Tensor)):
+        return
+    if input.shape[-1] != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes = tuple(linear_weight.shape[:-1])
+    if isinstance(linear_bias, Tensor) and tuple(linear_bias.shape) != classes:
+        raise RuntimeError(f"expected linear_bias shape {classes}, got {tuple(linear_bias.shape)}")
+    if len(classes) > 1 and input.dim() == 1:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {linear_weight.shape[-1]}), got unbatched input with "
+            f"shape {tuple(input.shape)}"
+        )
+
+
 def linear_cross_entropy(
     input: Tensor,
     linear_weight: Tensor,
@@ -1795,12 +1821,19 @@ def linear_cross_entropy(
     options=None,
 ) -> Tensor:
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` (`options`,
-    PyTorch's chunking settings, change nothing here: the logits are computed whole)."""
-    if isinstance(linear_weight, Tensor) and linear_weight.dim() < 2:
-        raise RuntimeError(
-            f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}"
-        )
-    logits = linear(input, linear_weight, linear_bias)
+    PyTorch's chunking settings, change nothing here: the logits are computed whole).
+
+    `input` is ``(N, in)`` or ``(in)``; `linear_weight` is ``(C, in)``, or ``(C, d1, ...,
+    dK, in)`` for a K-dimensional loss whose logits are ``(N, C, d1, ..., dK)``;
+    `linear_bias` has `linear_weight`'s shape without its last dim."""
+    _check_linear_cross_entropy(input, linear_weight, linear_bias)
+    if linear_weight.dim() > 2:
+        classes = tuple(linear_weight.shape[:-1])
+        flat_bias = None if linear_bias is None else linear_bias.reshape(-1)
+        logits = linear(input, linear_weight.reshape(-1, linear_weight.shape[-1]), flat_bias)
+        logits = logits.reshape(input.shape[0], *classes)
+    else:
+        logits = linear(input, linear_weight, linear_bias)
     _check_float(logits, "log_softmax_lastdim_kernel_impl")
     return cross_entropy(
         logits,

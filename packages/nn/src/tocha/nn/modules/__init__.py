@@ -20,6 +20,7 @@ from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
 from .normalization import *  # noqa: F403
