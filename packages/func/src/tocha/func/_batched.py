@@ -26,6 +26,7 @@ class _Levels(threading.local):
         self.randomness: dict = {}
         self.next_id = 0
         self.unbatched_draws = 0  # random draws under randomness="different" no rule batched
+        self.draw_state = None  # the CPU generator's state before the last of those draws
 
 
 VMAP = _Levels()

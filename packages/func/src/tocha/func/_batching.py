@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+import tocha
 from tocha import Tensor
 from tocha.autograd.transforms import LEAF_GRADIENTS
 from tocha.library import LAYERS, backend_of, kernel_context, wrap
@@ -116,7 +117,9 @@ def write_batched(target, result) -> bool:
 
 def random_draw() -> None:
     """A random op inside vmap: refused under randomness="error"; under "different",
-    counted until a batching rule (dropout's) draws per example."""
+    counted until a batching rule (dropout's) draws per example, and the CPU generator's
+    state kept, so that the rule draws the whole batch from where the op drew its first
+    example (PyTorch's values: one draw of the batched shape)."""
     if not VMAP.active:
         return
     modes = [VMAP.randomness[level] for level in VMAP.active]
@@ -128,6 +131,7 @@ def random_draw() -> None:
         )
     if "different" in modes:
         VMAP.unbatched_draws += 1
+        VMAP.draw_state = tocha.get_rng_state()
 
 
 def settle_leaf_gradient(grad, leaf):

@@ -14,6 +14,7 @@ import string
 
 import numpy as np
 
+import tocha
 from tocha import Tensor
 
 from ._batched import VMAP, BatchedTensor, aligned, batch_shape
@@ -664,7 +665,10 @@ def _dropout(op, args, out, levels, xp):
     physical = aligned(x, levels)
     if VMAP.randomness[levels[-1]] == "different":
         VMAP.unbatched_draws -= 1
-        return _kernel(op, args)(physical, stream, p)
+        if VMAP.draw_state is not None and x.device.type == "cpu":
+            tocha.set_rng_state(VMAP.draw_state)  # rewinds `stream`: the first example's draw
+        # the kernel draws in its input's memory order; PyTorch's draw is batch first
+        return _kernel(op, args)(xp.ascontiguousarray(physical), stream, p)
     keep = out[1]._data
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     shape = physical.shape[: len(levels)] + keep.shape
