@@ -248,7 +248,7 @@ def test_constructor_argument_errors_match_torch(torch):
                 _error(
                     lib.sparse_compressed_tensor, [0, 1], [0], [1.0], (1, 1), layout=lib.strided
                 ),
-                _error(_csr, lib, requires_grad=True, dtype=lib.int64)[0],
+                _error(_csr, lib, requires_grad=True, dtype=lib.int64),
             ]
         )
     assert got[0] == got[1]

@@ -753,6 +753,10 @@ def sparse_compressed_tensor(
         )
     _check_indices(layout, compressed, plain, n, limit)
     if requires_grad:
+        if not (vals.is_floating_point() or vals.is_complex()):
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         vals = vals.detach().requires_grad_(True)
     return _wrap(Compressed(compressed, plain, vals, shape, layout))
 
