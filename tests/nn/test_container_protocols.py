@@ -302,3 +302,35 @@ def test_pre_hook_with_kwargs_must_return_a_pair(torch):
     with pytest.raises(RuntimeError) as ours:
         run(tocha)
     assert str(ours.value).split(", but got")[0] == str(theirs.value).split(", but got")[0]
+
+
+@pytest.mark.parametrize("method", ["add_module", "register_buffer", "register_parameter"])
+def test_dotted_name_errors(torch, method):
+    def run(lib):
+        value = lib.ones(1) if method == "register_buffer" else None
+        getattr(lib.nn.Linear(1, 1), method)("a.b", value)
+
+    with pytest.raises(KeyError) as theirs:
+        run(torch)
+    with pytest.raises(KeyError) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("method", ["get_extra_state", "set_extra_state"])
+def test_extra_state_default_errors(torch, method):
+    args = () if method == "get_extra_state" else ({},)
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.nn.Linear(1, 1), method)(*args)
+    with pytest.raises(RuntimeError) as ours:
+        getattr(nn.Linear(1, 1), method)(*args)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_to_a_complex_dtype_warns(torch):
+    with pytest.warns(UserWarning) as theirs:
+        torch.nn.Linear(2, 2).to(torch.complex64)
+    with pytest.warns(UserWarning) as ours:
+        layer = nn.Linear(2, 2).to(tocha.complex64)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert layer.weight.dtype == tocha.complex64

@@ -36,6 +36,10 @@ _GLOBAL_MODULE_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
 # The ids of the global forward hooks registered with_kwargs / always_call.
 _GLOBAL_FORWARD_HOOKS_WITH_KWARGS: dict[int, bool] = {}
 _GLOBAL_FORWARD_HOOKS_ALWAYS_CALLED: dict[int, bool] = {}
+_REPORT_BUG = (
+    "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+    "bug-report.yml to report this bug."
+)
 # The state_dict key suffix of a module's extra state (`Module.get_extra_state`).
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 # The registries under PyTorch's names, which libraries read and clear.
@@ -447,7 +451,8 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
         if "." in name:
-            raise KeyError(f'{kind} name can\'t contain "."')
+            got = f", got: {name}" if kind == "module" else ""
+            raise KeyError(f'{kind} name can\'t contain "."{got}')
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
 
@@ -711,6 +716,15 @@ class Module:
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={dtype}"
             )
+        if dtype is not None and dtype.is_complex:
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may "
+                "change, and some modules might not work as expected when using complex "
+                "tensors as parameters or buffers. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                "complex module does not work as expected.",
+                stacklevel=2,
+            )
 
         def convert(t: Tensor) -> Tensor:
             target = (
@@ -794,13 +808,18 @@ class Module:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def get_extra_state(self) -> Any:
+        """The state to save under ``<prefix>_extra_state`` in the state dict; a module that
+        has such state overrides this and `set_extra_state`."""
         raise RuntimeError(
-            "Reached a code path in Module.get_extra_state() that should never be called."
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            f"{_REPORT_BUG}"
         )
 
     def set_extra_state(self, state) -> None:
+        """Restore what `get_extra_state` returned, when a state dict is loaded."""
         raise RuntimeError(
-            "Reached a code path in Module.set_extra_state() that should never be called."
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            f"{_REPORT_BUG}"
         )
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
