@@ -4,6 +4,8 @@ as strings, randint's size, the legacy constructor's data, set_grad_enabled's re
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -56,3 +58,30 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES), ids=list(CASES))
 def test_message_as_pytorch(name, torch):
     assert _outcome(CASES[name], tocha) == _outcome(CASES[name], torch)
+
+
+# Indexing's deprecations and refusals, as PyTorch's (warnings recorded by the oracle).
+INDEXING = {
+    "list_of_lists": lambda lib: lib.arange(12).reshape(3, 4)[[[0, 1], [1, 2]]],
+    "list_with_slice": lambda lib: lib.arange(12).reshape(3, 4)[[slice(0, 2), 1]],
+    "uint8_mask": lambda lib: lib.arange(3)[lib.tensor([1, 0, 1], dtype=lib.uint8)],
+    "int8_index": lambda lib: lib.arange(3)[lib.tensor([0, 2], dtype=lib.int8)],
+    "int16_index_second_dim": lambda lib: lib.ones(2, 3)[:, lib.tensor([0], dtype=lib.int16)],
+    "int32_index": lambda lib: lib.arange(3)[lib.tensor([0, 2], dtype=lib.int32)],
+    "zero_dim_array": lambda lib: lib.arange(12).reshape(3, 4)[np.array(1)],
+}
+
+
+def _warned(fn, lib):
+    """`_outcome` and the messages of the warnings given on the way (PyTorch's without the
+    C++ location it appends)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _outcome(fn, lib)
+    messages = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+    return outcome, messages
+
+
+@pytest.mark.parametrize("name", list(INDEXING), ids=list(INDEXING))
+def test_indexing_as_pytorch(name, torch):
+    assert _warned(INDEXING[name], tocha) == _warned(INDEXING[name], torch)

@@ -13,6 +13,7 @@ Python bool (PyTorch's index ``[0]`` for True, ``[]`` for False on an unsqueezed
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from .._dispatch import (
     type_name,
 )
 from .._grad_mode import STATE, no_grad
+from .._stack import user_stacklevel
 from .._tensor import Tensor, wrap
 from ._argcheck import check_tensors, flag
 from ._out import check_writable, inplace, write_out
@@ -279,6 +281,8 @@ def _expand_error(value, target) -> RuntimeError:
 
 
 _INDEX_TYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
+# The dtypes of index tensors: int64, int32, uint8 (a mask, deprecated) and bool.
+_INDEX_CHARS = frozenset(np.dtype(t).char for t in (np.int64, np.int32, np.uint8, np.bool_))
 # PyTorch's C++ scalar type names, used in its conversion errors.
 _MASK_NAME = {
     "bool": "bool",
@@ -379,15 +383,28 @@ def _as_tuple(key) -> tuple:
     Ellipsis means a tuple of indices (NumPy's old rule); any other list is one index."""
     if type(key) is tuple:
         return key
-    if isinstance(key, (list, np.ndarray)) and len(key) < 32:
+    if (isinstance(key, list) or (isinstance(key, np.ndarray) and key.ndim)) and len(key) < 32:
         for k in key:
             if (
                 isinstance(k, (Tensor, list, tuple, slice, np.ndarray))
                 or k is None
                 or (k is Ellipsis)
             ):
+                if isinstance(key, list):
+                    _warn_sequence_key()
                 return tuple(key)
     return (key,)
+
+
+def _warn_sequence_key() -> None:
+    warnings.warn(
+        "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+        "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+        "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+        "error or a different result",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def _index_entry(k, dev):
@@ -406,8 +423,15 @@ def _index_entry(k, dev):
         return k
     if isinstance(k, Tensor):
         kind = k._data.dtype.kind
-        if kind not in "biu":
+        if k._data.dtype.char not in _INDEX_CHARS:
             raise IndexError(_INDEX_TYPE_ERROR)
+        if kind == "u":
+            warnings.warn(
+                "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                "torch.bool instead.",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
         if k._data.ndim == 0:
             return bool(k.item()) if kind in "bu" else int(k.item())
         if k._device is not dev:
@@ -573,8 +597,8 @@ def _simple_index(self: Tensor, key) -> bool:
         return False
     kd = key._data
     kind = kd.dtype.kind
-    if kind == "i":
-        return kd.ndim > 0 and self._data.ndim > 0
+    if kind == "i":  # int64, int32 (int8 and int16 are refused by the general parser)
+        return kd.itemsize >= 4 and kd.ndim > 0 and self._data.ndim > 0
     return kind == "b" and kd.shape == self._data.shape and kd.ndim > 0
 
 
