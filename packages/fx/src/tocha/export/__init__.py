@@ -24,6 +24,7 @@ from .graph_signature import (
     SymIntArgument,
     TensorArgument,
 )
+from .unflatten import unflatten
 
 __all__ = [
     "ConstantArgument",
@@ -48,4 +49,5 @@ __all__ = [
     "load",
     "ops",
     "save",
+    "unflatten",
 ]

@@ -135,6 +135,8 @@ def _trace(
     """Trace `mod` on its inputs (bound to `names`), with `dynamic`'s dimensions."""
     params, buffers, constants, non_persistent = _state(mod)
     tracer = Tracer()
+    for path, sub in mod.named_modules(remove_duplicate=False):
+        tracer.module_paths.setdefault(id(sub), path)
     symbols = {id(d): d for leaf in dynamic for d in leaf.values()}
     tracer.symbols = list(symbols.values())
     tracer.dynamic = any(d.shadow != d.example for d in tracer.symbols)

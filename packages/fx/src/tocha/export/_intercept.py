@@ -318,7 +318,7 @@ def _setitem_wrapper(tracer: Tracer, fn: Any) -> Any:
                 fn(*tracer.to_shadow((self, key, value)))
         finally:
             tracer.depth -= 1
-        node = tracer.graph.call_function(operator.setitem, args)
+        node = tracer.add(operator.setitem, args)
         node.meta["val"] = None
         return None
 
@@ -425,6 +425,17 @@ def _patch_reads(tracer: Tracer, patches: _Patches) -> None:
             patches.set_attr(cls, name, _read_wrapper(tracer, name, fn))
 
 
+def _patch_module_call(tracer: Tracer, patches: _Patches) -> None:
+    """Module calls tell the tracer which module the nodes they record belong to."""
+    module_class = tocha.nn.Module
+    call = module_class.__call__
+
+    def module_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return tracer.call_module(self, call.__get__(self), args, kwargs)
+
+    patches.set_attr(module_class, "__call__", module_call)
+
+
 def _read_wrapper(tracer: Tracer, name: str, fn: Any) -> Any:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if tracer.passive() or tracer.kernel_depth or not tracer.traced(self):
@@ -522,6 +533,7 @@ def recording(
             _patch_public(tracer, patches, code_globals, classes, keep)
         if reads:
             _patch_reads(tracer, patches)
+        _patch_module_call(tracer, patches)
         restore_kernels = _patch_kernels(tracer)
         with contextlib.nullcontext() if grad else tocha.no_grad():
             yield tracer

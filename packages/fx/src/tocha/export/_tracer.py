@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 import tocha
+from tocha.fx._patching import torch_alias
 from tocha.fx.graph import Graph
 from tocha.fx.node import Node
 from tocha.fx.passes.shape_prop import TensorMetadata
@@ -45,7 +46,14 @@ from ._dims import ValueRanges
 from ._errors import GuardOnDataDependentSymNode, UserError, with_footer
 from ._symint import SizeName, SymInt
 
-__all__ = ["Tracer", "named_placeholder", "specialising", "state_name", "tensor_metadata"]
+__all__ = [
+    "Tracer",
+    "module_type_name",
+    "named_placeholder",
+    "specialising",
+    "state_name",
+    "tensor_metadata",
+]
 
 _ndarray = np.ndarray
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -102,6 +110,36 @@ class Tracer:
         self.size_nodes: dict[tuple[Node, int], SymInt] = {}
         self.keep: list[Any] = []
         self.thread = threading.get_ident()
+        self.module_paths: dict[int, str] = {}
+        self.module_stack: dict[str, tuple[str, str]] = {}
+        self.module_calls: dict[str, int] = {}
+
+    def add(
+        self, target: Any, args: tuple, kwargs: dict | None = None, name: str | None = None
+    ) -> Node:
+        """A ``call_function`` node made now, stamped with the module calls under way
+        (``meta['nn_module_stack']``)."""
+        node = self.graph.create_node("call_function", target, args, kwargs, name=name)
+        if self.module_stack:
+            node.meta["nn_module_stack"] = dict(self.module_stack)
+        return node
+
+    def call_module(self, module: Any, call: Any, args: tuple, kwargs: dict) -> Any:
+        """Run ``call(*args, **kwargs)``, the call of `module`, with the nodes it records
+        stamped with its qualified path (a module outside the exported one is not named)."""
+        path = self.module_paths.get(id(module))
+        if path is None or self.passive():
+            return call(*args, **kwargs)
+        key = "L__self__" + path
+        count = self.module_calls.get(key, 0)
+        self.module_calls[key] = count + 1
+        if count:
+            key = f"{key}@{count}"
+        self.module_stack[key] = (path, module_type_name(type(module)))
+        try:
+            return call(*args, **kwargs)
+        finally:
+            self.module_stack.pop(key, None)
 
     def passive(self) -> bool:
         """Whether a call now is left unrecorded: inside a recorded call, or on another
@@ -168,6 +206,8 @@ class Tracer:
         if pending is not None and pending[2] is arr:
             parent, index, _ = pending
             node = self.graph.call_function(operator.getitem, (parent, index))
+            if "nn_module_stack" in parent.meta:
+                node.meta["nn_module_stack"] = dict(parent.meta["nn_module_stack"])
             shadow = self.shadows.get(id(arr))
             self.bind(value, node, shadow)
             return node
@@ -259,7 +299,7 @@ class Tracer:
                 raise self.specialised(target, exc) from exc
             finally:
                 self.depth -= 1
-        node = self.graph.call_function(target, node_args, node_kwargs)
+        node = self.add(target, node_args, node_kwargs)
         self.set_result(node, out, shadow)
         return out
 
@@ -328,9 +368,7 @@ class Tracer:
         dim %= value.ndim
         known = self.size_nodes.get((node, dim))
         if known is None:
-            size_node = self.graph.create_node(
-                "call_function", _SIZE, (node, dim), name="sym_size_int"
-            )
+            size_node = self.add(_SIZE, (node, dim), name="sym_size_int")
             if other == size:
                 known = _RecordedSize(size, size, size_node, self, str(size), frozenset())
             else:
@@ -428,7 +466,7 @@ class Tracer:
         dim.range = narrowed
 
     def sym_node(self, fn: Any, args: tuple, value: int) -> Node:
-        return self.graph.call_function(fn, self.to_args(args))
+        return self.add(fn, self.to_args(args))
 
     # -- data-dependent control flow -------------------------------------------------------
 
@@ -508,7 +546,7 @@ class Tracer:
             out = fn(value, *args, **kwargs)
         finally:
             self.depth -= 1
-        node = self.graph.call_function(python_value, (self.node_of(value), name, *args, out))
+        node = self.add(python_value, (self.node_of(value), name, *args, out))
         node.meta["val"] = out
         return out
 
@@ -531,7 +569,7 @@ class Tracer:
             raw = kernel(*_plain(args), **kwargs)
         finally:
             self.kernel_depth -= 1
-        node = self.graph.call_function(ops.get(op.name), node_args, rest)
+        node = self.add(ops.get(op.name), node_args, rest)
         result = out_array if out_array is not None else raw
         wrap = tocha.library.wrap
         if type(result) is tuple:
@@ -630,6 +668,15 @@ def state_name(prefix: str, target: str) -> str:
     for parameter ``fc.weight`` (``b_`` buffers, ``c_`` constants), a leading ``self_``
     dropped (``self_attn.in_proj_weight`` is ``p_attn_in_proj_weight``)."""
     return f"{prefix}_{target.replace('.', '_').removeprefix('self_')}"
+
+
+def module_type_name(cls: type) -> str:
+    """`cls` by module and qualified name, as ``nn_module_stack`` names module types; under
+    the torch alias (``python -m tocha.run``) tocha's own classes are named from ``torch``."""
+    module = cls.__module__
+    if module.startswith("tocha.") and torch_alias() is not None:
+        module = "torch" + module[len("tocha") :]
+    return f"{module}.{cls.__qualname__}"
 
 
 def named_placeholder(graph: Graph, name: str) -> Node:
