@@ -106,12 +106,6 @@ ERRORS = [
         AssertionError,
         "Cannot specify both init_method and store",
     ),
-    (
-        "larger_world_alone",
-        {"init_method": "tcp://127.0.0.1:1", "rank": 0, "world_size": 2},
-        RuntimeError,
-        "python -m tocha.distributed.run",
-    ),
 ]
 
 

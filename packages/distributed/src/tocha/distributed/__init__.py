@@ -1,7 +1,9 @@
 """``tocha.distributed``: PyTorch's ``torch.distributed`` on MPI (mpi4py) and NCCL (CuPy).
 
-Start the processes with ``mpirun -n N python train.py`` or
-``python -m tocha.distributed.run --nproc_per_node N train.py`` (a process started alone is
+Start the processes with ``python -m tocha.distributed.run --nproc_per_node N train.py``
+(torchrun's arguments), ``mpirun -n N python train.py``, or from Python with
+``tocha.multiprocessing.spawn`` / ``multiprocessing.Process`` and a ``tcp://``, ``env://`` or
+``file://`` rendezvous, where the workers meet at rank 0's address (a process started alone is
 a world of one); then::
 
     import tocha as torch
@@ -53,7 +55,15 @@ from ._group import (
     new_group,
 )
 from ._objects import all_gather_object, broadcast_object_list, gather_object
-from ._types import Backend, DistBackendError, DistError, ReduceOp, default_pg_timeout
+from ._types import (
+    Backend,
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    ReduceOp,
+    default_pg_timeout,
+)
 from ._version import __version__
 from ._work import Work
 
@@ -61,6 +71,8 @@ __all__ = [
     "Backend",
     "DistBackendError",
     "DistError",
+    "DistNetworkError",
+    "DistStoreError",
     "DistributedDataParallel",
     "GroupMember",
     "ProcessGroup",

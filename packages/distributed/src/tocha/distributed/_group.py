@@ -13,6 +13,7 @@ A group is a duplicate of MPI's communicator (``MPI_Comm_dup``, or
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from datetime import timedelta
 from importlib.util import find_spec
@@ -166,6 +167,14 @@ def _check_environment(size: int, rank: int, world_size: int, rank_arg: int) -> 
         )
 
 
+def _mpi_not_started() -> bool:
+    """Whether this process was started apart from the others (not by an MPI launcher) and
+    has not started MPI yet, so that it can still meet them before MPI starts."""
+    from ._join import started_by_mpi
+
+    return "mpi4py.MPI" not in sys.modules and not started_by_mpi()
+
+
 def _meets(name: Backend | None, init_method, world_size: int, rank: int, store) -> bool:
     """Whether the group is set up by a rendezvous, as PyTorch's gloo and nccl are: always for
     ``gloo``, never for ``mpi``; for no backend or ``nccl``, when the call or the environment
@@ -228,7 +237,19 @@ def init_process_group(
         from ._rendezvous import rendezvous
 
         meeting = rendezvous(init_method, rank, world_size, store)
+    joining = meeting is not None and meeting.world_size > 1 and _mpi_not_started()
+    if joining:
+        from ._join import join
+        from ._rendezvous import check_rank
+
+        check_rank(meeting)
+        join(meeting, meeting.file, timeout)
     from mpi4py import MPI
+
+    if joining:
+        from ._join import forget
+
+        forget()
 
     from ._mpi import ProcessGroupMPI
 

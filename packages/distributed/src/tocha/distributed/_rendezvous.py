@@ -5,8 +5,9 @@ world that carries the group.
 The ``env://`` method reads ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK`` and ``WORLD_SIZE``
 (arguments take precedence); ``tcp://host:port`` and ``file://path`` need ``rank`` and
 ``world_size`` as arguments or in the query (``tcp://host:port?rank=0&world_size=2``). The
-processes themselves meet through MPI: the launcher (``python -m tocha.distributed.run``, or
-``mpiexec``) starts them as one MPI world, and a process started alone is a world of one.
+processes then form one MPI world: the launcher (``python -m tocha.distributed.run``, or
+``mpiexec``) started them as one, or, started apart (``torch.multiprocessing.spawn``), they
+meet at rank 0's address before MPI starts (`_join`); a process alone is a world of one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlparse
 
-__all__ = ["Rendezvous", "rendezvous", "match_world"]
+__all__ = ["Rendezvous", "check_rank", "match_world", "rendezvous"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class Rendezvous:
     world_size: int
     master_addr: str | None = None
     master_port: int | None = None
+    file: str | None = None
 
 
 def _error(scheme: str, what: str) -> ValueError:
@@ -78,30 +80,31 @@ def rendezvous(init_method: str | None, rank: int, world_size: int, store) -> Re
         if world_size == -1:
             raise _error(url.scheme, "world size parameter missing")
         if url.scheme == "file":
-            return Rendezvous(rank, world_size)
+            return Rendezvous(rank, world_size, file=url.path)
         if url.port is None:
             raise _error("tcp", "port number missing")
         return Rendezvous(rank, world_size, url.hostname, url.port)
     raise RuntimeError(f"No rendezvous handler for {url.scheme}://")
 
 
-def match_world(meeting: Rendezvous, mpi_rank: int, mpi_size: int) -> None:
-    """Refuse a rendezvous that the MPI world cannot carry: another size, or another rank.
-
-    A world of one needs no launcher; a larger world is started as one MPI world.
-    """
-    if meeting.world_size != mpi_size:
-        raise RuntimeError(
-            f"init_process_group expects a world of {meeting.world_size} process(es), but this "
-            f"process belongs to an MPI world of {mpi_size}: tocha's gloo backend runs on MPI, "
-            "so start the processes together with `python -m tocha.distributed.run "
-            "--nproc_per_node N script.py` (or `mpiexec -n N python script.py`); a process "
-            "started alone is a world of one"
-        )
+def check_rank(meeting: Rendezvous) -> None:
+    """Refuse a rank outside ``[0, world_size)``."""
     if not 0 <= meeting.rank < meeting.world_size:
         raise ValueError(
             f"Invalid rank {meeting.rank}: the rank must be in [0, {meeting.world_size})"
         )
+
+
+def match_world(meeting: Rendezvous, mpi_rank: int, mpi_size: int) -> None:
+    """Refuse a rendezvous that the MPI world cannot carry: another size, or another rank."""
+    if meeting.world_size != mpi_size:
+        raise RuntimeError(
+            f"init_process_group expects a world of {meeting.world_size} process(es), but this "
+            f"process belongs to an MPI world of {mpi_size}: MPI started before this call "
+            "(an earlier process group, or mpi4py imported first), or the launcher started "
+            "another number of processes"
+        )
+    check_rank(meeting)
     if meeting.rank != mpi_rank:
         raise RuntimeError(
             f"init_process_group was given rank {meeting.rank}, but the launcher started this "

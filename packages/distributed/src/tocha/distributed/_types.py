@@ -10,6 +10,8 @@ __all__ = [
     "Backend",
     "DistBackendError",
     "DistError",
+    "DistNetworkError",
+    "DistStoreError",
     "ReduceOp",
     "default_pg_timeout",
 ]
@@ -24,6 +26,14 @@ class DistError(RuntimeError):
 
 class DistBackendError(DistError):
     """A collective failed in the backend: a timeout, a peer gone, an MPI or NCCL error."""
+
+
+class DistNetworkError(DistError):
+    """A network error: rank 0 could not listen on the rendezvous port, a peer is gone."""
+
+
+class DistStoreError(DistError):
+    """The rendezvous failed: the ranks did not all arrive in time."""
 
 
 class ReduceOp:
