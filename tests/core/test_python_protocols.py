@@ -114,6 +114,10 @@ OPERATOR_ERRORS = {
         lambda t: np.ones(2) - t,
         "unsupported operand type(s) for -: 'numpy.ndarray' and 'Tensor'",
     ),
+    "pow_with_modulo": (
+        lambda t: pow(t.long(), 3, 5),
+        "unsupported operand type(s) for ** or pow(): 'Tensor', 'int', 'int'",
+    ),
     "tensor_less_than_array": (
         lambda t: t < np.ones(2),
         "'<' not supported between instances of 'Tensor' and 'numpy.ndarray'",

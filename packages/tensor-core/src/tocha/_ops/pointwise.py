@@ -1342,8 +1342,30 @@ Tensor.__ifloordiv__ = _inplace_operator(_floor_div)
 Tensor.__mod__ = _operator(BINARY_OPS["remainder"])
 Tensor.__rmod__ = _operator(BINARY_OPS["remainder"], reflected=True)
 Tensor.__imod__ = _inplace_operator(BINARY_OPS["remainder"])
-Tensor.__pow__ = _operator(BINARY_OPS["pow"])
-Tensor.__rpow__ = _operator(BINARY_OPS["pow"], reflected=True)
+_POW = BINARY_OPS["pow"]
+
+
+def _pow(self, other, modulo=None):
+    """``self ** other``; ``pow(self, other, modulo)`` is no tensor operation."""
+    if modulo is not None:
+        return NotImplemented
+    try:
+        return binary(_POW, self, other)
+    except _NOT_AN_OPERAND:
+        return NotImplemented
+
+
+def _rpow(self, other, modulo=None):
+    if modulo is not None:
+        return NotImplemented
+    try:
+        return binary(_POW, other, self)
+    except _NOT_AN_OPERAND:
+        return NotImplemented
+
+
+Tensor.__pow__ = _pow
+Tensor.__rpow__ = _rpow
 Tensor.__ipow__ = _inplace_operator(BINARY_OPS["pow"])
 for _dunder, _name in (
     ("and", "bitwise_and"),
