@@ -101,7 +101,7 @@ class Distribution:
     @property
     def mean(self) -> tocha.Tensor:
         """The mean, of shape `batch_shape + event_shape`."""
-        raise NotImplementedError(f"{self.__class__} does not implement mean")
+        raise NotImplementedError
 
     @property
     def mode(self) -> tocha.Tensor:
@@ -111,7 +111,7 @@ class Distribution:
     @property
     def variance(self) -> tocha.Tensor:
         """The variance, of shape `batch_shape + event_shape`."""
-        raise NotImplementedError(f"{self.__class__} does not implement variance")
+        raise NotImplementedError
 
     @property
     def stddev(self) -> tocha.Tensor:
