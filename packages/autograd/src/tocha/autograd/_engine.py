@@ -674,7 +674,7 @@ def _accumulate_into(t: Tensor, grad: Tensor, owned: bool, create_graph: bool) -
         if create_graph:
             _warn_reference_cycle()
             meta.grad = grad
-        elif grad._ag is None and grad._data.strides != t._data.strides:
+        elif type(grad) is Tensor and grad._ag is None and grad._data.strides != t._data.strides:
             meta.grad = _laid_out_as(t, grad)
         else:
             meta.grad = grad if owned and grad._ag is None else _detached_copy(grad)
