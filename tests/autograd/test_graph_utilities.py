@@ -326,3 +326,39 @@ def test_backward_with_create_graph_warns_once_per_process():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout.strip() == "1", done.stderr
+
+
+def test_saved_fields_of_a_node(lib):
+    x = lib.randn(3, requires_grad=True)
+    y = x.pow(2)
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_exponent == 2
+    assert (x * 2.0).grad_fn._saved_self is None  # not needed: not kept
+    e = x.exp()
+    result = e.grad_fn._saved_result
+    assert result is not e and result.equal(e) and result.grad_fn is e.grad_fn
+    c = x.clamp(0, 1)
+    assert (c.grad_fn._saved_min, c.grad_fn._saved_max) == (0, 1)
+    with pytest.raises(AttributeError):
+        _ = y.grad_fn._saved_nothing
+    e.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        _ = e.grad_fn._saved_result
+
+
+def test_raw_saved_tensor_hooks(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    log = []
+    y = x.pow(2)
+    y.grad_fn._raw_saved_self.register_hooks(
+        lambda t: log.append("pack") or t * 1, lambda t: log.append("unpack") or t
+    )
+    e = x.exp()
+    e.grad_fn._raw_saved_result.register_hooks(
+        lambda t: log.append("pack result") or t.detach().clone(),
+        lambda t: log.append("unpack result") or t,
+    )
+    (y + e).sum().backward()
+    assert sorted(log) == ["pack", "pack result", "unpack", "unpack result"]
+    assert x.grad.tolist() == pytest.approx([2 + 2.718281828, 4 + 7.389056099])
+    with pytest.raises(RuntimeError, match="register_hooks on a saved tensor after it has been"):
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)

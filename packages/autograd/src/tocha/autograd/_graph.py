@@ -147,6 +147,14 @@ class Node(_RareMetaFields):
     def name(self) -> str:
         return type(self).__name__
 
+    def __getattr__(self, name: str):
+        """What the node saved: ``_saved_self``, ``_saved_result``, ``_raw_saved_self``..."""
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from ._saved_fields import saved_field
+
+            return saved_field(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
