@@ -226,3 +226,32 @@ def test_nn_module_stack_names_torch_classes_under_the_torch_alias(tmp_path):
         "{'L__self__': ('', '__main__.Block'), "
         "'L__self__conv': ('conv', 'torch.nn.modules.linear.Linear')}"
     )
+
+
+def test_decomposed_nodes_keep_the_module_calls_and_unflatten():
+    class WithNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.bn = nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            return tocha.nn.functional.gelu(self.bn(self.lin(x)))
+
+    mod = WithNorm()
+    ep = export(mod, (tocha.randn(3, 4),))
+    decomposed = ep.run_decompositions()
+    paths = [
+        [p for p, _ in n.meta["nn_module_stack"].values()]
+        for n in decomposed.graph.nodes
+        if n.op == "call_function"
+    ]
+    assert paths[0] == ["", "lin"]
+    assert paths[-1] == [""]
+    assert ["", "bn"] in paths
+    unflat = unflatten(decomposed)
+    assert [name for name, _ in unflat.named_modules()] == ["", "lin", "bn"]
+    x = tocha.randn(3, 4)
+    np.testing.assert_allclose(
+        unflat(x).detach().numpy(), ep.module()(x).detach().numpy(), rtol=1e-5, atol=1e-6
+    )

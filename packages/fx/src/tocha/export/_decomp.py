@@ -14,6 +14,7 @@ from typing import Any
 
 import tocha
 from tocha.fx.graph_module import GraphModule
+from tocha.fx.interpreter import Interpreter
 
 from . import ops
 from ._intercept import recording
@@ -49,6 +50,28 @@ def default_decompositions() -> CustomDecompTable:
     return table
 
 
+class _StackedRun(Interpreter):
+    """Runs the program node by node, so that the primitives each node lowers to carry its
+    ``nn_module_stack``; a function kept out of the decomposition is recorded as it is."""
+
+    def __init__(self, module: GraphModule, tracer: Tracer, keep: frozenset) -> None:
+        super().__init__(module)
+        self.tracer = tracer
+        self.keep = keep
+
+    def run_node(self, n: Any) -> Any:
+        self.tracer.module_stack = dict(n.meta.get("nn_module_stack") or {})
+        try:
+            return super().run_node(n)
+        finally:
+            self.tracer.module_stack = {}
+
+    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        if target in self.keep and not self.tracer.passive():
+            return self.tracer.record_call(target, target, args, kwargs)
+        return target(*args, **kwargs)
+
+
 def decompose(ep: ExportedProgram, table: dict | None = None) -> ExportedProgram:
     """`ep` traced again at the primitive level; with a `table`, the public functions the
     graph calls that are not among its keys are kept as they are."""
@@ -78,7 +101,7 @@ def decompose(ep: ExportedProgram, table: dict | None = None) -> ExportedProgram
         if spec.kind is not InputKind.USER_INPUT:
             tracer.state_end = input_nodes[-1]
     with recording(tracer, [], [], keep):
-        out = ep.graph_module(*inputs)
+        out = _StackedRun(ep.graph_module, tracer, keep).run(*inputs)
         flat = out if isinstance(out, (tuple, list)) else (out,)
         mutations: list[OutputSpec] = []
         mutated: list[Any] = []
