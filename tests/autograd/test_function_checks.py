@@ -109,3 +109,44 @@ def test_mark_dirty(lib):
     assert a.grad.tolist() == [2.0, 2.0]
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad has been used"):
         Double.apply(lib.ones(2, requires_grad=True))
+
+
+def test_non_tensor_outputs_get_no_gradient(lib):
+    class WithCount(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 5
+
+        @staticmethod
+        def backward(ctx, grad, grad_count):
+            assert grad_count is None
+            return grad * 2
+
+    x = lib.ones(2, requires_grad=True)
+    out, count = WithCount.apply(x)
+    out.sum().backward()
+    assert count == 5 and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_an_input_returned_as_non_differentiable(lib):
+    class Passthrough(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x = lib.ones(2, requires_grad=True)
+    out = Passthrough.apply(x)
+    assert out is not x and not out.requires_grad
+
+
+def test_functions_are_not_instantiated(lib):
+    Scale = _function(lib)
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        instance = Scale()
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        instance(lib.ones(2))

@@ -538,7 +538,7 @@ def _apply(node, grads: list, retain_graph: bool, create_graph: bool):
     else:
         if node.materialize:
             for k, grad in enumerate(grads):
-                if grad is None:
+                if grad is None and node.out_meta[k] is not None:  # None: not a tensor
                     grads[k] = _zeros(node.out_meta[k])
         out = _outputs(node, create_graph, None)
         grad_arg = grads[0] if node.n_outputs == 1 else tuple(grads)

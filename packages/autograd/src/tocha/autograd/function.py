@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any
 
 from tocha import Tensor, no_grad, zeros_like
@@ -182,6 +183,22 @@ class Function(metaclass=_FunctionMeta):
             "or set generate_vmap_rule=True."
         )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{type(self)} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if kwargs:  # as positional arguments of forward (after ctx, without setup_context)
@@ -259,11 +276,11 @@ def _record_function(cls, ctx, args, output):
         if not isinstance(t, Tensor):
             results.append(t)
             continue
+        if id(t) in non_diff or t._data.dtype.kind not in "fcV":
+            results.append(t.detach() if any(t is a for a in args) else t)
+            continue
         if any(t is a for a in args) and id(t) not in dirty:
             t = t.view_as(t)
-        if id(t) in non_diff or t._data.dtype.kind not in "fcV":
-            results.append(t)
-            continue
         if id(t) in dirty:
             if t._ag is not None and t._ag.grad_fn is None and t._ag.requires_grad:
                 raise RuntimeError(
