@@ -170,16 +170,32 @@ def _guarded(weights_only: bool, fn, *args):
         raise pickle.UnpicklingError(_weights_only_message(str(exc))) from None
 
 
+# PyTorch's note on its change of default, which its weights-only errors begin with.
+_DEFAULT_CHANGED = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. "
+)
+_SEE_DOCS = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
+    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
 def _weights_only_message(message: str) -> str:
+    """PyTorch's words around the unpickler's `message`."""
     if "was not an allowed global by default" in message:
         return (
             "Weights only load failed. This file can still be loaded, to do so you have two "
-            "options, do those steps only if you trust the source of the checkpoint. "
-            f"\n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with `weights_only=True` "
-            "please check the recommended steps in the following error message.\n\t"
-            f"WeightsUnpickler error: {message}"
+            "options, \033[1mdo those steps only if you trust the source of the "
+            f"checkpoint\033[0m. \n\t(1) {_DEFAULT_CHANGED}{_UNSAFE}\n\t(2) Alternatively, "
+            "to load with `weights_only=True` please check the recommended steps in the "
+            f"following error message.\n\tWeightsUnpickler error: {message}{_SEE_DOCS}"
         )
-    return f"Weights only load failed. {_UNSAFE}\n\n{message}"
+    return (
+        f"Weights only load failed. {_DEFAULT_CHANGED}{_UNSAFE}\nPlease file an issue with the "
+        "following so that we can make `weights_only=True` compatible with your use case: "
+        f"WeightsUnpickler error: \n\n{message}{_SEE_DOCS}"
+    )
 
 
 def resolve_load_args(pickle_module, weights_only, mmap, pickle_load_args: dict):
