@@ -375,3 +375,50 @@ def test_memory_format_objects(torch):
         assert repr(ours) == repr(getattr(torch, name))
         assert pickle.loads(pickle.dumps(ours)) is ours
         assert isinstance(ours, tocha.memory_format)
+
+
+def _x(lib):
+    return _arange(lib, (2, 3, 4, 5))
+
+
+RESULTS = {
+    "add_contiguous": lambda lib: _channels_last(lib) + _x(lib),
+    "contiguous_add": lambda lib: _x(lib) + _channels_last(lib),
+    "mul_bias": lambda lib: _channels_last(lib) * lib.ones(1, 3, 1, 1),
+    "bias_mul": lambda lib: lib.ones(1, 3, 1, 1) * _channels_last(lib),
+    "add_channels_last": lambda lib: _channels_last(lib) + _channels_last(lib),
+    "sub_scalar": lambda lib: _channels_last(lib) - 1.5,
+    "scalar_sub": lambda lib: 1.5 - _channels_last(lib),
+    "gt_contiguous": lambda lib: _channels_last(lib) > _x(lib),
+    "pow_broadcast_w": lambda lib: _channels_last(lib) ** lib.ones(5),
+    "exp": lambda lib: _channels_last(lib).exp(),
+    "neg": lambda lib: -_channels_last(lib),
+    "where_condition_first": lambda lib: lib.where(_channels_last(lib) > 3, _x(lib), _x(lib)),
+    "where_contiguous_condition": lambda lib: lib.where(_x(lib) > 3, _channels_last(lib), 0.0),
+    "add_permuted_3d": lambda lib: (
+        _arange(lib, (2, 3, 4, 5)).permute(0, 2, 1, 3) + _arange(lib, (2, 4, 3, 5))
+    ),
+    "cat_channels_last": lambda lib: lib.cat([_channels_last(lib), _channels_last(lib)], 1),
+    "cat_mixed": lambda lib: lib.cat([_channels_last(lib), _x(lib)], 0),
+    "sum_c": lambda lib: _channels_last(lib).sum(1),
+    "sum_h": lambda lib: _channels_last(lib).sum(2),
+    "sum_h_keepdim": lambda lib: _channels_last(lib).sum(2, keepdim=True),
+    "mean_n": lambda lib: _channels_last(lib).mean(0),
+    "amax_w": lambda lib: _channels_last(lib).amax(3),
+    "max_h_values": lambda lib: _channels_last(lib).max(2).values,
+    "max_h_indices": lambda lib: _channels_last(lib).max(2).indices,
+    "argmax_h": lambda lib: _channels_last(lib).argmax(2),
+    "std_h": lambda lib: _channels_last(lib).std(2),
+    "norm_h": lambda lib: _channels_last(lib).norm(dim=2),
+    "logsumexp_h": lambda lib: _channels_last(lib).logsumexp(2),
+    "all_h": lambda lib: (_channels_last(lib) > 0).all(2),
+    "sum_hw": lambda lib: _channels_last(lib).sum((2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(RESULTS))
+def test_result_layout(torch, case):
+    same(torch, RESULTS[case])
+    np.testing.assert_allclose(
+        RESULTS[case](tocha).numpy(), RESULTS[case](torch).numpy(), rtol=1e-6
+    )

@@ -19,7 +19,7 @@ from typing import cast as _as_type
 
 from ._backend import backend_of
 from ._grad_mode import STATE
-from ._memory_format import keeping_layout
+from ._memory_format import elementwise_layout, keeping_layout
 from ._opmath import half_through
 
 __all__ = [
@@ -69,8 +69,10 @@ class Op:
     namespace first) that a backend fusing the op reuses, so that its layout, checks and
     reductions stay the op's own.
     ``layout``: the positions of the array arguments whose memory format (channels-last) the
-    results take, as PyTorch lays out convolutions, poolings and normalizations; whatever
-    kernel runs (a provider's included), `keeping_layout` lays its results out so.
+    results take, as PyTorch lays out convolutions, poolings and normalizations, or
+    ``"elementwise"`` for an op whose results follow its operands' memory order as an
+    elementwise op's; whatever kernel runs (a provider's included), `keeping_layout` lays
+    its results out so.
     """
 
     __slots__ = (
@@ -91,14 +93,14 @@ class Op:
         differentiable: bool = True,
         parts=None,
         opmath: bool = False,
-        layout: tuple = (),
+        layout: tuple | str = (),
     ):
         self.name = name
         self.generic = generic
         self.differentiable = differentiable
         self.parts = dict(parts or {})
         self.opmath = opmath
-        self.layout = tuple(layout)
+        self.layout = layout if layout == "elementwise" else tuple(layout)
         self.kernels = _Kernels(self)
 
     def __repr__(self) -> str:
@@ -114,14 +116,14 @@ def defop(
     differentiable: bool = True,
     parts=None,
     opmath: bool = False,
-    layout: tuple = (),
+    layout: tuple | str = (),
 ) -> Op:
     """Declare a primitive op once; its name is unique across tocha. `parts`: the generic
     kernel's building blocks published to backends that fuse the op (`Op.parts`).
     `opmath`: float16/bfloat16 inputs are computed in float32 and the results rounded once
     (for a kernel of several array steps; its first argument is an array). `layout`: the
-    positions of the array arguments whose channels-last memory format the results take
-    (`Op.layout`)."""
+    positions of the array arguments whose channels-last memory format the results take, or
+    ``"elementwise"`` (`Op.layout`)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
     op = REGISTRY[name] = Op(name, generic, differentiable, parts, opmath, layout)
@@ -433,6 +435,9 @@ def binary(op, a, b, int_to_float=False):
         return in_layout(op, exc, a, b)
     if type(result) is not _ndarray:
         result = backend_of(dev).asarray(result)
+    elif result.ndim > 3 and type(ad) is _ndarray and not ad.flags.c_contiguous:
+        # channels-last ranks: NumPy orders a mixed layout's result unlike PyTorch
+        result = elementwise_layout(result, (ad, bd), _np)
     out = wrap(result, dev)
     if tracked and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (a, b), out)

@@ -23,9 +23,12 @@ __all__ = [
     "preserved_strides",
     "suggested_format",
     "suggest_memory_format",
+    "keep_format",
     "laid_out",
     "positional_only_error",
     "in_format",
+    "in_strides",
+    "elementwise_layout",
     "keeping_layout",
     "CONTIGUOUS",
     "CHANNELS_LAST",
@@ -141,21 +144,26 @@ def is_dense(array) -> bool:
     return True
 
 
-def _memory_order(shape, strides) -> list:
+def _memory_order(shape, *operands) -> list:
     """`shape`'s dims from the outermost to the innermost in memory, as PyTorch orders them
-    for a layout with gaps or overlaps: by stride, the larger size outer on equal strides,
-    and a dim of stride 0 left where it is among the others (it has no place in memory)."""
+    for a layout with gaps or overlaps or for an elementwise result: by the strides of the
+    first operand (a tuple of element strides) that tells two dims apart, the larger size
+    outer on equal strides, a dim of stride 0 (broadcast) telling nothing; dims no operand
+    tells apart stay in row-major order."""
     ndim = len(shape)
     inner_first = list(range(ndim - 1, -1, -1))
 
     def outer(d0, d1) -> int:
-        """1 when d0 belongs outside d1, -1 when inside, 0 when their strides cannot say."""
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
+        """1 when d0 belongs outside d1, -1 when inside, 0 when no operand can say."""
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
 
     for i in range(1, ndim):
         moving = i
@@ -167,6 +175,34 @@ def _memory_order(shape, strides) -> list:
             elif verdict < 0:
                 break
     return inner_first[::-1]
+
+
+def _broadcast_strides(array, shape) -> tuple:
+    """`array`'s element strides as an operand broadcast to `shape` (0 along the dims it is
+    broadcast in)."""
+    lead = len(shape) - array.ndim
+    item = array.itemsize
+    own = array.shape
+    return (0,) * lead + tuple(
+        st // item if own[i] == shape[lead + i] else 0 for i, st in enumerate(array.strides)
+    )
+
+
+def elementwise_layout(result, operands, xp):
+    """`result`, an elementwise op's row-major or NumPy-ordered result, laid out as PyTorch
+    lays out that op's result: dims in the memory order of its first operand that tells
+    them apart (`x_channels_last + y` is channels-last, `y + x_channels_last` is not)."""
+    shape = result.shape
+    arrays = [a for a in operands if getattr(a, "ndim", 0)]
+    if not arrays or all(a.flags.c_contiguous for a in arrays):
+        return result
+    if all(a.shape == shape for a in arrays):
+        first = arrays[0]
+        if all(a.strides == first.strides for a in arrays) and is_dense(first):
+            strides = _element_strides(first)  # PyTorch keeps their common dense layout
+            return in_strides(result, strides, xp)
+    order = _memory_order(shape, *[_broadcast_strides(a, shape) for a in arrays])
+    return in_strides(result, _dense_strides(shape, order), xp)
 
 
 def preserved_strides(array):
@@ -239,12 +275,8 @@ def positional_only_error(fn: str, args) -> TypeError:
     )
 
 
-def in_format(array, fmt: memory_format, xp):
-    """`array` with the exact strides `fmt` gives its shape (a copy unless it has them);
-    `array` itself for ``contiguous_format`` when it is row-major."""
-    strides = format_strides(array.shape, fmt)
-    if strides is None:
-        return array if array.flags.c_contiguous else xp.ascontiguousarray(array)
+def in_strides(array, strides, xp):
+    """`array` with element `strides` (a copy unless it has them)."""
     if _element_strides(array) == strides:
         return array
     out = laid_out(lambda shape: xp.empty(shape, array.dtype), array.shape, strides)
@@ -252,11 +284,33 @@ def in_format(array, fmt: memory_format, xp):
     return out
 
 
+def in_format(array, fmt: memory_format, xp):
+    """`array` with the exact strides `fmt` gives its shape (a copy unless it has them);
+    `array` itself for ``contiguous_format`` when it is row-major."""
+    strides = format_strides(array.shape, fmt)
+    if strides is None:
+        return array if array.flags.c_contiguous else xp.ascontiguousarray(array)
+    return in_strides(array, strides, xp)
+
+
 def keeping_layout(kernel, operands, xp):
-    """`kernel` laying its results out as PyTorch lays out those of a convolution, pooling,
-    normalization or resampling: channels-last (3d) when one of the array arguments at
-    `operands` looks so (`suggested_format`), else as computed. Results of another rank than
-    that argument's are left as computed."""
+    """`kernel` laying its results out as PyTorch lays out those of its op. With `operands`
+    the positions of array arguments (a convolution's, pooling's, normalization's): in the
+    memory format (channels-last or 3d) the first of those that looks so suggests, results
+    of another rank left as computed. With ``"elementwise"``: as an elementwise op's, in the
+    memory order of the first array argument that tells dims apart
+    (`elementwise_layout`)."""
+    if operands == "elementwise":
+
+        def elementwise(*args):
+            result = kernel(*args)
+            if result.ndim > 1 and not all(
+                a.flags.c_contiguous for a in args if getattr(a, "ndim", 0)
+            ):
+                return elementwise_layout(result, args, xp)
+            return result
+
+        return elementwise
 
     def run(*args):
         result = kernel(*args)
@@ -276,3 +330,16 @@ def suggest_memory_format(tensor) -> memory_format:
     """`suggested_format` of a tensor's memory: the format PyTorch gives the result of a
     convolution, pooling or normalization of `tensor`."""
     return suggested_format(tensor._data)
+
+
+def keep_format(result, input):
+    """Tensor `result` (of an op composed of others) in the memory format `input` suggests,
+    as PyTorch lays out that op's result: a differentiable copy when `input` looks
+    channels-last and `result` has not that format's strides, else `result` itself."""
+    fmt = suggested_format(input._data)
+    data = result._data
+    if fmt is CONTIGUOUS or data.ndim != input._data.ndim:
+        return result
+    if _element_strides(data) == format_strides(data.shape, fmt):
+        return result
+    return result.clone(memory_format=fmt)

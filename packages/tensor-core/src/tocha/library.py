@@ -36,9 +36,11 @@ Tensors
 Memory formats
     `suggested_format(array)` is the memory format PyTorch gives the result of a convolution,
     pooling or normalization of a backend array (``tocha.channels_last`` when its strides
-    look so), `suggest_memory_format(tensor)` the same of a tensor. An op declared with
+    look so), `suggest_memory_format(tensor)` the same of a tensor, and `keep_format(result,
+    input)` lays a composite op's result out in that format of its input. An op declared with
     ``defop(..., layout=(0,))`` lays its results out in the format its arguments at those
-    positions suggest, whichever kernel runs.
+    positions suggest, with ``layout="elementwise"`` in its operands' memory order as an
+    elementwise op's, whichever kernel runs.
 Devices and dtypes
     `Backend` is the base class of a device backend and `backend_of(device)` the backend of a
     device; `CPU` is the CPU device; `FROM_NP` maps NumPy dtypes to tocha's and `TITLE` gives
@@ -88,7 +90,7 @@ from ._dispatch import (
 )
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
-from ._memory_format import suggest_memory_format, suggested_format
+from ._memory_format import keep_format, suggest_memory_format, suggested_format
 from ._missing import missing_attribute, missing_module
 from ._opmath import HALF_CHARS, computed_in_float32, in_float32
 from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
@@ -129,6 +131,7 @@ __all__ = [
     "in_float32",
     "index_arg",
     "inplace",
+    "keep_format",
     "kernel_context",
     "missing_attribute",
     "missing_module",

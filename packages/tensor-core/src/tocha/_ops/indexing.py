@@ -209,7 +209,7 @@ index_put_op = defop("index_put", _index_put_kernel)
 setitem_op = defop("setitem", _setitem_kernel)
 masked_fill_op = defop("masked_fill", _masked_fill_kernel)
 masked_select_op = defop("masked_select", _masked_select_kernel)
-where_op = defop("where", _where_kernel)
+where_op = defop("where", _where_kernel, layout="elementwise")
 nonzero_op = defop("nonzero", _nonzero_kernel, differentiable=False)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._api import export
 from .._dispatch import call, defop, expect_tensors, not_a_tensor
+from .._memory_format import CONTIGUOUS, in_format, suggested_format
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import allocation_error
 from ._out import write_out
@@ -29,12 +30,17 @@ def _joiner(name):
 
 def _cat_kernel(xp):
     """``k(*arrays, dim)``: concatenate, skipping PyTorch's legacy empty inputs of shape
-    ``(0,)`` (they stay arguments of the op so that autograd gives them a gradient)."""
+    ``(0,)`` (they stay arguments of the op so that autograd gives them a gradient). The
+    result is row-major, or channels-last when every input looks so, as PyTorch's."""
 
     def kernel(*args):
         arrays, dim = args[:-1], args[-1]
         kept = [a for a in arrays if a.shape != (0,)] or arrays[:1]
-        return xp.ascontiguousarray(xp.concatenate(kept, axis=dim))
+        out = xp.concatenate(kept, axis=dim)
+        fmt = suggested_format(kept[0])
+        if fmt is not CONTIGUOUS and all(suggested_format(a) is fmt for a in kept[1:]):
+            return in_format(out, fmt, xp)
+        return xp.ascontiguousarray(out)
 
     return kernel
 

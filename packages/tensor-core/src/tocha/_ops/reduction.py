@@ -123,6 +123,8 @@ def _sum_kernel(ufunc: str, half=None):
         reduce, whole = getattr(xp, ufunc).reduce, _array_out(xp)
 
         def kernel(x, dims, keepdim, dtype):
+            if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # PyTorch's result is row-major, NumPy's in x's order
             if dtype is not None:
                 x = _cast(x, dtype)
             acc = _ACC[x.dtype]
@@ -169,6 +171,8 @@ def _nansum_kernel(xp):
 def _mean_kernel(skip_nan: bool):
     def factory(xp):
         def kernel(x, dims, keepdim, dtype):
+            if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             x = _cast(x, dtype)
             acc = _ACC[x.dtype]
             total_dtype = x.dtype if acc is None else acc[0]
@@ -194,7 +198,13 @@ def _extreme_kernel(ufunc: str, function: str):
             extreme = getattr(xp, function)
             return lambda x, dims, keepdim: extreme(x, axis=dims, keepdims=keepdim)
         reduce = getattr(xp, ufunc).reduce
-        return lambda x, dims, keepdim: reduce(x, dims, out=..., keepdims=keepdim)
+
+        def kernel(x, dims, keepdim):
+            if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
+            return reduce(x, dims, out=..., keepdims=keepdim)
+
+        return kernel
 
     return factory
 
@@ -204,6 +214,8 @@ def _extreme_dim_kernel(arg_method: str):
         def kernel(x, dim, keepdim):
             if x.ndim == 0:
                 return _no_index(xp, x)
+            if dim is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             indices = getattr(x, arg_method)(dim, keepdims=True)
             values = xp.take_along_axis(x, indices, dim)
             if not keepdim:
@@ -221,6 +233,8 @@ def _arg_kernel(method: str):
             if dim is None:
                 result = xp.asarray(getattr(x, method)(), _INT64)
                 return result.reshape((1,) * x.ndim) if keepdim else result
+            if x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             return getattr(x, method)(dim, keepdims=keepdim).astype(_INT64, copy=False)
 
         return kernel
@@ -257,6 +271,8 @@ def _moments(xp, x, dims, correction, keepdim):
 def _moments_kernel(root: bool, with_mean: bool):
     def factory(xp):
         def kernel(x, dims, correction, keepdim):
+            if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             var, mean, back = _moments(xp, x, dims, correction, keepdim)
             if root:
                 var = xp.sqrt(var)
@@ -271,6 +287,8 @@ def _moments_kernel(root: bool, with_mean: bool):
 
 def _norm_kernel(xp):
     def kernel(x, p, dims, keepdim, dtype):
+        if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+            x = xp.ascontiguousarray(x)  # as sum's
         x = _cast(x, dtype)
         acc = _ACC[x.dtype]
         if acc is not None:
@@ -304,6 +322,8 @@ def _nuclear_norm(xp, x, dims, keepdim):
 
 def _logsumexp_kernel(xp):
     def kernel(x, dims, keepdim):
+        if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+            x = xp.ascontiguousarray(x)  # as sum's
         acc = _ACC[x.dtype]
         back = None if acc is None else acc[1]
         if acc is not None:
@@ -356,6 +376,8 @@ def _cumulative_extreme_kernel(ufunc: str):
 def _logical_kernel(method: str):
     def factory(xp):
         def kernel(x, dims, keepdim):
+            if dims is not None and x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             result = getattr(x, method)(axis=dims, keepdims=keepdim)
             return xp.asarray(result, _UINT8 if x.dtype == _UINT8 else None)
 

@@ -105,6 +105,8 @@ def _softmax_kernel(xp):
     def kernel(x, dim):
         if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        if not x.flags.c_contiguous:  # PyTorch's result is row-major whatever the input's
+            x = xp.ascontiguousarray(x)
         if not x.ndim:
             return kernel(x.reshape(1), 0).reshape(())
         if x.dtype.char in HALF_CHARS:
@@ -132,6 +134,8 @@ def _log_softmax_kernel(xp):
     def kernel(x, dim):
         if not x.size:  # the result is empty too (NumPy has no max of an empty dim)
             return x.copy()
+        if not x.flags.c_contiguous:  # PyTorch's result is row-major whatever the input's
+            x = xp.ascontiguousarray(x)
         if not x.ndim:
             return kernel(x.reshape(1), 0).reshape(())
         low = x.dtype if x.dtype.char in HALF_CHARS else None
@@ -491,7 +495,7 @@ def _elu_grad(g, out, x, alpha, scale, input_scale):
 
 
 elu_op = defop("elu", _elu_kernel)
-gelu_op = defop("gelu", _gelu_kernel, opmath=True)
+gelu_op = defop("gelu", _gelu_kernel, opmath=True, layout="elementwise")
 gelu_backward_op = defop("gelu_backward", _gelu_backward_kernel, opmath=True)
 silu_op = defop("silu", _silu_kernel)
 mish_op = defop("mish", _mish_kernel)

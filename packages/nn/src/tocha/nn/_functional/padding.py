@@ -15,7 +15,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
-from tocha.library import GRAD_MODE, LAYERS, autocast_op, call, defop
+from tocha.library import GRAD_MODE, LAYERS, autocast_op, call, defop, keep_format
 
 __all__ = ["pad"]
 
@@ -35,7 +35,7 @@ def _constant_pad_kernel(xp):
     return kernel
 
 
-constant_pad_op = defop("constant_pad_nd", _constant_pad_kernel)
+constant_pad_op = defop("constant_pad_nd", _constant_pad_kernel, layout=(0,))
 d(
     "constant_pad_nd",
     "",
@@ -160,7 +160,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             dim = input.dim() - len(pairs) + i
             index = _source_index(input.shape[dim], lo, hi, mode)
             out = out.index_select(dim, tocha.from_numpy(index).to(input.device))
-    return out
+    return keep_format(out, input)
 
 
 _PAD = pad  # (the function: its body names its argument `pad`)

@@ -33,8 +33,8 @@ from tocha.library import (
     computed_in_float32,
     defop,
     expect_tensor,
+    keep_format,
     not_a_tensor,
-    suggest_memory_format,
 )
 
 from .activation import relu
@@ -668,9 +668,7 @@ def _adaptive_avg(input, output_size, nd: int) -> Tensor:
         out = (out.transpose(dim, -1) @ matrix.T).transpose(dim, -1)
     if out is x:
         out = x.clone()
-    fmt = suggest_memory_format(x)
-    if fmt is not tocha.contiguous_format:  # PyTorch pools a channels-last input so
-        out = out.contiguous(memory_format=fmt)
+    out = keep_format(out, x)
     return out.squeeze(0) if unbatched else out
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.library import TITLE, autocast_op, computed_in_float32, not_a_tensor
+from tocha.library import TITLE, autocast_op, computed_in_float32, keep_format, not_a_tensor
 
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -342,7 +342,8 @@ def interpolate(
         raise _mode_error(input, mode)
     if mode != "area":
         _check_dtype(input, mode, antialias)
-    return _resampled(input, out_size, scales, mode, align_corners, antialias)
+    out = _resampled(input, out_size, scales, mode, align_corners, antialias)
+    return keep_format(out, input)  # channels-last in, channels-last out, as PyTorch's
 
 
 @computed_in_float32
