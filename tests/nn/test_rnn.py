@@ -626,3 +626,14 @@ def test_pad_sequence_shape_mismatch(torch):
     assert str(ours.value) == str(theirs.value)
     with pytest.raises(ValueError, match="Expected total_length to be at least"):
         rnn_utils.pad_packed_sequence(rnn_utils.pack_sequence([tocha.ones(3)]), total_length=2)
+
+
+@pytest.mark.parametrize("method", ["byte", "char", "short", "int", "long", "half", "double"])
+def test_packed_sequence_casts(torch, method):
+    def run(lib):
+        seqs = [lib.ones(3, 2), lib.ones(1, 2), lib.ones(2, 2)]
+        packed = lib.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+        cast = getattr(packed, method)()
+        return str(cast.data.dtype).split(".")[-1], cast.is_pinned(), tuple(cast.data.shape)
+
+    assert run(tocha) == run(torch)

@@ -105,6 +105,27 @@ class PackedSequence(PackedSequence_):
     def int(self) -> PackedSequence:
         return self.to(dtype=tocha.int32)
 
+    def short(self) -> PackedSequence:
+        return self.to(dtype=tocha.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(dtype=tocha.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(dtype=tocha.uint8)
+
+    def is_pinned(self) -> bool:
+        """Whether `data` is in pinned memory."""
+        return self.data.is_pinned()
+
+    def pin_memory(self) -> PackedSequence:
+        """A copy with `data` and the indices in pinned memory."""
+        indices = [
+            None if t is None else t.pin_memory()
+            for t in (self.sorted_indices, self.unsorted_indices)
+        ]
+        return type(self)(self.data.pin_memory(), self.batch_sizes, *indices)
+
     @property
     def is_cuda(self) -> bool:
         return self.data.is_cuda
