@@ -137,15 +137,31 @@ def _frozen_input_changed(lib, kind):
     x = lib.from_numpy(X[0].copy()).requires_grad_()
     w = lib.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3) / 10)
     h = x * 2
-    y = lib.nn.functional.linear(h, w) if kind == "linear" else h @ w.T
+    products = {
+        "linear": lambda: lib.nn.functional.linear(h, w),
+        "matmul": lambda: h @ w.T,
+        "mul": lambda: h * w[0],
+        "mul_on_the_left": lambda: w[1] * h,
+    }
+    y = products[kind]()
     h.add_(1)
     y.sum().backward()
     return x.grad
 
 
-@pytest.mark.parametrize("kind", ["linear", "matmul"])
+@pytest.mark.parametrize("kind", ["linear", "matmul", "mul", "mul_on_the_left"])
 def test_a_frozen_weights_product_does_not_keep_its_input(torch, kind):
     """PyTorch saves a product's input only for the weight's gradient."""
     np.testing.assert_allclose(
         _frozen_input_changed(tocha, kind).numpy(), _frozen_input_changed(torch, kind).numpy()
     )
+
+
+def test_a_product_keeps_the_factor_the_other_gradient_needs():
+    """The frozen factor is what the wanted gradient reads: changing it is refused."""
+    x = tocha.from_numpy(X[0].copy()).requires_grad_()
+    w = tocha.from_numpy(X[1].copy())
+    y = x * 2 * w
+    w.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -383,11 +383,16 @@ fwd("sub", lambda t, out, x, y: _plus(t[0], None if t[1] is None else -t[1]))
 
 def _mul(g, out, x, y):
     """A real gradient means a real product, so real factors: no conjugates to take. A
-    Python number factor takes no gradient (none is computed for it)."""
+    Python number factor takes no gradient (none is computed for it); a factor kept as its
+    metadata (its partner takes no gradient: PyTorch saves it only for that) neither."""
     if type(y) in _PYTHON_NUMBERS:
         return (g * y if not g.is_complex() else g * y.conjugate()), None
     if type(x) in _PYTHON_NUMBERS:
         return None, (g * x if not g.is_complex() else g * x.conjugate())
+    if type(x) is TensorMeta:
+        return (g * y if not g.is_complex() else g * conj(y)), None
+    if type(y) is TensorMeta:
+        return None, (g * x if not g.is_complex() else g * conj(x))
     if not g.is_complex():
         return g * y, g * x
     return g * conj(y), g * conj(x)
@@ -396,7 +401,7 @@ def _mul(g, out, x, y):
 _PYTHON_NUMBERS = frozenset((bool, int, float, complex))
 
 
-d("mul", "01", _mul)
+d("mul", "01", _mul, needed_by={"0": "1", "1": "0"})
 fwd("mul", lambda t, out, x, y: _plus(_times(t[0], y), _times(t[1], x)))
 
 

@@ -123,8 +123,12 @@ def record(op, args, out, tape_only=False):
     if entry is not None and entry.special:
         node.materialize = entry.materialize
         node.takes_needs = entry.takes_needs
-        if entry.needed_by is not None:
-            save_out = _unsave_unneeded(node, entry.needed_by, save_out)
+        needed_by = entry.needed_by
+        if needed_by is not None:
+            for edge in edges:
+                if edge is None:  # a gradient not wanted: what only it reads need not be kept
+                    save_out = _unsave_unneeded(node, needed_by, save_out)
+                    break
     if tape_only:  # recorded under a transform: its gradients may be batched
         node.transformed = True
     hooked = ()
