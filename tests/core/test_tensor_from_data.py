@@ -61,6 +61,21 @@ CASES = {
 }
 
 
+# Python numbers given an integer dtype are range-checked (negative ints wrap into unsigned
+# dtypes down to minus the maximum); arrays and tensors are cast unchecked; ints beyond int64
+# are fine for floating, complex and bool dtypes.
+for _value in (-1, 300, -129, 1.5, -1.5, 300.5, float("nan"), 2**70):
+    for _dtype_name in ("uint8", "int8", "int32", "float16", "bool", "complex64"):
+        CASES[f"{_value!r}_as_{_dtype_name}"] = lambda lib, v=_value, d=_dtype_name: lib.tensor(
+            [v], dtype=getattr(lib, d)
+        )
+for _name, _array in {
+    "negative": np.array([-1, 300]),
+    "fractions": np.array([-1.5, 2.5]),
+}.items():
+    CASES[f"{_name}_array_as_uint8"] = lambda lib, a=_array: lib.tensor(a, dtype=lib.uint8)
+
+
 @pytest.mark.parametrize("name", list(CASES), ids=list(CASES))
 def test_tensor_from_data_as_pytorch(name, torch):
     with warnings.catch_warnings():

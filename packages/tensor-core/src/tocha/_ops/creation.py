@@ -539,6 +539,7 @@ def check_numpy(array) -> None:
 
 
 _OVERFLOW = "Overflow when unpacking long long"
+INTEGRAL = _dtype.INTEGRAL
 
 
 def _host_array(data, dtype=None) -> np.ndarray:
@@ -576,9 +577,9 @@ def _host_array(data, dtype=None) -> np.ndarray:
         err = _ragged_error(data)
         if err is not None:
             raise err
-        array = _object_leaves(data, array)
+        array = _object_leaves(data, array, dtype)
         kind = array.dtype.kind
-    if kind == "u" and array.dtype.itemsize == 8:
+    if kind == "u" and array.dtype.itemsize == 8 and (dtype is None or dtype.rank == INTEGRAL):
         raise ValueError(_OVERFLOW)
     if kind not in "biufc":
         check_numpy(array)
@@ -594,16 +595,18 @@ def _host_array(data, dtype=None) -> np.ndarray:
     return array
 
 
-def _object_leaves(data, array: np.ndarray) -> np.ndarray:
+def _object_leaves(data, array: np.ndarray, dtype: _dtype.dtype | None) -> np.ndarray:
     """The array of nested data that NumPy could only hold as strings or objects: floats
-    when Python ints beyond int64 sit beside floats; PyTorch's errors otherwise."""
+    when Python ints beyond int64 sit beside floats or are asked for as a floating, complex
+    or bool `dtype`; PyTorch's errors otherwise."""
     leaves = array.reshape(-1).tolist()
     kinds = set(map(type, leaves))
     if kinds <= _PYTHON_LEAVES:
-        if kinds & {float, complex}:
-            return np.array(leaves, dtype=complex if complex in kinds else float).reshape(
-                array.shape
+        if kinds & {float, complex} or (dtype is not None and dtype.rank != INTEGRAL):
+            wide = (
+                complex if complex in kinds or (dtype is not None and dtype.is_complex) else float
             )
+            return np.array(leaves, dtype=wide).reshape(array.shape)
         raise ValueError(_OVERFLOW)
     for leaf in leaves:
         if isinstance(leaf, (str, bytes)):
@@ -747,8 +750,9 @@ def copy_of(
     if dtype is not None:
         if array.dtype.kind == "c" and dtype.rank < _dtype.COMPLEX and dtype is not _dtype.bool:
             _refuse_complex_numbers(data, dtype)
-        if dtype.rank == _dtype.INTEGRAL and array.dtype.kind in "fiu" and array.size:
-            _check_range(array, dtype)
+        if dtype.rank == INTEGRAL and array.dtype.kind in "fiu" and array.size:
+            if _from_python(data):  # arrays and tensors are cast, wrapping as C does
+                _check_range(array, dtype)
         array = _cast_host(array, dtype)
     dev = _device_of(device)
     if dev is not CPU:
@@ -766,9 +770,17 @@ def _refuse_complex_numbers(data, d: _dtype.dtype) -> None:
 
 
 def _check_range(array: np.ndarray, d: _dtype.dtype) -> None:
-    """PyTorch refuses numbers that an integer dtype cannot hold when it builds a tensor."""
+    """PyTorch refuses Python numbers that an integer dtype cannot hold: NaN, and values
+    beyond its range (fractions included); an unsigned dtype takes negative ints down to minus
+    its maximum, which wrap around (-1 is 255 in uint8)."""
     info = np.iinfo(d.np)
-    if array.min() < info.min or array.max() > info.max:
+    low = info.min
+    if array.dtype.kind == "f":
+        if np.isnan(array).any():
+            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+    elif low == 0:
+        low = -info.max
+    if array.min() < low or array.max() > info.max:
         raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
 
 
