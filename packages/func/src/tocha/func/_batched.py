@@ -15,7 +15,7 @@ import numpy as np
 
 from tocha import Tensor
 from tocha.autograd.transforms import watch
-from tocha.library import wrap
+from tocha.library import GRAD_MODE, wrap
 
 
 class _Levels(threading.local):
@@ -40,6 +40,12 @@ class BatchedTensor(Tensor):
     def __repr__(self) -> str:
         value = wrap(self._physical, self._device)
         return f"BatchedTensor(levels={list(self._levels)}, value=\n{value})"
+
+    def __add__(self, other):
+        return _summed(Tensor.__add__, self, other)
+
+    def __radd__(self, other):
+        return _summed(Tensor.__radd__, self, other)
 
     def __bool__(self) -> bool:
         raise RuntimeError(
@@ -76,6 +82,31 @@ class BatchedTensor(Tensor):
             "tracing into a custom kernel. To fix this, please wrap the custom kernel into an "
             "opaque custom op."
         )
+
+
+def _summed(add, a, b):
+    """``a + b`` for a batched tensor outside vmap: the gradients of one tensor, gathered by
+    a backward through vmap after its levels exited. Two batched ones are summed example by
+    example (the batching layer on). A plain one is the gradient of a tensor that every
+    example shared (a parameter, say): the batched one is first summed over its examples,
+    as a leaf's gradient is (else the plain one would count once per example)."""
+    if GRAD_MODE.transforms:
+        return add(a, b)
+    if type(a) is Tensor:
+        return add(a, _examples_summed(b))
+    if type(b) is Tensor:
+        return add(_examples_summed(a), b)
+    GRAD_MODE.transforms += 1
+    try:
+        return add(a, b)
+    finally:
+        GRAD_MODE.transforms -= 1
+
+
+def _examples_summed(t: BatchedTensor) -> Tensor:
+    """The sum over the examples of every level of `t` (all exited)."""
+    physical = t._physical.sum(axis=tuple(range(len(t._levels))))
+    return wrap(physical if isinstance(physical, np.ndarray) else np.asarray(physical), t._device)
 
 
 def _reads_a_value() -> RuntimeError:
