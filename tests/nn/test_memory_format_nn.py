@@ -10,6 +10,8 @@ import pytest
 
 import tocha
 import tocha.nn as nn
+from tests.nn.forward_ad import assert_tangents_match
+from tocha.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
@@ -203,3 +205,33 @@ def test_state_dict_of_a_channels_last_module(torch):
         return tuple(model.state_dict()["weight"].stride()), tuple(fresh.weight.stride())
 
     assert run(tocha) == run(torch)
+
+
+CONVERSIONS = {
+    "contiguous_channels_last": lambda lib, x: x.contiguous(memory_format=lib.channels_last),
+    "to_channels_last": lambda lib, x: x.to(memory_format=lib.channels_last),
+    "clone_channels_last": lambda lib, x: x.clone(memory_format=lib.channels_last),
+    "back_to_contiguous": lambda lib, x: (
+        x.contiguous(memory_format=lib.channels_last).contiguous().exp()
+    ),
+    "mixed_add": lambda lib, x: x.contiguous(memory_format=lib.channels_last) * x,
+    "pooled": lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(
+        x.contiguous(memory_format=lib.channels_last), 3
+    ),
+    "interpolated": lambda lib, x: lib.nn.functional.interpolate(
+        x.contiguous(memory_format=lib.channels_last), scale_factor=2, mode="bilinear"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONVERSIONS))
+def test_layout_changes_are_differentiable(case):
+    x = tocha.tensor(X[:1, :, :5, :5].astype(np.float64), requires_grad=True)
+    fn = CONVERSIONS[case]
+    assert gradcheck(lambda t: fn(tocha, t), (x,), check_forward_ad=True)
+    assert gradgradcheck(lambda t: fn(tocha, t), (x,))
+
+
+@pytest.mark.parametrize("case", list(CONVERSIONS))
+def test_layout_changes_tangents_match_torch(torch, case):
+    assert_tangents_match(torch, CONVERSIONS[case], [X[:1, :, :5, :5].astype(np.float64)])
