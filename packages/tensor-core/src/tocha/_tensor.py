@@ -516,7 +516,7 @@ def _warn_reversed_t(zero_dim: bool) -> None:
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
             "to reverse the dimensions of a tensor."
         )
-    warnings.warn(message, UserWarning, stacklevel=3)
+    warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 @functools.cache

@@ -736,7 +736,7 @@ def tensor(
             "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
             "requires_grad_(True), rather than torch.tensor(sourceTensor).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return copy_of(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
