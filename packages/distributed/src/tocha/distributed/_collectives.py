@@ -11,20 +11,23 @@ when passed as `group_src` / `group_dst`, as in PyTorch.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from tocha import Tensor
 from tocha.library import bump_version
 
 from ._check import check_enabled, fingerprint_check
-from ._group import get_group_rank, resolve
-from ._types import ReduceOp
+from ._group import GroupMember, get_group_rank, resolve
+from ._types import DistBackendError, ReduceOp
 from ._work import Work
 
 __all__ = [
     "all_gather",
     "all_gather_into_tensor",
     "all_reduce",
+    "all_to_all",
     "all_to_all_single",
     "barrier",
     "broadcast",
@@ -32,7 +35,9 @@ __all__ = [
     "irecv",
     "isend",
     "recv",
+    "monitored_barrier",
     "reduce",
+    "reduce_scatter",
     "reduce_scatter_tensor",
     "scatter",
     "send",
@@ -77,8 +82,14 @@ def _input(t: Tensor):
     return data if data.flags.c_contiguous else data.copy(order="C")
 
 
-def _group_rank(group, g, rank, group_rank, name: str) -> int:
-    """The group rank meant by a global `rank` or a `group_rank` (exactly one of them)."""
+def _group_rank(group, g, rank, group_rank, name: str, collective: str = "") -> int:
+    """The group rank meant by a global `rank` or a `group_rank` (exactly one of them).
+
+    On the default group a root outside it is the backend's error, as PyTorch's gloo
+    reports it for `collective`."""
+    if collective and rank is not None and group in (None, GroupMember.WORLD):
+        if not 0 <= rank < g.size():
+            raise RuntimeError(f"ProcessGroupGloo::{collective}: invalid root rank: {rank}")
     if rank is not None and group_rank is not None:
         raise ValueError(f"Can not specify both {name} and group_{name}")
     if group_rank is not None:
@@ -90,6 +101,36 @@ def _group_rank(group, g, rank, group_rank, name: str) -> int:
             return 0
         raise ValueError(f"Must specify {name} or group_{name}")
     return get_group_rank(g, rank)
+
+
+_INTEGRAL_NAMES = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def _check_op(op, arr, collective: str) -> None:
+    """PyTorch's errors for a reduce op that is not one, or that the dtype cannot take."""
+    if not isinstance(op, ReduceOp.RedOpType):
+        raise TypeError(
+            f"{collective}(): incompatible function arguments: op must be a "
+            f"torch.distributed.ReduceOp, got {op!r}"
+        )
+    kind = arr.dtype.kind
+    if op == ReduceOp.AVG and kind in "iub":
+        raise RuntimeError(
+            "result type Float can't be cast to the desired output type "
+            f"{_INTEGRAL_NAMES.get(arr.dtype.name, arr.dtype.name)}"
+        )
+    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and kind not in "iub":
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
+    if kind == "c" and op in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT):
+        error = ValueError if collective == "all_reduce" else RuntimeError
+        raise error(f"{collective} does not support RedOpType.{op.name} on complex tensors")
 
 
 def _finish(work: Work, async_op: bool):
@@ -121,6 +162,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     if g is None:
         return None
     data, done = _buffer(tensor)
+    _check_op(op, data, "all_reduce")
     _check(g, "ALLREDUCE", data, op)
     work = g.backend_for(tensor.device.type).allreduce(data, op)
     return _finish(work.then(done), async_op)
@@ -139,8 +181,9 @@ def reduce(
     g = resolve(group)
     if g is None:
         return None
-    root = _group_rank(group, g, dst, group_dst, "dst")
+    root = _group_rank(group, g, dst, group_dst, "dst", "reduce")
     data, done = _buffer(tensor)
+    _check_op(op, data, "reduce")
     _check(g, "REDUCE", data, op, root)
     work = g.backend_for(tensor.device.type).reduce(data, op, root)
     return _finish(work.then(done), async_op)
@@ -164,6 +207,29 @@ def reduce_scatter_tensor(
         )
     data, done = _buffer(output)
     source = _input(input)
+    _check_op(op, source, "reduce_scatter_tensor")
+    _check(g, "_REDUCE_SCATTER_BASE", source, op)
+    work = g.backend_for(output.device.type).reduce_scatter(data, source, op)
+    return _finish(work.then(done), async_op)
+
+
+def reduce_scatter(
+    output: Tensor, input_list: list[Tensor], op=ReduceOp.SUM, group=None, async_op: bool = False
+):
+    """Reduce ``input_list[i]`` over all ranks into rank ``i``'s `output` (the list holds
+    world_size tensors shaped like `output`)."""
+    _check_tensor(output, "output")
+    _check_tensor_list(input_list, "input_list")
+    g = resolve(group)
+    if g is None:
+        return None
+    if len(input_list) != g.size():
+        raise RuntimeError("invalid input tensor list size, must be world size")
+    _check_list(input_list, output, g.size(), "reduce_scatter", RuntimeError)
+    xp = output._data.__array_namespace__()
+    source = xp.stack([_input(t) for t in input_list])
+    _check_op(op, source, "reduce_scatter")
+    data, done = _buffer(output)
     _check(g, "_REDUCE_SCATTER_BASE", source, op)
     work = g.backend_for(output.device.type).reduce_scatter(data, source, op)
     return _finish(work.then(done), async_op)
@@ -182,7 +248,7 @@ def broadcast(
     g = resolve(group)
     if g is None:
         return None
-    root = _group_rank(group, g, src, group_src, "src")
+    root = _group_rank(group, g, src, group_src, "src", "broadcast")
     data, done = _buffer(tensor)
     _check(g, "BROADCAST", data, root=root)
     work = g.backend_for(tensor.device.type).broadcast(data, root)
@@ -199,20 +265,30 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group=None, async_op: 
         return None
     if len(tensor_list) != g.size():
         raise RuntimeError(
-            "all_gather: invalid output tensor list at index 0 (expected length "
-            f"{g.size()}, got {len(tensor_list)})"
+            "ProcessGroupGloo::allgather: invalid output tensor list at index 0 (expected "
+            f"length {g.size()}, got {len(tensor_list)})"
         )
+    for out in tensor_list:
+        if out.dtype != tensor.dtype:
+            raise ValueError(
+                f"Invalid usage of tensors with different dtypesFound {out.dtype} and  "
+                f"{tensor.dtype}"
+            )
     for i, out in enumerate(tensor_list):
-        if out.shape != tensor.shape or out.dtype != tensor.dtype:
+        if out.shape != tensor.shape:
             raise RuntimeError(
-                f"all_gather: invalid tensor at index {i} (expected {list(tensor.shape)} "
-                f"{tensor.dtype}, got {list(out.shape)} {out.dtype})"
+                f"ProcessGroupGloo::allgather: invalid tensor size at index {i} (expected "
+                f"{_size(tensor.shape)}, got {_size(out.shape)})"
             )
     source = _input(tensor)
     flat = _empty_like_stack(source, g.size())
     _check(g, "ALLGATHER", source)
     work = g.backend_for(tensor.device.type).allgather(flat, source)
     return _finish(work.then(_unstack(flat, tensor_list)), async_op)
+
+
+def _size(shape) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
 def _empty_like_stack(arr, n: int):
@@ -269,7 +345,7 @@ def gather(
     g = resolve(group)
     if g is None:
         return None
-    root = _group_rank(group, g, dst, group_dst, "dst")
+    root = _group_rank(group, g, dst, group_dst, "dst", "gather")
     source = _input(tensor)
     if g.rank() == root:
         if not gather_list:
@@ -289,12 +365,14 @@ def gather(
     return _finish(work.then(after) if after else work, async_op)
 
 
-def _check_list(tensors: list[Tensor], like: Tensor, size: int, name: str) -> None:
+def _check_list(
+    tensors: list[Tensor], like: Tensor, size: int, name: str, error: type = ValueError
+) -> None:
     if len(tensors) != size:
-        raise ValueError(f"{name}: expected a list of {size} tensors, got {len(tensors)}")
+        raise error(f"{name}: expected a list of {size} tensors, got {len(tensors)}")
     for i, t in enumerate(tensors):
         if t.shape != like.shape or t.dtype != like.dtype:
-            raise ValueError(
+            raise error(
                 f"{name}: tensor {i} of the list is {list(t.shape)} {t.dtype}, expected "
                 f"{list(like.shape)} {like.dtype}"
             )
@@ -313,7 +391,7 @@ def scatter(
     g = resolve(group)
     if g is None:
         return None
-    root = _group_rank(group, g, src, group_src, "src")
+    root = _group_rank(group, g, src, group_src, "src", "scatter")
     if g.rank() == root:
         if not scatter_list:
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
@@ -366,6 +444,54 @@ def all_to_all_single(
     return _finish(work.then(done), async_op)
 
 
+def all_to_all(
+    output_tensor_list: list[Tensor],
+    input_tensor_list: list[Tensor],
+    group=None,
+    async_op: bool = False,
+):
+    """Send ``input_tensor_list[j]`` to rank ``j`` and receive rank ``j``'s tensor for this
+    rank into ``output_tensor_list[j]`` (the tensors may differ in size, not in dtype)."""
+    _check_tensor_list(output_tensor_list, "output_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    g = resolve(group)
+    if g is None:
+        return None
+    size = g.size()
+    for name, tensors in (("output", output_tensor_list), ("input", input_tensor_list)):
+        if len(tensors) != size:
+            raise RuntimeError(
+                f"ProcessGroupGloo::alltoall: {name} tensor list size {len(tensors)} does not "
+                f"match world size {size}"
+            )
+    dtypes = {t.dtype for t in (*input_tensor_list, *output_tensor_list)}
+    if len(dtypes) > 1:
+        raise RuntimeError(
+            f"all_to_all: the tensors must share one dtype, got {sorted(map(str, dtypes))}"
+        )
+    xp = input_tensor_list[0]._data.__array_namespace__()
+    source = xp.concatenate([_input(t).reshape(-1) for t in input_tensor_list])
+    flat = xp.empty(sum(t.numel() for t in output_tensor_list), dtype=source.dtype)
+    in_counts = [t.numel() for t in input_tensor_list]
+    out_counts = [t.numel() for t in output_tensor_list]
+    if check_enabled():
+        fingerprint_check(g, "ALLTOALL_BASE", source[:0])
+        _check_splits(g, in_counts, out_counts)
+    item = source.itemsize
+    work = g.backend_for(input_tensor_list[0].device.type).alltoallv(
+        flat, [n * item for n in out_counts], source, [n * item for n in in_counts]
+    )
+
+    def unpack() -> None:
+        start = 0
+        for out, n in zip(output_tensor_list, out_counts):
+            out._data[...] = flat[start : start + n].reshape(out._data.shape)
+            bump_version(out)
+            start += n
+
+    return _finish(work.then(unpack), async_op)
+
+
 def _splits(t: Tensor, sizes, world: int, name: str) -> list[int]:
     rows = t.shape[0] if t.dim() else 1
     if sizes is None or len(sizes) == 0:
@@ -393,7 +519,7 @@ def _check_splits(g, in_splits: list[int], out_splits: list[int]) -> None:
     if bad.size:
         i, j = (int(v) for v in bad[0])
         raise RuntimeError(
-            f"all_to_all_single: rank {g._ranks[i]} sends {sent[i, j]} rows to rank "
+            f"all_to_all: rank {g._ranks[i]} sends {sent[i, j]} rows to rank "
             f"{g._ranks[j]}, which expects {expected[i, j]} rows from it"
         )
 
@@ -409,6 +535,37 @@ def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
         return work
     work.wait(timeout)
     return None
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) -> None:
+    """A barrier that names the ranks that did not reach it: rank 0 waits for every other
+    rank (at most `timeout`, the group's by default) and raises RuntimeError naming the
+    first rank missing (every rank missing with `wait_all_ranks`); then it releases them."""
+    g = resolve(group)
+    if g is None:
+        return
+    mpi = g._mpi
+    limit = mpi.timeout if timeout is None else timeout
+    monitor = g.monitor()
+    token = np.zeros(1, np.uint8)
+    if g.rank() != 0:
+        monitor.send(token, 0, 0).wait(limit)
+        monitor.recv(np.zeros(1, np.uint8), 0, 0)[0].wait(limit)
+        return
+    pending = {r: monitor.recv(np.zeros(1, np.uint8), r, 0)[0] for r in range(1, g.size())}
+    deadline = time.monotonic() + limit.total_seconds()
+    while pending and time.monotonic() < deadline:
+        pending = {r: w for r, w in pending.items() if not w.is_completed()}
+        time.sleep(0.0005)
+    if pending:
+        missing = [g._ranks[r] for r in sorted(pending)]
+        ms = int(limit.total_seconds() * 1000)
+        if wait_all_ranks:
+            names = ", ".join(map(str, missing))
+            raise DistBackendError(f"Ranks {names} failed to pass monitoredBarrier in {ms} ms")
+        raise DistBackendError(f"Rank {missing[0]} failed to pass monitoredBarrier in {ms} ms")
+    for work in [monitor.send(token, r, 0) for r in range(1, g.size())]:
+        work.wait(limit)
 
 
 # -- point to point ---------------------------------------------------------------------------

@@ -24,6 +24,9 @@ __all__ = [
     "GroupMember",
     "ProcessGroup",
     "destroy_process_group",
+    "get_default_backend_for_device",
+    "get_node_local_rank",
+    "get_pg_count",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
@@ -33,11 +36,14 @@ __all__ = [
     "group",
     "init_process_group",
     "is_available",
+    "is_backend_available",
     "is_gloo_available",
     "is_initialized",
     "is_mpi_available",
     "is_nccl_available",
     "is_torchelastic_launched",
+    "is_ucc_available",
+    "is_xccl_available",
     "new_group",
 ]
 
@@ -59,6 +65,16 @@ class ProcessGroup:
         self._nccl = nccl
         self._ranks = ranks
         self._seq = 0
+        self._monitor = None
+
+    def monitor(self):
+        """The backend that `monitored_barrier` talks through, apart from the collectives'
+        (made on first use, by every rank together)."""
+        if self._monitor is None:
+            from ._mpi import ProcessGroupMPI
+
+            self._monitor = ProcessGroupMPI(self._mpi.comm.Dup(), self._mpi.timeout)
+        return self._monitor
 
     def rank(self) -> int:
         """This process's rank in the group."""
@@ -120,6 +136,53 @@ def is_nccl_available() -> bool:
 def is_gloo_available() -> bool:
     """Whether the ``gloo`` backend is available: tocha carries it on MPI (mpi4py)."""
     return is_mpi_available()
+
+
+def is_ucc_available() -> bool:
+    """Whether the UCC backend is available: tocha has none."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """Whether the XCCL backend (Intel GPUs) is available: tocha has none."""
+    return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether the backend named `backend` (any case) can run here."""
+    available = {"gloo": is_gloo_available, "mpi": is_mpi_available, "nccl": is_nccl_available}
+    check = available.get(str(backend).lower())
+    return check is not None and check()
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend PyTorch picks for `device` (a name or `torch.device`): ``gloo`` for CPU,
+    ``nccl`` for CUDA."""
+    kind = device if isinstance(device, str) else device.type
+    backends = {"cpu": "gloo", "cuda": "nccl"}
+    kind = kind.split(":", 1)[0]
+    if kind not in backends:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return backends[kind]
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its machine: ``LOCAL_RANK`` (set by the launcher, as torchrun
+    sets it), else `fallback_rank`."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead."
+    )
+
+
+def get_pg_count() -> int:
+    """The number of process groups alive, the default one included."""
+    return len(_GROUPS)
 
 
 def is_torchelastic_launched() -> bool:
@@ -316,11 +379,20 @@ def new_group(
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
     """Free a group's communicators; with no argument, free every group and the default
-    one, after which `init_process_group` may be called again."""
+    one, after which `init_process_group` may be called again.
+
+    Raises AssertionError when there is no default group (never initialized, or destroyed
+    already), ValueError for a group destroyed already, as PyTorch."""
     if group is GroupMember.NON_GROUP_MEMBER:
         return
+    if GroupMember.WORLD is None:
+        raise AssertionError("Process group cannot be None")
+    if group is not None and group not in _GROUPS:
+        raise ValueError("Invalid process group specified")
     doomed = list(_GROUPS) if group is None or group is GroupMember.WORLD else [group]
     for g in doomed:
+        if g._monitor is not None:
+            g._monitor.comm.Free()
         g._mpi.comm.Free()
         _GROUPS.remove(g)
     if group is None or group is GroupMember.WORLD:

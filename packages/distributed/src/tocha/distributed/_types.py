@@ -14,6 +14,7 @@ __all__ = [
     "DistStoreError",
     "ReduceOp",
     "default_pg_timeout",
+    "supports_complex",
 ]
 
 # PyTorch's default for every backend but NCCL's watchdog: 30 minutes.
@@ -55,6 +56,11 @@ class ReduceOp:
         PREMUL_SUM = 8
         UNUSED = 9
 
+        def __str__(self) -> str:
+            return f"RedOpType.{self.name}"
+
+        __format__ = object.__format__
+
     SUM = RedOpType.SUM
     AVG = RedOpType.AVG
     PRODUCT = RedOpType.PRODUCT
@@ -65,6 +71,20 @@ class ReduceOp:
     BXOR = RedOpType.BXOR
     PREMUL_SUM = RedOpType.PREMUL_SUM
     UNUSED = RedOpType.UNUSED
+
+
+def supports_complex(reduceOp) -> bool:
+    """Whether `reduceOp` can reduce complex tensors (not MAX, MIN, PRODUCT nor the bitwise
+    ones)."""
+    unsupported = (
+        ReduceOp.MAX,
+        ReduceOp.MIN,
+        ReduceOp.PRODUCT,
+        ReduceOp.BAND,
+        ReduceOp.BOR,
+        ReduceOp.BXOR,
+    )
+    return reduceOp not in unsupported
 
 
 class Backend(str):
