@@ -48,6 +48,13 @@ OPS = {
     "batch_norm_eval": lambda lib, F, x: F.batch_norm(
         x, lib.zeros(3), lib.ones(3), lib.ones(3), lib.zeros(3)
     ),
+    "batch_norm_affine_train": lambda lib, F, x: F.batch_norm(
+        x, lib.zeros(3), lib.ones(3), lib.tensor(B[:3]), lib.tensor(B[1:]), training=True
+    ),
+    "batch_norm_module": lambda lib, F, x: lib.nn.BatchNorm2d(3)(x),
+    "resnet_block": lambda lib, F, x: F.relu(
+        lib.nn.BatchNorm2d(3)(F.conv2d(x, lib.tensor(W[:3]), padding=1)) + x
+    ),
     "relu": lambda lib, F, x: F.relu(x),
     "relu_inplace": lambda lib, F, x: F.relu(x.clone(), inplace=True),
     "sigmoid": lambda lib, F, x: lib.sigmoid(x),

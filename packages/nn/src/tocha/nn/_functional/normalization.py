@@ -364,7 +364,7 @@ def _batch_norm_backward_kernel(xp):
     return kernel
 
 
-batch_norm_op = defop("native_batch_norm", _batch_norm_kernel)
+batch_norm_op = defop("native_batch_norm", _batch_norm_kernel, layout=(0,))
 batch_norm_backward_op = defop(
     "native_batch_norm_backward", _batch_norm_backward_kernel, differentiable=False
 )
