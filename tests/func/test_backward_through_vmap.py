@@ -89,3 +89,27 @@ def test_maml_with_functional_call():
     (sum(task(params, support[i], query[i]) for i in range(3)) / 3).backward()
     for got, p in zip(batched, net.parameters()):
         _close(got, p.grad)
+
+
+def _through_vmap(w, xs):
+    return vmap(lambda x: (w * x).sin().sum() * w.sum())(xs).sum()
+
+
+def _looped(w, xs):
+    return sum((w * xs[i]).sin().sum() * w.sum() for i in range(xs.shape[0]))
+
+
+def test_second_derivatives_of_a_function_that_vmaps():
+    """A leaf's gradient summed over vmap's examples keeps its tangent and its history:
+    hessian (forward over reverse), jacrev of jacrev and a double backward see vmap."""
+    from tocha.func import hessian, jvp
+
+    w, xs, v = _randn(3), _randn(4, 3), _randn(3)
+    h = hessian(lambda w: _through_vmap(w, xs))(w)
+    _close(h, hessian(lambda w: _looped(w, xs))(w))
+    _close(jacrev(jacrev(lambda w: _through_vmap(w, xs)))(w), h)
+    _close(jvp(grad(lambda w: _through_vmap(w, xs)), (w,), (v,))[1], h @ v)
+    leaf = w.clone().requires_grad_()
+    (g,) = tocha.autograd.grad(_through_vmap(leaf, xs), leaf, create_graph=True)
+    (gg,) = tocha.autograd.grad(g.sum(), leaf)
+    _close(gg, h.sum(0))

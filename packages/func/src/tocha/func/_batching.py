@@ -17,8 +17,9 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
+from tocha.autograd import forward_ad
 from tocha.autograd.transforms import LEAF_GRADIENTS
-from tocha.library import LAYERS, backend_of, kernel_context, wrap
+from tocha.library import GRAD_MODE, LAYERS, backend_of, kernel_context, wrap
 
 from ._batched import VMAP, BatchedTensor, aligned, batch_shape, batched, union_levels
 from ._batching_rules import RULES
@@ -137,7 +138,8 @@ def random_draw() -> None:
 def settle_leaf_gradient(grad, leaf):
     """A leaf's gradient from a backward through vmap (``grad(vmap(f))``): summed over the
     batch of the levels that have exited and that the leaf is not batched over (the leaf
-    was shared by every example)."""
+    was shared by every example). The sum is differentiable, forward and backward, when the
+    gradient carries a tangent or a history (``jvp(grad(f))``, ``jacrev(jacrev(f))``)."""
     if type(grad) is not BatchedTensor:
         return grad
     keep = set(VMAP.active)
@@ -146,11 +148,27 @@ def settle_leaf_gradient(grad, leaf):
     drop = tuple(k for k, level in enumerate(grad._levels) if level not in keep)
     if not drop:
         return grad
+    if grad.requires_grad or forward_ad.unpack_dual(grad).tangent is not None:
+        return _summed_differentiably(grad, [grad._levels[k] for k in drop])
     physical = grad._physical.sum(axis=drop)
     remaining = tuple(level for level in grad._levels if level in keep)
     if remaining:
         return batched(physical, remaining, grad._device)
     return wrap(backend_of(grad._device).asarray(physical), grad._device)
+
+
+def _summed_differentiably(grad, levels):
+    """`grad` summed over the examples of `levels`, each leaving as vmap's outputs do."""
+    from ._vmap import _leave
+
+    GRAD_MODE.transforms += 1  # the sums of a gradient still batched over other levels
+    try:
+        for level in reversed(levels):
+            size = grad._physical.shape[grad._levels.index(level)]
+            grad = _leave(grad, 0, level, size, "grad").sum(0)
+    finally:
+        GRAD_MODE.transforms -= 1
+    return grad
 
 
 def install() -> None:
