@@ -85,3 +85,40 @@ def _warned(fn, lib):
 @pytest.mark.parametrize("name", list(INDEXING), ids=list(INDEXING))
 def test_indexing_as_pytorch(name, torch):
     assert _warned(INDEXING[name], tocha) == _warned(INDEXING[name], torch)
+
+
+def _under_default(name, fn):
+    """`fn(lib)` with the default dtype `name`, restored after."""
+
+    def run(lib):
+        lib.set_default_dtype(getattr(lib, name))
+        try:
+            return fn(lib)
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+    return run
+
+
+DEFAULT_DTYPE = {
+    "bfloat16_int_times_float": _under_default("bfloat16", lambda lib: lib.tensor([1, 2]) * 0.5),
+    "bfloat16_float_plus_int": _under_default("bfloat16", lambda lib: 0.5 + lib.tensor([1, 2])),
+    "float16_int_times_float": _under_default("float16", lambda lib: lib.tensor([1, 2]) * 0.5),
+    "float64_int_over_int": _under_default(
+        "float64", lambda lib: lib.tensor([1, 2]) / lib.tensor([2, 2])
+    ),
+    "set_default_tensor_type": lambda lib: (
+        lib.set_default_tensor_type(lib.DoubleTensor),
+        lib.tensor([1.5]).dtype,
+        lib.set_default_dtype(lib.float32),
+    ),
+    "set_default_dtype_string": lambda lib: lib.set_default_dtype("float64"),
+    "set_default_dtype_complex": lambda lib: lib.set_default_dtype(lib.complex64),
+}
+
+
+@pytest.mark.parametrize("name", list(DEFAULT_DTYPE), ids=list(DEFAULT_DTYPE))
+def test_default_dtype_as_pytorch(name, torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _outcome(DEFAULT_DTYPE[name], tocha) == _outcome(DEFAULT_DTYPE[name], torch)

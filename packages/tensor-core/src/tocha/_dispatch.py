@@ -564,6 +564,8 @@ def _promote_binary(a, b, int_to_float):
             x = x.item()
         if _dtype.SCALAR_RANK.get(type(x), 0) > result.rank:
             raise RuntimeError(f"value cannot be converted to type {result.name} without overflow")
+        if target.kind == "V":  # bfloat16 and the float8s: NumPy would widen a Python float
+            return _scalar_like(x, target)
         return x if result.rank > _dtype.BOOL or type(x) is bool else bool(x)
 
     return operand(a, a_t), operand(b, b_t), dev

@@ -242,7 +242,8 @@ DEFAULTS.complex = complex64
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype of float tensors made from Python floats (float32 or float64)."""
     if d not in (float16, bfloat16, float32, float64):
-        raise TypeError("only floating-point types are supported as the default type")
+        invalid = "" if isinstance(d, dtype) else "invalid dtype object: "
+        raise TypeError(f"{invalid}only floating-point types are supported as the default type")
     DEFAULTS.float = d
     DEFAULTS.complex = complex128 if d is float64 else complex64
 

@@ -25,6 +25,7 @@ from .._api import PUBLIC, export
 from .._dispatch import autocast_op, call, defop, expect_tensors, not_a_tensor
 from .._memory_format import FORMATS as _FORMATS
 from .._memory_format import memory_format
+from .._stack import user_stacklevel
 from .._tensor import Tensor, _wrap_dim
 from ._argcheck import check_dtype, index_arg, int_arg, slice_args
 from ._out import inplace, write_out
@@ -633,12 +634,12 @@ def set_default_tensor_type(t) -> None:
         "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
         "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=user_stacklevel(),
     )
     dtype = _LEGACY_TYPES.get(t) if isinstance(t, str) else getattr(t, "dtype", None)
     if dtype is None:
         raise TypeError(f"invalid type: '{t}'")
-    _F["set_default_dtype"](dtype)
+    _dtype.set_default_dtype(dtype)
 
 
 def is_inference(input: Tensor) -> builtins.bool:
