@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -148,7 +151,7 @@ def test_launcher_takes_torchruns_arguments():
     assert command.count(":") == 2 and last[:5] == ["-n", "1", "-env", "RANK", "2"]
     assert last[-3:] == ["train.py", "--lr", "1"]
     standalone = run.parse_args(["--standalone", "--nproc-per-node", "2", "x.py"])
-    assert standalone.master_addr == "127.0.0.1" and standalone.master_port > 0
+    assert standalone.master_addr == "localhost" and standalone.master_port > 0
     endpoint = run.parse_args(["--rdzv_endpoint", "host:4321", "--rdzv_backend", "c10d", "x.py"])
     assert (endpoint.master_addr, endpoint.master_port) == ("host", 4321)
     for bad in (
@@ -173,3 +176,19 @@ def test_torchrun_style_launch_of_two_ranks(torchrun_output, name):
     failures = re.findall(rf"^FAIL {name} .*?(?=^PASS|^FAIL|\Z)", torchrun_output, re.M | re.S)
     assert not failures, "".join(failures)
     assert sorted(re.findall(rf"^PASS {name} rank (\d)$", torchrun_output, re.M)) == ["0", "1"]
+
+
+def test_torchrun_of_a_pytorch_program_under_tocha_run(mpirun):
+    """``python -m tocha.run -m torch.distributed.run``: torchrun's module, aliased; the
+    workers it starts run under tocha.run too, so their ``import torch`` is tocha."""
+    worker = str(Path(__file__).resolve().parent / "dist_worker_torch_program.py")
+    command = [sys.executable, "-m", "tocha.run", "-m", "torch.distributed.run", "--standalone"]
+    proc = subprocess.run(
+        [*command, "--nproc_per_node", "2", worker],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    found = sorted(line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL")))
+    assert proc.returncode == 0 and len(found) == 2, proc.stdout + proc.stderr
+    assert all(line.startswith("PASS") for line in found), proc.stdout

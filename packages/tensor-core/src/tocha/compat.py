@@ -64,6 +64,10 @@ class _AliasLoader(importlib.abc.Loader):
         # The import system set the module's __spec__ to the alias's: give it back its own.
         module.__spec__ = self.spec
 
+    def get_code(self, fullname: str):
+        """The tocha module's code, so that ``python -m torch.X`` (runpy) runs tocha.X."""
+        return self.spec.loader.get_code(self.spec.name)
+
 
 class TorchModule(types.ModuleType):
     """``torch`` under the alias: tocha's names (copied when it is made, looked up in tocha

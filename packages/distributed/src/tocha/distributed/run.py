@@ -4,7 +4,8 @@ It takes torchrun's arguments and, like torchrun on one machine, starts N proces
 ``train.py`` with the environment torchrun gives them (``RANK``, ``LOCAL_RANK``,
 ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, ``GROUP_WORLD_SIZE``, ``ROLE_RANK``,
 ``ROLE_NAME``, ``ROLE_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``, ``TORCHELASTIC_RUN_ID``,
-``TORCHELASTIC_RESTART_COUNT``, ``TORCHELASTIC_MAX_RESTARTS``...), then returns the first
+``TORCHELASTIC_RESTART_COUNT``, ``TORCHELASTIC_MAX_RESTARTS``, ``TORCHELASTIC_ERROR_FILE``...),
+then returns the first
 failing exit code. It starts them through MPICH's ``mpiexec`` (Hydra) in its multiple-program
 form, one program block per rank with that rank's variables::
 
@@ -15,8 +16,11 @@ so that the processes form one MPI world, which `init_process_group` joins (``gl
 killed. ``mpiexec`` is looked for beside the Python interpreter (where the ``mpich`` wheel
 puts it), then on ``PATH``, unless ``--mpiexec`` names it.
 
+Run under ``python -m tocha.run -m tocha.distributed.run ...``, it starts the workers under
+``tocha.run`` too, so that a PyTorch program's ``import torch`` gives tocha.
+
 One machine only: ``--nnodes`` must be 1 (or ``1:1``) and ``--node_rank`` 0. ``--standalone``
-picks a free port on 127.0.0.1; ``--rdzv_endpoint host:port`` gives the master's address.
+picks a free port on localhost; ``--rdzv_endpoint host:port`` gives the master's address.
 The elastic options (``--max_restarts``, ``--monitor_interval``, ``--rdzv_conf``, the
 logging options...) are accepted; workers are never restarted.
 """
@@ -29,6 +33,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -61,7 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     _flag(parser, "node_rank", type=int, default=0, help="only 0: one machine")
     _flag(parser, "master_addr", default="127.0.0.1")
     _flag(parser, "master_port", type=int, default=29500)
-    parser.add_argument("--standalone", action="store_true", help="on 127.0.0.1, a free port")
+    parser.add_argument("--standalone", action="store_true", help="on localhost, a free port")
     _flag(parser, "rdzv_backend", default="static")
     _flag(parser, "rdzv_endpoint", default="", help="host[:port] of the master")
     _flag(parser, "rdzv_id", default=None, help="the run id (TORCHELASTIC_RUN_ID)")
@@ -95,7 +100,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.nproc_per_node < 1:
         parser.error("--nproc_per_node must be at least 1")
     if args.standalone:
-        args.master_addr, args.master_port = "127.0.0.1", _free_port("127.0.0.1")
+        args.master_addr, args.master_port = "localhost", _free_port("127.0.0.1")
     elif args.rdzv_endpoint:
         host, _, port = args.rdzv_endpoint.partition(":")
         args.master_addr = host or args.master_addr
@@ -122,14 +127,28 @@ def worker_env(args: argparse.Namespace) -> dict[str, str]:
         "TORCHELASTIC_USE_AGENT_STORE": "False",
         "PYTHON_EXEC": sys.executable,
     }
+    env.setdefault("TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGTERM,SIGINT,SIGHUP,SIGQUIT")
+    env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = os.environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
     if args.nproc_per_node > 1 and "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = "1"  # torchrun's default, so the workers do not oversubscribe
     return env
 
 
-def launch_command(args: argparse.Namespace, mpiexec: str) -> list[str]:
-    """The mpiexec command line that starts the ranks of `args`."""
-    program = [] if args.no_python else [sys.executable, "-u"] + (["-m"] if args.module else [])
+def _python() -> list[str]:
+    """How a worker's Python starts: under ``tocha.run`` too when the launcher runs there
+    (``python -m tocha.run -m torch.distributed.run train.py``), so that the workers'
+    ``import torch`` gives tocha as the launcher's does."""
+    from tocha.compat import is_aliased
+
+    return [sys.executable, "-u", *(["-m", "tocha.run"] if is_aliased() else [])]
+
+
+def launch_command(
+    args: argparse.Namespace, mpiexec: str, error_dir: str | None = None
+) -> list[str]:
+    """The mpiexec command line that starts the ranks of `args`; with `error_dir`, each
+    rank's ``TORCHELASTIC_ERROR_FILE`` lies in its own folder there, as torchrun's."""
+    program = [] if args.no_python else [*_python(), *(["-m"] if args.module else [])]
     program += [args.training_script, *args.training_script_args]
     command = [mpiexec]
     for rank in range(args.nproc_per_node):
@@ -138,6 +157,8 @@ def launch_command(args: argparse.Namespace, mpiexec: str) -> list[str]:
         command += ["-n", "1"]
         for name in ("RANK", "LOCAL_RANK", "ROLE_RANK"):
             command += ["-env", name, str(rank)]
+        if error_dir is not None:
+            command += ["-env", "TORCHELASTIC_ERROR_FILE", f"{error_dir}/{rank}/error.json"]
         command += program
     return command
 
@@ -151,10 +172,11 @@ def main(argv: list[str] | None = None) -> int:
             "put an MPI's mpiexec on PATH"
         )
     env = {**os.environ, **worker_env(args)}
-    try:
-        return subprocess.call(launch_command(args, mpiexec), env=env)
-    except KeyboardInterrupt:  # mpiexec got the signal too and stops the ranks
-        return 130
+    with tempfile.TemporaryDirectory(prefix="torchelastic_") as error_dir:
+        try:
+            return subprocess.call(launch_command(args, mpiexec, error_dir), env=env)
+        except KeyboardInterrupt:  # mpiexec got the signal too and stops the ranks
+            return 130
 
 
 if __name__ == "__main__":
