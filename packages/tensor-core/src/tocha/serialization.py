@@ -2,7 +2,8 @@
 
 `save` writes PyTorch's checkpoint format (a zip of a pickled ``data.pkl`` and one raw record
 per storage), so ``torch.load`` reads tocha's checkpoints and `load` reads PyTorch's, without
-PyTorch installed. `load` with ``weights_only=True`` (the default) rebuilds only tensors,
+PyTorch installed, in that format or the legacy one (PyTorch before 1.6, or
+``_use_new_zipfile_serialization=False``). `load` with ``weights_only=True`` (the default) rebuilds only tensors,
 dtypes, devices and plain containers: the pickle's globals are looked up in an allow-list of
 PyTorch's rebuild functions mapped to tocha's, so nothing in the file is imported or called.
 `save_file` and `load_file` read and write the safetensors format.
@@ -97,7 +98,8 @@ def load(
     """Load what `save` (or ``torch.save``) wrote, as `torch.load`.
 
     Args:
-        f: a path or a binary file object open for reading. A path ending in
+        f: a path or a binary file object open for reading (and seeking), holding a
+            checkpoint in PyTorch's zip format or its legacy format. A path ending in
             ``.safetensors`` is read as a safetensors file.
         map_location: where storages go: None (the device they were saved from), a device or
             a string (every storage there), a dict mapping saved locations to new ones

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._backend import backend_of
 from .._device import CPU, device
 from .._tensor import Size, Tensor
-from . import _archive
+from . import _archive, _legacy
 from ._pickle import Pickler, Unpickler, WeightsUnpickler
 from ._storage import StorageTable, TypedStorage, UntypedStorage, restorer
 
@@ -27,7 +27,6 @@ _UNSAFE = (
     "can result in arbitrary code execution. Do it only if you got the file from a "
     "trusted source."
 )
-_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 
 
 def save(obj, f, protocol: int) -> None:
@@ -106,7 +105,13 @@ def load(f, map_location, weights_only: bool, mmap: bool, pickle_load_args: dict
                     "`tocha.save` or a recent `torch.save` (zip format)"
                 )
             return _guarded(
-                weights_only, _load_not_zip, fileobj, name, weights_only, pickle_load_args
+                weights_only,
+                _load_not_zip,
+                fileobj,
+                name,
+                map_location,
+                weights_only,
+                pickle_load_args,
             )
         mapped = None
         if mmap:
@@ -143,17 +148,15 @@ def _load_zip(reader, mapped, map_location, weights_only: bool, pickle_load_args
     return _unpickler(weights_only)(manifest, load_storage=load_storage, **pickle_load_args).load()
 
 
-def _load_not_zip(fileobj, name: str, weights_only: bool, pickle_load_args: dict):
+def _load_not_zip(fileobj, name: str, map_location, weights_only: bool, pickle_load_args: dict):
     def no_storage(*pid):
         raise pickle.UnpicklingError("a storage outside a zip checkpoint")
 
-    magic = _unpickler(weights_only)(fileobj, load_storage=no_storage, **pickle_load_args).load()
-    if magic == _LEGACY_MAGIC:
-        raise RuntimeError(
-            f"{name} was written in PyTorch's legacy format (before 1.6), which "
-            "tocha does not read; load it in PyTorch and save it again"
-        )
-    raise RuntimeError(f"Invalid magic number; corrupt file? {name} is not a checkpoint")
+    unpickler = _unpickler(weights_only)
+    magic = unpickler(fileobj, load_storage=no_storage, **pickle_load_args).load()
+    if magic != _legacy.MAGIC:
+        raise RuntimeError(f"Invalid magic number; corrupt file? {name} is not a checkpoint")
+    return _legacy.load(fileobj, name, unpickler, map_location, pickle_load_args)
 
 
 def _unpickler(weights_only: bool) -> type:

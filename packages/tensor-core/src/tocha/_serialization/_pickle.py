@@ -452,12 +452,19 @@ def unsafe_globals(manifest: bytes) -> list[str]:
 
 
 def _persistent_load(pid, load_storage):
-    if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+    """The storage a persistent id names: ``('storage', storage_type, key, location, numel)``,
+    with a sixth item in the legacy format (None, or a view's ``(key, offset, numel)``); or,
+    in the legacy format, a whole saved module's class: ``('module', class, file, source)``."""
+    if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
+        if not isinstance(pid[1], type):
+            raise pickle.UnpicklingError(f"invalid module record {pid[:2]!r}")
+        return pid[1]
+    if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
         raise pickle.UnpicklingError(
             f"unsupported persistent id {pid!r}: expected "
             "('storage', storage_type, key, location, numel)"
         )
-    _, storage_type, key, location, numel = pid
+    _, storage_type, key, location, numel, *view = pid
     if not (
         isinstance(storage_type, StorageType)
         and isinstance(key, str)
@@ -466,7 +473,17 @@ def _persistent_load(pid, load_storage):
         and 0 <= numel < 2**63
     ):
         raise pickle.UnpicklingError(f"invalid storage record {pid!r}")
-    return load_storage(storage_type.dtype, key, location, numel)
+    if not view or view[0] is None:
+        return load_storage(storage_type.dtype, key, location, numel)
+    view = view[0]
+    if not (
+        isinstance(view, tuple)
+        and len(view) == 3
+        and isinstance(view[0], str)
+        and all(type(n) is int and 0 <= n < 2**63 for n in view[1:])
+    ):
+        raise pickle.UnpicklingError(f"invalid storage view {view!r}")
+    return load_storage(storage_type.dtype, key, location, numel, view)
 
 
 class Unpickler(pickle.Unpickler):
