@@ -92,3 +92,42 @@ def _plateau_keys(lib):
 @pytest.mark.parametrize("keys", [_step_lr_keys, _plateau_keys])
 def test_scheduler_state_dict_key_order(torch, keys):
     assert keys(tocha) == keys(torch)
+
+
+def test_adagrad_share_memory(torch):
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        opt = lib.optim.Adagrad([p], initial_accumulator_value=0.5)
+        assert opt.share_memory() is None
+        state = opt.state[p]
+        shared = (state["sum"].is_shared(), state["step"].is_shared())
+        p.grad = lib.ones(3)
+        opt.step()
+        return shared, p.detach().numpy().tolist(), state["sum"].numpy().tolist()
+
+    assert run(tocha) == run(torch)
+
+
+def test_profile_hook_step_runs_the_hooks_once():
+    """A custom step decorated with ``Optimizer.profile_hook_step`` runs the step hooks
+    once (PyTorch 2.13 wraps such a step twice and runs them twice)."""
+
+    class Custom(tocha.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.1})
+
+        @tocha.optim.Optimizer.profile_hook_step
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.data.add_(p.grad, alpha=-group["lr"])
+
+    p = tocha.nn.Parameter(tocha.ones(2))
+    p.grad = tocha.ones(2)
+    opt = Custom([p])
+    calls = []
+    opt.register_step_pre_hook(lambda *a: calls.append("pre"))
+    opt.register_step_post_hook(lambda *a: calls.append("post"))
+    opt.step()
+    assert calls == ["pre", "post"]
+    assert p.tolist() == pytest.approx([0.9, 0.9])

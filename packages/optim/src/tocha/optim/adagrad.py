@@ -91,6 +91,13 @@ class Adagrad(ElementwiseOptimizer):
         xp = backend_of(p._device).xp
         state["sum"] = wrap(xp.full_like(p._data, group["initial_accumulator_value"]), p._device)
 
+    def share_memory(self) -> None:
+        """Move each parameter's ``sum`` state into shared memory (for Hogwild training
+        across processes; needs tocha-mp)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
     def _step_group(self, group) -> None:
         """Parameters with sparse gradients step one at a time on the gradient's entries;
         the others as usual (all one at a time when the group has a sparse gradient)."""

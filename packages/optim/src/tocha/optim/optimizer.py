@@ -13,7 +13,7 @@ import itertools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -132,6 +132,15 @@ class Optimizer:
         defaults (dict): default values of the optimization options, used when a parameter
             group does not give them.
     """
+
+    OptimizerPreHook: TypeAlias = Callable[..., "tuple[tuple, dict] | None"]
+    OptimizerPostHook: TypeAlias = Callable[..., None]
+
+    @staticmethod
+    def profile_hook_step(func: Callable) -> Callable:
+        """`func` (a ``step``) wrapped to run the step pre and post hooks around it; every
+        subclass's ``step`` is wrapped so already."""
+        return func if getattr(func, "hooked", False) else _hooked_step(func)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -114,6 +114,28 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def merge_masks(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor
+    ) -> tuple[Tensor | None, int | None]:
+        """One mask and its type from `attn_mask` (``(L, L)`` or ``(N * num_heads, L, L)``,
+        type 0) and `key_padding_mask` (``(N, L)``, type 1), `query` being ``(N, L, E)``.
+
+        A key padding mask alone comes back as it is, with type 1. Otherwise the masks are
+        expanded to ``(N, num_heads, L, L)`` and added (a logical or for boolean masks),
+        with type 2; with neither, ``(None, None)``.
+        """
+        if attn_mask is None:
+            return (key_padding_mask, 1) if key_padding_mask is not None else (None, None)
+        batch, seq_len = query.shape[0], query.shape[1]
+        if attn_mask.dim() == 2:
+            merged = attn_mask.view(1, 1, seq_len, seq_len).expand(batch, self.num_heads, -1, -1)
+        else:
+            merged = attn_mask.view(batch, -1, seq_len, seq_len)
+        if key_padding_mask is not None:
+            padding = key_padding_mask.view(batch, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+            merged = merged + padding
+        return merged, 2
+
     def forward(
         self,
         query: Tensor,

@@ -178,6 +178,34 @@ class RNNBase(Module):
                 f"{self.input_size}, got {input.size(-1)}"
             )
 
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, batch, hidden features)`` for `input` (the data of
+        a packed sequence when `batch_sizes` is given)."""
+        if batch_sizes is not None:
+            batch = int(batch_sizes[0])
+        else:
+            batch = input.size(0) if self.batch_first else input.size(1)
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        return (layers, batch, self._state_sizes()[0])
+
+    def check_hidden_size(
+        self, hx: Tensor, expected_hidden_size, msg: str = "Expected hidden size {}, got {}"
+    ) -> None:
+        """RuntimeError(`msg`) unless `hx` has the shape `expected_hidden_size`."""
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes) -> None:
+        """Check `input` and the initial hidden state as forward does."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        """`hx` with its batch dim (1) reordered by `permutation` (None: unchanged)."""
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
+
     def _check_states(self, hx: tuple, batch: int) -> None:
         layers = self.num_layers * (2 if self.bidirectional else 1)
         lstm = self.mode == "LSTM"
@@ -341,6 +369,36 @@ class LSTM(RNNBase):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, batch, hidden_size)``: the shape of the cell
+        state for `input`."""
+        layers, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
+        return (layers, batch, self.hidden_size)
+
+    def check_forward_args(  # type: ignore[override]
+        self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes
+    ) -> None:
+        """Check `input` and the initial ``(h, c)`` as forward does."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(
+            hidden[0],
+            self.get_expected_hidden_size(input, batch_sizes),
+            "Expected hidden[0] size {}, got {}",
+        )
+        self.check_hidden_size(
+            hidden[1],
+            self.get_expected_cell_size(input, batch_sizes),
+            "Expected hidden[1] size {}, got {}",
+        )
+
+    def permute_hidden(  # type: ignore[override]
+        self, hx: tuple[Tensor, Tensor], permutation: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """``(h, c)`` with their batch dim (1) reordered by `permutation`."""
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx: tuple[Tensor, Tensor] | None = None):
         return self._run(input, hx)
