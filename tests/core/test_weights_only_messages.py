@@ -1,4 +1,4 @@
-"""The refusals of a weights-only load, in PyTorch's words (recorded by hand from PyTorch
+"""Load and save failures in PyTorch's words (recorded by hand from PyTorch
 2.13: the oracle cannot hand files to PyTorch)."""
 
 from __future__ import annotations
@@ -50,3 +50,18 @@ def test_a_broken_pickle_is_refused_in_pytorchs_frame():
     message = _refusal(b"garbage data here")
     assert message.startswith("Weights only load failed. " + _CHANGED + "\nPlease file an issue")
     assert message.endswith(_DOCS)
+
+
+def test_an_empty_file_is_an_eof_error(tmp_path):
+    path = tmp_path / "empty.pt"
+    path.write_bytes(b"")
+    with pytest.raises(EOFError):
+        tocha.load(path)
+    with pytest.raises(EOFError):
+        tocha.load(io.BytesIO())
+
+
+def test_saving_into_a_missing_folder_names_it(tmp_path):
+    folder = tmp_path / "missing"
+    with pytest.raises(RuntimeError, match=f"^Parent directory {folder} does not exist.$"):
+        tocha.save(tocha.ones(1), folder / "x.pt")

@@ -96,7 +96,10 @@ def load(f, map_location, weights_only: bool, mmap: bool, pickle_load_args: dict
     with contextlib.ExitStack() as stack:
         fileobj = stack.enter_context(open(f, "rb")) if _archive.is_path(f) else f
         start = fileobj.tell() if hasattr(fileobj, "tell") else 0
-        is_zip = fileobj.read(4) == b"PK\x03\x04"
+        magic = fileobj.read(4)
+        if not magic:
+            raise EOFError  # an empty file, as PyTorch's unpickler meets it
+        is_zip = magic == b"PK\x03\x04"
         fileobj.seek(start)
         if not is_zip:
             if mmap:
