@@ -392,6 +392,8 @@ RESULTS = {
     "gt_contiguous": lambda lib: _channels_last(lib) > _x(lib),
     "pow_broadcast_w": lambda lib: _channels_last(lib) ** lib.ones(5),
     "exp": lambda lib: _channels_last(lib).exp(),
+    "erf": lambda lib: lib.erf(_channels_last(lib) / 50),
+    "erfc_float64": lambda lib: lib.erfc(_channels_last(lib).double() / 50),
     "neg": lambda lib: -_channels_last(lib),
     "where_condition_first": lambda lib: lib.where(_channels_last(lib) > 3, _x(lib), _x(lib)),
     "where_contiguous_condition": lambda lib: lib.where(_x(lib) > 3, _channels_last(lib), 0.0),

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from .._memory_format import elementwise_layout
+
 # erf(x) = x * A(x^2) / B(x^2) for |x| <= 0.46875 (highest degree first).
 _A = (
     1.85777706184603153e-1,
@@ -273,6 +275,8 @@ def _kernel_factory(name, fn64, fn32=None):
             else:
                 result = fn64(xp, x.astype(xp.float64, copy=False))
             if out is None:
+                if not x.flags.c_contiguous:  # laid out as x, as an elementwise op's result
+                    result = elementwise_layout(result, (x,), xp)
                 return result.astype(x.dtype, copy=False)
             out[...] = result
             return out
