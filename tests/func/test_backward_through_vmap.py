@@ -113,3 +113,22 @@ def test_second_derivatives_of_a_function_that_vmaps():
     (g,) = tocha.autograd.grad(_through_vmap(leaf, xs), leaf, create_graph=True)
     (gg,) = tocha.autograd.grad(g.sum(), leaf)
     _close(gg, h.sum(0))
+
+
+def test_second_derivatives_of_a_vmapped_branch_plus_a_plain_one():
+    from tocha.func import hessian
+
+    w, xs = _randn(3), _randn(4, 3)
+
+    def h(w):
+        return vmap(lambda x: (w * x).sin().sum())(xs).sum() + (w**3).sum()
+
+    def looped(w):
+        return sum((w * xs[i]).sin().sum() for i in range(4)) + (w**3).sum()
+
+    want = hessian(looped)(w)
+    _close(hessian(h)(w), want)
+    _close(jacrev(jacrev(h))(w), want)
+    leaf = w.clone().requires_grad_()
+    (g,) = tocha.autograd.grad(h(leaf), leaf, create_graph=True)
+    _close(tocha.autograd.grad(g.sum(), leaf)[0], want.sum(0))

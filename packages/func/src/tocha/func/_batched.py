@@ -14,8 +14,9 @@ import threading
 import numpy as np
 
 from tocha import Tensor
+from tocha.autograd import forward_ad
 from tocha.autograd.transforms import watch
-from tocha.library import GRAD_MODE, wrap
+from tocha.library import GRAD_MODE, backend_of, wrap
 
 
 class _Levels(threading.local):
@@ -85,17 +86,17 @@ class BatchedTensor(Tensor):
 
 
 def _summed(add, a, b):
-    """``a + b`` for a batched tensor outside vmap: the gradients of one tensor, gathered by
-    a backward through vmap after its levels exited. Two batched ones are summed example by
-    example (the batching layer on). A plain one is the gradient of a tensor that every
-    example shared (a parameter, say): the batched one is first summed over its examples,
-    as a leaf's gradient is (else the plain one would count once per example)."""
+    """``a + b`` for a batched tensor, also in a backward through vmap after some of its
+    levels exited (the gradients of one tensor from several branches). Over a level both
+    are batched over, or one still active, they add example by example (the batching layer
+    on, even outside vmap). A level that has exited and that only one is batched over means
+    the other is the gradient of a tensor all its examples shared (a parameter, say): that
+    one is first summed over the level's examples, as a leaf's gradient is (else the other
+    would count once per example)."""
+    if type(a) is not BatchedTensor or type(b) is not BatchedTensor or a._levels != b._levels:
+        a, b = _shared_levels(a, b), _shared_levels(b, a)
     if GRAD_MODE.transforms:
         return add(a, b)
-    if type(a) is Tensor:
-        return add(a, _examples_summed(b))
-    if type(b) is Tensor:
-        return add(_examples_summed(a), b)
     GRAD_MODE.transforms += 1
     try:
         return add(a, b)
@@ -103,10 +104,35 @@ def _summed(add, a, b):
         GRAD_MODE.transforms -= 1
 
 
-def _examples_summed(t: BatchedTensor) -> Tensor:
-    """The sum over the examples of every level of `t` (all exited)."""
-    physical = t._physical.sum(axis=tuple(range(len(t._levels))))
-    return wrap(physical if isinstance(physical, np.ndarray) else np.asarray(physical), t._device)
+def _shared_levels(t, other):
+    """`t` summed over the exited levels that `other` is not batched over."""
+    if type(t) is not BatchedTensor:
+        return t
+    theirs = other._levels if type(other) is BatchedTensor else ()
+    active = VMAP.active
+    drop = [level for level in t._levels if level not in active and level not in theirs]
+    return examples_summed(t, drop) if drop else t
+
+
+def examples_summed(t: BatchedTensor, levels) -> Tensor:
+    """`t` summed over the examples of `levels` (some of its own, all exited); the sum is
+    differentiable, forward and backward, when `t` carries a tangent or a history."""
+    if t.requires_grad or forward_ad.unpack_dual(t).tangent is not None:
+        from ._vmap import _leave
+
+        GRAD_MODE.transforms += 1  # the sums of a tensor still batched over other levels
+        try:
+            for level in reversed(levels):
+                size = t._physical.shape[t._levels.index(level)]
+                t = _leave(t, 0, level, size, "grad").sum(0)
+        finally:
+            GRAD_MODE.transforms -= 1
+        return t
+    physical = t._physical.sum(axis=tuple(t._levels.index(level) for level in levels))
+    remaining = tuple(level for level in t._levels if level not in levels)
+    if remaining:
+        return batched(physical, remaining, t._device)
+    return wrap(backend_of(t._device).asarray(physical), t._device)
 
 
 def _reads_a_value() -> RuntimeError:

@@ -17,11 +17,18 @@ import numpy as np
 
 import tocha
 from tocha import Tensor
-from tocha.autograd import forward_ad
 from tocha.autograd.transforms import LEAF_GRADIENTS
-from tocha.library import GRAD_MODE, LAYERS, backend_of, kernel_context, wrap
+from tocha.library import LAYERS, backend_of, kernel_context
 
-from ._batched import VMAP, BatchedTensor, aligned, batch_shape, batched, union_levels
+from ._batched import (
+    VMAP,
+    BatchedTensor,
+    aligned,
+    batch_shape,
+    batched,
+    examples_summed,
+    union_levels,
+)
 from ._batching_rules import RULES
 
 LOOPED: set = set()  # ops that fell back to the loop (each warned about once)
@@ -145,30 +152,10 @@ def settle_leaf_gradient(grad, leaf):
     keep = set(VMAP.active)
     if type(leaf) is BatchedTensor:
         keep.update(leaf._levels)
-    drop = tuple(k for k, level in enumerate(grad._levels) if level not in keep)
+    drop = [level for level in grad._levels if level not in keep]
     if not drop:
         return grad
-    if grad.requires_grad or forward_ad.unpack_dual(grad).tangent is not None:
-        return _summed_differentiably(grad, [grad._levels[k] for k in drop])
-    physical = grad._physical.sum(axis=drop)
-    remaining = tuple(level for level in grad._levels if level in keep)
-    if remaining:
-        return batched(physical, remaining, grad._device)
-    return wrap(backend_of(grad._device).asarray(physical), grad._device)
-
-
-def _summed_differentiably(grad, levels):
-    """`grad` summed over the examples of `levels`, each leaving as vmap's outputs do."""
-    from ._vmap import _leave
-
-    GRAD_MODE.transforms += 1  # the sums of a gradient still batched over other levels
-    try:
-        for level in reversed(levels):
-            size = grad._physical.shape[grad._levels.index(level)]
-            grad = _leave(grad, 0, level, size, "grad").sum(0)
-    finally:
-        GRAD_MODE.transforms -= 1
-    return grad
+    return examples_summed(grad, drop)
 
 
 def install() -> None:
