@@ -362,3 +362,14 @@ def test_raw_saved_tensor_hooks(lib):
     assert x.grad.tolist() == pytest.approx([2 + 2.718281828, 4 + 7.389056099])
     with pytest.raises(RuntimeError, match="register_hooks on a saved tensor after it has been"):
         y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+
+
+def test_backward_inputs_as_gradient_edges(lib):
+    edge_of = lib.autograd.graph.get_gradient_edge
+    a = lib.ones(2, requires_grad=True)
+    y = a * 2
+    z = (y * 3).sum()
+    z.backward(inputs=[edge_of(a)], retain_graph=True)
+    assert a.grad.tolist() == [6.0, 6.0]
+    z.backward(inputs=[edge_of(y)])  # a non-leaf's edge: nothing to accumulate into
+    assert a.grad.tolist() == [6.0, 6.0] and y.grad is None

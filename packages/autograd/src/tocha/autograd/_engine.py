@@ -236,7 +236,7 @@ def run_backward(
                             grads = [_leaf_hooked(node.variable, grads[0])]
                         for i, k, t in captures[node]:
                             results[i] = grads[k]
-                            if accumulate and type(node) is not AccumulateGrad:
+                            if accumulate and t is not None and type(node) is not AccumulateGrad:
                                 if not t._ag.retains_grad:  # else its hook stored the gradient
                                     _accumulate_into(t, grads[k], False, create_graph)
                         if not accumulate and _stops_at(node, captures, needed):
