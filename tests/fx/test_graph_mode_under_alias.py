@@ -14,6 +14,8 @@ PROGRAM = textwrap.dedent(
     import torch.nn as nn
     import torch.fx
 
+    original_add = torch.add
+
     class M(nn.Module):
         def forward(self, x, y):
             return torch.relu(torch.add(x, y)) * 2
@@ -32,8 +34,7 @@ PROGRAM = textwrap.dedent(
     print("script", [round(v, 4) for v in scripted(torch.ones(2)).tolist()])
     traced = torch.jit.trace(M(), (x, y))
     print("trace", traced(x, y).tolist())
-    print("restored", torch.add is torch.add.__wrapped__ if hasattr(torch.add, "__wrapped__")
-          else "__fx_original__" not in dir(torch.add))
+    print("restored", torch.add is original_add)
     """
 )
 

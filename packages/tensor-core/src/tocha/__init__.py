@@ -9,6 +9,8 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+from types import FunctionType as _FunctionType  # noqa: E402
+
 from . import (  # noqa: E402, F401  # noqa: E402, F401
     _C,
     _control_flow,
@@ -102,6 +104,14 @@ from .amp._autocast import (  # noqa: E402
 )
 from .serialization import load, save  # noqa: E402
 
+# tocha's functions hand a call on a tensor-like argument to its __torch_function__
+_PUBLIC.update(
+    [
+        (name, overrides.overridable(fn))
+        for name, fn in _PUBLIC.items()
+        if isinstance(fn, _FunctionType)
+    ]
+)
 globals().update(_PUBLIC)
 _ops.methods.drop_out_from_methods()  # every method is in place now
 

@@ -1,9 +1,12 @@
-"""``tocha.overrides``, as ``torch.overrides``: the checks libraries make before handing a
-call to an argument's ``__torch_function__``.
+"""``tocha.overrides``, as ``torch.overrides``: handing a call to an argument's
+``__torch_function__``.
 
-tocha's own functions do not dispatch on ``__torch_function__`` (tocha.Tensor defines none), so
-these only tell whether an argument's type defines one; a library that finds one calls
-`handle_torch_function`, which hands the call over as PyTorch's does.
+tocha.Tensor defines no ``__torch_function__``. The public functions of ``tocha`` (and of the
+namespaces that publish theirs through `overridable`) hand a call over to the
+``__torch_function__`` of an argument's type (``torch.fx.Proxy``, a tensor-like of a library)
+when that argument is not a tensor: the call is first run as usual, and only when it fails
+are the arguments looked at (a call on tensors costs one more Python call). A library checks with
+`has_torch_function` and calls `handle_torch_function` itself, as with PyTorch's.
 
 Example:
     >>> has_torch_function_unary(tocha.ones(2))
@@ -12,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,6 +27,7 @@ __all__ = [
     "has_torch_function_unary",
     "has_torch_function_variadic",
     "is_tensor_like",
+    "overridable",
 ]
 
 
@@ -73,3 +78,36 @@ def handle_torch_function(
         f"no implementation found for '{name}' on types that implement __torch_function__: "
         f"{[type(arg) for arg in overloaded]}"
     )
+
+
+def overridable(fn: Callable) -> Callable:
+    """`fn` as a public function honouring ``__torch_function__``: a call that fails while an
+    argument (or an item of a list, tuple or dict argument) is of a type defining
+    ``__torch_function__`` is handed to it (`handle_torch_function`, with the returned
+    function as `public_api`); other calls run `fn` unchanged."""
+
+    def public(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            relevant = _overriding_args(args, kwargs)
+            if not relevant:
+                raise
+        return handle_torch_function(public, relevant, *args, **kwargs)
+
+    return functools.update_wrapper(public, fn)
+
+
+def _overriding_args(args: tuple, kwargs: dict) -> list:
+    """The arguments (and items of sequence or dict arguments) whose types define
+    ``__torch_function__``, in order."""
+    found = []
+    for arg in (*args, *kwargs.values()):
+        if isinstance(arg, (list, tuple)):
+            items: Iterable[Any] = arg
+        elif isinstance(arg, dict):
+            items = arg.values()
+        else:
+            items = (arg,)
+        found.extend(item for item in items if type(item) is not Tensor and _overrides(item))
+    return found

@@ -9,12 +9,19 @@ import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import tocha
+
 from .node import Node
 
 if TYPE_CHECKING:
     from ._symbolic_trace import Tracer
 
 __all__ = ["Attribute", "ParameterProxy", "Proxy", "TraceError"]
+
+
+# A tensor's own fields: tocha's functions read them from their arguments, and a Proxy has
+# none (the call then fails, and is handed to `Proxy.__torch_function__`).
+_TENSOR_SLOTS = frozenset(tocha.Tensor.__slots__)
 
 
 class TraceError(ValueError):
@@ -43,9 +50,23 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, k: str) -> Attribute:
-        if k.startswith("__") and k.endswith("__"):
+        if (k.startswith("__") and k.endswith("__")) or k in _TENSOR_SLOTS:
             raise AttributeError(k)
         return Attribute(self, k)
+
+    @classmethod
+    def __torch_function__(
+        cls, orig_method: Any, types: tuple, args: tuple = (), kwargs: dict | None = None
+    ) -> Proxy:
+        """A tocha function called on Proxies (outside a symbolic trace too, as with
+        ``GraphAppendingTracer``): a ``call_function`` node in their tracer's graph, or a
+        ``call_method`` node for a Tensor method."""
+        kwargs = kwargs or {}
+        tracer = _tracer_of((args, kwargs))
+        name = getattr(orig_method, "__name__", None)
+        if name is not None and getattr(tocha.Tensor, name, None) is orig_method:
+            return tracer.create_proxy("call_method", name, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs)
 
     def __getstate__(self) -> dict[str, Any]:
         return self.__dict__
@@ -82,6 +103,19 @@ class Proxy:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
+
+
+def _tracer_of(value: Any) -> Any:
+    """The tracer of the first Proxy in `value` (nested in tuples, lists and dicts)."""
+    if isinstance(value, Proxy):
+        return value.tracer
+    items = value.values() if isinstance(value, dict) else value
+    if isinstance(value, (tuple, list, dict)):
+        for item in items:
+            tracer = _tracer_of(item)
+            if tracer is not None:
+                return tracer
+    return None
 
 
 def _unpack_count(frame: Any) -> int | None:
