@@ -148,8 +148,13 @@ class DistributedDataParallel(Module):
             )
         self.module = module
         self.process_group = resolve(process_group)
+        self.device_ids = None if not device_ids else list(device_ids)
+        self.output_device = output_device
+        self.dim = dim
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
+        self.static_graph = static_graph
+        self.gradient_as_bucket_view = gradient_as_bucket_view
         self.require_backward_grad_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * MB)
         self._params = [p for p in module.parameters() if p.requires_grad]
