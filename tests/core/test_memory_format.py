@@ -415,6 +415,7 @@ RESULTS = {
     "logsumexp_h": lambda lib: _channels_last(lib).logsumexp(2),
     "all_h": lambda lib: (_channels_last(lib) > 0).all(2),
     "sum_hw": lambda lib: _channels_last(lib).sum((2, 3)),
+    "cumsum_h": lambda lib: _channels_last(lib).cumsum(2),
 }
 
 

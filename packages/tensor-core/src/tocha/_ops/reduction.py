@@ -341,6 +341,8 @@ def _logsumexp_kernel(xp):
 def _cumulative_kernel(method: str):
     def factory(xp):
         def kernel(x, dim, dtype):
+            if x.ndim > 2 and not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)  # as sum's
             x = _cast(x, dtype)
             acc = _ACC[x.dtype]
             result_dtype = x.dtype if acc is None or dtype is not None else acc[1]
