@@ -373,3 +373,17 @@ def test_backward_inputs_as_gradient_edges(lib):
     assert a.grad.tolist() == [6.0, 6.0]
     z.backward(inputs=[edge_of(y)])  # a non-leaf's edge: nothing to accumulate into
     assert a.grad.tolist() == [6.0, 6.0] and y.grad is None
+
+
+def test_gradient_edges_as_outputs(lib):
+    edge_of = lib.autograd.graph.get_gradient_edge
+    x = lib.ones(2, requires_grad=True)
+    y = x * 3
+    (gx,) = lib.autograd.grad(edge_of(y), x, grad_outputs=lib.ones(2), retain_graph=True)
+    assert gx.tolist() == [3.0, 3.0]
+    (gx,) = lib.autograd.grad([edge_of(y)], [x], [lib.full((2,), 2.0)], retain_graph=True)
+    assert gx.tolist() == [6.0, 6.0]
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar outputs"):
+        lib.autograd.grad(edge_of(y), x)
+    lib.autograd.backward([edge_of(y)], [lib.ones(2)])
+    assert x.grad.tolist() == [3.0, 3.0]

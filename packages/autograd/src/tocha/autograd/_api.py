@@ -39,6 +39,28 @@ def _one_like(data, device):
 _ONE: dict = {}  # (shape, NumPy dtype) -> ones
 
 
+def _edge_roots(outputs: tuple, grad_outputs) -> tuple:
+    """The outputs, each `GradientEdge` among them as a stand-in tensor of its gradient's
+    shape whose gradient goes into that edge."""
+    for out in outputs:
+        if type(out) is GradientEdge:
+            break
+    else:
+        return outputs
+    grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else []
+    roots = []
+    for i, out in enumerate(outputs):
+        if type(out) is GradientEdge:
+            grad = grads[i] if i < len(grads) else None
+            if not isinstance(grad, Tensor):
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            out_root = grad.detach()
+            out_root._ag = AutogradMeta(True, out.node, out.output_nr)
+            out = out_root
+        roots.append(out)
+    return tuple(roots)
+
+
 def _root_grads(outputs, grad_outputs, create_graph) -> list:
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
     result = []
@@ -81,7 +103,7 @@ def backward(
 ) -> None:
     """Accumulate into the leaves' ``.grad`` the gradient of `tensors` (weighted by
     `grad_tensors`, needed for non-scalar outputs); only into `inputs` when given."""
-    outputs = _as_tuple(tensors)
+    outputs = _edge_roots(_as_tuple(tensors), grad_tensors)
     grads = _root_grads(outputs, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
     chosen = _as_tuple(inputs) if inputs is not None else None
@@ -113,7 +135,7 @@ def grad(
             FutureWarning,
             stacklevel=2,
         )
-    outs = _as_tuple(outputs)
+    outs = _edge_roots(_as_tuple(outputs), grad_outputs)
     ins = _as_tuple(inputs)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
