@@ -3,6 +3,8 @@ lists, and `tocha.amp.GradScaler("cpu")` scales, unscales, skips and updates as 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -80,9 +82,15 @@ def test_autocast_state_nesting_decorator_and_gradients():
     with region:
         assert not tocha.is_autocast_enabled("cpu")
     assert tocha.amp.autocast is tocha.autocast
-    with tocha.cuda.amp.autocast():
-        assert tocha.is_autocast_enabled("cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        region = tocha.cuda.amp.autocast()
+    messages = [str(w.message) for w in caught]
+    assert any("cuda.amp.autocast(args...)` is deprecated" in m for m in messages)
+    with region:  # as PyTorch's, disabled (with a warning) where CUDA is not available
+        assert tocha.is_autocast_enabled("cuda") == tocha.cuda.is_available()
         assert (tocha.ones(2, 2) @ tocha.ones(2, 2)).dtype == tocha.float32  # cpu tensors
+    assert any("Disabling autocast" in m for m in messages) != tocha.cuda.is_available()
 
 
 def _train(lib, scaler, grads):

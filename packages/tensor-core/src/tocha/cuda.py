@@ -11,6 +11,7 @@ backend's ``memory_stats`` returns. `amp` is `tocha.amp` (``tocha.cuda.amp.autoc
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict, namedtuple
 
 from . import _backend
@@ -20,8 +21,10 @@ from ._errors import OutOfMemoryError
 from ._ops.random import manual_seed_device_type
 from .amp import _cuda as amp
 
-# `amp` is an attribute; a path makes ``import torch.cuda.amp`` reach the torch alias's finder.
+# `amp` is an attribute; a path makes ``import torch.cuda.amp`` reach the torch alias's finder,
+# and the module table answers ``import tocha.cuda.amp``.
 __path__: list[str] = []
+sys.modules[f"{__name__}.amp"] = amp
 
 __all__ = [
     "CUDAGraph",

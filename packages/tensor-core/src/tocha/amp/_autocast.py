@@ -79,6 +79,12 @@ class autocast:  # noqa: N801 - PyTorch's name
         self.device_type = device_type
         self.fast_dtype = dtype or get_autocast_dtype(device_type)
         self._enabled = bool(enabled)
+        if self._enabled and device_type == "cuda" and not _cuda_available():
+            warnings.warn(
+                "CUDA is not available or torch_xla is imported. Disabling autocast.",
+                stacklevel=2,
+            )
+            self._enabled = False
         if self._enabled and self.fast_dtype not in (_dtype.float16, _dtype.bfloat16):
             warnings.warn(
                 f"In {device_type} autocast, but the target dtype {self.fast_dtype} is not "
@@ -110,6 +116,12 @@ class autocast:  # noqa: N801 - PyTorch's name
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+
+def _cuda_available() -> bool:
+    from .. import cuda
+
+    return cuda.is_available()
 
 
 def _set_region(device_type: str, enabled: bool) -> None:
