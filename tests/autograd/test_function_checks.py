@@ -150,3 +150,13 @@ def test_functions_are_not_instantiated(lib):
         instance = Scale()
     with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
         instance(lib.ones(2))
+
+
+def test_legacy_names(lib):
+    function = lib.autograd.function
+    assert isinstance(function.Function, function.FunctionMeta)
+    with pytest.warns(DeprecationWarning):
+        assert function.InplaceFunction(inplace=True).inplace is True
+    assert lib.autograd.profiler_util.FunctionEvent is not None
+    assert lib.autograd.kineto_available() is True
+    assert lib.autograd.is_tensor_like(lib.ones(1)) and not lib.autograd.is_tensor_like(1)

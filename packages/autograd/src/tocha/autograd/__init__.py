@@ -7,6 +7,7 @@ so on the first ``requires_grad=True``.
 from typing import TYPE_CHECKING
 
 from tocha import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from tocha.overrides import is_tensor_like
 
 from . import (  # noqa: F401
     _formulas_extra,
@@ -18,6 +19,7 @@ from . import (  # noqa: F401
     grad_mode,
     graph,
     profiler,
+    profiler_util,
     transforms,
     variable,
 )
@@ -27,6 +29,7 @@ from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import set_multithreading_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .profiler import kineto_available
 from .variable import Variable
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "set_requires_grad",
     "set_multithreading_enabled",
     "Variable",
+    "kineto_available",
+    "is_tensor_like",
     "__version__",
 ]
 

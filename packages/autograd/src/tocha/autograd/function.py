@@ -17,7 +17,14 @@ from ._graph import AutogradMeta, Node, edges_of, meta_of, new_node
 from ._record import _version_counter
 from .graph import HOOKS, Packed, pack
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "BackwardCFunction",
+    "FunctionMeta",
+    "InplaceFunction",
+]
 
 
 class _TransformRules:
@@ -235,6 +242,17 @@ class Function(metaclass=_FunctionMeta):
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         raise NotImplementedError
+
+
+FunctionMeta = _FunctionMeta
+
+
+class InplaceFunction(Function):
+    """A `Function` that may work in place: ``inplace`` is kept for it (legacy API)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
 
 def _has_setup_context(cls) -> bool:
