@@ -207,3 +207,29 @@ def test_dropping_imaginary_parts_warns_once_at_the_callers_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert c.long().tolist() == [1] and c.bool().tolist() == [True]
+
+
+SIZES = {
+    "times_two": lambda lib: lib.Size([2, 3]) * 2,
+    "two_times": lambda lib: 2 * lib.Size([2, 3]),
+    "tuple_plus": lambda lib: (1,) + lib.Size([2, 3]),
+    "plus_tuple": lambda lib: lib.Size([2, 3]) + (4,),
+    "of_tensors": lambda lib: lib.Size([lib.tensor(2), 3]),
+    "of_numpy_ints": lambda lib: lib.Size([np.int64(2), np.int32(3)]),
+    "of_bools": lambda lib: lib.Size([True, False]),
+    "of_floats": lambda lib: lib.Size([2, 3.0]),
+    "of_strings": lambda lib: lib.Size(["a"]),
+    "sliced": lambda lib: lib.Size([2, 3, 4])[::-1],
+    "empty": lambda lib: lib.Size(),
+}
+
+
+@pytest.mark.parametrize("name", list(SIZES), ids=list(SIZES))
+def test_size_as_pytorch(name, torch):
+    got, want = _outcome(SIZES[name], tocha), _outcome(SIZES[name], torch)
+    assert got == tuple(part.replace("torch.", "tocha.") for part in want)
+
+
+def test_size_plus_a_list_is_refused_in_pytorchs_words():
+    with pytest.raises(TypeError, match=r"^can only concatenate tuple \(not list\) to tocha.Size$"):
+        tocha.Size([2, 3]) + [4]

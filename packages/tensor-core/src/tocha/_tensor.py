@@ -8,6 +8,7 @@ every tensor is: metadata, conversions and the Python protocols.
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 from collections.abc import Iterator
 from typing import Any, SupportsIndex, overload
@@ -26,9 +27,18 @@ __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
 
 
 class Size(tuple[int, ...]):
-    """A tensor's shape: a tuple of ints with `numel()`, as `torch.Size`."""
+    """A tensor's shape: a tuple of ints with `numel()`, as `torch.Size`. Its items are
+    ints: integers of other types (NumPy's, bools, integer tensors) are converted, anything
+    else is a TypeError. Concatenating or repeating it gives a Size."""
 
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        size = _tuple_new(cls, sizes)
+        for item in size:
+            if type(item) is not int:
+                return _tuple_new(cls, [_size_item(i, v) for i, v in enumerate(size)])
+        return size
 
     def numel(self) -> int:
         n = 1
@@ -45,13 +55,42 @@ class Size(tuple[int, ...]):
     def __getitem__(self, item: slice) -> Size: ...
     def __getitem__(self, item: SupportsIndex | slice) -> int | Size:
         result = tuple.__getitem__(self, item)
-        return Size(result) if isinstance(item, slice) else result
+        return _tuple_new(Size, result) if isinstance(item, slice) else result
 
     def __add__(self, other: tuple[int, ...]) -> Size:
+        if not isinstance(other, tuple):
+            raise TypeError(
+                f"can only concatenate tuple (not {type(other).__name__}) to "
+                f"{_dtype.SHOWN_MODULE}.Size"
+            )
         return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: tuple[int, ...]) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times: SupportsIndex) -> Size:
+        return _tuple_new(Size, tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+_tuple_new = tuple.__new__
+
+
+def _size_item(position: int, item) -> int:
+    """An item of a Size as an int: integers of any type convert (bools included)."""
+    try:
+        return operator.index(item)
+    except TypeError:
+        raise TypeError(
+            f"{_dtype.SHOWN_MODULE}.Size() takes an iterable of 'int' (item {position} is "
+            f"'{type(item).__name__}')"
+        ) from None
 
 
 _new = object.__new__
@@ -119,7 +158,7 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _tuple_new(Size, self._data.shape)
 
     @overload
     def size(self, dim: None = None) -> Size: ...
@@ -128,7 +167,7 @@ class Tensor:
     def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension."""
         if dim is None:
-            return Size(self._data.shape)
+            return _tuple_new(Size, self._data.shape)
         return self._data.shape[_sized_dim(dim, self._data.ndim)]
 
     @property
