@@ -226,3 +226,22 @@ def test_replace_pattern_output_count_must_agree():
     gm = fx.symbolic_trace(f)
     with pytest.raises(RuntimeError, match="returns 1 values where the pattern returns 2"):
         fx.replace_pattern(gm, lambda x: (tocha.relu(x), tocha.sigmoid(x)), lambda x: x.tanh())
+
+
+def test_replace_pattern_places_the_replacement_before_the_first_reader():
+    # torch 2.13: each replacement goes right before the first node reading the match
+    class M(tocha.nn.Module):
+        def forward(self, x, y):
+            a = tocha.mul(x, y)
+            b = tocha.mul(x, y)
+            return tocha.neg(tocha.relu(a)) * b
+
+    gm = tocha.fx.symbolic_trace(M())
+    matches = tocha.fx.subgraph_rewriter.replace_pattern(
+        gm, lambda a, b: tocha.mul(a, b), lambda a, b: tocha.sub(a, b)
+    )
+    assert len(matches) == 2
+    order = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert order == [tocha.sub, tocha.relu, tocha.neg, tocha.sub, operator.mul]
+    x, y = tocha.tensor([1.0, 2.0]), tocha.tensor([3.0, -4.0])
+    assert gm(x, y).tolist() == [-0.0 * -2.0, -6.0 * 6.0]

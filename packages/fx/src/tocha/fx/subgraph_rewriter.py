@@ -169,10 +169,20 @@ def _insertable(matcher: _Matcher, nodes_map: dict[Node, Node], order: dict[Node
 
 
 def _insertion_point(graph: Graph, matcher: _Matcher, match: Match, inputs: list[Node]) -> Any:
-    """Before the anchor for one output; after the last input for several."""
+    """Before the first node reading the match's outputs, as torch.fx places it; with no
+    reader, before the anchor for one output and after the last input for several."""
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    matched = set(match.nodes_map.values())
+    readers = [
+        user
+        for anchor in matcher.anchors
+        for user in match.nodes_map[anchor].users
+        if user not in matched
+    ]
+    if readers:
+        return graph.inserting_before(min(readers, key=position.__getitem__))
     if len(matcher.anchors) == 1 or not inputs:
         return graph.inserting_before(match.anchor)
-    position = {n: i for i, n in enumerate(graph.nodes)}
     return graph.inserting_after(max(inputs, key=position.__getitem__))
 
 
