@@ -1,6 +1,6 @@
 """``tocha.distributed.checkpoint.hf_storage``, as PyTorch's: DCP's storage in Hugging Face's
-safetensors layout. tocha has no DCP yet: making a reader or writer raises
-NotImplementedError."""
+safetensors layout. tocha's DCP writes its own folder layout (`FileSystemWriter`): making
+one of these raises NotImplementedError."""
 
 from __future__ import annotations
 
