@@ -132,3 +132,34 @@ def test_second_derivatives_of_a_vmapped_branch_plus_a_plain_one():
     leaf = w.clone().requires_grad_()
     (g,) = tocha.autograd.grad(h(leaf), leaf, create_graph=True)
     _close(tocha.autograd.grad(g.sum(), leaf)[0], want.sum(0))
+
+
+def test_second_derivatives_through_the_gradient_of_vmaps_output():
+    """The backward (and jvp) of entering and leaving vmap is differentiable again: here the
+    gradient reaching vmap's output depends on w, and a model's hessian keeps its history."""
+    from tocha.func import hessian
+
+    w, xs = _randn(3), _randn(2, 3)
+
+    def h(w):
+        return (vmap(lambda x: (w * x).sin())(xs) * w).sum()
+
+    def looped(w):
+        return (tocha.stack([(w * xs[i]).sin() for i in range(2)]) * w).sum()
+
+    want = hessian(looped)(w)
+    _close(hessian(h)(w), want)
+    _close(jacrev(jacrev(h))(w), want)
+    net = nn.Sequential(nn.Linear(3, 4), nn.SiLU(), nn.Linear(4, 1)).double()
+    hessians = vmap(hessian(lambda x: net(x).squeeze(-1)))(xs)
+    assert hessians.requires_grad
+    hessians.diagonal(dim1=-2, dim2=-1).sum().backward()
+    batched = [p.grad for p in net.parameters()]
+    net.zero_grad()
+    looped_h = tocha.stack([hessian(lambda x: net(x).squeeze(-1))(xs[i]) for i in range(2)])
+    looped_h.diagonal(dim1=-2, dim2=-1).sum().backward()
+    for got, p in zip(batched, net.parameters()):
+        if p.grad is None:  # the last bias: a hessian does not depend on it
+            assert got is None or not got.any()
+        else:
+            _close(got, p.grad)

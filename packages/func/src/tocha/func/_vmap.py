@@ -251,7 +251,9 @@ def _unbatch(t: Tensor, out_dim: int, level, size: int) -> Tensor:
 
 
 class _Enter(Function):
-    """Entering a vmap level, as a differentiable op (backward: the batch gathered back)."""
+    """Entering a vmap level, as a differentiable op (backward: the batch gathered back).
+    Its backward and jvp are differentiable again (a gradient with a history leaves the
+    level as an output does), for second derivatives through vmap."""
 
     @staticmethod
     def forward(ctx, t, dim, level, size):
@@ -261,16 +263,17 @@ class _Enter(Function):
     @staticmethod
     def backward(ctx, grad):
         dim, level, size = ctx.where
-        return _unbatch(grad, dim, level, size), None, None, None
+        return _leave(grad, dim, level, size, "vmap"), None, None, None
 
     @staticmethod
     def jvp(ctx, tangent, *_):
-        dim, level, _size = ctx.where
-        return _batch(tangent, dim, level)
+        dim, level, size = ctx.where
+        return _enter(tangent, dim, level, size)
 
 
 class _Exit(Function):
-    """Leaving a vmap level, as a differentiable op (backward: the gradient batched)."""
+    """Leaving a vmap level, as a differentiable op (backward: the gradient batched, itself
+    differentiable again, as `_Enter`'s)."""
 
     @staticmethod
     def forward(ctx, t, out_dim, level, size):
@@ -279,13 +282,13 @@ class _Exit(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        out_dim, level, _size = ctx.where
-        return _batch(grad, out_dim, level), None, None, None
+        out_dim, level, size = ctx.where
+        return _enter(grad, out_dim, level, size), None, None, None
 
     @staticmethod
     def jvp(ctx, tangent, *_):
         out_dim, level, size = ctx.where
-        return _unbatch(tangent, out_dim, level, size)
+        return _leave(tangent, out_dim, level, size, "vmap")
 
 
 def _leave_all(name, outputs, out_dims, level, size):
