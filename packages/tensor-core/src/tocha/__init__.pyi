@@ -26,6 +26,7 @@ from tocha import hub as hub
 from tocha import jit as jit
 from tocha import library as library
 from tocha import linalg as linalg
+from tocha import mps as mps
 from tocha import multiprocessing as multiprocessing
 from tocha import nn as nn
 from tocha import onnx as onnx
@@ -44,6 +45,7 @@ from tocha import torch_version as torch_version
 from tocha import types as types
 from tocha import utils as utils
 from tocha import version as version
+from tocha import xpu as xpu
 from tocha._custom_ops import _Ops
 from tocha._device import device as device
 from tocha._dtype import dtype as dtype
@@ -1536,6 +1538,7 @@ def sort(
     *,
     stable: builtins.bool = ...,
     out: Any = ...,
+) -> Any: ...
 def sparse_bsc_tensor(
     compressed_indices: Any,
     plain_indices: Any,
@@ -1573,7 +1576,6 @@ def sparse_compressed_tensor(
     requires_grad: builtins.bool = ...,
     check_invariants: builtins.bool | None = ...,
 ) -> Tensor: ...
-) -> Any: ...
 def sparse_coo_tensor(
     indices: Any,
     values: Any = ...,
@@ -1585,6 +1587,7 @@ def sparse_coo_tensor(
     requires_grad: builtins.bool = ...,
     check_invariants: builtins.bool | None = ...,
     is_coalesced: builtins.bool | None = ...,
+) -> Tensor: ...
 def sparse_csc_tensor(
     compressed_indices: Any,
     plain_indices: Any,
@@ -1608,7 +1611,6 @@ def sparse_csr_tensor(
     pin_memory: builtins.bool = ...,
     requires_grad: builtins.bool = ...,
     check_invariants: builtins.bool | None = ...,
-) -> Tensor: ...
 ) -> Tensor: ...
 def split(
     tensor: Tensor, split_size_or_sections: Any, dim: builtins.int = ...

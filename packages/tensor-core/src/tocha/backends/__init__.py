@@ -18,13 +18,13 @@ provider*, declared in the ``tocha.kernels`` group, whose target returns a `Kern
 ``TOCHA_KERNEL_PROVIDERS_DISABLE=name,...``) switches one off, and `provided_kernels` says
 which provider serves each op.
 
-The submodules `cuda`, `cudnn`, `mkldnn` and `mps` hold the flags PyTorch programs set
-(``tocha.backends.cudnn.benchmark = True``), as ``torch.backends``; ``mkldnn.enabled``
-switches the ``onednn`` kernel provider.
+The submodules `cpu`, `cuda`, `cudnn`, `mkldnn`, `mps` and `opt_einsum` hold the flags
+PyTorch programs set (``tocha.backends.cudnn.benchmark = True``), as ``torch.backends``;
+``mkldnn.enabled`` switches the ``onednn`` kernel provider.
 """
 
 from .._backend import PLUGIN_API_VERSION, Backend, status
-from . import cuda, cudnn, mkldnn, mps
+from . import cpu, cuda, cudnn, mkldnn, mps, opt_einsum
 from ._providers import (
     KernelProvider,
     kernel_providers,
