@@ -160,7 +160,9 @@ def run_backward(
 
     With `accumulate`, gradients are added into the ``.grad`` of leaves (only of `inputs`
     when given). Without it (``autograd.grad``), returns the gradients of `inputs`.
-    Callbacks queued during the run (`_running.queue_callback`) run at its end.
+    Callbacks queued during the run (`_running.queue_callback`) run at its end; `_running`
+    finds the running backward by this function's frame, and reads `roots` and `inputs`
+    from it.
     """
     node = None  # the node running (named by anomaly mode when one fails)
     try:
