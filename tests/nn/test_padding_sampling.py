@@ -249,10 +249,11 @@ def test_shuffle_layers_match_torch(torch, name, arg):
 # -- grid_sample and affine_grid ---------------------------------------------------------------
 GRIDS = [
     (mode, padding, corners, dims)
-    for mode in ("bilinear", "nearest")
+    for mode in ("bilinear", "nearest", "bicubic")
     for padding in ("zeros", "border", "reflection")
     for corners in (False, True)
     for dims in (2, 3)
+    if not (mode == "bicubic" and dims == 3)
 ]
 
 
@@ -265,9 +266,19 @@ def test_grid_sample_matches_torch(torch, mode, padding, corners, dims):
 
     # coordinates up to 1.6: points outside the input exercise the padding modes
     arrays = _compare(torch, fn, shapes, scale=0.8)
-    if mode == "bilinear":
+    if mode != "nearest":
         x, g = (tocha.from_numpy(a).requires_grad_() for a in arrays)
         assert gradcheck(lambda a, b: fn(tocha, a, b), (x, g), check_forward_ad=True)
+
+
+def test_grid_sample_nearest_gives_the_grid_a_zero_gradient():
+    """As PyTorch's: the grid is in the graph (autograd.grad needs no allow_unused) and its
+    gradient is zero."""
+    x = tocha.randn(1, 2, 4, 4, requires_grad=True)
+    grid = (tocha.rand(1, 3, 3, 2) * 2 - 1).requires_grad_()
+    out = tocha.nn.functional.grid_sample(x, grid, mode="nearest", align_corners=False)
+    gx, ggrid = tocha.autograd.grad(out.sum(), (x, grid))
+    assert not ggrid.any() and gx.abs().sum() > 0
 
 
 @pytest.mark.filterwarnings("ignore:Since version 1.3.0")
@@ -336,6 +347,10 @@ ERRORS = [
     ("F.grid_sample(x(1, 1, 4, 4), x(1, 3, 3, 3), align_corners=False)", RuntimeError),
     ("F.grid_sample(x(2, 1, 4, 4), x(1, 3, 3, 2), align_corners=False)", RuntimeError),
     ("F.grid_sample(x(1, 1, 2, 2), x(1, 2, 2, 2, 2), align_corners=False)", RuntimeError),
+    (
+        "F.grid_sample(x(1, 1, 2, 2, 2), x(1, 1, 1, 1, 3), mode='bicubic', align_corners=False)",
+        RuntimeError,
+    ),
 ]
 
 

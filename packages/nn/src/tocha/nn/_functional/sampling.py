@@ -518,8 +518,9 @@ def grid_sample(
     """Sample ``(N, C, H_in, W_in)`` at the ``(x, y)`` points of a ``(N, H, W, 2)`` grid in
     [-1, 1] (volumes: ``(N, C, D, H, W)`` and ``(N, D, H, W, 3)``).
 
-    Modes ``bilinear`` and ``nearest``; `padding_mode` ``zeros``, ``border`` or
-    ``reflection`` for points outside the input. The gradient reaches input and grid.
+    Modes ``bilinear``, ``nearest`` and (4-D input only) ``bicubic``; `padding_mode`
+    ``zeros``, ``border`` or ``reflection`` for points outside the input. The gradient
+    reaches input and grid (zero for the grid in ``nearest`` mode).
     """
     if not isinstance(input, Tensor):
         raise not_a_tensor("grid_sample", input, "input", 1)
@@ -556,11 +557,16 @@ def grid_sample(
             f"grid_sampler(): expected {4 if input.dim() == 4 else 5}D input and grid with same "
             f"number of dimensions, but got {shapes}"
         )
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample(): mode='bicubic' is not supported by tocha")
+    if mode == "bicubic" and input.dim() != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     n, c = input.shape[:2]
     sizes = tuple(input.shape[2:])
     points = grid.reshape(n, -1, nd)
+    if mode == "bicubic":
+        out = _grid_sample_bicubic(
+            input.reshape(n, c, -1), points, sizes, padding_mode, align_corners
+        )
+        return out.reshape(n, c, *grid.shape[1:-1])
     coords = [
         _pad_coord(
             _unnormalize(points[..., nd - 1 - k], sizes[k], align_corners),
@@ -572,7 +578,12 @@ def grid_sample(
     ]
     flat = input.reshape(n, c, -1)
     if mode == "nearest":
-        out = _corner_values(flat, [p.round().long() for p in coords], sizes)
+        nearest = [p.round() for p in coords]
+        out = _corner_values(flat, [q.long() for q in nearest], sizes)
+        # A weight of exactly 1 that depends on the grid through round (derivative 0): the
+        # grid gets PyTorch's zero gradient instead of none.
+        weight = 1 + sum(q - q.detach() for q in nearest)
+        out = out * weight.unsqueeze(1)
     else:
         low = [p.floor() for p in coords]
         frac = [p - lo for p, lo in zip(coords, low)]
@@ -587,6 +598,43 @@ def grid_sample(
             term = values * weight.unsqueeze(1)
             out = term if out is None else out + term
     return out.reshape(n, c, *grid.shape[1:-1])
+
+
+_CUBIC_A = -0.75  # the cubic convolution kernel's parameter, as PyTorch's bicubic modes
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """The weights of the 4 taps at offsets -1, 0, 1, 2 from floor(x), `t` = x - floor(x)."""
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _grid_sample_bicubic(
+    flat: Tensor, points: Tensor, sizes, padding_mode: str, align_corners: bool
+) -> Tensor:
+    """Bicubic `grid_sample` of ``flat`` ``(N, C, H * W)`` at ``points`` ``(N, P, 2)``: the
+    16 taps around each point weighted by the cubic convolution kernel, each tap's position
+    padded (border, reflection) or zero outside (zeros); the grid's gradient comes through
+    the weights."""
+    coords = [_unnormalize(points[..., 1 - k], sizes[k], align_corners) for k in range(2)]
+    low = [p.floor() for p in coords]
+    weights = [_cubic_weights(p - lo) for p, lo in zip(coords, low)]
+    out = None
+    for i in range(4):
+        for j in range(4):
+            taps = [low[0] + (i - 1), low[1] + (j - 1)]
+            taps = [_pad_coord(t, n, padding_mode, align_corners) for t, n in zip(taps, sizes)]
+            values = _corner_values(flat, [t.long() for t in taps], sizes)
+            term = values * (weights[0][i] * weights[1][j]).unsqueeze(1)
+            out = term if out is None else out + term
+    return out
 
 
 def _base_coords(steps: int, align_corners: bool, like: Tensor) -> Tensor:
