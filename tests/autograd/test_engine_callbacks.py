@@ -210,3 +210,21 @@ def test_engine_frames_are_not_kept_after_backward():
     with pytest.raises(ZeroDivisionError):
         z.sum().backward()
     assert not QUEUED
+
+
+def test_multi_grad_hook_all_when_a_reached_tensor_gets_no_gradient(lib):
+    class DropSecond(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None
+
+    x = lib.ones(2, requires_grad=True)
+    y, z = x * 2, x * 3
+    calls = []
+    lib.autograd.graph.register_multi_grad_hook((y, z), lambda grads: calls.append(_values(grads)))
+    DropSecond.apply(y, z).sum().backward()
+    assert calls == [[[1.0, 1.0], None]]

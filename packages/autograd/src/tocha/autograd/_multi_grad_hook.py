@@ -30,8 +30,9 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiGradHand
 
     ``mode="all"``: ``fn(grads)`` runs once the gradients of all of `tensors` that this
     backward computes are known, with one entry per tensor (None for those it does not
-    compute). ``mode="any"``: ``fn(grad)`` runs with the first gradient computed of any of
-    them, once per backward. Returns a handle whose ``remove()`` unregisters it.
+    compute; at the latest when the backward ends). ``mode="any"``: ``fn(grad)`` runs with
+    the first gradient computed of any of them, once per backward. Returns a handle whose
+    ``remove()`` unregisters it.
     """
     if mode not in _MODES:
         raise ValueError(f"Expects mode to be one of {_MODES} but got {mode}")
@@ -47,6 +48,12 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiGradHand
 def _register_all(tensors: tuple, fn) -> MultiGradHandle:
     pending: dict = {}  # engine frame -> [gradients so far, indices still awaited]
 
+    def _finish(frame) -> None:
+        """The backward is over: a tensor awaited got no gradient (None) after all."""
+        state = pending.pop(frame, None)
+        if state is not None:
+            fn(tuple(state[0]))
+
     def hook_for(i: int):
         def hook(grad):
             frame = running_frame()
@@ -55,7 +62,7 @@ def _register_all(tensors: tuple, fn) -> MultiGradHandle:
                 executed = executed_nodes(frame)
                 awaited = {j for j, t in enumerate(tensors) if node_of(t) in executed}
                 state = pending[frame] = [[None] * len(tensors), awaited]
-                queue_callback(lambda: pending.pop(frame, None))
+                queue_callback(lambda: _finish(frame))
             grads, awaited = state
             grads[i] = grad
             awaited.discard(i)
