@@ -52,6 +52,12 @@ CASES = {
     "legacy_none": lambda lib: lib.Tensor(None),
     "legacy_string": lambda lib: lib.Tensor("a"),
     "set_grad_enabled_repr": lambda lib: repr(lib.set_grad_enabled(True)),
+    "unknown_print_profile": lambda lib: (
+        lib.set_printoptions(profile="foo", precision=2),
+        str(lib.tensor([1 / 3])),
+        lib.set_printoptions(profile="default"),
+    ),
+    "uint64_beyond_int64": lambda lib: lib.tensor([2**63], dtype=lib.uint64),
 }
 
 

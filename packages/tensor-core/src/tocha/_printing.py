@@ -51,12 +51,11 @@ def set_printoptions(
         threshold: element count beyond which a tensor prints summarised (default 1000).
         edgeitems: items shown at each end of a summarised dimension (default 3).
         linewidth: characters per line before wrapping (default 80).
-        profile: ``"default"``, ``"short"`` or ``"full"``, applied before the other options.
+        profile: ``"default"``, ``"short"`` or ``"full"``, applied before the other options
+            (any other name is ignored, as by PyTorch).
         sci_mode: force (True) or forbid (False) scientific notation; None chooses.
     """
-    if profile is not None:
-        if profile not in _PROFILES:
-            raise ValueError(f"Unknown profile {profile!r}: expected one of {', '.join(_PROFILES)}")
+    if profile in _PROFILES:  # as PyTorch, another profile name changes nothing
         (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth) = (
             _PROFILES[profile]
         )

@@ -580,7 +580,8 @@ def _host_array(data, dtype=None) -> np.ndarray:
         array = _object_leaves(data, array, dtype)
         kind = array.dtype.kind
     if kind == "u" and array.dtype.itemsize == 8 and (dtype is None or dtype.rank == INTEGRAL):
-        raise ValueError(_OVERFLOW)
+        if dtype is not _dtype.uint64:
+            raise ValueError(_OVERFLOW)
     if kind not in "biufc":
         check_numpy(array)
     if promoted is not None:
