@@ -179,8 +179,8 @@ def test_set_printoptions_persists_and_restores():
     finally:
         tocha.set_printoptions(profile="default")
     assert repr(t) == "tensor([1.1235])"
-    with pytest.raises(ValueError, match="profile"):
-        tocha.set_printoptions(profile="nope")
+    tocha.set_printoptions(profile="nope")  # ignored, as by PyTorch
+    assert repr(t) == "tensor([1.1235])"
 
 
 def _autograd_available() -> bool:
