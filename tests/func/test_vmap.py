@@ -292,3 +292,19 @@ def test_a_plain_backward_runs_outside_any_transform_once_vmap_is_loaded():
     y.register_hook(lambda g: seen.append(GRAD_MODE.transforms))
     y.sum().backward()
     assert seen == [0]
+
+
+def test_debug_unwrap():
+    seen = []
+
+    def record(x):
+        seen.append((tocha.func.debug_unwrap(x), tocha.func.debug_unwrap(x, recurse=False)))
+        return x
+
+    x = tocha.arange(24.0).view(2, 3, 4)
+    vmap(vmap(record))(x)
+    whole, inner = seen[0]
+    assert type(whole) is tocha.Tensor and tocha.equal(whole, x)
+    assert inner.shape == (3, 4)  # the outer level still batched
+    plain = tocha.ones(2)
+    assert tocha.func.debug_unwrap(plain) is plain

@@ -20,7 +20,7 @@ from ._jvp import jvp, linearize
 from ._modules import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._version import __version__
 from ._vjp import vjp
-from ._vmap import vmap
+from ._vmap import debug_unwrap, vmap
 
 __all__ = [
     "vmap",
@@ -36,6 +36,7 @@ __all__ = [
     "stack_module_state",
     "functionalize",
     "replace_all_batch_norm_modules_",
+    "debug_unwrap",
     "__version__",
 ]
 

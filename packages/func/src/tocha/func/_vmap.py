@@ -18,7 +18,7 @@ from . import _batching
 from ._batched import VMAP, BatchedTensor, batched
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
-__all__ = ["vmap"]
+__all__ = ["vmap", "debug_unwrap"]
 
 _batching.install()
 
@@ -53,6 +53,19 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         )
 
     return mapped
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """The tensor under vmap's wrapping, for debugging (printing a value while vmapped): a
+    batched tensor's whole batch, every level's batch dim in front, outermost first (with
+    ``recurse=False``, only the innermost level's, the others still batched). Anything else
+    is returned as is. Using the result inside the transformed function is undefined."""
+    if type(tensor) is not BatchedTensor:
+        return tensor
+    if recurse:
+        return wrap(tensor._physical, tensor._device)
+    level = tensor._levels[-1]
+    return _unbatch(tensor, 0, level, tensor._physical.shape[len(tensor._levels) - 1])
 
 
 def _where(name, in_dims) -> str:
