@@ -178,3 +178,61 @@ def test_buffer_without_data(torch):
     ours, theirs = nn.Buffer(), torch.nn.Buffer()
     assert tuple(ours.shape) == tuple(theirs.shape) == (0,)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+class _Two(nn.Module):
+    def forward(self, a, b, scale=1.0):
+        return a * b * scale, a + b
+
+
+def _two_log(lib, two):
+    log = []
+
+    def shapes(grads):
+        return [None if g is None else tuple(g.shape) for g in grads]
+
+    two.register_full_backward_hook(lambda m, gi, go: log.append((shapes(gi), shapes(go))))
+    a = lib.ones(2, requires_grad=True)
+    out, _ = two(a, lib.ones(2), scale=2.0)
+    out.sum().backward()
+    return log, a.grad.tolist()
+
+
+# PyTorch 2.13's: a float input that does not require grad still gets a grad_input once
+# another input does; an output the loss does not use has grad_output None.
+EXPECTED_TWO = ([([(2,), (2,)], [(2,), None])], [2.0, 2.0])
+
+
+def test_full_backward_hook_gradients():
+    assert _two_log(tocha, _Two()) == EXPECTED_TWO
+
+
+def test_full_backward_hook_gradients_live():
+    torch = pytest.importorskip("torch")
+
+    class Two(torch.nn.Module):
+        def forward(self, a, b, scale=1.0):
+            return a * b * scale, a + b
+
+    assert _two_log(torch, Two()) == EXPECTED_TWO
+
+
+def test_full_backward_hook_without_input_gradients_warns():
+    layer = nn.Linear(2, 2)
+    seen = []
+    layer.register_full_backward_hook(lambda m, gi, go: seen.append(gi))
+    with pytest.warns(UserWarning, match="Full backward hook is firing when gradients are"):
+        layer(tocha.ones(1, 2)).sum().backward()
+    assert seen == [(None,)]
+
+
+def test_backward_hook_kinds_do_not_mix(torch):
+    for first, second in [
+        ("register_full_backward_hook", "register_backward_hook"),
+        ("register_backward_hook", "register_full_backward_hook"),
+    ]:
+        for lib in (torch, tocha):
+            layer = lib.nn.Linear(1, 1)
+            getattr(layer, first)(lambda *a: None)
+            with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks"):
+                getattr(layer, second)(lambda *a: None)

@@ -3,6 +3,8 @@ catch the gradients that flow through them."""
 
 from __future__ import annotations
 
+import warnings
+
 from tocha import Tensor
 from tocha.autograd import Function
 
@@ -14,6 +16,7 @@ class _Identity(Function):
     @staticmethod
     def forward(ctx, on_backward, *tensors):
         ctx.on_backward = on_backward
+        ctx.set_materialize_grads(False)  # an output that got no gradient is seen as None
         return tuple(t.view_as(t) for t in tensors)
 
     @staticmethod
@@ -23,9 +26,18 @@ class _Identity(Function):
 
 
 def _split(values):
-    """Positions and tensors that require grad among `values` (a tensor or a tuple)."""
+    """`values` (a tensor or a tuple) as a tuple, and the positions of the tensors that join
+    the graph: as in PyTorch, once one of them requires grad, every floating point or
+    complex tensor among them does (and gets a gradient, which its caller drops)."""
     items = values if isinstance(values, tuple) else (values,)
-    positions = [i for i, v in enumerate(items) if isinstance(v, Tensor) and v.requires_grad]
+    tensors = [i for i, v in enumerate(items) if isinstance(v, Tensor)]
+    if not any(items[i].requires_grad for i in tensors):
+        return items, []
+    positions = [
+        i
+        for i in tensors
+        if items[i].requires_grad or items[i].is_floating_point() or items[i].is_complex()
+    ]
     return items, positions
 
 
@@ -71,6 +83,13 @@ class BackwardHookTracker:
                 grads = tuple(result)
         self.grad_outputs = grads
         if not self.input_positions and self.hooks:
+            warnings.warn(
+                "Full backward hook is firing when gradients are computed with respect to "
+                "module outputs since no inputs require gradients. See "
+                "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.register_full_backward_hook for more details.",
+                stacklevel=2,
+            )
             self._call_hooks((None,) * self.n_inputs)
         return grads
 

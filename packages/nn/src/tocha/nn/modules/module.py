@@ -343,6 +343,7 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """`hook(module, grad_input, grad_output)` runs when the gradients with respect to the
         module's inputs are computed; it may return replacement grad_input."""
+        self._set_backward_hook_kind(True)
         return _add_hook(self._backward_hooks, hook, prepend)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
@@ -351,8 +352,20 @@ class Module:
         return _add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_backward_hook(self, hook) -> RemovableHandle:
-        """Deprecated alias of `register_full_backward_hook`."""
-        return self.register_full_backward_hook(hook)
+        """Deprecated: tocha runs it as a full backward hook (`register_full_backward_hook`);
+        a module takes hooks of one kind only."""
+        self._set_backward_hook_kind(False)
+        return _add_hook(self._backward_hooks, hook)
+
+    def _set_backward_hook_kind(self, full: bool) -> None:
+        """Record whether the module's backward hooks are full ones; PyTorch refuses both
+        kinds on one module."""
+        if getattr(self, "_is_full_backward_hook", None) is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """`hook(module, prefix, keep_vars)` runs before `state_dict` collects this module."""
