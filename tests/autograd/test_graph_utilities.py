@@ -387,3 +387,16 @@ def test_gradient_edges_as_outputs(lib):
         lib.autograd.grad(edge_of(y), x)
     lib.autograd.backward([edge_of(y)], [lib.ones(2)])
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_hook_handles_are_context_managers(lib):
+    x = lib.ones(2, requires_grad=True)
+    with x.register_hook(lambda g: g * 10):
+        (x * 1).sum().backward()
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [11.0, 11.0]
+    y = x * 2
+    with y.grad_fn.register_prehook(lambda grads: (grads[0] * 0,)):
+        pass
+    y.sum().backward()
+    assert x.grad.tolist() == [13.0, 13.0]

@@ -221,7 +221,7 @@ class AccumulateGrad:
 
 
 class _Handle:
-    """Removes a hook from the list it was added to."""
+    """Removes a hook from the list it was added to (also on leaving a ``with`` block)."""
 
     __slots__ = ("_hooks", "_fn")
 
@@ -231,6 +231,13 @@ class _Handle:
     def remove(self) -> None:
         if self._fn in self._hooks:
             self._hooks.remove(self._fn)
+
+    def __enter__(self) -> _Handle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Leaving a ``with`` block removes the hook, as PyTorch's handles do."""
+        self.remove()
 
 
 NODE_TYPES: dict = {}  # op name -> its Node subclass
