@@ -425,3 +425,31 @@ def test_result_layout(torch, case):
     np.testing.assert_allclose(
         RESULTS[case](tocha).numpy(), RESULTS[case](torch).numpy(), rtol=1e-6
     )
+
+
+# PyTorch's deepcopy and pickle keep a dense tensor's strides, and from_numpy and as_tensor
+# share a NumPy array's (recorded by hand: the oracle's handles cannot be pickled, and it
+# records arrays row-major)
+SERIALIZED = {
+    "from_numpy": lambda x: tocha.from_numpy(x.numpy()),
+    "as_tensor": lambda x: tocha.as_tensor(x.numpy()),
+    "deepcopy": lambda x: __import__("copy").deepcopy(x),
+    "pickle": lambda x: __import__("pickle").loads(__import__("pickle").dumps(x)),
+    "requires_grad_deepcopy": lambda x: __import__("copy").deepcopy(x.detach().requires_grad_()),
+}
+
+
+DENSE = {
+    "channels_last": _channels_last,
+    "permuted_back": INPUTS["permuted_back"],
+    "nc11": lambda lib: lib.arange(6.0).reshape(2, 3, 1, 1).to(memory_format=lib.channels_last),
+}
+
+
+@pytest.mark.parametrize("case", list(SERIALIZED))
+@pytest.mark.parametrize("name", list(DENSE))
+def test_deepcopy_and_pickle_keep_the_layout(case, name):
+    x = DENSE[name](tocha)
+    copied = SERIALIZED[case](x)
+    assert copied.stride() == x.stride() and copied.tolist() == x.tolist()
+    assert copied.requires_grad == (case == "requires_grad_deepcopy")

@@ -242,3 +242,15 @@ def test_layout_changes_are_differentiable(case):
 @pytest.mark.parametrize("case", list(CONVERSIONS))
 def test_layout_changes_tangents_match_torch(torch, case):
     assert_tangents_match(torch, CONVERSIONS[case], [X[:1, :, :5, :5].astype(np.float64)])
+
+
+def test_deepcopy_and_pickle_of_a_channels_last_module():
+    """PyTorch's copies keep the weight's channels-last strides (27, 1, 9, 3)."""
+    import copy
+    import pickle
+
+    model = nn.Conv2d(3, 4, 3).to(memory_format=tocha.channels_last)
+    for copied in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert copied.weight.stride() == (27, 1, 9, 3)
+        assert isinstance(copied.weight, nn.Parameter)
+        np.testing.assert_array_equal(copied.weight.detach().numpy(), model.weight.detach().numpy())

@@ -20,7 +20,7 @@ from ._backend import backend_of
 from ._device import CPU
 from ._grad_mode import STATE as _GRAD_STATE
 from ._memory_format import CONTIGUOUS as _CONTIGUOUS
-from ._memory_format import format_arg, is_contiguous_as, positional_only_error
+from ._memory_format import format_arg, is_contiguous_as, positional_only_error, preserved_strides
 from ._stack import user_stacklevel
 
 __all__ = ["Tensor", "Size", "wrap", "is_tensor"]
@@ -438,7 +438,18 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, protocol):
-        state = (self._host(), self._device.type, self._device.index, self.requires_grad)
+        host = self._host()
+        strides = preserved_strides(host)
+        if strides is None:
+            state = (host, self._device.type, self._device.index, self.requires_grad)
+            return (_rebuild, state)
+        # a dense layout in another order of dims (channels-last): its memory, row-major, and
+        # the permutation back, so that the copy keeps the layout (NumPy would pickle it
+        # row-major)
+        order = sorted(range(host.ndim), key=lambda d: -strides[d])
+        memory = host.transpose(order)
+        back = tuple(order.index(d) for d in range(host.ndim))
+        state = (memory, self._device.type, self._device.index, self.requires_grad, back)
         return (_rebuild, state)
 
     # -- Python protocols -----------------------------------------------------------------
@@ -596,9 +607,11 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def _rebuild(array, device_type, device_index, requires_grad):
+def _rebuild(array, device_type, device_index, requires_grad, dims=None):
     from ._device import device
 
+    if dims is not None:
+        array = array.transpose(dims)
     dev = device(device_type, device_index)
     backend = backend_of(dev)
     data = array if dev is CPU else backend.from_host(array, dev)

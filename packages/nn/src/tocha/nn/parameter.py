@@ -59,7 +59,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        data = wrap(self._data.copy(), self._device)
+        data = self.detach().clone()  # laid out as self (a channels-last weight stays so)
         result = type(self)(data, self.requires_grad)
         memo[id(self)] = result
         if self.__dict__:
