@@ -308,3 +308,16 @@ def test_debug_unwrap():
     assert inner.shape == (3, 4)  # the outer level still batched
     plain = tocha.ones(2)
     assert tocha.func.debug_unwrap(plain) is plain
+
+
+def test_empty_batch():
+    """A batch of no examples maps to empty results, as PyTorch's (ops see a stand-in
+    example; the per-example loop stacks nothing)."""
+    empty = tocha.randn(0, 3)
+    assert vmap(lambda a: a * 2)(empty).shape == (0, 3)
+    assert vmap(lambda a: a.sum())(empty).shape == (0,)
+    assert vmap(tocha.dot)(empty, empty).shape == (0,)
+    assert vmap(tocha.func.grad(lambda a: a.sin().sum()))(empty).shape == (0, 3)
+    assert vmap(lambda a, b: a @ b, in_dims=(0, None))(
+        tocha.randn(0, 2, 3), tocha.randn(3, 4)
+    ).shape == (0, 2, 4)

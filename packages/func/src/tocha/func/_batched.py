@@ -151,7 +151,11 @@ def _has_no_storage() -> RuntimeError:
 def batched(physical, levels: tuple, dev) -> BatchedTensor:
     """A BatchedTensor around `physical` (leading dims: one per level of `levels`)."""
     out = object.__new__(BatchedTensor)
-    example = physical[0] if len(levels) == 1 else physical[(0,) * len(levels)]
+    k = len(levels)
+    if 0 in physical.shape[:k]:  # an empty batch: ops see a stand-in example
+        example = backend_of(dev).xp.zeros(physical.shape[k:], physical.dtype)
+    else:
+        example = physical[0] if k == 1 else physical[(0,) * k]
     if type(example) is np.ndarray:  # a view of its own (a 0-dim example is a NumPy scalar)
         example.flags.writeable = False
     out._data = example

@@ -90,6 +90,10 @@ def _loop(op, args, out, levels, xp):
             else:
                 call.append(p[tuple(i if n != 1 else 0 for i, n in zip(index, p.shape))])
         results.append(kernel(*call))
+    if not results:  # an empty batch
+        if type(out) is tuple:
+            return tuple(xp.zeros(tuple(shape) + o._data.shape, o._data.dtype) for o in out)
+        return xp.zeros(tuple(shape) + out._data.shape, out._data.dtype)
     if type(out) is tuple:
         return tuple(_stack([r[j] for r in results], shape, xp) for j in range(len(out)))
     return _stack(results, shape, xp)
