@@ -58,6 +58,13 @@ CASES = {
         lib.set_printoptions(profile="default"),
     ),
     "uint64_beyond_int64": lambda lib: lib.tensor([2**63], dtype=lib.uint64),
+    "expand_to_fewer_dims": lambda lib: lib.ones(2, 3).expand(3),
+    "clamp_int_with_float_max": lambda lib: lib.ones(3, dtype=lib.int32).clamp_(max=0.5),
+    "clamp_long_with_float_bounds": lambda lib: lib.ones(3, dtype=lib.int64).clamp_(0.5, 2),
+    "clamp_long_with_tensor_bound": lambda lib: lib.ones(3, dtype=lib.int64).clamp_(
+        min=lib.tensor(0.5)
+    ),
+    "clamp_float_with_complex_max": lambda lib: lib.ones(3).clamp_(max=1j),
 }
 
 

@@ -1211,10 +1211,15 @@ def _clamp_inplace(self: Tensor, min, max, name: str) -> Tensor:  # noqa: A002
     bounds_rank = _builtin_max(
         _dtype.SCALAR_RANK.get(type(b), 0) for b in (min, max) if b is not None
     )
-    check_castable(
-        self,
-        _dtype.default_for_rank(bounds_rank) if bounds_rank > self.dtype.rank else self.dtype,
-    )
+    if bounds_rank > self.dtype.rank:
+        if bounds_rank == _dtype.COMPLEX:  # PyTorch reads a complex bound as a double
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        result = _dtype.default_for_rank(bounds_rank)
+        if not _dtype.can_cast(result, self.dtype):  # PyTorch names the C++ type here
+            raise RuntimeError(
+                f"result type {_dtype.TITLE[result]} can't be cast to the desired output type "
+                f"{CPP_NAMES[self.dtype.name]}"
+            )
     if (type(min) is float and not -65504.0 <= min <= 65504.0) or (
         type(max) is float and not -65504.0 <= max <= 65504.0
     ):

@@ -543,8 +543,10 @@ def expand(self: Tensor, *sizes) -> Tensor:
     except AttributeError:
         raise not_a_tensor("expand", self, "self", 1) from None
     if len(sizes) < len(shape):
+        device = "" if self._device.type == "cpu" else f".{self._device.type}"
+        name = f"{_dtype.SHOWN_MODULE}{device}.{_dtype.TITLE[self.dtype]}Tensor"
         raise RuntimeError(
-            f"expand({_dtype.TITLE[self.dtype]}Tensor{{{list(shape)}}}, size={list(sizes)}): "
+            f"expand({name}{{{list(shape)}}}, size={list(sizes)}): "
             f"the number of sizes provided ({len(sizes)}) must be greater or equal to the "
             f"number of dimensions in the tensor ({len(shape)})"
         )
