@@ -628,3 +628,33 @@ def test_a_function_published_in_two_namespaces_loads_in_a_fresh_process(tmp_pat
     tocha.export.save(ep, path)
     child = "import sys, tocha, tocha.export\ntocha.export.load(sys.argv[1])\n"
     subprocess.run([sys.executable, "-c", child, str(path)], check=True, cwd=tmp_path)
+
+
+def test_a_shape_built_from_a_dynamic_size_stays_dynamic():
+    class Split(nn.Module):
+        def forward(self, x):
+            return x.view(x.shape[:1] + (2, 2)) * 2
+
+    ep = export(Split(), (tocha.randn(3, 4),), dynamic_shapes=({0: Dim("batch")},))
+    assert tuple(ep.module()(tocha.randn(5, 4)).shape) == (5, 2, 2)
+
+
+def test_dim_hints_take_bounds_and_small_sizes_pass_as_in_torch():
+    class Sum(nn.Module):
+        def forward(self, x):
+            return x.sum(0)
+
+    hint = Dim.DYNAMIC(min=3, max=10)
+    assert repr(hint) == "DimHint(DYNAMIC, min=3, max=10)"
+    assert hint == Dim.DYNAMIC(min=3, max=10) and hint != Dim.DYNAMIC
+    assert repr(Dim.AUTO) == "DimHint(AUTO)"
+    ep = export(Sum(), (tocha.randn(6, 4),), dynamic_shapes=({0: hint},))
+    assert [(r.lower, r.upper) for r in ep.range_constraints.values()] == [(3, 10)]
+    for size, message in [(2, ">= 3"), (11, "<= 10")]:
+        with pytest.raises(AssertionError, match=rf"Guard failed: x.size\(\)\[0\] {message}"):
+            ep.module()(tocha.randn(size, 4))
+    # torch 2.13 checks a lower bound of 2 or less only while tracing: sizes 0 and 1 run
+    for dim in (Dim.AUTO, Dim("batch", min=2, max=64), Dim("d", min=1)):
+        ep = export(Sum(), (tocha.randn(6, 4),), dynamic_shapes=({0: dim},))
+        for size in (0, 1):
+            assert tuple(ep.module()(tocha.randn(size, 4)).shape) == (4,)

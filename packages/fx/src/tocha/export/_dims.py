@@ -73,13 +73,32 @@ class _Hint(enum.Enum):
 
 class DimHint:
     """``Dim.AUTO`` (dynamic unless the code specialises it), ``Dim.STATIC`` (the example's
-    size) or ``Dim.DYNAMIC`` (dynamic, an error if specialised)."""
+    size) or ``Dim.DYNAMIC`` (dynamic, an error if specialised). Calling one bounds it:
+    ``Dim.DYNAMIC(min=3, max=10)``."""
 
-    def __init__(self, kind: _Hint) -> None:
+    def __init__(self, kind: _Hint, min: int | None = None, max: int | None = None) -> None:
         self.kind = kind
+        self.min = min
+        self.max = max
+
+    def __call__(self, min: int | None = None, max: int | None = None) -> DimHint:
+        return DimHint(self.kind, min, max)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DimHint):
+            return NotImplemented
+        return (self.kind, self.min, self.max) == (other.kind, other.min, other.max)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.min, self.max))
 
     def __repr__(self) -> str:
-        return f"DimHint({self.kind.value})"
+        bounds = "".join(
+            f", {name}={value}"
+            for name, value in (("min", self.min), ("max", self.max))
+            if value is not None
+        )
+        return f"DimHint({self.kind.value}{bounds})"
 
 
 class Dim:
@@ -260,7 +279,7 @@ def _read_tensor(
             )
         d %= len(shape)
         size = shape[d]
-        if dim is None or dim is Dim.STATIC:
+        if dim is None or (isinstance(dim, DimHint) and dim.kind is _Hint.STATIC):
             continue
         if type(dim) is int:
             if dim != size:
@@ -274,8 +293,9 @@ def _read_tensor(
         if isinstance(dim, DimHint):
             if size < 2:
                 continue
-            rng = ValueRanges(2, int_oo)
-            found[d] = symbols.new(size, rng, None, dim is Dim.DYNAMIC)
+            lower = 2 if dim.min is None else max(dim.min, 2)
+            rng = ValueRanges(lower, int_oo if dim.max is None else dim.max)
+            found[d] = symbols.new(size, rng, None, dim.kind is _Hint.DYNAMIC)
             found[d].source = f"L[{path!r}].size()[{d}]"
             continue
         if isinstance(dim, Dim):
