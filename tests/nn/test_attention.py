@@ -607,3 +607,65 @@ def test_mha_without_grad_matches_torch(torch, combo):
     _close(out_o, out_t, "float32")
     if need_weights:
         _close(w_o, w_t, "float32")
+
+
+# -- an explicit mask with is_causal, and clashing batch dims ---------------------------------
+@pytest.mark.parametrize("mask_kind", ["bool", "float"])
+@pytest.mark.parametrize("gqa", [False, True])
+def test_sdpa_mask_and_causal_together(torch, mask_kind, gqa):
+    """PyTorch's CPU flash kernel (4-D inputs, no dropout) applies both: the mask and the
+    causal triangle."""
+    rng = np.random.default_rng(3)
+    kv_heads = 2 if gqa else 4
+    arrays = [
+        rng.standard_normal((2, 4, 5, 8)),
+        rng.standard_normal((2, kv_heads, 6, 8)),
+        rng.standard_normal((2, kv_heads, 6, 8)),
+    ]
+    mask = rng.random((5, 6)) > 0.3
+    mask[:, 0] = True
+    if mask_kind == "float":
+        mask = rng.standard_normal((5, 6))
+
+    def run(lib):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        out = lib.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=lib.tensor(mask), is_causal=True, enable_gqa=gqa
+        )
+        out.sum().backward()
+        return out.detach().numpy(), q.grad.numpy(), k.grad.numpy()
+
+    for ours, theirs in zip(run(tocha), run(torch), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("q_shape,kwargs", [((4, 5, 8), {}), ((2, 4, 5, 8), {"dropout_p": 0.5})])
+def test_sdpa_mask_and_causal_refused_off_the_fused_path(torch, q_shape, kwargs):
+    def run(lib):
+        q = lib.ones(q_shape)
+        lib.nn.functional.scaled_dot_product_attention(
+            q, q, q, attn_mask=lib.ones(5, 5, dtype=lib.bool), is_causal=True, **kwargs
+        )
+
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch)
+    with pytest.raises(RuntimeError) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "q_shape,k_shape",
+    [((2, 4, 5, 8), (2, 2, 6, 8)), ((4, 5, 8), (2, 6, 8)), ((2, 4, 5, 8), (3, 4, 6, 8))],
+)
+def test_sdpa_clashing_batch_dims(torch, q_shape, k_shape):
+    def run(lib):
+        lib.nn.functional.scaled_dot_product_attention(
+            lib.ones(q_shape), lib.ones(k_shape), lib.ones(k_shape)
+        )
+
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch)
+    with pytest.raises(RuntimeError) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)

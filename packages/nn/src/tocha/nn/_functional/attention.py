@@ -266,7 +266,7 @@ def scaled_dot_product_attention(
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):
             raise not_a_tensor("scaled_dot_product_attention", attn_mask, "attn_mask", None)
-        if is_causal:
+        if is_causal and not _fused_takes_mask_and_causal(query, key, value, dropout_p):
             raise RuntimeError(
                 "_scaled_dot_product_attention: Explicit attn_mask should not be "
                 "set when is_causal=True"
@@ -281,6 +281,9 @@ def scaled_dot_product_attention(
                 f"attn_mask.dtype: {_dtype_name(attn_mask.dtype)} and  query.dtype: "
                 f"{_dtype_name(query.dtype)} instead."
             )
+    if attn_mask is not None and is_causal:
+        attn_mask = attn_mask + _causal_mask(query.shape[-2], key.shape[-2], attn_mask)
+        is_causal = False
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         heads = query.shape[-3]
         if heads % key.shape[-3] or heads % value.shape[-3]:
@@ -289,6 +292,8 @@ def scaled_dot_product_attention(
             )
         key = key.repeat_interleave(heads // key.shape[-3], -3)
         value = value.repeat_interleave(heads // value.shape[-3], -3)
+    batch = _check_batch_dims(query.shape[:-2], key.shape[:-2])
+    _check_batch_dims(batch, value.shape[:-2])
     if not _kernel_allowed(query.device.type):
         raise RuntimeError(
             "No viable backend for scaled_dot_product_attention was found. This is likely due "
@@ -297,6 +302,39 @@ def scaled_dot_product_attention(
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _check_batch_dims(a: tuple, b: tuple) -> tuple:
+    """The broadcast of batch shapes `a` and `b`, or PyTorch's error where they clash."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+    return tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
+
+
+def _fused_takes_mask_and_causal(query: Tensor, key: Tensor, value: Tensor, dropout_p) -> bool:
+    """Whether PyTorch's CPU flash kernel would run this call, which applies an explicit mask
+    and `is_causal` together (its math kernel refuses both): 4-D inputs, no dropout, the
+    flash kernel enabled."""
+    return (
+        query.device.type == "cpu"
+        and query.dim() == key.dim() == value.dim() == 4
+        and dropout_p == 0.0
+        and tocha.backends.cuda.flash_sdp_enabled()
+    )
+
+
+def _causal_mask(target: int, source: int, like: Tensor) -> Tensor:
+    """The additive ``(target, source)`` mask of `is_causal`: -inf above the diagonal."""
+    hidden = tocha.ones(target, source, dtype=tocha.bool, device=like.device).triu(1)
+    return tocha.zeros(target, source, dtype=like.dtype, device=like.device).masked_fill_(
+        hidden, -math.inf
+    )
 
 
 def _kernel_allowed(device_type: str) -> bool:
