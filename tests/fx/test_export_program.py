@@ -658,3 +658,27 @@ def test_dim_hints_take_bounds_and_small_sizes_pass_as_in_torch():
         ep = export(Sum(), (tocha.randn(6, 4),), dynamic_shapes=({0: dim},))
         for size in (0, 1):
             assert tuple(ep.module()(tocha.randn(size, 4)).shape) == (4,)
+
+
+def test_print_readable_annotates_values_as_torch():
+    class Lin(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return tocha.relu(self.lin(x))
+
+    ep = export(Lin(), (_randn(2, 4),))
+    text = ep.graph_module.print_readable(print_output=False)
+    assert (
+        'def forward(self, p_lin_weight: "f32[3, 4]", p_lin_bias: "f32[3]", x: "f32[2, 4]"):'
+        in (text)
+    )
+    assert 'relu: "f32[2, 3]" = ' in text
+    detailed = ep.graph_module.print_readable(
+        print_output=False, include_stride=True, include_device=True
+    )
+    assert 'x: "f32[2, 4][4, 1]cpu"' in detailed
+    traced = tocha.fx.symbolic_trace(Lin()).print_readable(print_output=False)
+    assert '"f32' not in traced and "def forward(self, x):" in traced

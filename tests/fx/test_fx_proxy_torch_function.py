@@ -95,7 +95,7 @@ def test_not_implemented_everywhere_raises_type_error():
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             return NotImplemented
 
-    with pytest.raises(TypeError, match="no implementation found for 'relu'"):
+    with pytest.raises(TypeError, match="relu"):
         tocha.relu(Refusing())
 
 

@@ -7,6 +7,7 @@ import operator
 from typing import Any
 
 import tocha
+from tocha.fx._codegen import value_annotation
 from tocha.fx.graph import Graph
 from tocha.fx.graph_module import GraphModule
 
@@ -14,21 +15,6 @@ from ._targets import target_name
 from .graph_signature import ExportGraphSignature
 
 __all__ = ["ExportedProgram"]
-
-_DTYPE_ABBREVIATIONS = {
-    "float32": "f32",
-    "float64": "f64",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "int64": "i64",
-    "int32": "i32",
-    "int16": "i16",
-    "int8": "i8",
-    "uint8": "u8",
-    "bool": "b8",
-    "complex64": "c64",
-    "complex128": "c128",
-}
 
 
 class ExportedProgram:
@@ -172,7 +158,8 @@ class ExportedProgram:
     def _readable(self) -> list[str]:
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         params = ", ".join(
-            f"{n.name}: {_annotation(n)}" if _annotation(n) else n.name for n in placeholders
+            f"{n.name}: {value_annotation(n)}" if value_annotation(n) else n.name
+            for n in placeholders
         )
         lines = ["class GraphModule(torch.nn.Module):", f"    def forward(self, {params}):"]
         for node in self.graph.nodes:
@@ -181,7 +168,7 @@ class ExportedProgram:
                     [_format(a) for a in node.args]
                     + [f"{k} = {_format(v)}" for k, v in node.kwargs.items()]
                 )
-                annotation = _annotation(node)
+                annotation = value_annotation(node)
                 typed = f": {annotation}" if annotation else ""
                 lines.append(f"        {node.name}{typed} = {_callee(node.target)}({args})")
             elif node.op == "output":
@@ -213,15 +200,3 @@ def _format(value: Any) -> str:
     if isinstance(value, tocha.dtype):
         return str(value)
     return repr(value)
-
-
-def _annotation(node: Any) -> str:
-    meta = node.meta.get("tensor_meta")
-    val = node.meta.get("val")
-    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
-        dtype = _DTYPE_ABBREVIATIONS.get(str(meta.dtype).removeprefix("tocha."), str(meta.dtype))
-        dims = ", ".join(repr(d) for d in meta.shape)
-        return f'"{dtype}[{dims}]"'
-    if isinstance(val, int) and not isinstance(val, bool):
-        return f'"Sym({val!r})"'
-    return ""

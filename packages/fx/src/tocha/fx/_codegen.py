@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -162,9 +163,50 @@ def _statement(node: Node, emit: _Emitter) -> str:
     return f"{node.name} = {emit.global_name(target)}({emit.call_args(args, kwargs)})"
 
 
-def generate(graph: Graph, root_module: str = "self", *, verbose: bool = False) -> PythonCode:
+DTYPE_ABBREVIATIONS = {
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "b8",
+    "complex64": "c64",
+    "complex128": "c128",
+}
+
+
+def value_annotation(node: Node, include_stride: bool = False, include_device: bool = False) -> str:
+    """The quoted type torch.fx's readable code gives a value from its example
+    (``"f32[2, 3]"``, a size ``"Sym(4)"``), or "" without one."""
+    meta = node.meta.get("tensor_meta")
+    val = node.meta.get("val")
+    if hasattr(meta, "shape") and hasattr(meta, "dtype"):
+        name = str(meta.dtype).removeprefix("tocha.").removeprefix("torch.")
+        text = f"{DTYPE_ABBREVIATIONS.get(name, name)}[{', '.join(repr(d) for d in meta.shape)}]"
+        if include_stride and getattr(meta, "stride", None) is not None:
+            text += f"[{', '.join(repr(d) for d in meta.stride)}]"
+        if include_device and hasattr(val, "device"):
+            text += val.device.type
+        return f'"{text}"'
+    if isinstance(val, int) and not isinstance(val, bool):
+        return f'"Sym({val!r})"'
+    return ""
+
+
+def generate(
+    graph: Graph,
+    root_module: str = "self",
+    *,
+    verbose: bool = False,
+    annotate: Callable[[Node], str] | None = None,
+) -> PythonCode:
     """Source for ``def forward(<root_module>, <placeholders>)`` computing the graph; a
-    value's name is cleared (``x = None``) after its last use, so memory is freed early."""
+    value's name is cleared (``x = None``) after its last use, so memory is freed early.
+    `annotate` gives a node's type annotation (`value_annotation`, for readable code)."""
     emit = _Emitter(graph)
     nodes = list(graph.nodes)
     last_use: dict[Node, Node] = {}
@@ -180,7 +222,9 @@ def generate(graph: Graph, root_module: str = "self", *, verbose: bool = False) 
     returns = ""
     for node in nodes:
         if node.op == "placeholder":
-            signature.append(_signature_entry(node, emit))
+            entry = _signature_entry(node, emit)
+            typed = annotate(node) if annotate is not None else ""
+            signature.append(f"{entry}: {typed}" if typed and entry == node.target else entry)
             raw_name = str(node.target).lstrip("*")
             if raw_name != node.name:
                 body.append(f"{node.name} = {raw_name}")
@@ -191,6 +235,9 @@ def generate(graph: Graph, root_module: str = "self", *, verbose: bool = False) 
             body.append(f"return {emit.arg(node.args[0])}")
             continue
         line = _statement(node, emit)
+        typed = annotate(node) if annotate is not None else ""
+        if typed and line.startswith(f"{node.name} = "):
+            line = f"{node.name}: {typed}{line[len(node.name) :]}"
         if verbose and node.meta.get("val") is not None:
             line += f"  # {type(node.meta['val']).__name__}"
         freed = [n.name for n in freed_by.get(node, [])]

@@ -12,6 +12,7 @@ from typing import Any
 import tocha
 from tocha.nn import Module
 
+from . import _codegen
 from ._codegen import PythonCode
 from ._names import qualified_name
 from .graph import Graph
@@ -154,10 +155,17 @@ class GraphModule(Module):
         include_device: bool = False,
         colored: bool = False,
     ) -> str:
-        """The module as a class definition around its generated ``forward``; printed
-        unless `print_output` is False, and returned."""
+        """The module as a class definition around its generated ``forward``, each value
+        annotated with its example's dtype and shape when the graph has them (export's),
+        its strides and device with `include_stride` and `include_device`; printed unless
+        `print_output` is False, and returned."""
         name = type(self).__name__
-        lines = self.code.strip("\n").rstrip().splitlines()
+
+        def annotate(node: Any) -> str:
+            return _codegen.value_annotation(node, include_stride, include_device)
+
+        code = _codegen.generate(self._graph, "self", annotate=annotate).src
+        lines = code.strip("\n").rstrip().splitlines()
         body = "\n".join(f"    {line}" if line else line for line in lines)
         text = f"class {name}(tocha.nn.Module):\n{body}\n"
         if print_output:
