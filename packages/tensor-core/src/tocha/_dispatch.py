@@ -433,11 +433,12 @@ def binary(op, a, b, int_to_float=False):
             raise _explain_binary(op, a, b, exc) from None
     except OtherLayout as exc:
         return in_layout(op, exc, a, b)
-    if type(result) is not _ndarray:
-        result = backend_of(dev).asarray(result)
-    elif result.ndim > 3 and type(ad) is _ndarray and not ad.flags.c_contiguous:
-        # channels-last ranks: NumPy orders a mixed layout's result unlike PyTorch
-        result = elementwise_layout(result, (ad, bd), _np)
+    if not 0 < result.ndim < 4:  # one test for NumPy's scalars and channels-last ranks
+        if type(result) is not _ndarray:
+            result = backend_of(dev).asarray(result)
+        elif type(ad) is _ndarray and not ad.flags.c_contiguous:
+            # NumPy orders a result of mixed layouts unlike PyTorch
+            result = elementwise_layout(result, (ad, bd), _np)
     out = wrap(result, dev)
     if tracked and (STATE.grad_enabled or STATE.transforms):
         return LAYERS.autograd(op, (a, b), out)
