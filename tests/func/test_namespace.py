@@ -77,5 +77,5 @@ def test_torch_func_under_tocha_run(tmp_path):
 
 
 def test_names_tocha_lacks_say_so():
-    with pytest.raises(AttributeError, match="torch.func.rearrange is not in tocha yet"):
-        _ = tocha.func.rearrange
+    with pytest.raises(AttributeError, match="torch.func.no_such_transform is not in tocha yet"):
+        _ = tocha.func.no_such_transform

@@ -18,6 +18,7 @@ from ._grad import grad, grad_and_value
 from ._jacobian import hessian, jacfwd, jacrev
 from ._jvp import jvp, linearize
 from ._modules import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._rearrange import rearrange
 from ._version import __version__
 from ._vjp import vjp
 from ._vmap import debug_unwrap, vmap
@@ -37,6 +38,7 @@ __all__ = [
     "functionalize",
     "replace_all_batch_norm_modules_",
     "debug_unwrap",
+    "rearrange",
     "__version__",
 ]
 
