@@ -96,3 +96,77 @@ def test_transfer_of_an_unknown_name(torch):
             _parametrized(tocha), tocha.nn.Linear(3, 3), "nope"
         )
     assert str(ours.value) == str(theirs.value)
+
+
+def test_deepcopy_of_a_parametrized_module(torch):
+    """copy.deepcopy works (pickling does not): same class, its own originals; under
+    `cached` each copy caches its own tensor."""
+    import copy
+
+    results = {}
+    for lib in (tocha, torch):
+        lib.manual_seed(0)
+        source = _parametrized(lib)
+        copied = copy.deepcopy(source)
+        assert type(copied) is type(source)
+        ours = copied.parametrizations.weight
+        assert ours.original is not source.parametrizations.weight.original
+        with lib.nn.utils.parametrize.cached():
+            same_before = bool(lib.equal(copied.weight, source.weight))
+            with lib.no_grad():
+                ours.original.add_(1)
+            same_after = bool(lib.equal(copied.weight, source.weight))
+        results[lib] = (same_before, same_after, repr(copied))
+    assert results[tocha] == results[torch]
+
+
+PICKLE_ERROR = (
+    "Serialization of parametrized modules is only supported through state_dict(). See:\n"
+    "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+    "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
+)
+
+
+def test_pickling_a_parametrized_module_raises():
+    import pickle
+
+    with pytest.raises(RuntimeError) as ours:
+        pickle.dumps(_parametrized(tocha))
+    assert str(ours.value) == PICKLE_ERROR
+
+
+def _metadata_after_spectral_norm(lib):
+    sn = lib.nn.utils.spectral_norm
+    model = lib.nn.Sequential(sn(lib.nn.Linear(2, 2)), sn(lib.nn.Conv1d(1, 1, 1), "bias"))
+    model[0].register_state_dict_post_hook(lambda m, sd, p, meta: meta.__setitem__("x", 1))
+    before = dict(model.state_dict()._metadata)
+    lib.nn.utils.remove_spectral_norm(model[1], "bias")
+    return before, dict(model.state_dict()._metadata)
+
+
+# PyTorch 2.13's (a state dict's _metadata cannot go through the recorded oracle).
+EXPECTED_METADATA = (
+    {
+        "": {"version": 1},
+        "0": {"version": 1, "spectral_norm": {"weight.version": 1}, "x": 1},
+        "1": {"version": 1, "spectral_norm": {"bias.version": 1}},
+    },
+    {
+        "": {"version": 1},
+        "0": {"version": 1, "spectral_norm": {"weight.version": 1}, "x": 1},
+        "1": {"version": 1},
+    },
+)
+
+
+def test_spectral_norm_records_its_version_in_the_metadata():
+    assert _metadata_after_spectral_norm(tocha) == EXPECTED_METADATA
+
+
+def test_spectral_norm_metadata_live():
+    torch = pytest.importorskip("torch")
+    assert _metadata_after_spectral_norm(torch) == EXPECTED_METADATA
+    with pytest.raises(RuntimeError, match="Serialization of parametrized modules"):
+        import pickle
+
+        pickle.dumps(_parametrized(torch))

@@ -10,6 +10,7 @@ property that runs the parametrizations on every access (once per `cached` block
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Sequence
 
 import tocha
@@ -161,7 +162,20 @@ def _inject_new_class(module: Module) -> None:
             "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
         )
 
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    def deepcopy(self, memo):
+        # copy.deepcopy works (pickling does not): a new instance of this class, every
+        # attribute deep-copied
+        copied = self.__class__.__new__(self.__class__)
+        memo[id(self)] = copied
+        for name, value in self.__dict__.items():
+            object.__setattr__(copied, name, copy.deepcopy(value, memo))
+        return copied
+
+    module.__class__ = type(
+        f"Parametrized{cls.__name__}",
+        (cls,),
+        {"__getstate__": getstate, "__deepcopy__": deepcopy},
+    )
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
@@ -169,7 +183,7 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         parametrization = self.parametrizations[tensor_name]
         if not _cache_enabled:
             return parametrization()
-        key = (id(module), tensor_name)
+        key = (id(self), tensor_name)
         tensor = _cache.get(key)
         if tensor is None:
             tensor = _cache[key] = parametrization()

@@ -86,7 +86,23 @@ def spectral_norm(
     module.register_buffer(f"{name}_u", u)
     module.register_buffer(f"{name}_v", v)
     hook.handle = module.register_forward_pre_hook(hook)
+    module._register_state_dict_hook(_VersionRecord(name))
     return module
+
+
+class _VersionRecord:
+    """A state-dict hook noting, as PyTorch's does, the version of the spectral norm of
+    `name` in the module's metadata (``{"spectral_norm": {"<name>.version": 1}}``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, module, state_dict, prefix, local_metadata) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = f"{self.name}.version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = 1
 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
@@ -99,6 +115,9 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     with tocha.no_grad():
         weight = hook.compute(module, power_iterations=False)
     hook.handle.remove()
+    for key, record in list(module._state_dict_hooks.items()):
+        if isinstance(record, _VersionRecord) and record.name == name:
+            del module._state_dict_hooks[key]
     delattr(module, name)
     del module._parameters[f"{name}_orig"]
     del module._buffers[f"{name}_u"]
