@@ -233,3 +233,25 @@ def test_size_as_pytorch(name, torch):
 def test_size_plus_a_list_is_refused_in_pytorchs_words():
     with pytest.raises(TypeError, match=r"^can only concatenate tuple \(not list\) to tocha.Size$"):
         tocha.Size([2, 3]) + [4]
+
+
+def _read_grads(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    kept = x * 3
+    kept.retain_grad()
+    (y.sum() + kept.sum()).backward()
+    return [None if g is None else g.tolist() for g in (x.grad, y.grad, kept.grad)]
+
+
+def test_reading_the_grad_of_a_non_leaf_warns_as_pytorch(torch):
+    got = _warned(_read_grads, tocha)
+    want = _warned(_read_grads, torch)
+    assert got == want and len(got[1]) == 1
+
+
+def _warned(fn, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(lib)
+    return result, [str(w.message).split(" (Triggered internally")[0] for w in caught]

@@ -294,8 +294,15 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
+        """The gradient backward accumulated into this leaf (None before; a tensor computed
+        by autograd gets one only with `retain_grad`, and reading it without warns)."""
         ag = self._ag
-        return None if ag is None else ag.grad
+        if ag is None:
+            return None
+        grad = ag.grad
+        if grad is None and ag.grad_fn is not None and not ag.retains_grad:
+            _warn_non_leaf_grad()
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -570,6 +577,19 @@ def _warn_reversed_t(zero_dim: bool) -> None:
             "to reverse the dimensions of a tensor."
         )
     warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
+
+
+def _warn_non_leaf_grad() -> None:
+    """PyTorch's warning, each time, when the .grad of a non-leaf is read."""
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+        "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+        "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
+        "Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf "
+        "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 @functools.cache
