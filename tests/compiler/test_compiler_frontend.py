@@ -123,6 +123,19 @@ def test_gradients_accumulate_and_reach_hooks_as_in_eager():
     tocha.testing.assert_close(model.weight.grad, x.sum(0, keepdim=True) * 5)
 
 
+def test_a_parameter_hook_runs_once_a_backward_with_dynamic_sizes_too():
+    model = nn.Linear(3, 1)
+    seen = []
+    model.weight.register_hook(lambda g: seen.append(g.clone()))
+    accumulated = []
+    model.bias.register_post_accumulate_grad_hook(lambda p: accumulated.append(p.grad.clone()))
+    compiled = tocha.compile(model, dynamic=True)
+    for n in (4, 5, 6):
+        compiled(tocha.randn(n, 3)).sum().backward()
+    assert len(seen) == 3 and len(accumulated) == 3
+    tocha.testing.assert_close(accumulated[-1], tocha.full((1,), 15.0))
+
+
 def test_gradients_flow_to_inputs_and_to_tensors_read_from_outside():
     w = tocha.randn(3, requires_grad=True)
 

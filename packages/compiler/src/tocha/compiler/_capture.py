@@ -11,7 +11,9 @@ graph is then the **joint** forward and backward graph, which `partition` splits
 
 from __future__ import annotations
 
+import contextlib
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +50,12 @@ class Capture:
     grad_inputs: list[int] = field(default_factory=list)
 
 
-def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
+def capture(fn: Any, args: tuple, kwargs: dict, state: list, slots: list | None = None) -> Capture:
     """Run ``fn(*args, **kwargs)`` once and trace it. `state`: the tensors it reads besides its
-    arguments that must be inputs (a module's parameters and buffers), in a fixed order."""
+    arguments that must be inputs (a module's parameters and buffers), in a fixed order;
+    `slots`: where each is held (a dict and its key), so that the call reads a parameter
+    through a view of it, whose gradient the capture takes: autograd.grad runs the hooks of a
+    leaf it is asked for, and those belong to the backward that later runs the graph."""
     flat_args, rebuild_args = flatten((args, kwargs))
     user = [i for i, v in enumerate(flat_args) if isinstance(v, tocha.Tensor)]
     inputs = [flat_args[i] for i in user] + list(state)
@@ -62,7 +67,8 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
         for i, t in zip(user, tensors):
             leaves[i] = t
         call_args, call_kwargs = rebuild_args(leaves)
-        out = fn(*call_args, **call_kwargs)
+        with _read_through_views(state, slots or []) as views:
+            out = fn(*call_args, **call_kwargs)
         flat_out, rebuild_out = flatten(out)
         result["out"], result["rebuild"] = out, rebuild_out
         result["flat"] = flat_out
@@ -74,10 +80,12 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
         ]
         if not differentiable:
             return flat_out
-        grad_inputs = _grad_inputs([flat_out[k] for k in differentiable], inputs)
+        viewed = [views.get(id(t), t) for t in inputs]
+        grad_inputs = _grad_inputs([flat_out[k] for k in differentiable], viewed)
         seeds = [tocha.empty_like(flat_out[k]) for k in differentiable]
         result["seeds"], result["differentiable"] = seeds, differentiable
-        result["grad_inputs"] = grad_inputs
+        originals = {id(v): t for t, v in zip(inputs, viewed)}
+        result["grad_inputs"] = [originals.get(id(t), t) for t in grad_inputs]
         try:
             grads = tocha.autograd.grad(
                 [flat_out[k] for k in differentiable],
@@ -116,6 +124,25 @@ def capture(fn: Any, args: tuple, kwargs: dict, state: list) -> Capture:
             cap.grad_inputs.append(positions[id(t)])
     _flatten_output(gm)
     return cap
+
+
+@contextlib.contextmanager
+def _read_through_views(state: list, slots: list) -> Iterator[dict]:
+    """Within the block, each leaf parameter of `state` requiring grad (with grad mode on) is
+    held in its slot as a view of itself; yields the views by the parameter's id."""
+    views: dict[int, Any] = {}
+    swapped = []
+    if tocha.is_grad_enabled():
+        for t, (store, name) in zip(state, slots):
+            if t.requires_grad and t.grad_fn is None and store.get(name) is t:
+                views[id(t)] = view = t.view_as(t)
+                store[name] = view
+                swapped.append((store, name, t))
+    try:
+        yield views
+    finally:
+        for store, name, t in swapped:
+            store[name] = t
 
 
 def _fetch_streams(gm: GraphModule, inputs: list) -> None:

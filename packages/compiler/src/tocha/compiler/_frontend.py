@@ -189,7 +189,7 @@ class CompiledFunction:
         _LOCAL.depth += 1
         try:
             with recorded_calls() as seen:
-                cap = capture(self.fn, args, kwargs, state)
+                cap = capture(self.fn, args, kwargs, state, _slots(guards))
         except GraphBreak as exc:
             if self.fullgraph:
                 raise Unsupported(f"{exc.args[0]} (fullgraph=True)") from None
@@ -315,7 +315,7 @@ class CompiledFunction:
         saved = [t._data.copy() for t in state]
         _LOCAL.depth += 1
         try:
-            return capture(self.fn, args, kwargs, state)
+            return capture(self.fn, args, kwargs, state, _slots(_module_state(self.module)[0]))
         except GraphBreak as exc:
             raise NotGeneral(exc.args[0]) from None
         except Exception as exc:  # the program refuses the other size: keep sizes static
@@ -416,6 +416,11 @@ def _module_state(module: tocha.nn.Module | None) -> tuple[list, list]:
         guards.append((sub.__dict__, "training", sub.training))
     tensors = [v for _, _, v in guards if isinstance(v, tocha.Tensor)]
     return guards, tensors
+
+
+def _slots(guards: list) -> list:
+    """Where each tensor of `_module_state` is held: its dict and key, in the same order."""
+    return [(store, name) for store, name, v in guards if isinstance(v, tocha.Tensor)]
 
 
 class OptimizedModule(tocha.nn.Module):
