@@ -416,6 +416,9 @@ RESULTS = {
     "all_h": lambda lib: (_channels_last(lib) > 0).all(2),
     "sum_hw": lambda lib: _channels_last(lib).sum((2, 3)),
     "cumsum_h": lambda lib: _channels_last(lib).cumsum(2),
+    "flip_h": lambda lib: _channels_last(lib).flip(2),
+    "flip_cw": lambda lib: _channels_last(lib).flip(1, 3),
+    "flip_transposed": lambda lib: _arange(lib, (3, 4, 5)).transpose(0, 2).flip(0),
 }
 
 

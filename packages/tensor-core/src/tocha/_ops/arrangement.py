@@ -93,7 +93,8 @@ def _log_add_exp_complex(xp, total, x):
     return xp.where(xp.isnan(total) | xp.isnan(x), complex(np.nan, np.nan), result)
 
 
-flip_op = defop("flip", lambda xp: lambda x, dims: xp.flip(x, dims).copy())
+# laid out as x (by the size of its strides), as PyTorch's
+flip_op = defop("flip", lambda xp: lambda x, dims: xp.flip(x, dims).copy(order="K"))
 roll_op = defop("roll", lambda xp: lambda x, shifts, dims: xp.roll(x, shifts, dims))
 tril_op = defop("tril", lambda xp: lambda x, k: xp.tril(x, k))
 triu_op = defop("triu", lambda xp: lambda x, k: xp.triu(x, k))

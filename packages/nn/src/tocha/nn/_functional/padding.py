@@ -160,7 +160,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             dim = input.dim() - len(pairs) + i
             index = _source_index(input.shape[dim], lo, hi, mode)
             out = out.index_select(dim, tocha.from_numpy(index).to(input.device))
-    return keep_format(out, input)
+    return out if mode == "circular" else keep_format(out, input)  # as PyTorch's
 
 
 _PAD = pad  # (the function: its body names its argument `pad`)

@@ -811,7 +811,7 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size) -
     lead = tuple(input.shape[:-nd])
     flat = tocha.zeros(lead + (math.prod(size),), dtype=input.dtype, device=input.device)
     out = flat.scatter(-1, indices.reshape(lead + (-1,)), input.reshape(lead + (-1,)))
-    return out.reshape(lead + size)
+    return keep_format(out.reshape(lead + size), input)
 
 
 def max_unpool1d(

@@ -419,7 +419,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return keep_format(x.reshape(*lead, c // (r * r), h * r, w * r), input)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -437,7 +437,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return keep_format(x.reshape(*lead, c * r * r, h // r, w // r), input)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -459,7 +459,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
             f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
         )
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
-    return x.reshape(input.shape)
+    return keep_format(x.reshape(input.shape), input)
 
 
 native_channel_shuffle = channel_shuffle
