@@ -259,3 +259,13 @@ def test_deepcopy_and_pickle_of_a_channels_last_module():
         assert copied.weight.stride() == (27, 1, 9, 3)
         assert isinstance(copied.weight, nn.Parameter)
         np.testing.assert_array_equal(copied.weight.detach().numpy(), model.weight.detach().numpy())
+
+
+def test_meta_tensors_take_the_same_layouts():
+    """A channels-last network on the meta device reports the strides it has on the CPU."""
+    x = tocha.empty(2, 3, 8, 8, device="meta", memory_format=tocha.channels_last)
+    weight = tocha.empty(4, 3, 3, 3, device="meta")
+    F = tocha.nn.functional
+    assert F.conv2d(x, weight).stride() == (144, 1, 24, 4)
+    assert F.max_pool2d(x, 2).stride() == (48, 1, 12, 3)
+    assert F.batch_norm(x, None, None, training=True).stride() == (192, 1, 24, 3)

@@ -53,7 +53,7 @@ class _Kernels(dict):
             # a provided float32 kernel (oneDNN's GELU) gives the values a half input rounds
             kernel = half_through(kernel, lambda *args: self[dev](*args))
         kernel = provide(op, dev.type, kernel)
-        if op.layout and backend.xp is not None and dev.type != "meta":
+        if op.layout and backend.xp is not None:
             kernel = keeping_layout(kernel, op.layout, backend.xp)
         self[dev] = kernel
         return kernel
