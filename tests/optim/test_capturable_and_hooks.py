@@ -131,3 +131,48 @@ def test_profile_hook_step_runs_the_hooks_once():
     opt.step()
     assert calls == ["pre", "post"]
     assert p.tolist() == pytest.approx([0.9, 0.9])
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("foreach", [None, False])
+def test_tensor_betas_step(torch, name, foreach):
+    def run(lib):
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = getattr(lib.optim, name)(
+            [p], betas=(lib.tensor(0.8), lib.tensor(0.9)), lr=lib.tensor(0.01), foreach=foreach
+        )
+        for _ in range(3):
+            p.grad = p.detach() * 2
+            opt.step()
+        return p.detach().numpy().tolist()
+
+    assert run(tocha) == pytest.approx(run(torch), rel=1e-6)
+
+
+TENSOR_HYPERPARAMETER_ERRORS = [
+    ({"lr": "t"}, True),
+    ({"betas": ("t", 0.9)}, None),
+    ({"betas": (0.8, "t")}, True),
+    ({"betas": ("t", "t")}, True),
+]
+
+
+@pytest.mark.parametrize("kwargs,foreach", TENSOR_HYPERPARAMETER_ERRORS)
+def test_tensor_hyperparameter_errors(torch, kwargs, foreach):
+    def run(lib):
+        def value(v):
+            if v == "t":
+                return lib.tensor(0.5)
+            return v
+
+        given = {
+            k: tuple(value(x) for x in v) if isinstance(v, tuple) else value(v)
+            for k, v in kwargs.items()
+        }
+        lib.optim.Adam([lib.nn.Parameter(lib.ones(2))], foreach=foreach, **given)
+
+    with pytest.raises(ValueError) as theirs:
+        run(torch)
+    with pytest.raises(ValueError) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)

@@ -26,6 +26,30 @@ def check_adam_args(lr, betas, eps, weight_decay) -> None:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def _check_tensor_hyperparameters(lr, betas, foreach, capturable) -> None:
+    """PyTorch's checks of Adam's tensor ``lr`` and ``betas``: one element each, both betas
+    tensors or neither, and none on the multi-tensor path unless capturable."""
+    multi_tensor = foreach and not capturable
+    if isinstance(lr, Tensor):
+        if multi_tensor:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+    tensors = [isinstance(b, Tensor) for b in betas]
+    if any(tensors) and not all(tensors):
+        raise ValueError("betas must be either both floats or both Tensors")
+    if all(tensors):
+        for i, beta in enumerate(betas):
+            if multi_tensor:
+                raise ValueError(
+                    f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+                )
+            if beta.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
 def _adam_group_kernel(xp):
     def kernel(params, grads, states, coefficients):
         """One Adam step of a whole group: the flat arrays `params` and `grads`, one per
@@ -82,7 +106,7 @@ class Adam(ElementwiseOptimizer):
         self,
         params: ParamsT,
         lr: float | Tensor = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
+        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0,
         amsgrad: bool = False,
@@ -95,6 +119,7 @@ class Adam(ElementwiseOptimizer):
         decoupled_weight_decay: bool = False,
     ) -> None:
         check_adam_args(lr, betas, eps, weight_decay)
+        _check_tensor_hyperparameters(lr, betas, foreach, capturable)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         defaults = dict(
@@ -125,8 +150,8 @@ class Adam(ElementwiseOptimizer):
         return dict(
             step=float(step[0]),
             lr=to_scalar(group["lr"]),
-            beta1=beta1,
-            beta2=beta2,
+            beta1=to_scalar(beta1),
+            beta2=to_scalar(beta2),
             eps=group["eps"],
             weight_decay=group["weight_decay"],
             amsgrad=group["amsgrad"],
