@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import tocha
-from tocha.library import custom_op, register_autograd, register_fake
 
 STORAGE_ONLY = ["float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64"]
 
@@ -70,40 +69,6 @@ def test_grad_modes_decorate_without_parentheses():
     with tocha.no_grad():
         assert on(x).requires_grad
     assert off.__name__ == "off" and tocha.is_grad_enabled()
-
-
-def test_custom_op_runs_registers_and_differentiates():
-    pytest.importorskip("tocha.autograd")
-
-    @custom_op("tocha_tests::scaled", mutates_args=())
-    def scaled(x: tocha.Tensor, factor: float) -> tocha.Tensor:
-        return x * factor
-
-    @register_fake("tocha_tests::scaled")
-    def _(x, factor):
-        return tocha.empty_like(x)
-
-    def setup(ctx, inputs, output):
-        ctx.factor = inputs[1]
-
-    register_autograd(
-        "tocha_tests::scaled", lambda ctx, g: (g * ctx.factor, None), setup_context=setup
-    )
-    x = tocha.tensor([1.0, 2.0], requires_grad=True)
-    y = tocha.ops.tocha_tests.scaled(x, 3.0)
-    y.sum().backward()
-    assert y.tolist() == [3.0, 6.0] and x.grad.tolist() == [3.0, 3.0]
-    assert scaled(tocha.ones(1), 2.0).tolist() == [2.0] and scaled.name == "tocha_tests::scaled"
-    with pytest.raises(RuntimeError, match="same name as an existing operator"):
-        custom_op("tocha_tests::scaled", lambda x: x, mutates_args=())
-    with pytest.raises(ValueError, match="ns::foo"):
-        custom_op("no_namespace", lambda x: x, mutates_args=())
-    with pytest.raises(
-        AttributeError, match="'torch.ops.tocha_tests' object has no attribute 'nope'"
-    ):
-        tocha.ops.tocha_tests.nope  # noqa: B018
-    with pytest.raises(AttributeError, match="no custom op of namespace 'nowhere'"):
-        tocha.ops.nowhere  # noqa: B018
 
 
 class Overriding:

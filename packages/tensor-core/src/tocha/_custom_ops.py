@@ -1,198 +1,598 @@
 """Python custom operators, as ``torch.library.custom_op``: a function registered under a
-name ``"namespace::name"``, callable as itself and as ``tocha.ops.namespace.name``, with an
-optional backward (`register_autograd`) and shape function (`register_fake`).
+name ``"namespace::name"`` with a schema inferred from its annotations, callable as itself
+and as ``tocha.ops.namespace.name``.
 
-tocha runs every op eagerly, so a custom op runs its function; the fake (meta) function is
-kept for programs that ask for it (``op._abstract_fn``) and is not needed to run. With a
-registered backward, calls on tensors that require grad record one autograd node whose
-gradient is that backward's.
+A call checks its arguments against the schema and runs the function (or the kernel
+`register_kernel` gave the device) without recording autograd history; with a registered
+backward (`register_autograd`), calls on tensors that require grad record one autograd
+node whose gradient is that backward's, and without one that node's backward raises.
+`register_fake` gives the op's shape function (run for meta tensors, and by `opcheck`),
+`register_vmap` its rule under ``vmap``, `register_autocast` the dtype autocast runs it in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["CustomOpDef", "custom_op", "register_fake", "register_autograd", "ops"]
+from ._infer_schema import infer_schema
+from ._op_registry import entry, ops
+from ._op_schema import parse_schema
+
+__all__ = [
+    "CustomOpDef",
+    "FakeImplCtx",
+    "custom_op",
+    "get_ctx",
+    "ops",
+    "register_autocast",
+    "register_autograd",
+    "register_fake",
+    "register_kernel",
+    "register_vmap",
+    "split_qualname",
+]
+
+_DEVICE_TYPES = (
+    "cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta "
+    "hpu mtia privateuseone"
+).split()
+
+
+def split_qualname(qualname: str) -> tuple[str, str]:
+    """``"ns::name"`` as ``(ns, name)``; PyTorch's ValueError for a name without one."""
+    parts = qualname.split("::")
+    if len(parts) != 2:
+        raise ValueError(f"not enough values to unpack (expected 2, got {len(parts)})")
+    return parts[0], parts[1]
+
+
+def check_device_type(device_type: str) -> str:
+    """`device_type` if it names a device type, else PyTorch's RuntimeError."""
+    if device_type.split(":")[0] not in _DEVICE_TYPES:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device "
+            f"string: {device_type}"
+        )
+    return device_type.split(":")[0]
+
+
+def _device_types(device_types) -> list[str | None]:
+    if device_types is None:
+        return [None]
+    if isinstance(device_types, str):
+        device_types = [device_types]
+    return [check_device_type(d) for d in device_types]
 
 
 class CustomOpDef:
-    """A custom operator: `name` (``"namespace::name"``), the function it runs, and what is
-    registered for it. Call it as the function."""
+    """A custom operator made by `custom_op`: call it as the op; it registers the op's
+    kernels, fake, backward, vmap rule and autocast dtype."""
 
-    def __init__(self, namespace: str, name: str, fn: Callable, mutates_args, schema) -> None:
+    def __init__(self, namespace: str, name: str, schema: str, fn: Callable, device_types):
         self._namespace = namespace
         self._name = name
         self._init_fn = fn
-        self._mutates_args = mutates_args
-        self._schema = schema
-        self._abstract_fn: Callable | None = None
+        self._op = op = entry(f"{namespace}::{name}")
+        op.schema = parse_schema(name + schema)
+        op.schema.name = f"{namespace}::{name}"
+        op.kernels.clear()
+        op.fake = None
+        op.custom = self
+        self._opoverload = op.overload_obj
+        self._devices = device_types
+        self._kernels: dict[str | None, Callable] = {}
+        self._disabled: set[str] = set()
         self._backward_fn: Callable | None = None
         self._setup_context_fn: Callable | None = None
+        self._vmap_fn: Callable | None = None
+        self._autocast: dict[str, Any] = {}
+        self._function = None
         functools.update_wrapper(self, fn)
 
     @property
-    def name(self) -> str:
+    def _qualname(self) -> str:
         return f"{self._namespace}::{self._name}"
 
-    def register_fake(self, fn: Callable) -> Callable:
-        """Register `fn`, which computes the output's shape and dtype, as the op's fake."""
-        self._abstract_fn = fn
-        return fn
-
-    def register_autograd(self, backward: Callable, *, setup_context: Callable | None = None):
-        """Register ``backward(ctx, *grads) -> grads`` (one per input, None for those without
-        one) and ``setup_context(ctx, inputs, output)``, which saves what backward needs."""
-        self._backward_fn = backward
-        self._setup_context_fn = setup_context
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._backward_fn is not None and _needs_grad(args):
-            return _with_backward(self)(*args, **kwargs)
-        return self._init_fn(*args, **kwargs)
+    @property
+    def _abstract_fn(self) -> Callable | None:
+        return self._op.fake
 
     def __repr__(self) -> str:
-        return f"<CustomOpDef({self.name})>"
+        return f"<CustomOpDef({self._qualname})>"
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        return self._opoverload(*args, **kwargs)
+
+    # -- registration ------------------------------------------------------------------
+    def register_fake(self, fn: Callable, /) -> Callable:
+        """Register `fn`, which computes the output's shape and dtype from the inputs'
+        (meta tensors: it must not read their values), as the op's fake. Returns `fn`."""
+        self._op.fake = fn
+        return fn
+
+    def register_kernel(self, device_types: str | Sequence[str], fn: Callable | None = None, /):
+        """Register `fn` as the op's kernel for tensors of `device_types`; a decorator when
+        `fn` is omitted. Returns `fn`."""
+
+        def register(fn: Callable) -> Callable:
+            for device in _device_types(device_types):
+                self._kernels[device] = fn
+            return fn
+
+        return register if fn is None else register(fn)
+
+    def register_autograd(
+        self, backward: Callable, /, *, setup_context: Callable | None = None
+    ) -> None:
+        """Register ``backward(ctx, *grads)``, which returns one gradient per positional
+        input (None for those without one), and ``setup_context(ctx, inputs, output)``,
+        which saves on ctx what backward needs."""
+        self._backward_fn = backward
+        self._setup_context_fn = setup_context
+        self._function = None
+
+    def register_vmap(self, func: Callable | None = None, /):
+        """Register ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)``, the op's
+        rule under ``vmap``; a decorator when `func` is omitted."""
+
+        def register(func: Callable) -> None:
+            self._vmap_fn = func
+            self._function = None
+
+        return register if func is None else register(func)
+
+    def register_autocast(self, device_type: str, cast_inputs) -> Callable:
+        """Under autocast on `device_type`, cast the op's floating-point Tensor inputs to
+        `cast_inputs` and run it with autocast off."""
+        device = check_device_type(device_type)
+        self._autocast[device] = cast_inputs
+
+        def kernel(*args, **kwargs):
+            return self(*args, **kwargs)
+
+        return kernel
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type: str, enabled: bool = True):
+        """A context manager in which the kernel `register_kernel` gave `device_type` is
+        off (`enabled` False: the op's own function runs) or on again."""
+        was_disabled = device_type in self._disabled
+        if enabled:
+            self._disabled.discard(device_type)
+        else:
+            self._disabled.add(device_type)
+        try:
+            yield
+        finally:
+            if was_disabled:
+                self._disabled.add(device_type)
+            else:
+                self._disabled.discard(device_type)
+
+    # -- running -----------------------------------------------------------------------
+    def _backend_fn(self, device: str) -> Callable:
+        if device == "meta" and self._op.fake is not None:
+            return functools.partial(run_fake, self._op)
+        kernels = self._kernels
+        fn = kernels.get(device) if device not in self._disabled else None
+        if fn is None and None in kernels and device not in self._disabled:
+            fn = kernels[None]
+        if fn is None and (None in self._devices or device in self._devices):
+            fn = self._init_fn
+        if fn is None:
+            raise NotImplementedError(
+                f"{self._qualname}: no kernel is registered for device type '{device}' "
+                f"(it has kernels for {sorted({*self._devices, *kernels} - {None})})"
+            )
+        return fn
+
+    def _run_backend(self, device: str, values: list, kw: dict) -> Any:
+        import tocha
+
+        values = [_detached(v) for v in values]
+        kw = {k: _detached(v) for k, v in kw.items()}
+        with tocha.no_grad():
+            output = self._backend_fn(device)(*values, **kw)
+        _check_output(self, output, values, kw)
+        return output
+
+    def _call(self, device: str, values: list, kw: dict) -> Any:
+        if self._vmap_fn is not None or (_needs_grad(values) and _returns_tensors(self._op)):
+            return self._autograd_function().run(self, device, values, kw)
+        return self._run_backend(device, values, kw)
+
+    def _autograd_function(self):
+        if self._function is None:
+            self._function = _make_function(self)
+        return self._function
+
+    def _autocast_call(self, device: str, values: list, kw: dict):
+        import tocha
+
+        dtype = self._autocast.get(device)
+        if dtype is None or not tocha.is_autocast_enabled(device):
+            return None
+
+        def cast(value):
+            if (
+                isinstance(value, tocha.Tensor)
+                and value.is_floating_point()
+                and value.dtype != tocha.float64
+            ):
+                return value.to(dtype)
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(v) for v in value)
+            return value
+
+        with tocha.autocast(device, enabled=False):
+            return self._opoverload(*map(cast, values), **{k: cast(v) for k, v in kw.items()})
 
 
-def _needs_grad(args) -> bool:
+def _detached(value):
+    """The kernel's view of an argument: below autograd, its tensors do not require grad."""
     import tocha
 
-    return tocha.is_grad_enabled() and any(
-        isinstance(a, tocha.Tensor) and a.requires_grad for a in args
-    )
+    if isinstance(value, tocha.Tensor):
+        return value.detach() if value.requires_grad else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached(v) for v in value)
+    return value
 
 
-def _with_backward(op: CustomOpDef) -> Callable:
-    """The op as an autograd Function applying its registered backward."""
+def _needs_grad(values) -> bool:
     import tocha
 
-    try:
-        from tocha.autograd import Function
-    except ImportError as exc:  # gradients are asked for, so tocha-autograd is installed
-        raise ImportError(f"{op.name}'s backward needs tocha-autograd") from exc
+    if not tocha.is_grad_enabled():
+        return False
+    for value in values:
+        if isinstance(value, tocha.Tensor) and value.requires_grad:
+            return True
+        if isinstance(value, (list, tuple)) and any(
+            isinstance(v, tocha.Tensor) and v.requires_grad for v in value
+        ):
+            return True
+    return False
 
-    class CustomOpFunction(Function):
+
+def _returns_tensors(op) -> bool:
+    return any(r.type.base == "Tensor" for r in op.schema.returns)
+
+
+def _check_output(custom: CustomOpDef, output, values: list, kw: dict) -> None:
+    """PyTorch's checks on a custom op's result: its type and that it aliases no input."""
+    import tocha
+
+    returns = custom._op.schema.returns
+    if len(returns) == 1:
+        outputs = (output,)
+    elif isinstance(output, (tuple, list)):
+        outputs = tuple(output)
+    elif returns:
+        raise TypeError(
+            f"Object of type '{type(output).__name__}' is not an instance of 'sequence'"
+        )
+    else:
+        return
+    for ret, value in zip(returns, outputs, strict=False):
+        base = ret.type.base
+        if base == "Tensor" and not ret.type.is_list and not isinstance(value, tocha.Tensor):
+            raise RuntimeError(f"Unable to cast {value!r} to Tensor")
+        if base in _RETURN_TYPES and not isinstance(value, _RETURN_TYPES[base]):
+            raise RuntimeError(
+                f"Unable to cast Python instance of type {type(value)} to C++ type '?' "
+                "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)"
+            )
+    inputs = [v for v in (*values, *kw.values()) for v in (v if isinstance(v, list) else [v])]
+    produced = [v for v in outputs for v in (v if isinstance(v, (list, tuple)) else [v])]
+    tensors_in = [t for t in inputs if isinstance(t, tocha.Tensor)]
+    tensors_out = [t for t in produced if isinstance(t, tocha.Tensor)]
+    for i, t in enumerate(tensors_out):
+        if any(_shares(t, s) for s in tensors_in) or any(
+            _shares(t, s) for s in tensors_out[i + 1 :]
+        ):
+            raise RuntimeError(
+                f"{custom._name} (with implementation in {sys.modules[__name__]!r}): The "
+                "output of this custom operator (1) must not also be an input to this custom "
+                "operator and (2) may not alias any inputs to this custom operator or other "
+                "returns. The most common way to trigger this error is if we have y = "
+                "custom_op(x) and y and x are the same Tensor. Please instead return a clone "
+                "of the offending output tensor(s) (e.g. return x.clone()) or refactor the "
+                "custom operator to not return y."
+            )
+
+
+_RETURN_TYPES = {"SymInt": int, "int": int, "float": (int, float), "bool": bool}
+
+
+def _shares(a, b) -> bool:
+    import numpy as np
+
+    if a is b:
+        return True
+    da, db = a._data, b._data
+    if isinstance(da, np.ndarray) and isinstance(db, np.ndarray):
+        return da.size > 0 and db.size > 0 and np.may_share_memory(da, db)
+    return False
+
+
+def _make_function(custom: CustomOpDef):
+    """The autograd Function through which a custom op runs when it records a backward or
+    has a vmap rule: its inputs are the op's positional then keyword-only values."""
+    import tocha
+
+    schema = custom._op.schema
+    n_pos = sum(not a.kwarg_only for a in schema.arguments)
+    kw_names = [a.name for a in schema.arguments if a.kwarg_only]
+    list_return = len(schema.returns) == 1 and schema.returns[0].type.is_list
+    label = f"{custom._namespace}.{custom._name}.default"
+
+    def split(args):
+        return list(args[:n_pos]), dict(zip(kw_names, args[n_pos:], strict=True))
+
+    class CustomOpFunction:
         @staticmethod
-        def forward(ctx, *args):
-            with tocha.no_grad():
-                output = op._init_fn(*args)
-            if op._setup_context_fn is not None:
-                op._setup_context_fn(ctx, args, output)
-            return output
+        def forward(device, *args):
+            values, kw = split(args)
+            output = custom._run_backend(device, values, kw)
+            return tuple(output) if list_return else output
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            values, kw = split(inputs[1:])
+            if custom._setup_context_fn is not None:
+                result = list(output) if list_return else output
+                if kw:
+                    custom._setup_context_fn(
+                        ctx=ctx, inputs=tuple(values), keyword_only_inputs=kw, output=result
+                    )
+                else:
+                    custom._setup_context_fn(ctx, tuple(values), result)
 
         @staticmethod
         def backward(ctx, *grads):
-            result = op._backward_fn(ctx, *grads)
-            return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if custom._backward_fn is None:
+                raise RuntimeError(
+                    f"Trying to backward through {label} but no autograd formula was "
+                    "registered. Please use register_autograd to add one."
+                )
+            result = custom._backward_fn(ctx, *grads)
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            return (None, *result, *([None] * len(kw_names)))
 
-    CustomOpFunction.__name__ = CustomOpFunction.__qualname__ = op._name
-    return CustomOpFunction.apply
+        @staticmethod
+        def vmap(info, in_dims, device, *args):
+            values, kw = split(args)
+            return custom._vmap_fn(info, tuple(in_dims[1 : 1 + n_pos]), *values, **kw)
+
+    body = {k: v for k, v in vars(CustomOpFunction).items() if not k.startswith("__")}
+    if custom._vmap_fn is None:
+        del body["vmap"]
+        body["generate_vmap_rule"] = True
+    base = tocha.autograd.Function
+    name = f"GeneratedBackwardFor_{custom._namespace}_{custom._name}_default"
+    CustomOpFunction = type(base)(name, (base,), body)  # noqa: N806
+
+    class Runner:
+        @staticmethod
+        def run(custom, device, values, kw):
+            if custom._backward_fn is None and not _needs_grad(values):
+                with tocha.no_grad():
+                    output = CustomOpFunction.apply(device, *values, *kw.values())
+            else:
+                output = CustomOpFunction.apply(device, *values, *kw.values())
+            return list(output) if list_return else output
+
+    return Runner
 
 
-class _OpNamespace:
-    """``tocha.ops.<namespace>``: its custom ops by name."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._ops: dict[str, CustomOpDef] = {}
-
-    def __getattr__(self, name: str) -> CustomOpDef:
-        try:
-            return self._ops[name]
-        except KeyError:
-            raise AttributeError(
-                f"'_OpNamespace' 'torch.ops.{self._name}' object has no attribute '{name}'"
-            ) from None
-
-    def __dir__(self) -> list[str]:
-        return sorted(self._ops)
-
-
-class _Ops:
-    """``tocha.ops``, as ``torch.ops``: the namespaces of the registered custom ops."""
+# -- fake kernels -----------------------------------------------------------------------------
+class FakeImplCtx:
+    """What `get_ctx` returns inside a fake kernel: `new_dynamic_size` gives an output size
+    that depends on the input's values."""
 
     def __init__(self) -> None:
-        self._namespaces: dict[str, _OpNamespace] = {}
+        self.dynamic = False
 
-    def __getattr__(self, name: str) -> _OpNamespace:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self._namespaces[name]
-        except KeyError:
-            raise AttributeError(
-                f"'_Ops' object has no attribute '{name}': no custom op of namespace "
-                f"'{name}' is registered (tocha's own ops are not in torch.ops)"
-            ) from None
+    def new_dynamic_size(self, *, min: int = 0, max: int | None = None) -> int:  # noqa: A002
+        """A size only the real kernel knows (the nonzero count...): an int at least `min`
+        (and at most `max`)."""
+        if min < 0:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, ...): expected min to be >= 0")
+        if max is not None and max < min:
+            raise ValueError(
+                f"ctx.new_dynamic_size(min={min}, max={max}): expected min to be <= max"
+            )
+        self.dynamic = True
+        return builtins_max(min, 2) if max is None else builtins_min(builtins_max(min, 2), max)
 
-    def __dir__(self) -> list[str]:
-        return sorted(self._namespaces)
-
-
-ops = _Ops()
+    new_unbacked_symint = new_dynamic_size
 
 
-def _split(qualname: str) -> tuple[str, str]:
-    namespace, sep, name = qualname.partition("::")
-    if not sep or not namespace or not name or "::" in name:
-        raise ValueError(
-            f"Expected there to be a namespace in {qualname}, i.e. The operator name should "
-            f"look something like ns::foo"
-        )
-    return namespace, name
+builtins_max, builtins_min = max, min
+_CTX: list[FakeImplCtx] = []
 
 
+def get_ctx() -> FakeImplCtx | None:
+    """Inside a fake kernel, its context (`FakeImplCtx`); None elsewhere."""
+    return _CTX[-1] if _CTX else None
+
+
+def run_fake(op, *args, **kwargs) -> Any:
+    """Run `op`'s fake kernel with a fresh `get_ctx()` context."""
+    return run_fake_with(op.fake, FakeImplCtx(), args, kwargs)
+
+
+def run_fake_with(fake: Callable, ctx: FakeImplCtx, args, kwargs) -> Any:
+    """Run the fake kernel `fake` with `ctx` as `get_ctx()`."""
+    _CTX.append(ctx)
+    try:
+        return fake(*args, **kwargs)
+    finally:
+        _CTX.pop()
+
+
+# -- the functional API -------------------------------------------------------------------------
 def custom_op(
     name: str,
     fn: Callable | None = None,
     /,
     *,
     mutates_args: Iterable[str] | str,
-    device_types: str | Iterable[str] | None = None,
+    device_types: str | Sequence[str] | None = None,
     schema: str | None = None,
 ):
-    """Register `fn` as the custom operator `name` (``"namespace::name"``); as a decorator
-    when `fn` is omitted. Returns its `CustomOpDef`, also ``tocha.ops.namespace.name``.
-    `mutates_args` names the arguments `fn` writes to (``()`` for none); RuntimeError when
-    the name is taken."""
-    namespace, short = _split(name)
+    """Register `fn` as the custom operator `name` (``"namespace::name"``); a decorator
+    when `fn` is omitted. `mutates_args` names the arguments `fn` writes to (``()`` for
+    none, ``"unknown"``); the schema is inferred from `fn`'s annotations unless `schema`
+    gives it; `device_types` limits `fn` to tensors of those devices. Returns its
+    `CustomOpDef` (also ``tocha.ops.namespace.name``); registering a name again replaces
+    the op."""
 
     def register(fn: Callable) -> CustomOpDef:
-        space = ops._namespaces.setdefault(namespace, _OpNamespace(namespace))
-        if short in space._ops:
-            raise RuntimeError(
-                f"Tried to register an operator ({name}) with the same name as an existing operator"
-            )
-        op = CustomOpDef(namespace, short, fn, mutates_args, schema)
-        space._ops[short] = op
-        return op
+        text = schema if schema is not None else infer_schema(fn, mutates_args=mutates_args)
+        namespace, short = split_qualname(name)
+        return CustomOpDef(namespace, short, text, fn, _device_types(device_types))
 
     return register if fn is None else register(fn)
 
 
-def _lookup(op: str | CustomOpDef) -> CustomOpDef:
+def lookup(op) -> Any:
+    """The `Operator` entry that `op` (a name, `CustomOpDef` or `OpOverload`) names."""
+    from ._op_registry import OpOverload, OpOverloadPacket
+
     if isinstance(op, CustomOpDef):
-        return op
+        return op._op
+    if isinstance(op, OpOverload):
+        return op._op
+    if isinstance(op, OpOverloadPacket):
+        return op.default._op
     if not isinstance(op, str):
-        raise TypeError(f"expected a custom op or its name (str), got {type(op).__name__}")
-    namespace, short = _split(op)
-    space = ops._namespaces.get(namespace)
-    if space is None or short not in space._ops:
-        raise RuntimeError(f"operator {op} does not exist: register it with custom_op first")
-    return space._ops[short]
+        raise ValueError(
+            f"register(op): got unexpected type for op: {type(op)}. Expected a str, "
+            "CustomOpDef or OpOverload."
+        )
+    qualname, _, overload = op.partition(".")
+    split_qualname(qualname)
+    return entry(qualname, "" if overload == "default" else overload)
 
 
-def register_fake(op: str | CustomOpDef, fn: Callable | None = None, /, **kwargs):
-    """Register the fake (shape and dtype) function of the custom op `op`; as a decorator
-    when `fn` is omitted."""
-    target = _lookup(op)
-    return target.register_fake if fn is None else target.register_fake(fn)
+def register_fake(op, func: Callable | None = None, /, *, lib=None, _stacklevel: int = 1):
+    """Register the fake (shape and dtype) kernel of the operator `op` (a name such as
+    ``"mylib::foo"``, a `CustomOpDef` or an `OpOverload`); a decorator when `func` is
+    omitted. Returns `func`."""
+    target = lookup(op)
+
+    def register(func: Callable) -> Callable:
+        if target.custom is not None:
+            return target.custom.register_fake(func)
+        if "CompositeImplicitAutograd" in target.kernels:
+            raise RuntimeError(
+                f"We should not register a meta kernel directly to the operator "
+                f"'{target.qualname}', because it has a CompositeImplicitAutograd kernel in "
+                "core. Instead we should let the operator decompose, and ensure that we have "
+                "meta kernels for the base ops that it decomposes into."
+            )
+        target.fake = func
+        return func
+
+    return register if func is None else register(func)
+
+
+def register_kernel(op, device_types, func: Callable | None = None, /, *, lib=None):
+    """Register `func` as the kernel of the operator `op` for `device_types` (``"cpu"``,
+    ``("cpu", "cuda")``, None for every device); a decorator when `func` is omitted."""
+    target = lookup(op)
+
+    def register(func: Callable) -> Callable | None:
+        if target.custom is not None:
+            return target.custom.register_kernel(device_types, func)
+        for device in _device_types(device_types):
+            key = "CompositeExplicitAutograd" if device is None else device_key(device)
+            target.kernels[key] = func
+        return None
+
+    return register if func is None else register(func)
+
+
+def device_key(device_type: str) -> str:
+    """The dispatch key of a device type's kernels (``"cpu"`` -> ``"CPU"``)."""
+    return {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "mps": "MPS", "xpu": "XPU"}.get(
+        device_type, device_type.upper()
+    )
+
+
+def _custom(op, what: str) -> CustomOpDef:
+    target = lookup(op)
+    if target.schema is None:
+        namespace, name = target.qualname.split("::")
+        raise AttributeError(f"'_OpNamespace' '{namespace}' object has no attribute '{name}'")
+    if target.custom is None:
+        raise NotImplementedError(
+            f"{what}(op): only custom operators made with torch.library.custom_op are "
+            f"supported here, got {target.qualname}"
+        )
+    return target.custom
 
 
 def register_autograd(
-    op: str | CustomOpDef, backward: Callable, /, *, setup_context: Callable | None = None
+    op, backward: Callable, /, *, setup_context: Callable | None = None, lib=None
 ) -> None:
     """Register the backward of the custom op `op` (`CustomOpDef.register_autograd`)."""
-    _lookup(op).register_autograd(backward, setup_context=setup_context)
+    target = lookup(op)
+    if target.schema is not None and target.custom is None:
+        register_library_autograd(target, backward, setup_context)
+        return
+    _custom(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
+
+
+def register_library_autograd(target, backward, setup_context) -> None:
+    """An operator defined through `Library`: its Autograd kernel becomes a Function
+    applying `backward` around its backend kernel."""
+    import tocha
+
+    from ._op_registry import backend_kernel
+
+    schema = target.schema
+    n_pos = sum(not a.kwarg_only for a in schema.arguments)
+    kw_names = [a.name for a in schema.arguments if a.kwarg_only]
+
+    class LibraryOpFunction(tocha.autograd.Function):
+        @staticmethod
+        def forward(device, *args):
+            with tocha.no_grad():
+                return backend_kernel(target, device)(
+                    *args[:n_pos], **dict(zip(kw_names, args[n_pos:], strict=True))
+                )
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            if setup_context is not None:
+                setup_context(ctx, tuple(inputs[1 : 1 + n_pos]), output)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            result = backward(ctx, *grads)
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            return (None, *result, *([None] * len(kw_names)))
+
+    def autograd_kernel(*args, **kwargs):
+        from ._op_registry import _device_type
+
+        device = _device_type(args, kwargs)
+        return LibraryOpFunction.apply(device, *args, *(kwargs[k] for k in kw_names))
+
+    target.kernels["Autograd"] = autograd_kernel
+
+
+def register_vmap(op, func: Callable | None = None, /, *, lib=None):
+    """Register the vmap rule of the custom op `op` (`CustomOpDef.register_vmap`)."""
+    return _custom(op, "register_vmap").register_vmap(func)
+
+
+def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
+    """Register the autocast dtype of the custom op `op` (`CustomOpDef.register_autocast`)."""
+    return _custom(op, "register_autocast").register_autocast(device_type, cast_inputs)

@@ -55,10 +55,17 @@ Grad mode and randomness
     generator, device)` is the bit stream a sampling kernel draws from (`generator`'s, else
     the device's default); `bernoulli_mask(stream, shape, p)` draws a boolean Bernoulli(p)
     array of `shape` from tocha's default CPU stream (a ``numpy.random.Generator``).
-PyTorch's custom operators
+PyTorch's custom operators (``torch.library``)
     `custom_op(name, fn, mutates_args=...)` registers a Python function as the operator
-    ``"namespace::name"`` (``tocha.ops.namespace.name``), as ``torch.library.custom_op``;
-    `register_autograd` gives it a backward and `register_fake` its shape function.
+    ``"namespace::name"`` (``tocha.ops.namespace.name``), its schema read from its
+    annotations (`infer_schema`); its `CustomOpDef` and `register_fake`,
+    `register_autograd`, `register_kernel`, `register_vmap`, `register_autocast` give it a
+    fake (shape) kernel (`get_ctx` inside one), a backward, per-device kernels, a vmap rule
+    and an autocast dtype. The older API: `Library` (``"DEF"``, ``"IMPL"``,
+    ``"FRAGMENT"``) defines operators from schema strings and registers kernels under
+    dispatch keys, as `define`, `impl` and `impl_abstract` do. `opcheck` tests an
+    operator's registrations on sample arguments (`OpCheckError`); `OpOverload` is the
+    type of ``tocha.ops.namespace.name.default``.
 Errors
     `expect_tensor(fn_name, value, arg="input", position=1)` returns `value` if it is a
     Tensor, else raises PyTorch's TypeError for it (`not_a_tensor` builds that error);
@@ -75,7 +82,16 @@ Errors
 
 from ._backend import Backend, backend_of
 from ._cpu import kernel_context
-from ._custom_ops import CustomOpDef, custom_op, register_autograd, register_fake
+from ._custom_ops import (
+    CustomOpDef,
+    custom_op,
+    get_ctx,
+    register_autocast,
+    register_autograd,
+    register_fake,
+    register_kernel,
+    register_vmap,
+)
 from ._device import CPU
 from ._dispatch import (
     LAYERS,
@@ -90,8 +106,19 @@ from ._dispatch import (
 )
 from ._dtype import FROM_NP, TITLE
 from ._grad_mode import STATE as GRAD_MODE
+from ._infer_schema import infer_schema
 from ._memory_format import keep_format, suggest_memory_format, suggested_format
 from ._missing import missing_attribute, missing_module
+from ._op_library import (
+    Library,
+    _scoped_library,  # noqa: F401 (PyTorch's tests use it)
+    define,
+    fallthrough_kernel,
+    impl,
+    impl_abstract,
+)
+from ._op_registry import OpOverload
+from ._opcheck import OpCheckError, opcheck
 from ._opmath import HALF_CHARS, computed_in_float32, in_float32
 from ._ops._argcheck import check_bool, check_scalar_converts, index_arg
 from ._ops._out import assign, inplace
@@ -114,30 +141,43 @@ __all__ = [
     "TITLE",
     "Backend",
     "CustomOpDef",
+    "Library",
+    "OpCheckError",
+    "OpOverload",
     "assign",
     "autocast_op",
-    "bernoulli_mask",
     "backend_of",
+    "bernoulli_mask",
     "bump_version",
     "call",
     "check_bool",
     "check_scalar_converts",
     "computed_in_float32",
     "custom_op",
+    "define",
     "defop",
     "expect_tensor",
     "expect_tensors",
+    "fallthrough_kernel",
     "generator_stream",
+    "get_ctx",
+    "impl",
+    "impl_abstract",
     "in_float32",
     "index_arg",
+    "infer_schema",
     "inplace",
     "keep_format",
     "kernel_context",
     "missing_attribute",
     "missing_module",
     "not_a_tensor",
+    "opcheck",
+    "register_autocast",
     "register_autograd",
     "register_fake",
+    "register_kernel",
+    "register_vmap",
     "suggest_memory_format",
     "suggested_format",
     "wrap",
