@@ -255,3 +255,46 @@ def test_decomposed_nodes_keep_the_module_calls_and_unflatten():
     np.testing.assert_allclose(
         unflat(x).detach().numpy(), ep.module()(x).detach().numpy(), rtol=1e-5, atol=1e-6
     )
+
+
+def test_save_and_load_keep_the_module_calls(tmp_path):
+    net = _net()
+    ep = export(net, (tocha.randn(2, 4),))
+    path = tmp_path / "net.pt2"
+    tocha.export.save(ep, path)
+    loaded = tocha.export.load(path)
+    stacks = [n.meta.get("nn_module_stack") for n in loaded.graph.nodes]
+    assert stacks == [n.meta.get("nn_module_stack") for n in ep.graph.nodes]
+    unflat = unflatten(loaded)
+    assert [name for name, _ in unflat.named_modules()][:3] == ["", "layer1", "layer1.conv"]
+    x = tocha.randn(2, 4)
+    np.testing.assert_allclose(unflat(x).detach().numpy(), net(x).detach().numpy(), rtol=1e-6)
+
+
+def test_a_program_saved_under_the_torch_alias_loads(tmp_path):
+    program = textwrap.dedent(
+        f"""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.lin(x).relu().to(torch.float64)
+
+        ep = torch.export.export(Net(), (torch.randn(2, 3),))
+        torch.export.save(ep, {str(tmp_path / "net.pt2")!r})
+        loaded = torch.export.load({str(tmp_path / "net.pt2")!r})
+        x = torch.randn(2, 3)
+        print(torch.equal(loaded.module()(x), ep.module()(x)))
+        """
+    )
+    script = tmp_path / "prog.py"
+    script.write_text(program)
+    out = subprocess.run(
+        [sys.executable, "-m", "tocha.run", str(script)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -10,9 +10,11 @@ The file is a zip archive (stored, not compressed) holding:
     ...]}``.
 
     A node is ``{"name", "op" ("placeholder", "call_function" or "output"), "target" (a
-    dotted name, below), "args", "kwargs", "meta"}``; its meta is ``{"dtype", "shape"}`` (a
-    dynamic size written ``{"size": example, "name": "s0"}``), ``{"tuple": [meta or null,
-    ...]}`` for a tuple of tensors, or ``{"int": example, "expr": "s0"}`` for a size.
+    dotted name, below), "args", "kwargs", "meta", "nn_module_stack"}``: the module calls it
+    was made in are ``[[key, qualified path, module type], ...]``, outermost first; its meta
+    is ``{"dtype", "shape"}`` (a dynamic size written ``{"size": example, "name": "s0"}``),
+    ``{"tuple": [meta or null, ...]}`` for a tuple of tensors, or ``{"int": example,
+    "expr": "s0"}`` for a size.
     Arguments are JSON values, and ``{"node": name}``, ``{"tuple": [...]}``,
     ``{"list": [...]}``, ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop,
     step]}``, ``{"ellipsis": true}``, ``{"dtype": "float32"}``, ``{"device": "cpu"}``,
@@ -186,12 +188,15 @@ def _node(node: Any) -> dict[str, Any]:
         record["meta"] = {"tuple": [None if m is None else _tensor_meta(m) for m in meta]}
     elif isinstance(node.meta.get("val"), int):
         record["meta"] = {"int": int(node.meta["val"]), "expr": repr(node.meta["val"])}
+    stack = node.meta.get("nn_module_stack")
+    if stack:
+        record["nn_module_stack"] = [[key, path, kind] for key, (path, kind) in stack.items()]
     return record
 
 
 def _tensor_meta(meta: Any) -> dict[str, Any]:
     return {
-        "dtype": str(meta.dtype).removeprefix("tocha."),
+        "dtype": _dtype_name(meta.dtype),
         "shape": [
             {"size": int(d), "name": repr(d)} if isinstance(d, SizeName) else int(d)
             for d in meta.shape
@@ -219,7 +224,7 @@ def _encode(value: Any) -> Any:
     if value is Ellipsis:
         return {"ellipsis": True}
     if isinstance(value, tocha.dtype):
-        return {"dtype": str(value).removeprefix("tocha.")}
+        return {"dtype": _dtype_name(value)}
     if isinstance(value, tocha.device):
         return {"device": str(value)}
     if isinstance(value, tocha.memory_format):
@@ -287,6 +292,9 @@ def _load_node(graph: Graph, record: dict[str, Any], nodes: dict[str, Any]) -> N
         node.meta["tensor_meta"] = tuple(None if m is None else m[1] for m in loaded)
     elif isinstance(meta, dict) and "int" in meta:
         node.meta["val"] = SizeName(int(meta["int"]), str(meta["expr"]))
+    stack = record.get("nn_module_stack")
+    if stack:
+        node.meta["nn_module_stack"] = {str(k): (str(p), str(t)) for k, p, t in stack}
     nodes[name] = node
 
 
@@ -333,8 +341,14 @@ def _memory_format(name: str) -> Any:
     return value
 
 
+def _dtype_name(dtype: Any) -> str:
+    """A dtype's name without its module (``float32``), however dtypes are shown (under the
+    torch alias they print as ``torch.float32``)."""
+    return str(dtype).rpartition(".")[2]
+
+
 def _dtype(name: str) -> Any:
-    dtype = getattr(tocha, str(name), None)
+    dtype = getattr(tocha, str(name).removeprefix("torch.").removeprefix("tocha."), None)
     if not isinstance(dtype, tocha.dtype):
         raise ValueError(f"unknown dtype {name!r}")
     return dtype

@@ -97,7 +97,8 @@ def resolve(name: str) -> Any:
             value = getattr(importlib.import_module(head), short)
         except (AttributeError, ImportError):
             value = None
-        if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith("tocha."):
+        module = (value.__module__ or "") if isinstance(value, types.FunctionType) else ""
+        if module == "tocha" or module.startswith("tocha."):
             return value
     raise ValueError(
         f"refusing to load target {name!r}: only tocha's public functions, Tensor methods, "

@@ -102,7 +102,10 @@ class _Emitter:
             return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
         if isinstance(a, _PLAIN):
             return repr(a)
-        if isinstance(a, (tocha.dtype, tocha.device)):
+        if isinstance(a, tocha.dtype):
+            # by its name in tocha: its repr names torch under the alias (python -m tocha.run)
+            return f"tocha.{str(a).rpartition('.')[2]}"
+        if isinstance(a, tocha.device):
             return repr(a)
         if isinstance(a, (tocha.memory_format, tocha.layout)):
             name = next((k for k, v in vars(tocha).items() if v is a), None)
