@@ -83,6 +83,10 @@ OPS = {
     "pixel_shuffle": lambda lib, F, x: F.pixel_shuffle(lib.cat([x, x[:, :1]], 1), 2),
     "channel_shuffle": lambda lib, F, x: F.channel_shuffle(lib.cat([x, x[:, :1]], 1), 2),
     "max_unpool2d": lambda lib, F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    "bce_none": lambda lib, F, x: F.binary_cross_entropy(
+        lib.sigmoid(x), lib.sigmoid(lib.tensor(X)), reduction="none"
+    ),
+    "mse_none": lambda lib, F, x: F.mse_loss(x, lib.tensor(X), reduction="none"),
     "softmax_c": lambda lib, F, x: F.softmax(x, 1),
     "log_softmax_w": lambda lib, F, x: F.log_softmax(x, -1),
     "gelu": lambda lib, F, x: F.gelu(x),

@@ -864,7 +864,7 @@ def _bce_jvp(tangents, out, x, t, w, reduction):
     return tangent.sum() if reduction == "sum" else tangent
 
 
-binary_cross_entropy_op = defop("binary_cross_entropy", _bce_kernel)
+binary_cross_entropy_op = defop("binary_cross_entropy", _bce_kernel, layout="elementwise")
 d("binary_cross_entropy", "012", _bce_grad)
 fwd("binary_cross_entropy", _bce_jvp)
 
