@@ -334,3 +334,16 @@ def test_to_a_complex_dtype_warns(torch):
         layer = nn.Linear(2, 2).to(tocha.complex64)
     assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
     assert layer.weight.dtype == tocha.complex64
+
+
+def test_loading_into_meta_parameters_warns(torch):
+    def run(lib):
+        model = lib.nn.Sequential(
+            lib.nn.Linear(2, 3, device="meta"), lib.nn.BatchNorm1d(3, device="meta")
+        )
+        source = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        with pytest.warns(UserWarning) as caught:
+            result = model.load_state_dict(source.state_dict())
+        return [str(w.message) for w in caught], str(result), str(model[0].weight.device)
+
+    assert run(tocha) == run(torch)

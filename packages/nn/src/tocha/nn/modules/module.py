@@ -921,6 +921,14 @@ class Module:
                     self._parameters[name] = new
                 else:
                     self._buffers[name] = value
+            elif param.is_meta and not value.is_meta:
+                warnings.warn(
+                    f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                    "parameter in the current model, which is a no-op. (Did you mean to pass "
+                    "`assign=True` to assign items in the state dictionary to their "
+                    "corresponding key in the module instead of copying them in place?)",
+                    stacklevel=2,
+                )
             else:
                 with tocha.no_grad():
                     param.copy_(value)
