@@ -1,7 +1,8 @@
 """Run by test_dist_spawn.py with a mode, as PyTorch programs start workers without a
 launcher: ``spawn`` (``multiprocessing.spawn`` and ``tcp://`` with rank and world size),
 ``process`` (``multiprocessing.Process`` and ``env://``), ``file`` (``file://``), ``alone``
-(rank 0 of 2 whose peer never comes), ``port`` (the port is taken). Prints ``PASS``/``FAIL``
+(rank 0 of 2 whose peer never comes), ``port`` (the port is taken), ``raises`` (a worker
+raises while the other is in a collective). Prints ``PASS``/``FAIL``
 lines."""
 
 from __future__ import annotations
@@ -66,20 +67,28 @@ def process_worker(rank: int) -> None:
     dist.destroy_process_group()
 
 
+def raising_worker(rank: int, init_method: str) -> None:
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=2)
+    if rank == 1:
+        raise ValueError("rank 1 fails on purpose")
+    dist.all_reduce(torch.ones(1))
+
+
 def expect(error: type, message: str, fn) -> None:
     try:
         fn()
     except error as exc:
         ok = message in str(exc)
-        say(f"{'PASS' if ok else 'FAIL'} {error.__name__}: {exc}")
+        say(f"{'PASS' if ok else 'FAIL'} {mode} raised {error.__name__}: {exc}")
     except Exception as exc:  # noqa: BLE001
         say(f"FAIL {type(exc).__name__}: {exc}")
     else:
         say("FAIL no error")
 
 
+mode = sys.argv[1] if __name__ == "__main__" else ""
+
 if __name__ == "__main__":
-    mode = sys.argv[1]
     if mode == "spawn":
         mp.spawn(worker, args=(2, f"tcp://127.0.0.1:{free_port()}"), nprocs=2)
     elif mode == "file":
@@ -93,6 +102,12 @@ if __name__ == "__main__":
         for p in processes:
             p.join(60)
         say(f"{'PASS' if [p.exitcode for p in processes] == [0, 0] else 'FAIL'} exit codes")
+    elif mode == "raises":
+        expect(
+            mp.ProcessRaisedException,
+            "rank 1 fails on purpose",
+            lambda: mp.spawn(raising_worker, args=(f"tcp://127.0.0.1:{free_port()}",), nprocs=2),
+        )
     elif mode == "alone":
         expect(
             dist.DistStoreError,

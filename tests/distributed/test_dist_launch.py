@@ -192,3 +192,31 @@ def test_torchrun_of_a_pytorch_program_under_tocha_run(mpirun):
     found = sorted(line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL")))
     assert proc.returncode == 0 and len(found) == 2, proc.stdout + proc.stderr
     assert all(line.startswith("PASS") for line in found), proc.stdout
+
+
+def test_a_failing_rank_stops_the_launch_and_its_recorded_error_is_reported(mpirun):
+    """A rank that raised exits at once (it does not wait in MPI_Finalize for the others),
+    so the launch ends; its ``@record``-ed error is the reported root cause."""
+    proc = mpirun("dist_worker_record.py", n=2, launcher=True, timeout=60)
+    assert proc.returncode != 0
+    assert "Root Cause (first observed failure):" in proc.stderr, proc.stderr
+    assert "rank      : 1 (local_rank: 1)" in proc.stderr
+    assert "ValueError: rank 1 fails on purpose" in proc.stderr
+
+
+def test_record_writes_the_error_file(tmp_path, monkeypatch):
+    from tocha.distributed.elastic.multiprocessing.errors import ProcessFailure, record
+
+    path = tmp_path / "0" / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(path))
+
+    @record
+    def main():
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        main()
+    failure = ProcessFailure(0, 1, 1, str(path))
+    assert failure.error_file_data["message"]["message"] == "KeyError: 'missing'"
+    assert "raise KeyError" in failure.message
+    assert record(lambda: (_ for _ in ()).throw(SystemExit(0)))() is None

@@ -46,3 +46,19 @@ def test_rank_zero_alone_times_out_with_pytorchs_store_error():
 
 def test_a_taken_port_is_pytorchs_network_error():
     assert len(run("port")) == 1
+
+
+def test_a_worker_that_raises_after_init_ends_the_spawn():
+    """The other rank is inside a collective: spawn must see the failure and stop it rather
+    than wait for the collective's 30-minute timeout."""
+    start = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "MASTER_"))}
+    proc = subprocess.run(
+        [sys.executable, "-u", str(WORKER), "raises"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert "PASS raises raised ProcessRaisedException" in proc.stdout, proc.stdout + proc.stderr
+    assert time.monotonic() - start < 30

@@ -307,6 +307,10 @@ def init_process_group(
 
         check_rank(meeting)
         join(meeting, meeting.file, timeout)
+    if "mpi4py.MPI" not in sys.modules:
+        from ._exit import take_over_finalize
+
+        take_over_finalize(finalize=not joining)
     from mpi4py import MPI
 
     if joining:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ._types import DistNetworkError, DistStoreError
 
-__all__ = ["join", "started_by_mpi"]
+__all__ = ["forget", "join", "started_by_mpi"]
 
 # What MPI process managers (Hydra, gforker, Open MPI, PMIx) set in their processes.
 _MANAGER_VARIABLES = ("PMI_FD", "PMI_PORT", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE")

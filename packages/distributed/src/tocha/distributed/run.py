@@ -174,9 +174,26 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, **worker_env(args)}
     with tempfile.TemporaryDirectory(prefix="torchelastic_") as error_dir:
         try:
-            return subprocess.call(launch_command(args, mpiexec, error_dir), env=env)
+            code = subprocess.call(launch_command(args, mpiexec, error_dir), env=env)
         except KeyboardInterrupt:  # mpiexec got the signal too and stops the ranks
             return 130
+        if code:
+            _report(args, error_dir, code)
+        return code
+
+
+def _report(args: argparse.Namespace, error_dir: str, code: int) -> None:
+    """Print torchrun's report of the workers that recorded their error (``@record``)."""
+    from .elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    failures = {}
+    for rank in range(args.nproc_per_node):
+        path = f"{error_dir}/{rank}/error.json"
+        if os.path.isfile(path):
+            failures[rank] = ProcessFailure(rank, 0, code, path)
+    if failures:
+        print(f"{ChildFailedError.__module__}.ChildFailedError: ", file=sys.stderr)
+        print(ChildFailedError(args.training_script, failures).format_msg(), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""``tocha.distributed.elastic.multiprocessing``: its `errors` (`record`)."""
