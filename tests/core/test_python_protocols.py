@@ -255,3 +255,12 @@ def _warned(fn, lib):
         warnings.simplefilter("always")
         result = fn(lib)
     return result, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+def test_deprecation_warnings_point_at_the_callers_line():
+    with pytest.warns(UserWarning, match="torch.range is deprecated") as rec:
+        tocha.range(0, 3)
+    assert rec[0].filename == __file__
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated") as rec:
+        tocha.ones(4).resize(2, 2)
+    assert rec[0].filename == __file__

@@ -29,6 +29,7 @@ from ._api import export
 from ._backend import backend_of, resolve_device
 from ._device import CPU
 from ._dispatch import bump_version
+from ._stack import user_stacklevel
 from ._storage_sources import buffer_values, element_count, file_bytes, mapped_file
 from ._tensor import Tensor, _contiguous_strides, row_major_memory, wrap
 
@@ -641,7 +642,7 @@ def _warn_typed_storage_removal() -> None:
         "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
         "of tensor.storage()",
         UserWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 

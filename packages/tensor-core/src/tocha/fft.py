@@ -24,6 +24,7 @@ from ._dispatch import autocast_op, call, defop, expect_tensor
 from ._ops import aliases as _aliases
 from ._ops._argcheck import index_arg
 from ._ops._out import write_out
+from ._stack import user_stacklevel
 from ._tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -589,7 +590,7 @@ def stft(
         "stft with return_complex=False is deprecated. In a future pytorch release, stft will "
         "return complex tensors for all inputs, and return_complex=False will raise an error.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=user_stacklevel(),
     )
     return PUBLIC["view_as_real"](result)
 

@@ -26,6 +26,7 @@ from .._dispatch import (
     expect_tensors,
     not_a_tensor,
 )
+from .._stack import user_stacklevel
 from .._tensor import Size, Tensor, _wrap_dim
 from ._argcheck import check_dtype, check_tensor_list, check_tensors, index_arg
 from ._out import assign, write_out, write_out_same_dtype
@@ -641,7 +642,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
             "torch.meshgrid: in an upcoming release, it will be required to pass the "
             "indexing argument.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
@@ -1039,7 +1040,7 @@ def cross(
             "default value of dim will change to agree with that of linalg.cross in "
             "a future release.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((k for k, n in enumerate(shape) if n == 3), None)
@@ -1150,7 +1151,7 @@ def cov(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less "
             "than the number of observations.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         norm_factor = 0 * norm_factor
     x = x - avg.unsqueeze(1)

@@ -151,7 +151,7 @@ def adjoint(input: Tensor) -> Tensor:
         warnings.warn(
             "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return input
     return input.mH
@@ -272,7 +272,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
         "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors "
         "rather than multiple parameters.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=user_stacklevel(),
     )
     expect_tensors(matrices, 0)
     if len(matrices) == 1:
@@ -488,7 +488,7 @@ def range(
         "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, "
         "which produces values in [start, end).",
         UserWarning,
-        stacklevel=2,
+        stacklevel=user_stacklevel(),
     )
     if end is None:
         start, end = 0, start
@@ -654,7 +654,9 @@ def _false(self) -> builtins.bool:
 
 def _volatile(self) -> builtins.bool:
     warnings.warn(
-        "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        "volatile was removed (Variable.volatile is always False)",
+        UserWarning,
+        stacklevel=user_stacklevel(),
     )
     return False
 
@@ -715,7 +717,7 @@ def dim_order(self: Tensor, *, ambiguity_check=False) -> tuple[int, ...]:
 
 
 def _resize_legacy(self: Tensor, *sizes) -> Tensor:
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=user_stacklevel())
     count = math.prod(sizes)  # as PyTorch: one tuple of sizes is repeated, never matches
     if count == self.numel() and builtins.all(
         isinstance(s, builtins.int) and s >= 0 for s in sizes
@@ -730,7 +732,7 @@ def _resize_legacy(self: Tensor, *sizes) -> Tensor:
 
 
 def _resize_as_legacy(self: Tensor, tensor: Tensor) -> Tensor:
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=user_stacklevel())
     return self.reshape(tensor.shape)
 
 

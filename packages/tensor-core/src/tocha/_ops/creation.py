@@ -816,7 +816,7 @@ def _warn_read_only() -> None:
         "its data or make it writable before converting it to a tensor. This type of warning "
         "will be suppressed for the rest of this program.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 

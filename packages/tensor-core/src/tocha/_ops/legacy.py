@@ -17,6 +17,7 @@ from .._api import PUBLIC, export
 from .._backend import resolve_device
 from .._device import CPU
 from .._dispatch import not_a_tensor
+from .._stack import user_stacklevel
 from .._tensor import Size, Tensor, wrap
 from ._argcheck import index_arg
 from ._out import write_out_same_dtype
@@ -167,7 +168,7 @@ def new_tensor(
             "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
             "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return copy_of(data, requires_grad=requires_grad, **_options(self, dtype, device))
 
