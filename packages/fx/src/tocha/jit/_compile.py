@@ -271,6 +271,12 @@ def _resolve_value(
         return value, {"kind": "path", "path": path}
     if isinstance(value, ScriptFunction):
         return value, {"kind": "function", "name": value.qualified_name}
+    if isinstance(value, type) and _user_class(value):
+        from ._class import script_class, script_class_of
+
+        script_class(value, script_function)
+        found = script_class_of(value)
+        return found, {"kind": "class", "name": found.qualified_name}
     if isinstance(value, types.FunctionType) and ignored(value):
         return value, {"kind": "ignored", "name": value.__qualname__}
     if isinstance(value, types.FunctionType):
@@ -294,6 +300,13 @@ def _resolve_value(
         "Perhaps it is a closed over global variable? If so, please consider passing it in as "
         "an argument or use a local variable instead.:\n" + context.highlight(node)
     )
+
+
+def _user_class(cls: type) -> bool:
+    """Whether `cls` is a program's own class (not a builtin, typing or tocha one): scripted
+    code naming it gets it compiled, as a TorchScript class."""
+    module = cls.__module__ or ""
+    return module not in ("builtins", "typing") and not module.startswith("tocha")
 
 
 def _unsupported(

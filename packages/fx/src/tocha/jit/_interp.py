@@ -232,9 +232,10 @@ class _Frame:
             raise ResolutionError(f"cannot assign to {kind.__name__}")
 
     def set_attribute(self, obj: Any, name: str, value: Any) -> None:
+        from ._class import ScriptObject
         from ._module import ScriptModule
 
-        if not isinstance(obj, ScriptModule):
+        if not isinstance(obj, (ScriptModule, ScriptObject)):
             raise ResolutionError(f"cannot set attribute '{name}' of a '{type(obj).__name__}'")
         obj.script_set_attribute(name, value)
 

@@ -109,6 +109,10 @@ def get_attribute(obj: Any, name: str) -> Any:
 
     if isinstance(obj, ScriptModule):
         return obj.script_attribute(name)
+    from ._class import ScriptObject
+
+    if isinstance(obj, ScriptObject):
+        return obj.script_attribute(name)
     if isinstance(obj, str) and name == "format":
         return _safe_format(obj)
     if not _public(name):

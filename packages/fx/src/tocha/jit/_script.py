@@ -11,6 +11,7 @@ from typing import Any
 import tocha
 import tocha.nn as nn
 
+from ._class import script_class
 from ._compile import CompiledFunction, compile_python
 from ._decorators import ignored, is_exported, is_unused
 from ._module import (
@@ -57,9 +58,13 @@ def script(obj: Any, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None
         converted = _convert(obj)
         return converted if isinstance(converted, ScriptModule) else wrap_native(converted)
     if isinstance(obj, type):
-        raise NotSupportedError(
-            None, None, f"scripting classes is not supported; script an instance ({obj.__name__})"
-        )
+        if issubclass(obj, nn.Module):
+            raise NotSupportedError(
+                None,
+                None,
+                f"scripting classes is not supported; script an instance ({obj.__name__})",
+            )
+        return script_class(obj, script_function)
     if isinstance(obj, types.FunctionType):
         return script_function(obj)
     if isinstance(obj, (types.MethodType, types.BuiltinFunctionType)) or callable(obj):

@@ -113,6 +113,11 @@ class _Writer:
                     "@script_method annotation? If this is a nn.ModuleList, add it to "
                     "__constants__"
                 )
+            if ref["kind"] == "class":
+                raise RuntimeError(
+                    f"Could not save code using the TorchScript class '{ref['name']}': tocha's "
+                    "files hold no class definitions"
+                )
             if ref["kind"] == "function":
                 self.function(compiled.globals[key])
         return {
