@@ -400,3 +400,35 @@ def test_hook_handles_are_context_managers(lib):
         pass
     y.sum().backward()
     assert x.grad.tolist() == [13.0, 13.0]
+
+
+def test_a_view_used_after_its_base_changed_in_place(lib):
+    x = lib.ones(4, requires_grad=True)
+    y = x * 1
+    view = y[:2]
+    seen = []
+    view.register_hook(lambda g: seen.append(g.tolist()))  # on the view's old history
+    y.mul_(2)
+    (view * 3).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0, 0.0, 0.0] and seen == []
+    x = lib.ones(4, requires_grad=True)
+    y = x * 1
+    view = y[1:3]
+    view.retain_grad()
+    y.retain_grad()
+    y.add_(1)
+    (view * 2).sum().backward()
+    assert view.grad.tolist() == [2.0, 2.0]
+    assert y.grad.tolist() == x.grad.tolist() == [0.0, 2.0, 2.0, 0.0]
+
+
+def test_views_of_a_base_written_through_another_view(lib):
+    x = lib.ones(4, requires_grad=True)
+    y = x * 1
+    first, second = y[:2], y[1:3]
+    first.mul_(5)  # y[1] is 5x now, seen by second
+    (second * 1).sum().backward()
+    assert x.grad.tolist() == [0.0, 5.0, 1.0, 0.0]
+    z = x * 1
+    z[:2].mul_(2)
+    assert z.grad_fn.name() == "torch::autograd::CopySlices"

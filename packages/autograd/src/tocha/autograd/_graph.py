@@ -82,6 +82,8 @@ class _RareMetaFields:
     post_accumulate_hooks = None
     accumulator = None
     fw = None  # (dual level, tangent) in forward-mode AD (see _forward)
+    rebased = False  # a base's history set by an in-place op (its views may be stale)
+    base_meta = None  # a view's: its base's history when the view's own was last set
 
 
 class AutogradMeta(_RareMetaFields):
@@ -337,6 +339,10 @@ def edge_of(t: Tensor):
     meta = t._ag
     if meta is None or not meta.requires_grad:
         return None
+    if t._base is not None:
+        from ._views import current_view_history
+
+        meta = current_view_history(t, meta)
     if meta.grad_fn is not None:
         return meta.grad_fn
     return accumulator_of(t)

@@ -21,6 +21,7 @@ from ._graph import (
     meta_of,
     node_type,
 )
+from ._views import current_view_history, rebase_view
 from .anomaly_mode import ANOMALY, creation_trace
 from .graph import HOOKS, pack
 
@@ -71,6 +72,7 @@ def record(op, args, out, tape_only=False):
     metas = saved = args
     versions = ()  # a list once a saved tensor has a version counter
     tracked = False
+    stale_views = _BASES_REWRITTEN
     i = -1
     for arg in args:
         i += 1
@@ -79,6 +81,8 @@ def record(op, args, out, tape_only=False):
         ag = arg._ag
         if ag is not None and ag.requires_grad:
             tracked = True
+            if stale_views and arg._base is not None:
+                ag = current_view_history(arg, ag)
             if type(ag).__base__ is Node:  # the output of a recorded one-output op
                 edges[i] = ag
             else:
@@ -157,6 +161,16 @@ def record(op, args, out, tape_only=False):
                 vc = out._vc = [0]
             node.versions = [*node.versions, (None, vc, vc[0])]
     return out
+
+
+# Whether an in-place op ever gave a base a new history: from then on, `record` checks that
+# each view it takes sees its base's current history (`current_view_history`).
+_BASES_REWRITTEN = False
+
+
+def _bases_rewritten() -> None:
+    global _BASES_REWRITTEN
+    _BASES_REWRITTEN = True
 
 
 def _unsave_unneeded(node, needed_by: dict, save_out):
@@ -332,23 +346,25 @@ def rebase(target: Tensor, result: Tensor) -> None:
         if base is not None and LEVEL.current is not None:
             _rebase_tangent(target, base, result, LEVEL.current)
         target._ag = result._ag  # the history, or only a tangent (forward mode)
+        if base is None and target._ag is not None:
+            target._ag.rebased = True  # its views' histories are stale now
+            _bases_rewritten()
         if retained:
-            _carry_retained(retained)
+            carry_retained(retained)
         return
-    from ._views import rebase_view
-
     base_fw = base._ag.fw if base._ag is not None else None
     rebase_view(target, base, result)
+    _bases_rewritten()
     base._ag.fw = base_fw
     if LEVEL.current is not None:
         _rebase_tangent(target, base, result, LEVEL.current)
     if result._ag is not None:
         target._ag.fw = result._ag.fw
     if retained:
-        _carry_retained(retained)
+        carry_retained(retained)
 
 
-def _carry_retained(tensors: list) -> None:
+def carry_retained(tensors: list) -> None:
     """Tensors (with their metadata before an in-place op) that retain their gradient and
     got a new history: the gradient retained is the one of the new history, as in PyTorch
     (their other hooks stay on the old node)."""

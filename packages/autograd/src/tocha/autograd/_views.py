@@ -13,7 +13,7 @@ import numpy as np
 import tocha
 from tocha import Tensor
 
-from ._graph import AutogradMeta, edges_of, meta_of, new_node
+from ._graph import AutogradMeta, Node, edges_of, meta_of, new_node
 
 
 def positions(view: Tensor, base: Tensor) -> np.ndarray:
@@ -29,10 +29,19 @@ def positions(view: Tensor, base: Tensor) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(flat[offset:], view.shape, strides).copy()
 
 
-def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor):
+class CopySlices(Node):
+    """The node of a base whose view was written in place, named as PyTorch's."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+
+def _node(name: str, formula, inputs: tuple, saved: tuple, output: Tensor, cls=None):
     edges, nrs = edges_of(inputs)
     metas = [meta_of(t) for t in inputs]
-    return new_node(name, formula, edges, nrs, metas, saved, [], (meta_of(output),))
+    return new_node(name, formula, edges, nrs, metas, saved, [], (meta_of(output),), cls=cls)
 
 
 def _copy_slices(g, out, index, keep):
@@ -55,9 +64,39 @@ def rebase_view(target: Tensor, base: Tensor, result: Tensor) -> None:
     keep = tocha.from_numpy(keep_mask).to(base.device)
     base_old = base.detach() if base._ag is None else base
     inputs = (base_old, result)
-    copy = _node("copy_slices", _copy_slices, inputs, (index, keep), base)
+    copy = _node("copy_slices", _copy_slices, inputs, (index, keep), base, CopySlices)
     if base._ag is None or not base._ag.requires_grad:
         copy.edges[0] = None
     base._ag = AutogradMeta(True, copy, 0)
-    view = _node("as_strided", _strided_view, (base,), (index, meta_of(base)), target)
-    target._ag = AutogradMeta(True, view, 0)
+    base._ag.rebased = True  # its other views' histories are stale now
+    _as_strided_history(target, base, index)
+
+
+def _as_strided_history(view: Tensor, base: Tensor, index) -> None:
+    """Give `view` the history "the region `index` of `base`", from base's current one."""
+    node = _node("as_strided", _strided_view, (base,), (index, meta_of(base)), view)
+    view._ag = AutogradMeta(True, node, 0)
+    view._ag.base_meta = base._ag
+
+
+def current_view_history(view: Tensor, meta):
+    """The autograd metadata of `view` (its current `meta`) as an op taking it should see
+    it: when its base got a new history from an in-place op since the view's own was set,
+    the view's is regenerated as a strided view of the base's new history (as PyTorch
+    regenerates a view's grad_fn), else it is `meta` itself."""
+    base = view._base
+    current = base._ag
+    if current is None or not current.rebased or meta.base_meta is current:
+        return meta
+    node = meta.grad_fn
+    if node is not None and node.edges and node.edges[0] is current.grad_fn:
+        meta.base_meta = current  # made from the base's new history already
+        return meta
+    _as_strided_history(view, base, tocha.from_numpy(positions(view, base)).to(base.device))
+    fresh = view._ag
+    fresh.fw = meta.fw
+    if meta.retains_grad:
+        from ._record import carry_retained
+
+        carry_retained([(view, meta)])
+    return fresh
