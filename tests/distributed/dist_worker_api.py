@@ -123,6 +123,23 @@ raises(
     "output tensor list size 1 does not match world size 2",
     lambda: dist.all_to_all([torch.zeros(1)], [torch.zeros(1)] * 2),
 )
+raises(
+    "all_gather_into_tensor size",
+    RuntimeError,
+    "ProcessGroupGloo::allgather: invalid tensor size at index 1 (expected (2), got (1))",
+    lambda: dist.all_gather_into_tensor(torch.zeros(3), torch.ones(2)),
+)
+raises(
+    "new_group rank",
+    ValueError,
+    "Rank 5 is out of range. Valid ranks are 0 to 1 (world_size=2)",
+    lambda: dist.new_group([0, 5]),
+)
+stacked = torch.zeros(2, 2)
+dist.all_gather_into_tensor(stacked, torch.full((2,), float(RANK)))
+equal("all_gather_into_tensor stacked", stacked.tolist(), [[0.0, 0.0], [1.0, 1.0]])
+dist.new_group([1])
+equal("get_pg_count counts groups this rank is outside of", dist.get_pg_count(), 2)
 raises("P2POp", ValueError, "Invalid ``op``", lambda: dist.P2POp(dist.send, torch.ones(1), 0))
 t = torch.ones(2)
 dist.all_reduce(t)

@@ -305,6 +305,30 @@ def _unstack(flat, outputs: list[Tensor]):
     return unstack
 
 
+def _check_gathered(output: Tensor, input: Tensor, size: int) -> None:
+    """Refuse an output that is neither `size` inputs concatenated along the first
+    dimension nor stacked, with gloo's error for the first of its `size` chunks that does
+    not fit."""
+    if output.dtype != input.dtype:
+        raise RuntimeError(
+            "ProcessGroupGloo::allgather: invalid tensor type at index 0 (expected "
+            f"{input.dtype}, got {output.dtype})"
+        )
+    shape, rows = tuple(input.shape), output.shape[0] if output.dim() else 0
+    if tuple(output.shape) in ((size * shape[0], *shape[1:]) if shape else (size,), (size, *shape)):
+        return
+    start = 0
+    for i in range(size):
+        width = min(-(-rows // size), rows - start) if rows else 0
+        chunk = (max(width, 0), *output.shape[1:])
+        if chunk != shape:
+            raise RuntimeError(
+                f"ProcessGroupGloo::allgather: invalid tensor size at index {i} (expected "
+                f"{_size(shape)}, got {_size(chunk)})"
+            )
+        start += width
+
+
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group=None, async_op: bool = False
 ):
@@ -315,16 +339,7 @@ def all_gather_into_tensor(
     g = resolve(group)
     if g is None:
         return None
-    if (
-        output_tensor.numel() != input_tensor.numel() * g.size()
-        or output_tensor.dtype != input_tensor.dtype
-    ):
-        raise RuntimeError(
-            "all_gather_into_tensor: output tensor must have world_size times the elements of "
-            f"the input tensor and its dtype (got {list(output_tensor.shape)} "
-            f"{output_tensor.dtype} for {list(input_tensor.shape)} {input_tensor.dtype} with "
-            f"world_size {g.size()})"
-        )
+    _check_gathered(output_tensor, input_tensor, g.size())
     data, done = _buffer(output_tensor)
     source = _input(input_tensor)
     _check(g, "_ALLGATHER_BASE", source)

@@ -110,6 +110,8 @@ class GroupMember:
 
 group = GroupMember
 _GROUPS: list[ProcessGroup] = []
+# Groups made by new_group that this rank is outside of: they count in get_pg_count.
+_OUTSIDE = [0]
 
 
 def is_available() -> bool:
@@ -181,8 +183,9 @@ def get_node_local_rank(fallback_rank: int | None = None) -> int:
 
 
 def get_pg_count() -> int:
-    """The number of process groups alive, the default one included."""
-    return len(_GROUPS)
+    """The number of process groups alive, the default one included (and those this rank
+    is outside of)."""
+    return len(_GROUPS) + _OUTSIDE[0]
 
 
 def is_torchelastic_launched() -> bool:
@@ -363,7 +366,8 @@ def new_group(
     for r in members:
         if not 0 <= r < world.size():
             raise ValueError(
-                f"Invalid rank {r}: ranks of a new group must be in [0, {world.size()})"
+                f"Rank {r} is out of range. Valid ranks are 0 to {world.size() - 1} "
+                f"(world_size={world.size()})"
             )
     from mpi4py import MPI
 
@@ -373,6 +377,7 @@ def new_group(
     inside = me in members
     comm = world._mpi.comm.Split(0 if inside else MPI.UNDEFINED, me)
     if not inside:
+        _OUTSIDE[0] += 1
         return GroupMember.NON_GROUP_MEMBER
     mpi = ProcessGroupMPI(comm, world._mpi.timeout if timeout is None else timeout)
     name = Backend(backend) if backend is not None else world.name()
@@ -401,6 +406,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         _GROUPS.remove(g)
     if group is None or group is GroupMember.WORLD:
         GroupMember.WORLD = None
+        _OUTSIDE[0] = 0
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:
