@@ -266,10 +266,30 @@ def test_jvp_leaves_no_dual_level_behind_even_on_error():
         pass
 
 
-def test_nested_forward_mode_is_refused_clearly():
-    x = _t(3)
-    with pytest.raises(RuntimeError, match="nested forward-mode transforms"):
-        tf.jvp(lambda a: tf.jvp(tocha.sin, (a,), (a,))[1], (x,), (x,))
+def test_nested_forward_mode():
+    """A jvp inside another (forward-mode AD has one dual level) runs by two reverse
+    passes: jacfwd(jacfwd(f)) is the Hessian, jvp of jvp the second directional derivative,
+    and nothing outside tracks the results."""
+    x, v = _t(3), _t(3)
+    inner = tf.jvp(lambda a: tf.jvp(tocha.sin, (a,), (v,))[1], (x,), (v,))
+    _close(inner[0], x.cos() * v)
+    _close(inner[1], -x.sin() * v * v)
+    assert not inner[1].requires_grad
+    _close(tf.jacfwd(tf.jacfwd(smooth))(x), tf.hessian(smooth)(x))
+    third = tf.jacfwd(tf.jacfwd(tf.jacfwd(cubic)))(x)
+    _close(third, 6 * tocha.diag_embed(tocha.eye(3, dtype=x.dtype)))
+    _close(tf.vmap(tf.jacfwd(tf.jacfwd(smooth)))(tocha.stack([x, v]))[1], tf.hessian(smooth)(v))
+    with pytest.raises(RuntimeError, match="independent of the inputs"):
+        tf.jvp(lambda a: tf.jvp(lambda b: tocha.ones(2), (a,), (a,), strict=True)[1], (x,), (x,))
+    w = _t(3).requires_grad_()
+    tf.jacfwd(tf.jacfwd(lambda a: (a * w).sin().sum()))(x).trace().backward()
+    _close(w.grad, _hess_trace_grad(x, w))
+
+
+def _hess_trace_grad(x, w):
+    """d/dw of tr(H) for f(a) = sum(sin(a * w)): tr H = -sum(w^2 sin(x w))."""
+    wd = w.detach()
+    return -(2 * wd * (x * wd).sin() + wd * wd * x * (x * wd).cos())
 
 
 def test_reverse_over_forward_and_forward_over_reverse():

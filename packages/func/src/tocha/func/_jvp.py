@@ -1,6 +1,7 @@
 """`jvp` and `linearize`: Jacobian-vector products by forward-mode AD
 (`tocha.autograd.forward_ad`): the primals are made dual with their tangents and every op
-carries the tangent forward with its forward rule."""
+carries the tangent forward with its forward rule. Inside another forward-mode transform
+(forward-mode AD has one dual level at a time), by two reverse passes instead."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tocha.autograd.forward_ad import enter_dual_level, exit_dual_level, make_du
 
 from . import _args
 from ._pytree import tree_flatten, tree_map, tree_unflatten
+from ._reverse import gradients, keep_graph, track
 
 _API = "jvp(f, primals, tangents)"
 
@@ -43,15 +45,58 @@ def _check(primals, tangents) -> tuple[list, list, object]:
     return p_leaves, t_leaves, p_spec
 
 
-def _enter() -> int:
+def _enter() -> int | None:
+    """A new dual level, or None when one is active (forward-mode AD has one at a time)."""
     try:
         return enter_dual_level()
-    except RuntimeError as exc:
+    except RuntimeError:
+        return None
+
+
+def _by_reverse(func, p_leaves, t_leaves, spec, strict: bool, has_aux: bool):
+    """The jvp inside another forward-mode transform (``jacfwd(jacfwd(f))``), by two reverse
+    passes: with ``g(u) = J^T u`` (a vjp, linear in u), ``J v`` is the vjp of g along v.
+    The active level's tangents flow through both, as through any op."""
+    with tocha.enable_grad():
+        inputs = [track(p, True) for p in p_leaves]
+        output, aux = _args.split_aux(func(*tree_unflatten(inputs, spec)), has_aux, _API)
+        out_leaves, out_spec = _args.output_leaves(output, _API)
+        tracked = [o for o in out_leaves if o.requires_grad]
+        cotangents = [tocha.zeros_like(o).requires_grad_() for o in tracked]
+        pulled = gradients(tracked, cotangents, inputs, True, True) if tracked else []
+        pairs = [(g, t) for g, t in zip(pulled, t_leaves) if g.requires_grad]
+        pushed = iter(
+            gradients([g for g, _ in pairs], [t for _, t in pairs], cotangents, True, True)
+            if pairs
+            else [tocha.zeros_like(c) for c in cotangents]
+        )
+    if strict and not all(out.requires_grad for out in out_leaves):
         raise RuntimeError(
-            f"{_API}: nested forward-mode transforms (jvp or jacfwd inside jvp or jacfwd) are "
-            "not supported yet: tocha's forward-mode AD has one dual level at a time. Use "
-            "reverse mode for the inner or the outer transform (jacrev, vjp, hessian)."
-        ) from exc
+            "jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+            "inputs. This is not allowed with strict=True."
+        )
+    out_tangents = [next(pushed) if o.requires_grad else tocha.zeros_like(o) for o in out_leaves]
+    results = out_leaves + out_tangents
+    outer = [t for t in map(_outer_tangent, results) if t is not None]
+    graph = keep_graph(results + outer, inputs + cotangents, tocha.is_grad_enabled())
+    values = [_released(out, graph) for out in out_leaves]
+    out_tangents = [_released(tangent, graph) for tangent in out_tangents]
+    result = (tree_unflatten(values, out_spec), tree_unflatten(out_tangents, out_spec))
+    return (*result, tree_map(lambda t: _released(t, graph), aux)) if has_aux else result
+
+
+def _outer_tangent(t):
+    return unpack_dual(t).tangent if isinstance(t, Tensor) else None
+
+
+def _released(t, graph: bool):
+    """`t` as `_by_reverse` returns it: detached from its two passes unless something
+    outside tracks it, its tangent of the active level too (computed through them)."""
+    if graph or not isinstance(t, Tensor):
+        return t
+    tangent = _outer_tangent(t)
+    out = t.detach()
+    return out if tangent is None else make_dual(out, tangent.detach())
 
 
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
@@ -69,6 +114,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     """
     p_leaves, t_leaves, spec = _check(primals, tangents)
     level = _enter()
+    if level is None:
+        return _by_reverse(func, p_leaves, t_leaves, spec, strict, has_aux)
     try:
         duals = [make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output, aux = _args.split_aux(func(*tree_unflatten(duals, spec)), has_aux, _API)
