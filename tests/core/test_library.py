@@ -297,6 +297,77 @@ def register_vmap_rule(t):
     return [registered, out.tolist(), calls]
 
 
+@scenario
+def tutorial_muladd_and_keyword_only_crop(t):
+    """The "Custom Python Operators" tutorial's ops: setup_context reads
+    ctx.needs_input_grad by input position; keyword-only inputs reach a setup_context that
+    asks for them; a mutating op that returns nothing needs no fake."""
+    T = t.Tensor
+
+    @t.library.custom_op("tlib::muladd", mutates_args=())
+    def muladd(a: T, b: T, c: float) -> T:
+        return a * b + c
+
+    @muladd.register_fake
+    def _(a, b, c):
+        return t.empty_like(a)
+
+    def setup_context(ctx, inputs, output):
+        a, b, c = inputs
+        ctx.save_for_backward(
+            b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None
+        )
+
+    def backward(ctx, grad):
+        b, a = ctx.saved_tensors
+        ga = grad * b if ctx.needs_input_grad[0] else None
+        gb = grad * a if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+    t.library.register_autograd("tlib::muladd", backward, setup_context=setup_context)
+
+    @t.library.custom_op("tlib::add_out", mutates_args=["out"])
+    def add_out(a: T, b: T, out: T) -> None:
+        out.copy_(a + b)
+
+    @t.library.custom_op("tlib::crop", mutates_args=())
+    def crop(pic: T, box: Sequence[int], *, scale: float = 1.0) -> T:
+        left, up, right, down = box
+        return pic[..., up:down, left:right].clone() * scale
+
+    @crop.register_fake
+    def _(pic, box, *, scale=1.0):
+        left, up, right, down = box
+        return pic.new_empty(pic.shape[0], down - up, right - left)
+
+    def crop_setup(ctx, inputs, keyword_only_inputs, output):
+        ctx.shape, ctx.box, ctx.scale = inputs[0].shape, inputs[1], keyword_only_inputs["scale"]
+
+    def crop_backward(ctx, grad):
+        grad_input = grad.new_zeros(ctx.shape)
+        left, up, right, down = ctx.box
+        grad_input[..., up:down, left:right] = grad * ctx.scale
+        return grad_input, None
+
+    crop.register_autograd(crop_backward, setup_context=crop_setup)
+    a = t.tensor([1.0, 2.0], requires_grad=True)
+    b = t.tensor([3.0, 4.0])
+    muladd(a, b, 1.0).sum().backward()
+    img = t.arange(16.0).reshape(1, 4, 4).requires_grad_()
+    y = crop(img, (1, 1, 3, 2), scale=2.0)
+    y.sum().backward()
+    check = t.library.opcheck
+    x = t.ones(2, requires_grad=True)
+    return [
+        a.grad.tolist(),
+        y.tolist(),
+        img.grad.tolist(),
+        check(muladd, (x, t.ones(2), 2.0)),
+        check(add_out, (t.ones(2), t.ones(2), t.empty(2))),
+        check(crop, (t.ones(1, 4, 4, requires_grad=True), (0, 0, 2, 2)), {"scale": 3.0}),
+    ]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -589,6 +660,29 @@ EXPECTED = {
         None,
         [[0.0, 100.0], [20.0, 300.0], [40.0, 500.0]],
         [(3, "error", (0, None))],
+    ],
+    "tutorial_muladd_and_keyword_only_crop": [
+        [3.0, 4.0],
+        [[[10.0, 12.0]]],
+        [[[0.0, 0.0, 0.0, 0.0], [0.0, 2.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]],
+        {
+            "test_schema": "SUCCESS",
+            "test_autograd_registration": "SUCCESS",
+            "test_faketensor": "SUCCESS",
+            "test_aot_dispatch_dynamic": "SUCCESS",
+        },
+        {
+            "test_schema": "SUCCESS",
+            "test_autograd_registration": "SUCCESS",
+            "test_faketensor": "SUCCESS",
+            "test_aot_dispatch_dynamic": "SUCCESS",
+        },
+        {
+            "test_schema": "SUCCESS",
+            "test_autograd_registration": "SUCCESS",
+            "test_faketensor": "SUCCESS",
+            "test_aot_dispatch_dynamic": "SUCCESS",
+        },
     ],
     "opcheck_results": [
         {

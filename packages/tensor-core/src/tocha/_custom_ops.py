@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._infer_schema import infer_schema
-from ._op_registry import entry, ops
+from ._op_registry import backend_kernel, device_type_of, entry, ops
 from ._op_schema import parse_schema
 
 __all__ = [
@@ -202,7 +203,7 @@ class CustomOpDef:
 
     def _call(self, device: str, values: list, kw: dict) -> Any:
         if self._vmap_fn is not None or (_needs_grad(values) and _returns_tensors(self._op)):
-            return self._autograd_function().run(self, device, values, kw)
+            return self._autograd_function().run(self, values, kw)
         return self._run_backend(device, values, kw)
 
     def _autograd_function(self):
@@ -319,6 +320,13 @@ def _shares(a, b) -> bool:
     return False
 
 
+def _takes_keyword_only_inputs(setup_context: Callable) -> bool:
+    try:
+        return "keyword_only_inputs" in inspect.signature(setup_context).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _make_function(custom: CustomOpDef):
     """The autograd Function through which a custom op runs when it records a backward or
     has a vmap rule: its inputs are the op's positional then keyword-only values."""
@@ -335,17 +343,17 @@ def _make_function(custom: CustomOpDef):
 
     class CustomOpFunction:
         @staticmethod
-        def forward(device, *args):
+        def forward(*args):
             values, kw = split(args)
-            output = custom._run_backend(device, values, kw)
+            output = custom._run_backend(device_type_of(values, kw), values, kw)
             return tuple(output) if list_return else output
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            values, kw = split(inputs[1:])
+            values, kw = split(inputs)
             if custom._setup_context_fn is not None:
                 result = list(output) if list_return else output
-                if kw:
+                if _takes_keyword_only_inputs(custom._setup_context_fn):
                     custom._setup_context_fn(
                         ctx=ctx, inputs=tuple(values), keyword_only_inputs=kw, output=result
                     )
@@ -361,12 +369,12 @@ def _make_function(custom: CustomOpDef):
                 )
             result = custom._backward_fn(ctx, *grads)
             result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            return (None, *result, *([None] * len(kw_names)))
+            return (*result, *([None] * len(kw_names)))
 
         @staticmethod
-        def vmap(info, in_dims, device, *args):
+        def vmap(info, in_dims, *args):
             values, kw = split(args)
-            return custom._vmap_fn(info, tuple(in_dims[1 : 1 + n_pos]), *values, **kw)
+            return custom._vmap_fn(info, tuple(in_dims[:n_pos]), *values, **kw)
 
     body = {k: v for k, v in vars(CustomOpFunction).items() if not k.startswith("__")}
     if custom._vmap_fn is None:
@@ -378,12 +386,12 @@ def _make_function(custom: CustomOpDef):
 
     class Runner:
         @staticmethod
-        def run(custom, device, values, kw):
+        def run(custom, values, kw):
             if custom._backward_fn is None and not _needs_grad(values):
                 with tocha.no_grad():
-                    output = CustomOpFunction.apply(device, *values, *kw.values())
+                    output = CustomOpFunction.apply(*values, *kw.values())
             else:
-                output = CustomOpFunction.apply(device, *values, *kw.values())
+                output = CustomOpFunction.apply(*values, *kw.values())
             return list(output) if list_return else output
 
     return Runner
@@ -554,36 +562,30 @@ def register_library_autograd(target, backward, setup_context) -> None:
     applying `backward` around its backend kernel."""
     import tocha
 
-    from ._op_registry import backend_kernel
-
     schema = target.schema
     n_pos = sum(not a.kwarg_only for a in schema.arguments)
     kw_names = [a.name for a in schema.arguments if a.kwarg_only]
 
     class LibraryOpFunction(tocha.autograd.Function):
         @staticmethod
-        def forward(device, *args):
+        def forward(*args):
+            values, kw = args[:n_pos], dict(zip(kw_names, args[n_pos:], strict=True))
             with tocha.no_grad():
-                return backend_kernel(target, device)(
-                    *args[:n_pos], **dict(zip(kw_names, args[n_pos:], strict=True))
-                )
+                return backend_kernel(target, device_type_of(values, kw))(*values, **kw)
 
         @staticmethod
         def setup_context(ctx, inputs, output):
             if setup_context is not None:
-                setup_context(ctx, tuple(inputs[1 : 1 + n_pos]), output)
+                setup_context(ctx, tuple(inputs[:n_pos]), output)
 
         @staticmethod
         def backward(ctx, *grads):
             result = backward(ctx, *grads)
             result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            return (None, *result, *([None] * len(kw_names)))
+            return (*result, *([None] * len(kw_names)))
 
     def autograd_kernel(*args, **kwargs):
-        from ._op_registry import _device_type
-
-        device = _device_type(args, kwargs)
-        return LibraryOpFunction.apply(device, *args, *(kwargs[k] for k in kw_names))
+        return LibraryOpFunction.apply(*args, *(kwargs[k] for k in kw_names))
 
     target.kernels["Autograd"] = autograd_kernel
 

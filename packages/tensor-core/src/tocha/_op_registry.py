@@ -283,7 +283,8 @@ ops = _Ops()
 
 
 # -- dispatch -------------------------------------------------------------------------------
-def _device_type(values, kw) -> str:
+def device_type_of(values, kw) -> str:
+    """The device type of the first tensor among a call's arguments (cpu when none)."""
     import tocha
 
     for value in (*values, *kw.values()):
@@ -298,7 +299,7 @@ def _device_type(values, kw) -> str:
 
 def dispatch(op: Operator, values: list, kw: dict) -> Any:
     """Run `op` on its bound arguments, as PyTorch's dispatcher would."""
-    device = _device_type(values, kw)
+    device = device_type_of(values, kw)
     custom = op.custom
     if custom is not None and custom._autocast:
         cast = custom._autocast_call(device, values, kw)

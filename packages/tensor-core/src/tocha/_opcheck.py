@@ -201,11 +201,17 @@ def _fake_kernel(op: OpOverload):
     entry = op._op
     if entry.fake is not None:
         return entry.fake
+    if entry.custom is not None and not entry.schema.returns:
+        return _returns_nothing
     kernels = entry.kernels
     for key in ("CompositeImplicitAutograd", "CompositeExplicitAutograd"):
         if key in kernels and entry.custom is None:
             return kernels[key]
     return None
+
+
+def _returns_nothing(*args, **kwargs) -> None:
+    """The fake of a custom op that returns nothing (it only writes to its arguments)."""
 
 
 def _test_faketensor(op: OpOverload, args, kwargs) -> None:
