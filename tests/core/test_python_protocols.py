@@ -264,3 +264,12 @@ def test_deprecation_warnings_point_at_the_callers_line():
     with pytest.warns(UserWarning, match="non-inplace resize is deprecated") as rec:
         tocha.ones(4).resize(2, 2)
     assert rec[0].filename == __file__
+
+
+def test_assert_close_names_the_tensor_class_where_it_is_published():
+    with pytest.raises(TypeError) as info:
+        tocha.testing.assert_close(tocha.tensor(1.0), 1.0)
+    assert str(info.value) == (
+        "No comparison pair was able to handle inputs of type <class 'tocha.Tensor'> and "
+        "<class 'float'>."
+    )

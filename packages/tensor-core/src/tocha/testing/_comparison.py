@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import tocha
-from tocha import Tensor
+from tocha import Tensor, _dtype
 
 __all__ = ["assert_close", "assert_allclose"]
 
@@ -64,6 +64,13 @@ class _Options:
     def __init__(self, **options: Any) -> None:
         for name, value in options.items():
             setattr(self, name, value)
+
+
+def _class_repr(cls: type) -> str:
+    """``repr(cls)``, with the tensor class named where it is published (``torch.Tensor``)."""
+    if cls is Tensor:
+        return f"<class '{_dtype.SHOWN_MODULE}.Tensor'>"
+    return repr(cls)
 
 
 def _location(path: tuple) -> str:
@@ -328,7 +335,7 @@ def _originate(actual, expected, options: _Options, path: tuple, pairs: list) ->
     except _NoPair:
         raise TypeError(
             "No comparison pair was able to handle inputs of type "
-            f"{type(actual)} and {type(expected)}.{_location(path)}"
+            f"{_class_repr(type(actual))} and {_class_repr(type(expected))}.{_location(path)}"
         ) from None
 
 
