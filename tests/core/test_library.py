@@ -368,6 +368,32 @@ def tutorial_muladd_and_keyword_only_crop(t):
     ]
 
 
+@scenario
+def tensor_list_inputs_and_outputs_differentiate(t):
+    T = t.Tensor
+
+    @t.library.custom_op("tlib::wsum", mutates_args=())
+    def wsum(xs: list[T], w: float) -> T:
+        return sum(x * w for x in xs)
+
+    def setup(ctx, inputs, output):
+        ctx.n, ctx.w = len(inputs[0]), inputs[1]
+
+    wsum.register_autograd(lambda ctx, g: ([g * ctx.w] * ctx.n, None), setup_context=setup)
+
+    @t.library.custom_op("tlib::split2", mutates_args=())
+    def split2(x: T) -> list[T]:
+        return [x * 2, x * 3]
+
+    split2.register_autograd(lambda ctx, grads: grads[0] * 2 + grads[1] * 3)
+    a, b = t.ones(2, requires_grad=True), t.ones(2, requires_grad=True)
+    wsum([a, b], 3.0).sum().backward()
+    x = t.ones(2, requires_grad=True)
+    parts = split2(x)
+    (parts[0].sum() + parts[1].sum()).backward()
+    return [a.grad.tolist(), b.grad.tolist(), type(parts).__name__, x.grad.tolist()]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -684,6 +710,7 @@ EXPECTED = {
             "test_aot_dispatch_dynamic": "SUCCESS",
         },
     ],
+    "tensor_list_inputs_and_outputs_differentiate": [[3.0, 3.0], [3.0, 3.0], "list", [5.0, 5.0]],
     "opcheck_results": [
         {
             "test_schema": "SUCCESS",

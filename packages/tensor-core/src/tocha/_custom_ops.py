@@ -327,9 +327,38 @@ def _takes_keyword_only_inputs(setup_context: Callable) -> bool:
         return False
 
 
+def _flatten(values: list) -> tuple[list, tuple]:
+    """The op's arguments as the Function's inputs: a list of tensors contributes each
+    tensor; `spec` (each argument's list length, None for one value) rebuilds them."""
+    import tocha
+
+    flat, spec = [], []
+    for value in values:
+        if isinstance(value, (list, tuple)) and any(isinstance(v, tocha.Tensor) for v in value):
+            flat.extend(value)
+            spec.append(len(value))
+        else:
+            flat.append(value)
+            spec.append(None)
+    return flat, tuple(spec)
+
+
+def _unflatten(flat, spec: tuple) -> list:
+    values, i = [], 0
+    for n in spec:
+        if n is None:
+            values.append(flat[i])
+            i += 1
+        else:
+            values.append(list(flat[i : i + n]))
+            i += n
+    return values
+
+
 def _make_function(custom: CustomOpDef):
     """The autograd Function through which a custom op runs when it records a backward or
-    has a vmap rule: its inputs are the op's positional then keyword-only values."""
+    has a vmap rule: its inputs are the op's positional then keyword-only values (lists of
+    tensors flattened), then the spec that rebuilds them."""
     import tocha
 
     schema = custom._op.schema
@@ -339,7 +368,8 @@ def _make_function(custom: CustomOpDef):
     label = f"{custom._namespace}.{custom._name}.default"
 
     def split(args):
-        return list(args[:n_pos]), dict(zip(kw_names, args[n_pos:], strict=True))
+        values = _unflatten(args[:-1], args[-1])
+        return values[:n_pos], dict(zip(kw_names, values[n_pos:], strict=True))
 
     class CustomOpFunction:
         @staticmethod
@@ -359,6 +389,7 @@ def _make_function(custom: CustomOpDef):
                     )
                 else:
                     custom._setup_context_fn(ctx, tuple(values), result)
+            ctx._custom_op_spec = inputs[-1]
 
         @staticmethod
         def backward(ctx, *grads):
@@ -367,14 +398,25 @@ def _make_function(custom: CustomOpDef):
                     f"Trying to backward through {label} but no autograd formula was "
                     "registered. Please use register_autograd to add one."
                 )
-            result = custom._backward_fn(ctx, *grads)
+            if list_return:
+                result = custom._backward_fn(ctx, list(grads))
+            else:
+                result = custom._backward_fn(ctx, *grads)
             result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            return (*result, *([None] * len(kw_names)))
+            flat = []
+            for i, n in enumerate(ctx._custom_op_spec):
+                given = result[i] if i < len(result) else None
+                if n is None:
+                    flat.append(given)
+                else:
+                    flat.extend(given if given is not None else [None] * n)
+            return (*flat, None)
 
         @staticmethod
         def vmap(info, in_dims, *args):
             values, kw = split(args)
-            return custom._vmap_fn(info, tuple(in_dims[:n_pos]), *values, **kw)
+            dims = _unflatten(in_dims[:-1], args[-1])[:n_pos]
+            return custom._vmap_fn(info, tuple(dims), *values, **kw)
 
     body = {k: v for k, v in vars(CustomOpFunction).items() if not k.startswith("__")}
     if custom._vmap_fn is None:
@@ -387,11 +429,12 @@ def _make_function(custom: CustomOpDef):
     class Runner:
         @staticmethod
         def run(custom, values, kw):
+            flat, spec = _flatten([*values, *kw.values()])
             if custom._backward_fn is None and not _needs_grad(values):
                 with tocha.no_grad():
-                    output = CustomOpFunction.apply(*values, *kw.values())
+                    output = CustomOpFunction.apply(*flat, spec)
             else:
-                output = CustomOpFunction.apply(*values, *kw.values())
+                output = CustomOpFunction.apply(*flat, spec)
             return list(output) if list_return else output
 
     return Runner
