@@ -15,6 +15,7 @@ import sys
 import warnings
 from typing import Optional, Sequence, Union
 
+import numpy as np
 import pytest
 
 import tocha
@@ -900,3 +901,26 @@ def test_a_pytorch_program_with_custom_ops_runs_under_tocha_run(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[3.0, 3.0]", "SUCCESS"]
+
+
+def test_an_autograd_kernel_that_calls_its_op_reaches_the_backend_kernel():
+    # PyTorch's pattern: the Autograd kernel's forward calls the op again below autograd
+    # (torch._C._AutoDispatchBelowAutograd); numpy scalars pass as int and float.
+    class Scale(tocha.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, n, f):
+            ctx.k = n * f
+            return tocha.ops.tlib_only_rec.foo(x, n, f)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None, None
+
+    with tocha.library._scoped_library("tlib_only_rec", "DEF") as lib:
+        lib.define("foo(Tensor x, int n, float f) -> Tensor")
+        lib.impl("foo", lambda x, n, f: x * n * f, "CPU")
+        lib.impl("foo", Scale.apply, "Autograd")
+        x = tocha.ones(2, requires_grad=True)
+        y = tocha.ops.tlib_only_rec.foo(x, np.int64(2), np.float32(1.5))
+        y.sum().backward()
+    assert y.tolist() == [3.0, 3.0] and x.grad.tolist() == [3.0, 3.0]

@@ -297,6 +297,11 @@ def device_type_of(values, kw) -> str:
     return "cpu"
 
 
+# Ops whose Autograd kernel is running: a call of the op from inside it (an
+# autograd.Function's forward calling the op) goes on to the backend kernel.
+_BELOW_AUTOGRAD: set = set()
+
+
 def dispatch(op: Operator, values: list, kw: dict) -> Any:
     """Run `op` on its bound arguments, as PyTorch's dispatcher would."""
     device = device_type_of(values, kw)
@@ -306,8 +311,12 @@ def dispatch(op: Operator, values: list, kw: dict) -> Any:
         if cast is not None:
             return cast
     autograd = op.kernels.get("Autograd")
-    if autograd is not None:
-        return autograd(*values, **kw)
+    if autograd is not None and op not in _BELOW_AUTOGRAD:
+        _BELOW_AUTOGRAD.add(op)
+        try:
+            return autograd(*values, **kw)
+        finally:
+            _BELOW_AUTOGRAD.discard(op)
     if custom is not None:
         return custom._call(device, values, kw)
     output = backend_kernel(op, device)(*values, **kw)

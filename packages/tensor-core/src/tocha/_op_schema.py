@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,15 +216,15 @@ def _accepts_one(base: str, value) -> bool:
     if base == "Tensor":
         return tensor
     if base in ("int", "SymInt"):
-        return isinstance(value, builtins.int) or (
+        return isinstance(value, numbers.Integral) or (
             scalar_tensor and not value.is_floating_point() and not value.is_complex()
         )
     if base == "float":
-        return isinstance(value, (builtins.int, builtins.float)) or scalar_tensor
+        return isinstance(value, numbers.Real) or scalar_tensor
     if base == "bool":
         return isinstance(value, builtins.bool) or scalar_tensor
     if base in ("Scalar", "complex"):
-        return isinstance(value, (builtins.int, builtins.float, builtins.complex)) or scalar_tensor
+        return isinstance(value, numbers.Number) or scalar_tensor
     if base in ("str", "Dimname"):
         return isinstance(value, str)
     if base == "ScalarType":
