@@ -46,7 +46,6 @@ from tocha import types as types
 from tocha import utils as utils
 from tocha import version as version
 from tocha import xpu as xpu
-from tocha._custom_ops import _Ops
 from tocha._device import device as device
 from tocha._dtype import dtype as dtype
 from tocha._dtype import finfo as finfo
@@ -57,6 +56,7 @@ from tocha._grad_mode import enable_grad as enable_grad
 from tocha._grad_mode import inference_mode as inference_mode
 from tocha._grad_mode import no_grad as no_grad
 from tocha._grad_mode import set_grad_enabled as set_grad_enabled
+from tocha._op_registry import _Ops
 from tocha._ops.random import Generator as Generator
 from tocha._storage import TypedStorage as TypedStorage
 from tocha._storage import UntypedStorage as UntypedStorage
