@@ -395,6 +395,28 @@ def tensor_list_inputs_and_outputs_differentiate(t):
     return [a.grad.tolist(), b.grad.tolist(), type(parts).__name__, x.grad.tolist()]
 
 
+@scenario
+def dtype_layout_and_device_defaults(t):
+    @t.library.custom_op("tlib::cast", mutates_args=())
+    def cast(x: t.Tensor, dt: t.dtype = t.int64, dv: t.device = t.device("cpu")) -> t.Tensor:  # noqa: B008
+        return x.to(dt)
+
+    with t.library._scoped_library("tlibenum", "FRAGMENT") as lib:
+        lib.define(
+            "g(Tensor x, ScalarType dt=float, Layout l=strided, MemoryFormat m=contiguous_format, "
+            'ScalarType? o=None, Device d="cpu") -> Tensor'
+        )
+        g = t.ops.tlibenum.g.default._schema
+        defined = [str(g), [str(a.default_value) for a in g.arguments]]
+    schema = t.ops.tlib.cast.default._schema
+    return [
+        str(schema),
+        [str(a.default_value) for a in schema.arguments],
+        str(cast(t.ones(1)).dtype)[-5:],
+        *defined,
+    ]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -712,6 +734,13 @@ EXPECTED = {
         },
     ],
     "tensor_list_inputs_and_outputs_differentiate": [[3.0, 3.0], [3.0, 3.0], "list", [5.0, 5.0]],
+    "dtype_layout_and_device_defaults": [
+        "tlib::cast(Tensor x, ScalarType dt=4, Device dv=cpu) -> Tensor",
+        ["None", "4", "cpu"],
+        "int64",
+        "tlibenum::g(Tensor x, ScalarType dt=6, Layout l=0, MemoryFormat m=0, ScalarType? o=None, Device d=cpu) -> Tensor",
+        ["None", "6", "0", "0", "None", "cpu"],
+    ],
     "opcheck_results": [
         {
             "test_schema": "SUCCESS",

@@ -87,11 +87,17 @@ class Argument:
 
     name: str
     type: SchemaType
-    default_value: Any = None
+    default: Any = None
     has_default: bool = False
     kwarg_only: bool = False
     alias: str | None = None
     default_text: str | None = field(default=None, repr=False)
+
+    @property
+    def default_value(self) -> Any:
+        """The default as PyTorch's schema reports it (dtypes, layouts and memory formats
+        as their enum numbers); the kernel receives `default` itself."""
+        return _enum_code(self.default)
 
     @property
     def is_write(self) -> bool:
@@ -158,7 +164,7 @@ class FunctionSchema:
             elif arg.name in kwargs:
                 value = kwargs[arg.name]
             elif arg.has_default:
-                value = arg.default_value
+                value = arg.default
             else:
                 raise RuntimeError(
                     f"{self.name}() is missing value for argument '{arg.name}'. Declaration: {self}"
@@ -378,7 +384,7 @@ def _argument(tok: _Tokens, kwarg_only: bool, with_default: bool) -> Argument:
         name = tok.take()[1]
     arg = Argument(name, stype, kwarg_only=kwarg_only, alias=alias)
     if with_default and tok.accept("="):
-        arg.default_text, arg.default_value = _default(tok, stype)
+        arg.default_text, arg.default = _default(tok, stype)
         arg.has_default = True
     return arg
 
@@ -416,7 +422,8 @@ def _scalar(tok: _Tokens, stype: SchemaType):
             return builtins.float(text)
         return builtins.int(text)
     if kind == "string":
-        return text[1:-1].encode().decode("unicode_escape")
+        text = text[1:-1].encode().decode("unicode_escape")
+        return tocha.device(text) if stype.base == "Device" else text
     if kind == "ident":
         named = {"True": True, "False": False, "None": None}
         if text in named:
@@ -436,7 +443,6 @@ def _scalar(tok: _Tokens, stype: SchemaType):
 
 
 def _show(value, stype: SchemaType | None = None) -> str:
-    import tocha
 
     if isinstance(value, builtins.bool) or value is None:
         return str(value)
@@ -449,8 +455,27 @@ def _show(value, stype: SchemaType | None = None) -> str:
         return text
     if isinstance(value, str):
         return '"' + value + '"'
-    if isinstance(value, tocha.dtype):
-        return str(value).rsplit(".", 1)[-1]
-    if isinstance(value, (tocha.layout, tocha.memory_format)):
-        return str(value).rsplit(".", 1)[-1]
-    return str(value)
+    return str(_enum_code(value))
+
+
+_DTYPE_CODES = (
+    "uint8 int8 int16 int32 int64 float16 float32 float64 complex32 complex64 complex128 "
+    "bool qint8 quint8 qint32 bfloat16"
+).split()
+_LAYOUT_CODES = ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+_FORMAT_CODES = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+
+def _enum_code(value):
+    """PyTorch's enum number of a dtype, layout or memory format default; else `value`."""
+    import tocha
+
+    for kind, names in (
+        (tocha.dtype, _DTYPE_CODES),
+        (tocha.layout, _LAYOUT_CODES),
+        (tocha.memory_format, _FORMAT_CODES),
+    ):
+        if isinstance(value, kind):
+            name = str(value).rsplit(".", 1)[-1]
+            return names.index(name) if name in names else name
+    return value
