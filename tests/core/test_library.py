@@ -417,6 +417,33 @@ def dtype_layout_and_device_defaults(t):
     ]
 
 
+@scenario
+def schema_and_registration_errors(t):
+    T = t.Tensor
+
+    @t.library.custom_op("tlib::inc", mutates_args=("x",))
+    def inc(x: T) -> None:
+        x.add_(1)
+
+    with t.library._scoped_library("tliberr", "FRAGMENT") as lib:
+        parse = [
+            full_err(lambda: lib.define("bad schema")),
+            full_err(lambda: lib.define("bad(Tensor x) - Tensor")),
+        ]
+    return [
+        full_err(lambda: inc.register_autograd(lambda ctx, g: g)),
+        *parse,
+        full_err(
+            lambda: t.library.custom_op("tlib::noname", lambda x: x, mutates_args=(), schema="bad")
+        ),
+        full_err(
+            lambda: t.library.custom_op(
+                "tlib::sch", lambda x: x.clone(), mutates_args=(), schema="(Tensor(a!) x) -> Tensor"
+            )
+        ),
+    ]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -740,6 +767,13 @@ EXPECTED = {
         "int64",
         "tlibenum::g(Tensor x, ScalarType dt=6, Layout l=0, MemoryFormat m=0, ScalarType? o=None, Device d=cpu) -> Tensor",
         ["None", "6", "0", "0", "None", "cpu"],
+    ],
+    "schema_and_registration_errors": [
+        "RuntimeError: Cannot register autograd formula for non-functional operator <CustomOpDef(tlib::inc)> with schema tlib::inc(Tensor(a0!) x) -> (). Please create a functional operator and register an autograd formula for that.",
+        "RuntimeError: expected eof but found 'ident' here:\nbad schema\n    ~~~~~~ <--- HERE\n",
+        "RuntimeError: expected arrow but found '-' here:\nbad(Tensor x) - Tensor\n              ~ <--- HERE\n",
+        "RuntimeError: Tried to parse a function schema but only the operator name was given",
+        "ValueError: Attempted to create a custom op with `mutates_args=()` and `schema=(Tensor(a!) x) -> Tensor. The schema suggests that the op mutates {'x'}which is different from what was provided to us in `mutates_args`. Please make these consistent.",
     ],
     "opcheck_results": [
         {

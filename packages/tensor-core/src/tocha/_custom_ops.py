@@ -132,6 +132,12 @@ class CustomOpDef:
         """Register ``backward(ctx, *grads)``, which returns one gradient per positional
         input (None for those without one), and ``setup_context(ctx, inputs, output)``,
         which saves on ctx what backward needs."""
+        if self._op.schema.is_mutable:
+            raise RuntimeError(
+                f"Cannot register autograd formula for non-functional operator {self!r} with "
+                f"schema {self._op.schema}. Please create a functional operator and register "
+                "an autograd formula for that."
+            )
         self._backward_fn = backward
         self._setup_context_fn = setup_context
         self._function = None
@@ -506,9 +512,23 @@ def custom_op(
     def register(fn: Callable) -> CustomOpDef:
         text = schema if schema is not None else infer_schema(fn, mutates_args=mutates_args)
         namespace, short = split_qualname(name)
+        if schema is not None:
+            _check_schema_mutations(parse_schema(short + schema), mutates_args, schema)
         return CustomOpDef(namespace, short, text, fn, _device_types(device_types))
 
     return register if fn is None else register(fn)
+
+
+def _check_schema_mutations(parsed, mutates_args, schema: str) -> None:
+    written = {a.name for a in parsed.arguments if a.is_write}
+    if mutates_args == "unknown" or written == set(mutates_args):
+        return
+    raise ValueError(
+        f"Attempted to create a custom op with `mutates_args={mutates_args}` and "
+        f"`schema={schema}. The schema suggests that the op mutates {written}which is "
+        "different from what was provided to us in `mutates_args`. Please make these "
+        "consistent."
+    )
 
 
 def lookup(op) -> Any:

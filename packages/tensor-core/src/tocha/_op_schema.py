@@ -44,7 +44,7 @@ _TOKEN = re.compile(
     r"\s*(?:(?P<number>-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?))"
     r"|(?P<string>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
     r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)?(?:\.[A-Za-z_][A-Za-z0-9_]*)?)"
-    r"|(?P<arrow>->)|(?P<punct>[()\[\],=*?!|]))"
+    r"|(?P<arrow>->)|(?P<punct>[()\[\],=*?!|-]))"
 )
 
 
@@ -309,6 +309,13 @@ def parse_schema(text: str, *, allow_no_name: bool = False) -> FunctionSchema:
     if not (allow_no_name and tok.peek()[1] == "("):
         full = tok.ident()
         name, _, overload = full.partition(".")
+        kind, value, start = tok.peek()
+        if kind == "eof":
+            raise RuntimeError(
+                "Tried to parse a function schema but only the operator name was given"
+            )
+        if value != "(":
+            tok.error(f"expected eof but found '{kind}'", start, len(value))
     tok.expect("(")
     arguments: list[Argument] = []
     kwarg_only = False
@@ -321,7 +328,8 @@ def parse_schema(text: str, *, allow_no_name: bool = False) -> FunctionSchema:
             if tok.accept(")"):
                 break
             tok.expect(",")
-    tok.expect("->")
+    if not tok.accept("->"):
+        tok._expected("arrow")
     returns, returns_tuple = [], False
     if tok.accept("("):
         returns_tuple = True
