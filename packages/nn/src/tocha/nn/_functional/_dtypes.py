@@ -6,6 +6,28 @@ from __future__ import annotations
 
 from tocha.library import FROM_NP, TITLE
 
+# The C++ type names PyTorch's kernels print in dtype errors, by TITLE name.
+C_TYPE = {
+    "Bool": "bool",
+    "Byte": "unsigned char",
+    "Char": "signed char",
+    "Short": "short int",
+    "Int": "int",
+    "Long": "long int",
+    "Half": "c10::Half",
+    "BFloat16": "c10::BFloat16",
+    "Float": "float",
+    "Double": "double",
+    "ComplexFloat": "c10::complex<float>",
+    "ComplexDouble": "c10::complex<double>",
+}
+
+
+def c_type(dtype) -> str:
+    """`dtype` as PyTorch's C++ kernels name it in messages (``double``, ``long int``...)."""
+    return C_TYPE.get(TITLE[dtype], TITLE[dtype].lower())
+
+
 # NumPy dtype kinds of the floating dtypes (bfloat16 is ml_dtypes' "V").
 FLOATING_KINDS = "fV"
 

@@ -30,7 +30,7 @@ from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd, fwd_linear, fwd_multilinear
 from tocha.library import TITLE, autocast_op, call, defop, expect_tensor, not_a_tensor
 
-from ._dtypes import keeping_dtype
+from ._dtypes import c_type, keeping_dtype
 from ._jvp import plus
 
 __all__ = [
@@ -312,7 +312,12 @@ def _check_common(input, weight, bias, stride, dilation, groups, transposed):
         raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if input.dtype != weight.dtype:
+    if not transposed and bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(
+            f"Input type ({c_type(input.dtype)}) and bias type ({c_type(bias.dtype)}) should "
+            "be the same"
+        )
+    if input.dtype != weight.dtype:  # PyTorch's words vary with the kernel it picks
         raise RuntimeError(
             f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should "
             "be the same or input should be a MKLDNN tensor and weight is a dense tensor"

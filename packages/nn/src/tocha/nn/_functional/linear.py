@@ -26,6 +26,7 @@ from tocha.library import (
     not_a_tensor,
 )
 
+from ._dtypes import c_type
 from ._jvp import plus
 
 __all__ = [
@@ -113,9 +114,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if not same:
         if GRAD_MODE.autocast is not None:  # the dispatcher casts operands of one dtype
             return LAYERS.autocast_call("linear", linear, (input, weight, bias), {})
+        if bias is not None:
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {TITLE[input.dtype]} and "
+                f"{TITLE[weight.dtype]}"
+            )
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: "
-            f"{TITLE[input.dtype].lower()} != {TITLE[weight.dtype].lower()}"
+            f"expected m1 and m2 to have the same dtype, but got: {c_type(input.dtype)} != "
+            f"{c_type(weight.dtype)}"
         )
     if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1]:
         if weight.dim() == 1 and input.dim() >= 1 and bias is None:
@@ -154,11 +160,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     for position, (name, t) in enumerate((("input1", input1), ("input2", input2)), 1):
         expect_tensor("bilinear", t, name, position)
     expect_tensor("bilinear", weight, "weight", 3)
-    if input1.shape[:-1] != input2.shape[:-1]:
+    if input1.dim() != input2.dim():
         raise RuntimeError(
-            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
-            f"and {list(input2.shape[:-1])}"
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
         )
+    for i, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}"
+            )
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
@@ -292,6 +302,25 @@ def embedding(
     return call(embedding_op, (weight, input), padding_idx, scale_grad_by_freq, sparse)
 
 
+def _check_offsets(starts: np.ndarray, length: int) -> None:
+    """PyTorch's errors for bag offsets that do not cut an input of `length` indices: the
+    first must be 0, none may pass the end, and they may not decrease."""
+    if not starts.size:
+        return
+    if starts[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            f"from position 0. However, got {starts[0]}"
+        )
+    if starts[-1] > length:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {length} but got "
+            f"offsets[-1] of {starts[-1]}"
+        )
+    if (np.diff(starts) < 0).any():
+        raise RuntimeError(f"offsets must be non-decreasing, but got {starts.tolist()}")
+
+
 def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):
     """The flat indices, the bag of each, and the number of bags."""
     if input.dim() == 2:
@@ -299,6 +328,7 @@ def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool):
         ids = np.repeat(np.arange(bags), length)
         return input.reshape(-1), ids, bags
     starts = offsets.numpy(force=True).astype(np.int64)
+    _check_offsets(starts, input.shape[0])
     if include_last_offset:
         starts = starts[:-1]
     bags = len(starts)

@@ -449,12 +449,17 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     if input.numel() == 0:  # PyTorch checks nothing more and returns an empty result
         return input.clone()
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            f"running_{'mean' if running_mean is None else 'var'} must be "
+            "defined in evaluation mode"
+        )
     c = input.shape[1] if input.dim() > 1 else 0
-    for name, t in (
-        ("weight", weight),
-        ("bias", bias),
+    for name, t in (  # PyTorch's order
         ("running_mean", running_mean),
         ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
     ):
         _check_stat(name, t, c)
     if input.dim() == 0:
@@ -474,11 +479,6 @@ def batch_norm(
                     running_mean, running_var, mean, invstd, eps, momentum, input.numel() // c
                 )
         return out
-    if running_mean is None or running_var is None:
-        raise RuntimeError(
-            f"running_{'mean' if running_mean is None else 'var'} must be "
-            "defined in evaluation mode"
-        )
     shape = (-1,) + (1,) * (input.dim() - 2)
     low = mixed or input.dtype in _REDUCED  # computed in float32, as PyTorch's kernel
     if low:

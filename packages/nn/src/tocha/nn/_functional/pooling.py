@@ -580,6 +580,22 @@ def avg_pool3d(
 
 
 # -- adaptive pooling -----------------------------------------------------------------------
+def _check_output_size(input, output_size, nd: int, name: str) -> None:
+    """PyTorch's checks of `output_size` before the input's: 1-d forms take ints only; the
+    2-d and 3-d ones, given a sequence, need more input dims than it has entries."""
+    if isinstance(output_size, int) or not isinstance(output_size, (tuple, list)):
+        return
+    if nd == 1:
+        for pos, entry in enumerate(output_size):
+            if not isinstance(entry, int):
+                raise TypeError(
+                    f"{name}(): argument 'output_size' (position 2) must be tuple of ints, but "
+                    f"found element of type {type(entry).__name__} at pos {pos}"
+                )
+    elif isinstance(input, Tensor) and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _adaptive_input(input: Tensor, nd: int, name: str, colon: str) -> tuple[Tensor, bool]:
     if not isinstance(input, Tensor):
         raise not_a_tensor(name, input, "input", 1)
@@ -642,6 +658,7 @@ def _window_means(x: Tensor, dim: int, o: int) -> Tensor:
 @computed_in_float32  # PyTorch sums each window in float32
 def _adaptive_avg(input, output_size, nd: int) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
+    _check_output_size(input, output_size, nd, name)
     x, unbatched = _adaptive_input(input, nd, name, "")
     size = _adaptive_size(output_size, x, nd, name)
     if not x.dtype.is_floating_point:
@@ -699,6 +716,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 
 def _adaptive_max(input, output_size, nd: int):
     name = f"adaptive_max_pool{nd}d"
+    _check_output_size(input, output_size, nd, name)
     x, unbatched = _adaptive_input(input, nd, name, ":")
     if not x.dtype.is_floating_point:
         kernel = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"

@@ -280,7 +280,7 @@ class RNNBase(Module):
                 for size in self._state_sizes()
             )
         lstm = self.mode == "LSTM"
-        hx = tuple(hx) if lstm else (hx,)
+        hx = (hx[0], hx[1]) if lstm else (hx,)
         if packed:
             return hx
         want = 2 if unbatched else 3
@@ -541,6 +541,12 @@ class LSTMCell(RNNCellBase):
     def forward(
         self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, Tensor]:
+        if isinstance(hx, Tensor):
+            raise TypeError(
+                "lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor"
+            )
+        if hx is not None and input.dim() == 2 and len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
         return self._step("LSTMCell", F_rnn.lstm_cell, input, hx, 2)
 
 
