@@ -987,3 +987,9 @@ def test_an_autograd_kernel_that_calls_its_op_reaches_the_backend_kernel():
         y = tocha.ops.tlib_only_rec.foo(x, np.int64(2), np.float32(1.5))
         y.sum().backward()
     assert y.tolist() == [3.0, 3.0] and x.grad.tolist() == [3.0, 3.0]
+
+
+def test_ops_load_library_loads_or_raises_oserror(tmp_path):
+    with pytest.raises(OSError, match="cannot open shared object file"):
+        tocha.ops.load_library(str(tmp_path / "missing.so"))
+    assert tocha.ops.loaded_libraries == set()

@@ -501,6 +501,7 @@ def custom_op(
     mutates_args: Iterable[str] | str,
     device_types: str | Sequence[str] | None = None,
     schema: str | None = None,
+    tags=None,
 ):
     """Register `fn` as the custom operator `name` (``"namespace::name"``); a decorator
     when `fn` is omitted. `mutates_args` names the arguments `fn` writes to (``()`` for
@@ -551,7 +552,15 @@ def lookup(op) -> Any:
     return entry(qualname, "" if overload == "default" else overload)
 
 
-def register_fake(op, func: Callable | None = None, /, *, lib=None, _stacklevel: int = 1):
+def register_fake(
+    op,
+    func: Callable | None = None,
+    /,
+    *,
+    lib=None,
+    _stacklevel: int = 1,
+    allow_override: bool = True,
+):
     """Register the fake (shape and dtype) kernel of the operator `op` (a name such as
     ``"mylib::foo"``, a `CustomOpDef` or an `OpOverload`); a decorator when `func` is
     omitted. Returns `func`."""

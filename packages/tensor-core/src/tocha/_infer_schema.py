@@ -64,6 +64,7 @@ def infer_schema(
     *,
     mutates_args: str | Iterable[str],
     op_name: str | None = None,
+    tags=(),
 ) -> str:
     """The schema string of a custom operator whose Python function is
     `prototype_function`, read from its annotations: each parameter needs one of the

@@ -116,7 +116,7 @@ class Library:
         dispatch_key: str = "",
         *,
         with_keyset: bool = False,
-        allow_override: bool = False,
+        allow_override: bool = True,
     ) -> None:
         """Register `fn` as the kernel of the operator `op_name` (in this namespace, or an
         `OpOverload`) for `dispatch_key` (``"CPU"``, ``"CUDA"``, ``"Meta"``,
@@ -142,7 +142,7 @@ class Library:
         if fn is fallthrough_kernel:
             return
         op = entry(qualname, overload)
-        if key in op.kernels and not allow_override and not _WARNED_OVERRIDE:
+        if key in op.kernels and not _WARNED_OVERRIDE:
             _WARNED_OVERRIDE.append(True)
             warnings.warn(
                 "Warning only once for all operators,  other operators may also be "

@@ -266,6 +266,18 @@ class _Ops:
 
     def __init__(self) -> None:
         self._namespaces: dict[str, _OpNamespace] = {}
+        self.loaded_libraries: set[str] = set()
+
+    def load_library(self, path: str) -> None:
+        """Load the shared library at `path`, as PyTorch does to register C++ operators;
+        tocha has no C++ dispatcher, so operators such a library defines for PyTorch do not
+        appear in ``tocha.ops`` (OSError when the library cannot be loaded)."""
+        import ctypes
+        import os
+
+        path = os.path.realpath(path)
+        ctypes.CDLL(path)
+        self.loaded_libraries.add(path)
 
     def __getattr__(self, name: str) -> _OpNamespace:
         if name.startswith("_"):

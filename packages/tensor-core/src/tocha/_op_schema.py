@@ -418,7 +418,7 @@ def _default(tok: _Tokens, stype: SchemaType) -> tuple[str, Any]:
         if stype.size is None:
             tok.error("expected [ but found 'number'", start, len(text))
         return text, [value] * stype.size
-    return _show(value, stype), value
+    return _show(value), value
 
 
 def _scalar(tok: _Tokens, stype: SchemaType):
@@ -450,7 +450,7 @@ def _scalar(tok: _Tokens, stype: SchemaType):
     tok._expected("number")
 
 
-def _show(value, stype: SchemaType | None = None) -> str:
+def _show(value) -> str:
 
     if isinstance(value, builtins.bool) or value is None:
         return str(value)
