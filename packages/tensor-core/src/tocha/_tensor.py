@@ -361,7 +361,7 @@ class Tensor:
                     "Tensor.cpu() to copy the tensor to host memory first."
                 )
             return backend_of(self._device).to_host(self._data)
-        if self.requires_grad and not force:
+        if self.requires_grad and not force and _GRAD_STATE.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
