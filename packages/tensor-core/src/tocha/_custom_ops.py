@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._infer_schema import infer_schema
-from ._op_registry import backend_kernel, device_type_of, entry, ops
+from ._op_registry import backend_kernel, device_type_of, entry, no_kernel, ops
 from ._op_schema import parse_schema
 
 __all__ = [
@@ -191,10 +191,8 @@ class CustomOpDef:
         if fn is None and (None in self._devices or device in self._devices):
             fn = self._init_fn
         if fn is None:
-            raise NotImplementedError(
-                f"{self._qualname}: no kernel is registered for device type '{device}' "
-                f"(it has kernels for {sorted({*self._devices, *kernels} - {None})})"
-            )
+            keys = sorted(device_key(d) for d in {*self._devices, *kernels} - {None})
+            raise no_kernel(self._op, device_key(device), keys)
         return fn
 
     def _run_backend(self, device: str, values: list, kw: dict) -> Any:

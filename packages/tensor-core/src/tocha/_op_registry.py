@@ -376,9 +376,14 @@ def backend_kernel(op: Operator, device: str) -> Callable:
         found = kernels.get(candidate)
         if found is not None:
             return found
+    raise no_kernel(op, key, list(kernels))
+
+
+def no_kernel(op: Operator, key: str, keys: list[str]) -> NotImplementedError:
+    """PyTorch's error for an operator without a kernel for dispatch key `key`."""
     name = op.qualname + (f".{op.overload}" if op.overload else "")
-    known = ", ".join(k for k in kernels) or "none"
-    raise NotImplementedError(
+    known = ", ".join(keys) or "none"
+    return NotImplementedError(
         f"Could not run '{name}' with arguments from the '{key}' backend. This could be "
         "because the operator doesn't exist for this backend, or was omitted during the "
         "selective/custom build process (if using custom build). If you are a Facebook "
