@@ -12,6 +12,7 @@ wrapper, else the kernel of the tensors' device (Composite kernels for any devic
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -309,9 +310,9 @@ def device_type_of(values, kw) -> str:
     return "cpu"
 
 
-# Ops whose Autograd kernel is running: a call of the op from inside it (an
+# Ops whose Autograd kernel this thread is running: a call of the op from inside it (an
 # autograd.Function's forward calling the op) goes on to the backend kernel.
-_BELOW_AUTOGRAD: set = set()
+_THREAD = threading.local()
 
 
 def dispatch(op: Operator, values: list, kw: dict) -> Any:
@@ -323,12 +324,14 @@ def dispatch(op: Operator, values: list, kw: dict) -> Any:
         if cast is not None:
             return cast
     autograd = op.kernels.get("Autograd")
-    if autograd is not None and op not in _BELOW_AUTOGRAD:
-        _BELOW_AUTOGRAD.add(op)
-        try:
-            return autograd(*values, **kw)
-        finally:
-            _BELOW_AUTOGRAD.discard(op)
+    if autograd is not None:
+        below = _THREAD.__dict__.setdefault("below_autograd", set())
+        if op not in below:
+            below.add(op)
+            try:
+                return autograd(*values, **kw)
+            finally:
+                below.discard(op)
     if custom is not None:
         return custom._call(device, values, kw)
     output = backend_kernel(op, device)(*values, **kw)
