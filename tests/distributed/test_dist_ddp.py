@@ -32,3 +32,10 @@ def test_ddp(output, name):
     failures = re.findall(rf"^FAIL {name}: .*?(?=^PASS|^FAIL|\Z)", output, re.M | re.S)
     assert not failures, "".join(failures)
     assert output.count(f"PASS {name}\n") == 2, output
+
+
+def test_communication_hooks(mpirun):
+    proc = mpirun("dist_worker_hooks.py", n=2, launcher=True, timeout=90)
+    found = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert proc.returncode == 0 and len(found) == 2 * 6, proc.stdout + proc.stderr
+    assert all(line.startswith("PASS") for line in found), proc.stdout

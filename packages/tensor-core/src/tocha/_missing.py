@@ -49,6 +49,7 @@ SUBPACKAGES = {
     "multiprocessing": "tocha-mp",
     "utils": "tocha-utils",
     "distributed": "tocha-distributed",
+    "futures": "tocha-distributed",
     "backends": "tocha-core",
     "cuda": "tocha-core",
     "cpu": "tocha-core",

@@ -37,7 +37,7 @@ from ._collectives import (
     scatter,
     send,
 )
-from ._ddp import DistributedDataParallel
+from ._ddp import DistributedDataParallel, GradBucket
 from ._group import (
     GroupMember,
     ProcessGroup,
@@ -92,6 +92,7 @@ __all__ = [
     "DistNetworkError",
     "DistStoreError",
     "DistributedDataParallel",
+    "GradBucket",
     "GroupMember",
     "P2POp",
     "ProcessGroup",

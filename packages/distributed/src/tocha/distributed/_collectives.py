@@ -133,7 +133,11 @@ def _check_op(op, arr, collective: str) -> None:
         raise error(f"{collective} does not support RedOpType.{op.name} on complex tensors")
 
 
-def _finish(work: Work, async_op: bool):
+def _finish(work: Work, async_op: bool, outputs: list | None = None):
+    """`work` for ``async_op=True`` (its ``result()`` and future's value: `outputs`), else
+    None once it is done."""
+    if outputs is not None:
+        work._result = outputs
     if async_op:
         return work
     work.wait()
@@ -165,7 +169,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     _check_op(op, data, "all_reduce")
     _check(g, "ALLREDUCE", data, op)
     work = g.backend_for(tensor.device.type).allreduce(data, op)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [tensor])
 
 
 def reduce(
@@ -186,7 +190,7 @@ def reduce(
     _check_op(op, data, "reduce")
     _check(g, "REDUCE", data, op, root)
     work = g.backend_for(tensor.device.type).reduce(data, op, root)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [tensor])
 
 
 def reduce_scatter_tensor(
@@ -210,7 +214,7 @@ def reduce_scatter_tensor(
     _check_op(op, source, "reduce_scatter_tensor")
     _check(g, "_REDUCE_SCATTER_BASE", source, op)
     work = g.backend_for(output.device.type).reduce_scatter(data, source, op)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [output])
 
 
 def reduce_scatter(
@@ -232,7 +236,7 @@ def reduce_scatter(
     data, done = _buffer(output)
     _check(g, "_REDUCE_SCATTER_BASE", source, op)
     work = g.backend_for(output.device.type).reduce_scatter(data, source, op)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [output])
 
 
 # -- moves ------------------------------------------------------------------------------------
@@ -252,7 +256,7 @@ def broadcast(
     data, done = _buffer(tensor)
     _check(g, "BROADCAST", data, root=root)
     work = g.backend_for(tensor.device.type).broadcast(data, root)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [tensor])
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group=None, async_op: bool = False):
@@ -284,7 +288,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group=None, async_op: 
     flat = _empty_like_stack(source, g.size())
     _check(g, "ALLGATHER", source)
     work = g.backend_for(tensor.device.type).allgather(flat, source)
-    return _finish(work.then(_unstack(flat, tensor_list)), async_op)
+    return _finish(work.then(_unstack(flat, tensor_list)), async_op, [tensor_list])
 
 
 def _size(shape) -> str:
@@ -344,7 +348,7 @@ def all_gather_into_tensor(
     source = _input(input_tensor)
     _check(g, "_ALLGATHER_BASE", source)
     work = g.backend_for(output_tensor.device.type).allgather(data, source)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [output_tensor])
 
 
 def gather(
@@ -377,7 +381,9 @@ def gather(
         flat, after = None, None
     _check(g, "GATHER", source, root=root)
     work = g.backend_for(tensor.device.type).gather(flat, source, root)
-    return _finish(work.then(after) if after else work, async_op)
+    return _finish(
+        work.then(after) if after else work, async_op, [gather_list] if gather_list else []
+    )
 
 
 def _check_list(
@@ -421,7 +427,7 @@ def scatter(
     data, done = _buffer(tensor)
     _check(g, "SCATTER", data, root=root)
     work = g.backend_for(tensor.device.type).scatter(flat, data, root)
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [tensor])
 
 
 def all_to_all_single(
@@ -456,7 +462,7 @@ def all_to_all_single(
     work = g.backend_for(output.device.type).alltoallv(
         data, [n * row for n in out_splits], source, [n * row for n in in_splits]
     )
-    return _finish(work.then(done), async_op)
+    return _finish(work.then(done), async_op, [output])
 
 
 def all_to_all(
@@ -504,7 +510,7 @@ def all_to_all(
             bump_version(out)
             start += n
 
-    return _finish(work.then(unpack), async_op)
+    return _finish(work.then(unpack), async_op, output_tensor_list)
 
 
 def _splits(t: Tensor, sizes, world: int, name: str) -> list[int]:

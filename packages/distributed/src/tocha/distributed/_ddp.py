@@ -2,10 +2,12 @@
 
 At wrap time the ranks check that they hold the same model and take rank 0's parameters and
 buffers. During backward, each parameter's post-accumulate-grad hook copies its gradient into
-its bucket (a flat array of about `bucket_cap_mb`, parameters in reverse order, since backward
-produces the last layers' gradients first); a full bucket starts a non-blocking all-reduce at
-once, while backward goes on computing the earlier layers. The hook of the last parameter
-waits for every bucket and writes the averaged gradients back into ``.grad`` in place.
+its bucket: as PyTorch, one bucket of every parameter for the first backward, then flat arrays
+of about `bucket_cap_mb` (the first of at most 1 MiB) filled in the order the gradients became
+ready then (the last layers' first); once a bucket and those before it are full, its non-blocking
+all-reduce (or communication hook) starts, while backward goes on computing the earlier
+layers. The hook of the last parameter waits for every bucket and writes the averaged
+gradients back into ``.grad`` in place.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from tocha.nn import Module
 from ._group import resolve
 from ._types import ReduceOp
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 MB = 1024 * 1024
-# As PyTorch: a small first bucket, so that the first all-reduce starts early.
+# As PyTorch: one bucket for the first backward; then a small first bucket, so that the first
+# all-reduce starts early.
+UNLIMITED = float("inf")
 FIRST_BUCKET_BYTES = 1 * MB
 UNFINISHED = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -51,17 +55,59 @@ class _Bucket:
         self.work = None
 
 
-def _buckets(params: list, cap: int) -> list[_Bucket]:
-    """Parameters in reverse order, cut into buckets of one dtype and at most `cap` bytes
-    (the first at most `FIRST_BUCKET_BYTES`)."""
-    buckets, current, nbytes, limit = [], [], 0, min(cap, FIRST_BUCKET_BYTES)
-    for p in reversed(params):
-        size = p._data.nbytes
-        if current and (nbytes + size > limit or p.dtype != current[0].dtype):
+class GradBucket:
+    """What a communication hook gets: one bucket of gradients, flattened into `buffer`.
+
+    The buffer holds this rank's gradients (not averaged); the hook returns a
+    `tocha.futures.Future` whose value is the reduced buffer (a tensor, or a list whose
+    first item is one), which DDP writes into the parameters' ``.grad``.
+    """
+
+    def __init__(self, index: int, bucket: _Bucket, last: bool) -> None:
+        self._index = index
+        self._bucket = bucket
+        self._last = last
+        self._buffer = tocha.from_numpy(bucket.flat)
+
+    def index(self) -> int:
+        """The bucket's index (0 holds the last parameters, whose gradients come first)."""
+        return self._index
+
+    def buffer(self) -> tocha.Tensor:
+        """The flat tensor of the bucket's gradients."""
+        return self._buffer
+
+    def set_buffer(self, buffer: tocha.Tensor) -> None:
+        """Replace the bucket's contents with `buffer`'s."""
+        self._buffer.copy_(buffer)
+
+    def gradients(self) -> list[tocha.Tensor]:
+        """Each parameter's gradient, as a view of `buffer`."""
+        b, flat = self._bucket, self._buffer
+        return [flat[b.offsets[k] : b.offsets[k + 1]].view(p.shape) for k, p in enumerate(b.params)]
+
+    def parameters(self) -> list[tocha.Tensor]:
+        """The bucket's parameters, in bucket order."""
+        return list(self._bucket.params)
+
+    def is_last(self) -> bool:
+        """Whether this is the last bucket of the backward pass."""
+        return self._last
+
+
+def _buckets(params: list, limits: tuple[float, float]) -> list[_Bucket]:
+    """`params`, in this order, cut into buckets of one dtype: a bucket closes once it holds
+    at least its limit in bytes (``limits[0]`` for the first bucket, ``limits[1]`` after)."""
+    buckets, current, nbytes = [], [], 0
+    for p in params:
+        if current and p.dtype != current[0].dtype:
             buckets.append(_Bucket(current))
-            current, nbytes, limit = [], 0, cap
+            current, nbytes = [], 0
         current.append(p)
-        nbytes += size
+        nbytes += p._data.nbytes
+        if nbytes >= limits[0 if not buckets else 1]:
+            buckets.append(_Bucket(current))
+            current, nbytes = [], 0
     if current:
         buckets.append(_Bucket(current))
     return buckets
@@ -162,14 +208,14 @@ class DistributedDataParallel(Module):
         if init_sync:
             self._broadcast(list(module.parameters()))
             self._broadcast_buffers()
-        self._buckets = _buckets(self._params, self.bucket_bytes_cap)
-        self._where = {}
-        for b, bucket in enumerate(self._buckets):
-            for k, p in enumerate(bucket.params):
-                self._where[id(p)] = (b, k)
+        self._layout(list(self._params), (UNLIMITED, UNLIMITED))
+        self._ready_order: list[int] | None = []
+        self._index = {id(p): i for i, p in enumerate(self._params)}
         self._ready = 0
         self._used = np.ones(len(self._params), np.int32)
         self._handles = [p.register_post_accumulate_grad_hook(self._hook) for p in self._params]
+        self._comm_hook = None
+        self._comm_state = None
 
     # -- wrap time ----------------------------------------------------------------------------
     def _backend(self):
@@ -205,6 +251,28 @@ class DistributedDataParallel(Module):
     def _broadcast_buffers(self) -> None:
         self._broadcast([b for b in self.module.buffers() if b is not None])
 
+    def _layout(self, order: list, limits: tuple[int, int]) -> None:
+        """Cut the parameters, in `order`, into buckets."""
+        self._buckets = _buckets(order, limits)
+        self._where = {}
+        for b, bucket in enumerate(self._buckets):
+            for k, p in enumerate(bucket.params):
+                self._where[id(p)] = (b, k)
+        self._next = 0
+
+    def _rebuild(self) -> None:
+        """After the first backward, as PyTorch: cut the buckets again in the order the
+        gradients became ready (rank 0's), the first of at most 1 MiB, the others of
+        `bucket_bytes_cap`."""
+        order, self._ready_order = self._ready_order, None
+        if order is None or len(order) != len(self._params):
+            return
+        ranks = np.array(order, np.int64)
+        self.process_group._mpi.broadcast(ranks, 0).wait()
+        cap = self.bucket_bytes_cap
+        order = [self._params[i] for i in ranks.tolist()]
+        self._layout(order, (min(cap, FIRST_BUCKET_BYTES), cap))
+
     # -- forward ------------------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
         if self._ready:
@@ -230,7 +298,7 @@ class DistributedDataParallel(Module):
                 b, k = self._where[id(p)]
                 bucket = self._buckets[b]
                 bucket.flat[bucket.offsets[k] : bucket.offsets[k + 1]] = 0
-                self._mark_ready(bucket)
+                self._mark_ready(bucket, p)
 
     # -- backward -----------------------------------------------------------------------------
     def _hook(self, param) -> None:
@@ -239,18 +307,30 @@ class DistributedDataParallel(Module):
         b, k = self._where[id(param)]
         bucket = self._buckets[b]
         bucket.flat[bucket.offsets[k] : bucket.offsets[k + 1]] = param.grad._data.reshape(-1)
-        self._mark_ready(bucket)
+        self._mark_ready(bucket, param)
 
-    def _mark_ready(self, bucket: _Bucket) -> None:
+    def _mark_ready(self, bucket: _Bucket, param) -> None:
         bucket.pending -= 1
         self._ready += 1
-        if bucket.pending == 0:
-            bucket.work = self._backend().allreduce(bucket.flat, ReduceOp.SUM)
+        if self._ready_order is not None:
+            self._ready_order.append(self._index[id(param)])
+        buckets = self._buckets
+        while self._next < len(buckets) and buckets[self._next].pending == 0:
+            self._launch(self._next)  # in bucket order, the same on every rank
+            self._next += 1
         for other in self._buckets:  # drive the transfers already started
             if other.work is not None:
-                other.work.is_completed()
+                other.work.done() if self._comm_hook else other.work.is_completed()
         if self._ready == len(self._params):
             self._finalize()
+
+    def _launch(self, index: int) -> None:
+        bucket = self._buckets[index]
+        if self._comm_hook is not None:
+            last = index == len(self._buckets) - 1
+            bucket.work = self._comm_hook(self._comm_state, GradBucket(index, bucket, last))
+        else:
+            bucket.work = self._backend().allreduce(bucket.flat, ReduceOp.SUM)
 
     def _finalize(self) -> None:
         """Wait for every bucket and write the averaged gradients into ``.grad``."""
@@ -262,7 +342,10 @@ class DistributedDataParallel(Module):
         scale = 1.0 / g.size()
         index = {id(p): i for i, p in enumerate(self._params)} if used is not None else None
         for bucket in self._buckets:
-            bucket.work.wait()
+            reduced = bucket.work.wait()
+            if self._comm_hook is not None:
+                bucket.flat[...] = self._hooked_value(reduced)._data.reshape(-1)
+                scale = 1.0
             for k, p in enumerate(bucket.params):
                 if used is not None and not used[index[id(p)]]:
                     continue
@@ -278,6 +361,41 @@ class DistributedDataParallel(Module):
             bucket.work = None
             bucket.pending = len(bucket.params)
         self._ready = 0
+        self._next = 0
+        if self._ready_order is not None:
+            self._rebuild()
+
+    @staticmethod
+    def _hooked_value(value) -> tocha.Tensor:
+        if isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        if not isinstance(value, tocha.Tensor):
+            raise RuntimeError(
+                "The value of the future a communication hook returns must be a tensor (or a "
+                f"list holding one), got {type(value).__name__}"
+            )
+        return value
+
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket)`` (a `GradBucket`) instead of the
+        built-in average; the hook returns a `tocha.futures.Future` of the reduced bucket,
+        averaged by the hook itself.
+
+        Example::
+
+            >>> def allreduce_mean(state, bucket):
+            ...     tensor = bucket.buffer().div_(dist.get_world_size())
+            ...     work = dist.all_reduce(tensor, async_op=True)
+            ...     return work.get_future().then(lambda fut: fut.value()[0])
+            >>> ddp.register_comm_hook(None, allreduce_mean)
+        """
+        if self._comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once."
+            )
+        if not callable(hook):
+            raise TypeError(f"Communication hook must be callable, got {type(hook).__name__}")
+        self._comm_hook, self._comm_state = hook, state
 
     @contextmanager
     def no_sync(self):

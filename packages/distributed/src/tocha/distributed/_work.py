@@ -116,6 +116,22 @@ class Work:
         """The error the collective ended with, or None."""
         return self._error
 
+    def get_future(self):
+        """A `tocha.futures.Future` completed with `result()` once the collective is done
+        (waiting on it waits for the collective)."""
+        from tocha.futures import Future
+
+        def poll(block: bool) -> bool:
+            if block:
+                self.wait()
+            elif not self.is_completed():
+                return False
+            future.set_result(self._result)
+            return True
+
+        future = Future._driven_by(poll)
+        return future
+
     def result(self) -> list:
         """The output tensors of the collective."""
         return self._result
