@@ -65,6 +65,10 @@ UFUNCS = {
     "argmax": (lambda t: np.argmax(t), "tensor(1)"),
     "tensor_plus_array": (lambda t: t + np.ones(2), "tensor([2., 3.], dtype=tocha.float64)"),
     "tensor_times_array": (lambda t: t * np.ones(2), "tensor([1., 2.], dtype=tocha.float64)"),
+    "array_over_tensor": (
+        lambda t: np.ones(2) / t,
+        "tensor([1.0000, 0.5000], dtype=tocha.float64)",
+    ),
     "tensor_over_0d_array": (
         lambda t: t / np.array(2.0),
         "tensor([0.5000, 1.0000], dtype=tocha.float64)",

@@ -1329,6 +1329,17 @@ def _comparison(op):
     return method
 
 
+def _rtruediv(self, other):
+    """``other / self``; a NumPy array divided by a tensor is the array times the tensor's
+    reciprocal, as in PyTorch (NumPy computes the product, a tensor)."""
+    try:
+        return binary(_div, other, self, True)
+    except _NOT_AN_OPERAND:
+        if isinstance(other, np.ndarray):
+            return self.reciprocal() * other
+        return NotImplemented
+
+
 Tensor.__add__ = _operator(_add)
 Tensor.__radd__ = _operator(_add, reflected=True)
 Tensor.__iadd__ = _inplace_operator(_add)
@@ -1339,7 +1350,7 @@ Tensor.__mul__ = _operator(_mul)
 Tensor.__rmul__ = _operator(_mul, reflected=True)
 Tensor.__imul__ = _inplace_operator(_mul)
 Tensor.__truediv__ = _operator(_div, to_float=True)
-Tensor.__rtruediv__ = _operator(_div, reflected=True, to_float=True)
+Tensor.__rtruediv__ = _rtruediv
 Tensor.__itruediv__ = _inplace_operator(_div, to_float=True)
 Tensor.__floordiv__ = _operator(_floor_div)
 Tensor.__rfloordiv__ = _operator(_floor_div, reflected=True)
@@ -1347,6 +1358,8 @@ Tensor.__ifloordiv__ = _inplace_operator(_floor_div)
 Tensor.__mod__ = _operator(BINARY_OPS["remainder"])
 Tensor.__rmod__ = _operator(BINARY_OPS["remainder"], reflected=True)
 Tensor.__imod__ = _inplace_operator(BINARY_OPS["remainder"])
+
+
 _POW = BINARY_OPS["pow"]
 
 
