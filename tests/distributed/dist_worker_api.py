@@ -6,6 +6,7 @@ monitored_barrier, the object collectives) and the errors PyTorch raises on misu
 from __future__ import annotations
 
 import os
+import warnings
 from datetime import timedelta
 
 import tocha as torch
@@ -138,8 +139,13 @@ raises(
 stacked = torch.zeros(2, 2)
 dist.all_gather_into_tensor(stacked, torch.full((2,), float(RANK)))
 equal("all_gather_into_tensor stacked", stacked.tolist(), [[0.0, 0.0], [1.0, 1.0]])
-dist.new_group([1])
+only_one = dist.new_group([1])
 equal("get_pg_count counts groups this rank is outside of", dist.get_pg_count(), 2)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    dist.all_reduce(torch.ones(1), group=only_one)
+expected = ["Running all_reduce on global rank 0 which does not belong to the given group."]
+equal("warns outside the group", [str(w.message) for w in caught], expected if RANK == 0 else [])
 raises("P2POp", ValueError, "Invalid ``op``", lambda: dist.P2POp(dist.send, torch.ones(1), 0))
 t = torch.ones(2)
 dist.all_reduce(t)

@@ -19,7 +19,7 @@ from tocha import Tensor
 from tocha.library import bump_version
 
 from ._check import check_enabled, fingerprint_check
-from ._group import GroupMember, get_group_rank, resolve
+from ._group import GroupMember, get_group_rank, member
 from ._types import DistBackendError, ReduceOp
 from ._work import Work
 
@@ -162,7 +162,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
         >>> dist.all_reduce(t)  # on 2 ranks: tensor([3., 3.]) everywhere
     """
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "all_reduce")
     if g is None:
         return None
     data, done = _buffer(tensor)
@@ -182,7 +182,7 @@ def reduce(
 ):
     """Reduce `tensor` over all ranks into rank `dst`'s `tensor` (the others' are kept)."""
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "reduce")
     if g is None:
         return None
     root = _group_rank(group, g, dst, group_dst, "dst", "reduce")
@@ -200,7 +200,7 @@ def reduce_scatter_tensor(
     equal chunks (along the first dimension) in `output`."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
-    g = resolve(group)
+    g = member(group, "reduce_scatter_single")
     if g is None:
         return None
     if input.numel() != output.numel() * g.size() or input.dtype != output.dtype:
@@ -224,7 +224,7 @@ def reduce_scatter(
     world_size tensors shaped like `output`)."""
     _check_tensor(output, "output")
     _check_tensor_list(input_list, "input_list")
-    g = resolve(group)
+    g = member(group, "reduce_scatter")
     if g is None:
         return None
     if len(input_list) != g.size():
@@ -249,7 +249,7 @@ def broadcast(
 ):
     """Copy rank `src`'s `tensor` into every rank's `tensor`."""
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "broadcast")
     if g is None:
         return None
     root = _group_rank(group, g, src, group_src, "src", "broadcast")
@@ -264,7 +264,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group=None, async_op: 
     ``i``)."""
     _check_tensor_list(tensor_list, "tensor_list")
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "all_gather")
     if g is None:
         return None
     if len(tensor_list) != g.size():
@@ -340,7 +340,7 @@ def all_gather_into_tensor(
     stacked), into `output_tensor`."""
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
-    g = resolve(group)
+    g = member(group, "all_gather_single")
     if g is None:
         return None
     _check_gathered(output_tensor, input_tensor, g.size())
@@ -361,7 +361,7 @@ def gather(
 ):
     """Every rank's `tensor` into rank `dst`'s `gather_list` (given on `dst` only)."""
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "gather")
     if g is None:
         return None
     root = _group_rank(group, g, dst, group_dst, "dst", "gather")
@@ -409,7 +409,7 @@ def scatter(
 ):
     """Rank `src`'s ``scatter_list[i]`` into rank ``i``'s `tensor`."""
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "scatter")
     if g is None:
         return None
     root = _group_rank(group, g, src, group_src, "src", "scatter")
@@ -443,7 +443,7 @@ def all_to_all_single(
     None."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
-    g = resolve(group)
+    g = member(group, "all_to_all_single")
     if g is None:
         return None
     if input.dtype != output.dtype:
@@ -475,7 +475,7 @@ def all_to_all(
     rank into ``output_tensor_list[j]`` (the tensors may differ in size, not in dtype)."""
     _check_tensor_list(output_tensor_list, "output_tensor_list")
     _check_tensor_list(input_tensor_list, "input_tensor_list")
-    g = resolve(group)
+    g = member(group, "all_to_all")
     if g is None:
         return None
     size = g.size()
@@ -547,7 +547,7 @@ def _check_splits(g, in_splits: list[int], out_splits: list[int]) -> None:
 
 def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
     """Wait until every rank of `group` has reached the barrier."""
-    g = resolve(group)
+    g = member(group, "barrier")
     if g is None:
         return None
     _check(g, "BARRIER")
@@ -562,7 +562,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) ->
     """A barrier that names the ranks that did not reach it: rank 0 waits for every other
     rank (at most `timeout`, the group's by default) and raises RuntimeError naming the
     first rank missing (every rank missing with `wait_all_ranks`); then it releases them."""
-    g = resolve(group)
+    g = member(group, "monitored_barrier")
     if g is None:
         return
     mpi = g._mpi
@@ -609,7 +609,7 @@ def isend(
     """Send `tensor` to rank `dst` without waiting; returns the `Work` (keep `tensor`
     unchanged until it is done)."""
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "isend")
     if g is None:
         return None
     peer = _peer(group, g, dst, group_dst, "dst")
@@ -634,7 +634,7 @@ def irecv(
 
 def _irecv(tensor, src, group, tag, group_src):
     _check_tensor(tensor, "tensor")
-    g = resolve(group)
+    g = member(group, "irecv")
     if g is None:
         return None, None, None
     peer = None if src is None and group_src is None else _peer(group, g, src, group_src, "src")

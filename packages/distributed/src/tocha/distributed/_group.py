@@ -216,6 +216,19 @@ def resolve(group: ProcessGroup | None) -> ProcessGroup | None:
     return group
 
 
+def member(group: ProcessGroup | None, collective: str) -> ProcessGroup | None:
+    """`resolve`, warning as PyTorch does when this rank is outside `group` (the collective
+    then does nothing here)."""
+    g = resolve(group)
+    if g is None:
+        warnings.warn(
+            f"Running {collective} on global rank {GroupMember.WORLD.rank()} which does not "
+            "belong to the given group.",
+            stacklevel=3,
+        )
+    return g
+
+
 def _check_environment(size: int, rank: int, world_size: int, rank_arg: int) -> None:
     """Refuse a world that the launcher meant to be larger than the one MPI started."""
     expected = os.environ.get("WORLD_SIZE")

@@ -15,7 +15,7 @@ import pickle
 import numpy as np
 
 from ._collectives import _group_rank, _peer
-from ._group import resolve
+from ._group import member
 
 __all__ = [
     "all_gather_object",
@@ -44,7 +44,7 @@ def broadcast_object_list(
 ) -> None:
     """Replace the items of every rank's `object_list` by those of rank `src`'s (the lists
     must have the same length on every rank)."""
-    g = resolve(group)
+    g = member(group, "broadcast_object_list")
     if g is None:
         return
     root = _group_rank(group, g, src, group_src, "src")
@@ -74,7 +74,7 @@ def _all_gather_bytes(g, payload: np.ndarray) -> list[bytes]:
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """Every rank's `obj` into every rank's `object_list` (of length world size), in rank
     order."""
-    g = resolve(group)
+    g = member(group, "all_gather_object")
     if g is None:
         return
     for i, blob in enumerate(_all_gather_bytes(g, _dumps(obj))):
@@ -89,7 +89,7 @@ def gather_object(
     group_dst: int | None = None,
 ) -> None:
     """Every rank's `obj` into rank `dst`'s `object_gather_list` (None on the other ranks)."""
-    g = resolve(group)
+    g = member(group, "gather_object")
     if g is None:
         return
     root = _group_rank(group, g, dst, group_dst, "dst")
@@ -117,7 +117,7 @@ def scatter_object_list(
         raise ValueError(
             "Expected argument scatter_object_output_list to be a list of size at least 1."
         )
-    g = resolve(group)
+    g = member(group, "scatter_object_list")
     if g is None:
         return
     root = _group_rank(group, g, src, group_src, "src")
@@ -150,7 +150,7 @@ def send_object_list(
 ) -> None:
     """Send the picklable objects of `object_list` to rank `dst`, whose `recv_object_list`
     takes them (a list of the same length)."""
-    g = resolve(group)
+    g = member(group, "send_object_list")
     if g is None:
         return
     peer = _peer(group, g, dst, group_dst, "dst")
@@ -171,7 +171,7 @@ def recv_object_list(
 ) -> int:
     """Receive into `object_list` the objects that rank `src` (any rank when None) sent with
     `send_object_list`; returns the sender's rank (-1 outside `group`)."""
-    g = resolve(group)
+    g = member(group, "recv_object_list")
     if g is None:
         return -1
     peer = None if src is None and group_src is None else _peer(group, g, src, group_src, "src")
