@@ -525,6 +525,24 @@ def opcheck_results(t):
     ]
 
 
+@scenario
+def meta_tensors_run_the_fake(t):
+    @t.library.custom_op("tlib::rowsum", mutates_args=())
+    def rowsum(x: t.Tensor) -> t.Tensor:
+        return x.sum(0, keepdim=True)
+
+    @rowsum.register_fake
+    def _(x):
+        return x.new_empty(1, *x.shape[1:])
+
+    @t.library.custom_op("tlib::nofake_meta", mutates_args=())
+    def nofake_meta(x: t.Tensor) -> t.Tensor:
+        return x * 2
+
+    out = rowsum(t.empty(3, 4, device="meta"))
+    return [list(out.shape), str(out.device), err(lambda: nofake_meta(t.empty(2, device="meta")))]
+
+
 # -- the Library API ------------------------------------------------------------------------
 @scenario
 def library_define_impl_and_dispatch(t):
@@ -824,6 +842,11 @@ EXPECTED = {
         "ValueError: opcheck(op, ..., test_utils=('bogus',)), expected test_utils to be subset of ('test_schema', 'test_autograd_registration', 'test_faketensor', 'test_aot_dispatch_static', 'test_aot_dispatch_dynamic') but it was not",
         "ValueError: opcheck(op, ...): op must be instance of torch._ops.OpOverload, e.g. torch.ops.aten.sin.default, got <class 'function'>",
         True,
+    ],
+    "meta_tensors_run_the_fake": [
+        [1, 4],
+        "meta",
+        "RuntimeError: There was no fake impl registered for <CustomOpDef(tlib::nofake_meta)>. This is necessary for torch.compile/export/fx tracing to work. Please use `nofake_meta.register_fake` to add an fake impl.",
     ],
     "library_define_impl_and_dispatch": [
         "Library(kind=DEF, ns=tlibdef, dispatch_key=)>",

@@ -182,7 +182,9 @@ class CustomOpDef:
 
     # -- running -----------------------------------------------------------------------
     def _backend_fn(self, device: str) -> Callable:
-        if device == "meta" and self._op.fake is not None:
+        if device == "meta" and "meta" not in self._kernels:
+            if self._op.fake is None:
+                raise self._no_fake()
             return functools.partial(run_fake, self._op)
         kernels = self._kernels
         fn = kernels.get(device) if device not in self._disabled else None
@@ -194,6 +196,13 @@ class CustomOpDef:
             keys = sorted(device_key(d) for d in {*self._devices, *kernels} - {None})
             raise no_kernel(self._op, device_key(device), keys)
         return fn
+
+    def _no_fake(self) -> RuntimeError:
+        return RuntimeError(
+            f"There was no fake impl registered for {self!r}. This is necessary for "
+            "torch.compile/export/fx tracing to work. Please use "
+            f"`{self._init_fn.__name__}.register_fake` to add an fake impl."
+        )
 
     def _run_backend(self, device: str, values: list, kw: dict) -> Any:
         import tocha

@@ -188,12 +188,7 @@ def _test_autograd_registration(op: OpOverload, args, kwargs) -> None:
 def _no_fake(op: OpOverload) -> Exception:
     entry = op._op
     if entry.custom is not None:
-        custom = entry.custom
-        return RuntimeError(
-            f"There was no fake impl registered for {custom!r}. This is necessary for "
-            "torch.compile/export/fx tracing to work. Please use "
-            f"`{custom._init_fn.__name__}.register_fake` to add an fake impl."
-        )
+        return entry.custom._no_fake()
     return UnsupportedOperatorException(op)
 
 
