@@ -20,6 +20,7 @@ __all__ = ["Library", "define", "fallthrough_kernel", "impl", "impl_abstract"]
 
 _KINDS = ("DEF", "IMPL", "FRAGMENT")
 _DEF_SITES: dict[str, str] = {"aten": "aten/src/ATen/RegisterSchema.cpp:6", "prim": "", "prims": ""}
+_BUILTIN_NAMESPACES = ("aten", "prim", "prims")
 _KEEP_ALIVE: list[Library] = []
 _WARNED_OVERRIDE: list[bool] = []
 
@@ -141,6 +142,14 @@ class Library:
             )
         if fn is fallthrough_kernel:
             return
+        if qualname.split("::")[0] in _BUILTIN_NAMESPACES:
+            warnings.warn(
+                f"Library.impl({qualname!r}, ..., {key!r}): tocha's built-in operators run "
+                "their own kernels; this registration does not change what "
+                f"torch.{qualname.split('::')[1]} computes",
+                UserWarning,
+                stacklevel=2,
+            )
         op = entry(qualname, overload)
         if key in op.kernels and not _WARNED_OVERRIDE:
             _WARNED_OVERRIDE.append(True)
