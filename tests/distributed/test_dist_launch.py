@@ -220,3 +220,20 @@ def test_record_writes_the_error_file(tmp_path, monkeypatch):
     assert failure.error_file_data["message"]["message"] == "KeyError: 'missing'"
     assert "raise KeyError" in failure.message
     assert record(lambda: (_ for _ in ()).throw(SystemExit(0)))() is None
+
+
+def test_legacy_launch_passes_local_rank_unless_use_env():
+    """``python -m torch.distributed.launch``: deprecated, it gives each worker
+    ``--local-rank=N`` (``--use-env``: only LOCAL_RANK in the environment)."""
+    worker = "import sys, os; print('ARGS', os.environ['LOCAL_RANK'], sys.argv[1:], flush=True)"
+    for extra, expected in (([], "['--local-rank={}']"), (["--use-env"], "[]")):
+        command = [sys.executable, "-m", "tocha.distributed.launch", "--nproc_per_node", "2"]
+        proc = subprocess.run(
+            [*command, *extra, "--no-python", sys.executable, "-c", worker],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        found = sorted(line for line in proc.stdout.splitlines() if line.startswith("ARGS"))
+        assert found == [f"ARGS {r} {expected.format(r)}" for r in (0, 1)], proc.stdout
+        assert "torch.distributed.launch is deprecated" in proc.stderr

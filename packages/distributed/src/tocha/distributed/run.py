@@ -84,6 +84,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("-m", "--module", action="store_true", help="run a module, as python -m")
     _flag(parser, "no_python", action="store_true")
     parser.add_argument("--mpiexec", default=None, help="the mpiexec to use")
+    _flag(parser, "use_env", action="store_true", help=argparse.SUPPRESS)  # launch's
     parser.add_argument("training_script")
     parser.add_argument("training_script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -144,10 +145,11 @@ def _python() -> list[str]:
 
 
 def launch_command(
-    args: argparse.Namespace, mpiexec: str, error_dir: str | None = None
+    args: argparse.Namespace, mpiexec: str, error_dir: str | None = None, rank_args=None
 ) -> list[str]:
     """The mpiexec command line that starts the ranks of `args`; with `error_dir`, each
-    rank's ``TORCHELASTIC_ERROR_FILE`` lies in its own folder there, as torchrun's."""
+    rank's ``TORCHELASTIC_ERROR_FILE`` lies in its own folder there, as torchrun's;
+    `rank_args(rank)` gives arguments of a rank's own, after the script's."""
     program = [] if args.no_python else [*_python(), *(["-m"] if args.module else [])]
     program += [args.training_script, *args.training_script_args]
     command = [mpiexec]
@@ -160,10 +162,14 @@ def launch_command(
         if error_dir is not None:
             command += ["-env", "TORCHELASTIC_ERROR_FILE", f"{error_dir}/{rank}/error.json"]
         command += program
+        if rank_args is not None:
+            command += rank_args(rank)
     return command
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, rank_args=None) -> int:
+    """Launch the workers `argv` describes; `rank_args(rank)` adds arguments of a rank's
+    own (``torch.distributed.launch``'s ``--local-rank``). Returns the exit code."""
     args = parse_args(argv)
     mpiexec = args.mpiexec or find_mpiexec()
     if mpiexec is None:
@@ -174,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, **worker_env(args)}
     with tempfile.TemporaryDirectory(prefix="torchelastic_") as error_dir:
         try:
-            code = subprocess.call(launch_command(args, mpiexec, error_dir), env=env)
+            command = launch_command(args, mpiexec, error_dir, rank_args)
+            code = subprocess.call(command, env=env)
         except KeyboardInterrupt:  # mpiexec got the signal too and stops the ranks
             return 130
         if code:
