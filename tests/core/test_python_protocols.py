@@ -277,3 +277,12 @@ def test_assert_close_names_the_tensor_class_where_it_is_published():
         "No comparison pair was able to handle inputs of type <class 'tocha.Tensor'> and "
         "<class 'float'>."
     )
+
+
+def test_storage_type_warns_that_typed_storage_is_deprecated():
+    from tocha import _storage
+
+    _storage._TYPED_STORAGE_WARNED[0] = False
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated") as rec:
+        assert tocha.ones(2).storage_type() is tocha.FloatStorage
+    assert rec[0].filename == __file__

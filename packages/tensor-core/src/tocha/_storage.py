@@ -660,7 +660,9 @@ def storage(self: Tensor) -> TypedStorage:
 
 
 def storage_type(self: Tensor) -> type:
-    """The legacy storage class of this tensor's dtype (``tocha.FloatStorage``...)."""
+    """The legacy storage class of this tensor's dtype (``tocha.FloatStorage``...); warns,
+    once, that TypedStorage is deprecated, as PyTorch."""
+    _warn_typed_storage_removal()
     return LEGACY_STORAGES[self.dtype]
 
 
