@@ -347,3 +347,16 @@ def test_loading_into_meta_parameters_warns(torch):
         return [str(w.message) for w in caught], str(result), str(model[0].weight.device)
 
     assert run(tocha) == run(torch)
+
+
+def test_state_dict_positional_arguments(torch):
+    """The deprecated ``state_dict(destination, prefix, keep_vars)`` warns and honours all
+    three."""
+
+    def run(lib):
+        layer = lib.nn.Linear(1, 1)
+        with pytest.warns(FutureWarning) as caught:
+            first = layer.state_dict(None, "p.", True)
+        return str(caught[0].message), list(first), "Parameter" in repr(first["p.weight"])
+
+    assert run(tocha) == run(torch)

@@ -836,9 +836,24 @@ class Module:
         )
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
-        """An OrderedDict of every parameter and persistent buffer, by dotted name."""
+        """An OrderedDict of every parameter and persistent buffer, by dotted name.
+
+        The deprecated positional form ``state_dict(destination, prefix, keep_vars)`` warns.
+        """
         if args:
-            destination = args[0] if destination is None else destination
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
