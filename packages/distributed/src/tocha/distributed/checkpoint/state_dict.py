@@ -14,7 +14,6 @@ from typing import Any
 
 import tocha
 from tocha.nn import Module
-from tocha.optim import Optimizer
 
 __all__ = [
     "StateDictOptions",
@@ -72,8 +71,9 @@ def _strip(key: str, prefixes: list[str]) -> str:
     return key
 
 
-def _optimizers(optimizers) -> list[Optimizer]:
-    return [optimizers] if isinstance(optimizers, Optimizer) else list(optimizers)
+def _optimizers(optimizers) -> list:
+    """One optimizer (anything with ``param_groups``), or several, as a list."""
+    return [optimizers] if hasattr(optimizers, "param_groups") else list(optimizers)
 
 
 def _param_names(model: Module) -> dict[int, str]:
@@ -106,7 +106,7 @@ def set_model_state_dict(
     return model.load_state_dict(renamed, strict=options.strict)
 
 
-def _init_state(optimizer: Optimizer) -> None:
+def _init_state(optimizer) -> None:
     """Give an optimizer that has not stepped its state, as PyTorch does: a step with zero
     gradients and a learning rate of 0."""
     if optimizer.state:
