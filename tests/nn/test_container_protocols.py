@@ -360,3 +360,13 @@ def test_state_dict_positional_arguments(torch):
         return str(caught[0].message), list(first), "Parameter" in repr(first["p.weight"])
 
     assert run(tocha) == run(torch)
+
+
+@pytest.mark.parametrize("target", ["DoubleTensor", "float64", "HalfTensor"])
+def test_module_type_casts_every_tensor(torch, target):
+    def run(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        model.type(getattr(lib, target))
+        return [str(t.dtype).split(".")[-1] for t in model.state_dict().values()]
+
+    assert run(tocha) == run(torch)

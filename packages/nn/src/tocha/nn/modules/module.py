@@ -801,8 +801,9 @@ class Module:
         return self._cast(tocha.bfloat16)
 
     def type(self, dst_type) -> Module:
-        """Cast all parameters and buffers to `dst_type`."""
-        return self._apply(lambda t: t.to(dst_type))
+        """Cast all parameters and buffers to `dst_type` (a dtype or a tensor type such as
+        ``tocha.DoubleTensor``), integer buffers included, as ``Tensor.type``."""
+        return self._apply(lambda t: t.type(dst_type))
 
     def share_memory(self) -> Module:
         """Move parameters and buffers into shared memory (needs tocha-mp)."""
