@@ -432,3 +432,13 @@ def test_views_of_a_base_written_through_another_view(lib):
     z = x * 1
     z[:2].mul_(2)
     assert z.grad_fn.name() == "torch::autograd::CopySlices"
+
+
+def test_a_view_chain_made_after_the_base_changed_keeps_its_history(lib):
+    x = lib.ones(2, 3, requires_grad=True)
+    y = x * 1
+    y.mul_(2)
+    chained = y.view(3, 2).t()
+    name = chained.grad_fn.name()
+    (chained * 1).sum().backward()
+    assert chained.grad_fn.name() == name and x.grad.tolist() == [[2.0] * 3] * 2

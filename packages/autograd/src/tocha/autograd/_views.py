@@ -79,6 +79,22 @@ def _as_strided_history(view: Tensor, base: Tensor, index) -> None:
     view._ag.base_meta = base._ag
 
 
+def _made_from(node, history, limit: int = 32) -> bool:
+    """Whether view node `node` was made from `history` (the base's current node): through
+    its first input, a chain of views leads there. (A stale view's chain leads to the
+    base's older history, which never leads to a newer node.)"""
+    for _ in range(limit):
+        if node is None or node is history:
+            return node is history
+        edges = node.edges
+        if not edges:
+            return False
+        node = edges[0]
+        if isinstance(node, Tensor):
+            return False
+    return False
+
+
 def current_view_history(view: Tensor, meta):
     """The autograd metadata of `view` (its current `meta`) as an op taking it should see
     it: when its base got a new history from an in-place op since the view's own was set,
@@ -88,9 +104,8 @@ def current_view_history(view: Tensor, meta):
     current = base._ag
     if current is None or not current.rebased or meta.base_meta is current:
         return meta
-    node = meta.grad_fn
-    if node is not None and node.edges and node.edges[0] is current.grad_fn:
-        meta.base_meta = current  # made from the base's new history already
+    if _made_from(meta.grad_fn, current.grad_fn):
+        meta.base_meta = current
         return meta
     _as_strided_history(view, base, tocha.from_numpy(positions(view, base)).to(base.device))
     fresh = view._ag
