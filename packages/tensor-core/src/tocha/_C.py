@@ -6,8 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from ._device import device
+from ._subclass_dispatch import DisableTorchFunction, DisableTorchFunctionSubclass
+from ._subclass_dispatch import disabled_torch_function_impl as _disabled_torch_function_impl
 
-__all__ = ["_get_accelerator", "_get_tracing_state", "_log_api_usage_once"]
+__all__ = [
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
+    "_disabled_torch_function_impl",
+    "_get_accelerator",
+    "_get_tracing_state",
+    "_log_api_usage_once",
+]
 
 
 def _get_tracing_state() -> Any:

@@ -18,11 +18,13 @@ from . import (  # noqa: E402, F401  # noqa: E402, F401
     _ops,
     _printing,
     _storage,
+    _subclass_dispatch,
     _sym,
     amp,
     fft,
     linalg,
     overrides,
+    random,
     sparse,
     special,
     torch_version,
@@ -104,14 +106,15 @@ from .amp._autocast import (  # noqa: E402
 )
 from .serialization import load, save  # noqa: E402
 
-# tocha's functions hand a call on a tensor-like argument to its __torch_function__
-_PUBLIC.update(
-    [
-        (name, overrides.overridable(fn))
-        for name, fn in _PUBLIC.items()
-        if isinstance(fn, _FunctionType)
-    ]
-)
+# tocha's functions hand a call on a tensor-like argument to its __torch_function__; the
+# public modules that re-export one (tocha.random) publish the same object
+_raw = {name: fn for name, fn in _PUBLIC.items() if isinstance(fn, _FunctionType)}
+_PUBLIC.update((name, overrides.overridable(fn, "tocha", name)) for name, fn in _raw.items())
+for _module in (random,):
+    for _name in _module.__all__:
+        if _name in _raw and getattr(_module, _name) is _raw[_name]:
+            setattr(_module, _name, _PUBLIC[_name])
+del _raw, _module, _name
 globals().update(_PUBLIC)
 _ops.methods.drop_out_from_methods()  # every method is in place now
 

@@ -75,6 +75,8 @@ Errors
     `index_arg(fn_name, value, argument)` reads an int argument as PyTorch's parser does;
     `check_bool(fn_name, value, argument, position=None)` raises its TypeError for a flag
     that is not a bool;
+    `disabled_torch_function_impl` is the ``__torch_function__`` of a Tensor subclass that
+    opts out of ``__torch_function__`` dispatch (tocha's own, as PyTorch's Parameter does);
     `missing_attribute(module, name)` is the AttributeError for a PyTorch name tocha lacks;
     `missing_module(module)` the ModuleNotFoundError for a subpackage whose distribution is
     not installed.
@@ -125,6 +127,7 @@ from ._ops._out import assign, inplace
 from ._ops._special_math import ERF32_RATIONAL
 from ._ops.random import _generator as generator_stream
 from ._ops.random import bernoulli_mask
+from ._subclass_dispatch import disabled_torch_function_impl
 from ._tensor import INFERENCE_VC, SUBCLASS_HOOKS, TENSOR_TYPES, wrap
 
 __all__ = [
@@ -156,6 +159,7 @@ __all__ = [
     "custom_op",
     "define",
     "defop",
+    "disabled_torch_function_impl",
     "expect_tensor",
     "expect_tensors",
     "fallthrough_kernel",

@@ -16,9 +16,13 @@ Example:
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import _dtype
+from ._subclass_dispatch import STATE as DISPATCH
+from ._subclass_dispatch import overrides_torch_function
 from ._tensor import Tensor
 
 __all__ = [
@@ -32,7 +36,7 @@ __all__ = [
 
 
 def _overrides(arg: Any) -> bool:
-    return getattr(type(arg), "__torch_function__", None) is not None
+    return overrides_torch_function(type(arg))
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:
@@ -51,8 +55,9 @@ def has_torch_function_variadic(*args: Any) -> bool:
 
 
 def is_tensor_like(inp: Any) -> bool:
-    """Whether `inp` is a tocha Tensor or of a type that defines ``__torch_function__``."""
-    return type(inp) is Tensor or _overrides(inp)
+    """Whether `inp` is a tocha Tensor (of any subclass) or of a type that defines
+    ``__torch_function__``."""
+    return isinstance(inp, Tensor) or _overrides(inp)
 
 
 def handle_torch_function(
@@ -73,20 +78,46 @@ def handle_torch_function(
         result = type(arg).__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = getattr(public_api, "__qualname__", repr(public_api))
-    raise TypeError(
-        f"no implementation found for '{name}' on types that implement __torch_function__: "
-        f"{[type(arg) for arg in overloaded]}"
+    raise _no_implementation(public_api, types)
+
+
+def _no_implementation(public_api: Callable, types: tuple) -> TypeError:
+    """PyTorch's error when every handler returned NotImplemented: worded as its compiled
+    functions' for tocha's own functions and Tensor methods, as its Python functions' for the
+    others (``torch.nn.functional.relu``)."""
+    module = getattr(public_api, "__module__", None) or ""
+    qualname = getattr(public_api, "__qualname__", repr(public_api))
+    shown = _dtype.SHOWN_MODULE
+    if qualname.startswith("Tensor.") or module == "tocha" or module.startswith("tocha._"):
+        name = f"{shown}.{qualname}"
+        listed = "".join(f"  - tensor subclass {t}\n" for t in types)
+        return TypeError(
+            f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
+            f"NotImplemented:\n\n{listed}\nFor more information, try re-running with "
+            "TORCH_LOGS=not_implemented"
+        )
+    module = _public_module(module)
+    if module.startswith("tocha."):
+        module = shown + module[len("tocha") :]
+    return TypeError(
+        f"no implementation found for '{module}.{qualname}' on types that implement "
+        f"__torch_function__: {list(types)}"
     )
 
 
-def overridable(fn: Callable) -> Callable:
+def overridable(fn: Callable, module: str | None = None, name: str | None = None) -> Callable:
     """`fn` as a public function honouring ``__torch_function__``: a call that fails while an
     argument (or an item of a list, tuple or dict argument) is of a type defining
     ``__torch_function__`` is handed to it (`handle_torch_function`, with the returned
-    function as `public_api`); other calls run `fn` unchanged."""
+    function as `public_api`); other calls run `fn` unchanged. Published as ``module.name``,
+    it is named so (pickled by reference, reported, named in checkpoints as that)."""
 
     def public(*args: Any, **kwargs: Any) -> Any:
+        if DISPATCH.armed and not DISPATCH.disabled:  # a Tensor subclass takes part
+            relevant = _overriding_args(args, kwargs)
+            if relevant:
+                return handle_torch_function(public, relevant, *args, **kwargs)
+            return fn(*args, **kwargs)
         try:
             return fn(*args, **kwargs)
         except Exception:
@@ -95,7 +126,12 @@ def overridable(fn: Callable) -> Callable:
                 raise
         return handle_torch_function(public, relevant, *args, **kwargs)
 
-    return functools.update_wrapper(public, fn)
+    functools.update_wrapper(public, fn)
+    if module is not None:
+        public.__module__ = module
+    if name is not None:
+        public.__name__ = public.__qualname__ = name
+    return public
 
 
 def _overriding_args(args: tuple, kwargs: dict) -> list:
@@ -111,3 +147,15 @@ def _overriding_args(args: tuple, kwargs: dict) -> list:
             items = (arg,)
         found.extend(item for item in items if type(item) is not Tensor and _overrides(item))
     return found
+
+
+def _public_module(module: str) -> str:
+    """The public module a function of `module` is published in: up to its first private
+    part, that part itself when a public module of its name exists
+    (``tocha.nn._functional.activation``: ``tocha.nn.functional``)."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_"):
+            public = ".".join([*parts[:i], part.lstrip("_")])
+            return public if public in sys.modules else ".".join(parts[:i])
+    return module

@@ -16,7 +16,7 @@ import numpy as np
 from tocha import Tensor
 from tocha.autograd import forward_ad
 from tocha.autograd.transforms import watch
-from tocha.library import GRAD_MODE, backend_of, wrap
+from tocha.library import GRAD_MODE, backend_of, disabled_torch_function_impl, wrap
 
 
 class _Levels(threading.local):
@@ -37,6 +37,7 @@ class BatchedTensor(Tensor):
     """A tensor batched over the vmap levels ``_levels`` (see the module docstring)."""
 
     __slots__ = ("_physical", "_levels")
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
 
     def __repr__(self) -> str:
         value = wrap(self._physical, self._device)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import tocha
 from tocha import Size, Tensor
-from tocha.library import FROM_NP, expect_tensor, wrap
+from tocha.library import FROM_NP, disabled_torch_function_impl, expect_tensor, wrap
 from tocha.serialization import register_tensor_type
 
 __all__ = [
@@ -38,6 +38,7 @@ class Parameter(Tensor):
     Like PyTorch's, it takes attributes of its own (libraries mark parameters with them)."""
 
     __slots__ = ("__dict__",)
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -225,6 +226,7 @@ class Buffer(Tensor):
     state dict unless ``persistent=False``)."""
 
     __slots__ = ("persistent",)
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
@@ -247,6 +249,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     registered as a buffer, saved in the state dict unless `persistent` is False."""
 
     __slots__ = ()
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):

@@ -28,6 +28,7 @@ from .._backend import backend_of
 from .._dispatch import OtherLayout, not_a_tensor
 from .._printing import PRINT_OPTS
 from .._storage import sparse_coo
+from .._subclass_dispatch import disabled_torch_function_impl
 from .._tensor import Tensor, wrap
 
 __all__ = [
@@ -265,6 +266,7 @@ class SparseTensor(Tensor):
     no memory for (``numpy``, ``data_ptr``, storages). Dense tensors never see this class."""
 
     __slots__ = ()
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
 
     # autograd: a sparse tensor made with requires_grad=True is a leaf through its values
     @property

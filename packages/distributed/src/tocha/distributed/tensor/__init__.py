@@ -10,6 +10,7 @@ branch on ``isinstance(t, DTensor)`` and build placements run.
 from __future__ import annotations
 
 import tocha
+from tocha.library import disabled_torch_function_impl
 
 from .placement_types import Partial, Placement, Replicate, Shard
 
@@ -21,6 +22,8 @@ _MISSING = "torch.distributed.tensor.DTensor is not in tocha yet"
 class DTensor(tocha.Tensor):
     """A tensor laid out over a device mesh (torch.distributed.tensor.DTensor): not in tocha
     yet, so there are none; constructing one raises NotImplementedError."""
+
+    __torch_function__ = disabled_torch_function_impl  # its calls are plain tensor calls
 
     def __new__(cls, *args, **kwargs):
         raise NotImplementedError(_MISSING)
