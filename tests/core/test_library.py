@@ -444,6 +444,27 @@ def schema_and_registration_errors(t):
     ]
 
 
+@scenario
+def schema_introspection(t):
+    with t.library._scoped_library("tlibschema", "FRAGMENT") as lib:
+        lib.define("f(Tensor(a!) x, Tensor(b) y, int[2] k=1, *, Tensor(c!) out) -> Tensor(a!)")
+        schema = t.ops.tlibschema.f.default._schema
+        args = [
+            [
+                a.name,
+                str(a.type),
+                a.is_write,
+                a.is_out,
+                a.kwarg_only,
+                a.has_default_value(),
+                None if a.alias_info is None else (a.alias_info.is_write, a.alias_info.before_set),
+            ]
+            for a in schema.arguments
+        ]
+        rets = [(r.alias_info.is_write, r.alias_info.after_set) for r in schema.returns]
+        return [schema.name, schema.overload_name, schema.is_mutable, args, rets]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -792,6 +813,18 @@ EXPECTED = {
         "RuntimeError: expected arrow but found '-' here:\nbad(Tensor x) - Tensor\n              ~ <--- HERE\n",
         "RuntimeError: Tried to parse a function schema but only the operator name was given",
         "ValueError: Attempted to create a custom op with `mutates_args=()` and `schema=(Tensor(a!) x) -> Tensor. The schema suggests that the op mutates {'x'}which is different from what was provided to us in `mutates_args`. Please make these consistent.",
+    ],
+    "schema_introspection": [
+        "tlibschema::f",
+        "",
+        True,
+        [
+            ["x", "Tensor", True, False, False, False, (True, {"a"})],
+            ["y", "Tensor", False, False, False, False, (False, {"b"})],
+            ["k", "List[int]", False, False, False, True, None],
+            ["out", "Tensor", True, True, True, False, (True, {"c"})],
+        ],
+        [(True, {"a"})],
     ],
     "opcheck_results": [
         {

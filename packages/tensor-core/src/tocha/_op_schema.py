@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Argument", "FunctionSchema", "SchemaType", "parse_schema"]
+__all__ = ["AliasInfo", "Argument", "FunctionSchema", "SchemaType", "parse_schema"]
 
 BASE_TYPES = (
     "Tensor",
@@ -81,6 +81,19 @@ class SchemaType:
         return self.base == "Tensor"
 
 
+class AliasInfo:
+    """An argument's alias annotation: the alias set it belongs to, and whether the op
+    writes to it (``a!``)."""
+
+    def __init__(self, spelled: str) -> None:
+        self.is_write = spelled.endswith("!")
+        self.before_set = {spelled.rstrip("!")}
+        self.after_set = set(self.before_set)
+
+    def __repr__(self) -> str:
+        return f"AliasInfo(is_write={self.is_write}, before_set={self.before_set})"
+
+
 @dataclass
 class Argument:
     """One argument (or return) of a schema."""
@@ -104,8 +117,24 @@ class Argument:
         return self.alias is not None and self.alias.endswith("!")
 
     @property
-    def alias_info(self) -> str | None:
-        return self.alias
+    def alias_info(self) -> AliasInfo | None:
+        """The alias annotation (``Tensor(a!)``), None without one."""
+        return None if self.alias is None else AliasInfo(self.alias)
+
+    def has_default_value(self) -> bool:
+        return self.has_default
+
+    @property
+    def is_out(self) -> bool:
+        return self.is_write and self.kwarg_only
+
+    @property
+    def N(self) -> int | None:  # noqa: N802 (PyTorch's name)
+        return self.type.size
+
+    @property
+    def real_type(self) -> SchemaType:
+        return self.type
 
     def __str__(self) -> str:
         text = self.type.spelled(self.alias)
