@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._custom_ops import CustomOpDef, FakeImplCtx, run_fake_with
+from ._custom_ops import CustomOpDef
+from ._fake_impl import FakeImplCtx, run_fake_with
 from ._op_registry import OpOverload, OpOverloadPacket
 
 __all__ = ["MetadataMismatchError", "OpCheckError", "opcheck"]
