@@ -39,3 +39,10 @@ def test_communication_hooks(mpirun):
     found = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert proc.returncode == 0 and len(found) == 2 * 6, proc.stdout + proc.stderr
     assert all(line.startswith("PASS") for line in found), proc.stdout
+
+
+def test_uneven_inputs_with_join(mpirun):
+    proc = mpirun("dist_worker_join.py", n=2, launcher=True, timeout=90)
+    found = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert proc.returncode == 0 and len(found) == 2 * 4, proc.stdout + proc.stderr
+    assert all(line.startswith("PASS") for line in found), proc.stdout

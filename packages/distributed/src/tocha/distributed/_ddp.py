@@ -21,6 +21,7 @@ import tocha
 from tocha.library import backend_of, bump_version
 from tocha.nn import Module
 
+from ._ddp_join import DDPJoin
 from ._group import resolve
 from ._types import ReduceOp
 
@@ -216,6 +217,8 @@ class DistributedDataParallel(Module):
         self._handles = [p.register_post_accumulate_grad_hook(self._hook) for p in self._params]
         self._comm_hook = None
         self._comm_state = None
+        self._join = None
+        self._active = None
 
     # -- wrap time ----------------------------------------------------------------------------
     def _backend(self):
@@ -240,9 +243,9 @@ class DistributedDataParallel(Module):
                     f"parameters of rank {g.rank()} differ from those of rank {j}."
                 )
 
-    def _broadcast(self, tensors: list) -> None:
-        """Rank 0's `tensors` into every rank's, in place, all started at once."""
-        works = [self._backend().broadcast(t._data, 0) for t in tensors if t.numel()]
+    def _broadcast(self, tensors: list, root: int = 0) -> None:
+        """Rank `root`'s `tensors` into every rank's, in place, all started at once."""
+        works = [self._backend().broadcast(t._data, root) for t in tensors if t.numel()]
         for work in works:
             work.wait()
         for t in tensors:
@@ -277,6 +280,8 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs, **kwargs):
         if self._ready:
             raise RuntimeError(UNFINISHED)
+        if self._join is not None and self.require_backward_grad_sync and tocha.is_grad_enabled():
+            self._join.check(self._join.count())
         if self.broadcast_buffers and self.process_group.size() > 1:
             self._broadcast_buffers()
         output = self.module(*inputs, **kwargs)
@@ -339,7 +344,7 @@ class DistributedDataParallel(Module):
         if self.find_unused_parameters:
             used = self._used.copy()
             g._mpi.allreduce(used, ReduceOp.MAX).wait()
-        scale = 1.0 / g.size()
+        scale = 1.0 / (self._active or g.size())
         index = {id(p): i for i, p in enumerate(self._params)} if used is not None else None
         for bucket in self._buckets:
             reduced = bucket.work.wait()
@@ -396,6 +401,47 @@ class DistributedDataParallel(Module):
         if not callable(hook):
             raise TypeError(f"Communication hook must be callable, got {type(hook).__name__}")
         self._comm_hook, self._comm_state = hook, state
+
+    def join(
+        self,
+        divide_by_initial_world_size: bool = True,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+    ) -> DDPJoin:
+        """A context manager for uneven inputs: a rank that leaves its training loop early
+        keeps taking part in the others' gradient reductions, with zero gradients, until
+        every rank has left.
+
+        Args:
+            divide_by_initial_world_size: average over the initial world size (else over
+                the ranks still training at each iteration).
+            enable: False turns the context manager off.
+            throw_on_early_termination: raise RuntimeError on every rank as soon as one
+                runs out of inputs.
+
+        Example::
+
+            >>> with ddp.join():
+            ...     for x in my_batches:  # not the same number on every rank
+            ...         ddp(x).sum().backward()
+        """
+        return DDPJoin(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+
+    def shadow_step(self) -> None:
+        """One iteration of a rank that has joined: receive the buffers and take part in
+        each bucket's reduction (or hook) with zeros; its own ``.grad`` are left as they
+        are, as PyTorch's."""
+        g = self.process_group
+        if self.broadcast_buffers and g.size() > 1:
+            self._broadcast_buffers()
+        for index, bucket in enumerate(self._buckets):
+            bucket.flat[...] = 0
+            self._launch(index)
+        for bucket in self._buckets:
+            bucket.work.wait()
+            bucket.work = None
+        if self.find_unused_parameters:
+            g._mpi.allreduce(np.zeros_like(self._used), ReduceOp.MAX).wait()
 
     @contextmanager
     def no_sync(self):
