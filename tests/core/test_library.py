@@ -430,7 +430,12 @@ def schema_and_registration_errors(t):
             full_err(lambda: lib.define("bad schema")),
             full_err(lambda: lib.define("bad(Tensor x) - Tensor")),
         ]
+
+    def kw_tensor(x: T, *, w: T) -> T:
+        return x * w
+
     return [
+        full_err(lambda: t.library.custom_op("tlib::kwt", kw_tensor, mutates_args=())),
         full_err(lambda: inc.register_autograd(lambda ctx, g: g)),
         *parse,
         full_err(
@@ -808,6 +813,7 @@ EXPECTED = {
         ["None", "6", "0", "0", "None", "cpu"],
     ],
     "schema_and_registration_errors": [
+        "NotImplementedError: custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. Got: kwt(Tensor x, *, Tensor w) -> Tensor",
         "RuntimeError: Cannot register autograd formula for non-functional operator <CustomOpDef(tlib::inc)> with schema tlib::inc(Tensor(a0!) x) -> (). Please create a functional operator and register an autograd formula for that.",
         "RuntimeError: expected eof but found 'ident' here:\nbad schema\n    ~~~~~~ <--- HERE\n",
         "RuntimeError: expected arrow but found '-' here:\nbad(Tensor x) - Tensor\n              ~ <--- HERE\n",

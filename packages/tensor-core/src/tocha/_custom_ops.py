@@ -75,11 +75,17 @@ class CustomOpDef:
     kernels, fake, backward, vmap rule and autocast dtype."""
 
     def __init__(self, namespace: str, name: str, schema: str, fn: Callable, device_types):
+        parsed = parse_schema(name + schema)
+        if any(a.kwarg_only and a.type.base == "Tensor" for a in parsed.arguments):
+            raise NotImplementedError(
+                "custom_op with kwarg-only Tensor args. Please make your tensors not "
+                f"kwarg-only. Got: {name}{schema}"
+            )
         self._namespace = namespace
         self._name = name
         self._init_fn = fn
         self._op = op = entry(f"{namespace}::{name}")
-        op.schema = parse_schema(name + schema)
+        op.schema = parsed
         op.schema.name = f"{namespace}::{name}"
         op.kernels.clear()
         op.fake = None
@@ -216,7 +222,9 @@ class CustomOpDef:
         return output
 
     def _call(self, device: str, values: list, kw: dict) -> Any:
-        if self._vmap_fn is not None or (needs_grad(values) and _returns_tensors(self._op)):
+        if self._vmap_fn is not None or (
+            needs_grad([*values, *kw.values()]) and _returns_tensors(self._op)
+        ):
             return self._autograd_function().run(self, values, kw)
         return self._run_backend(device, values, kw)
 

@@ -138,7 +138,7 @@ def make_function(custom):
         @staticmethod
         def run(custom, values, kw):
             flat, spec = _flatten([*values, *kw.values()])
-            if custom._backward_fn is None and not needs_grad(values):
+            if custom._backward_fn is None and not needs_grad(flat):
                 with tocha.no_grad():
                     output = CustomOpFunction.apply(*flat, spec)
             else:
