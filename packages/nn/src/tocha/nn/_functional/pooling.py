@@ -676,6 +676,9 @@ def _adaptive_avg(input, output_size, nd: int) -> Tensor:
         dim = 2 + i
         if o == x.shape[dim]:
             continue
+        if o == 1:  # one window: its mean (an inf or NaN stays where it is, and under vmap
+            out = out.mean(dim, keepdim=True)  # no data-dependent test is needed)
+            continue
         if finite is None:
             finite = not x.is_floating_point() or bool(tocha.isfinite(x).all())
         if not finite and o:
