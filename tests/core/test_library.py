@@ -274,7 +274,13 @@ def register_autocast_casts_inputs(t):
     t.library.register_autocast("tlib::ac", "cpu", t.float16)
     with t.autocast("cpu", dtype=t.bfloat16):
         inside = [str(ac(t.ones(1)).dtype)[-7:], str(ac(t.ones(1, dtype=t.float64)).dtype)[-7:]]
-    return [*inside, str(ac(t.ones(1)).dtype)[-7:]]
+    with t.library._scoped_library("tlibac", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x * 2, "CPU")
+        returned = t.library.register_autocast("tlibac::f", "cpu", t.float16)
+        with t.autocast("cpu", dtype=t.bfloat16):
+            inside.append(str(t.ops.tlibac.f(t.ones(1)).dtype)[-7:])
+    return [*inside, str(ac(t.ones(1)).dtype)[-7:], returned]
 
 
 @scenario
@@ -775,7 +781,7 @@ EXPECTED = {
         "AttributeError: '_OpNamespace' 'tlib' object has no attribute 'nonexistent'",
         "NotImplementedError: Could not run 'tlib::cudaonly' with arguments from the 'CPU' backend.",
     ],
-    "register_autocast_casts_inputs": ["float16", "float64", "float32"],
+    "register_autocast_casts_inputs": ["float16", "float64", "float16", "float32", None],
     "register_vmap_rule": [
         None,
         [[0.0, 100.0], [20.0, 300.0], [40.0, 500.0]],

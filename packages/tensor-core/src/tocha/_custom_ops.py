@@ -97,7 +97,6 @@ class CustomOpDef:
         self._backward_fn: Callable | None = None
         self._setup_context_fn: Callable | None = None
         self._vmap_fn: Callable | None = None
-        self._autocast: dict[str, Any] = {}
         self._function = None
         functools.update_wrapper(self, fn)
 
@@ -162,13 +161,7 @@ class CustomOpDef:
     def register_autocast(self, device_type: str, cast_inputs) -> Callable:
         """Under autocast on `device_type`, cast the op's floating-point Tensor inputs to
         `cast_inputs` and run it with autocast off."""
-        device = check_device_type(device_type)
-        self._autocast[device] = cast_inputs
-
-        def kernel(*args, **kwargs):
-            return self(*args, **kwargs)
-
-        return kernel
+        return register_autocast(self, device_type, cast_inputs)
 
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type: str, enabled: bool = True):
@@ -232,27 +225,6 @@ class CustomOpDef:
         if self._function is None:
             self._function = make_function(self)
         return self._function
-
-    def _autocast_call(self, device: str, values: list, kw: dict):
-        import tocha
-
-        dtype = self._autocast.get(device)
-        if dtype is None or not tocha.is_autocast_enabled(device):
-            return None
-
-        def cast(value):
-            if (
-                isinstance(value, tocha.Tensor)
-                and value.is_floating_point()
-                and value.dtype != tocha.float64
-            ):
-                return value.to(dtype)
-            if isinstance(value, (list, tuple)):
-                return type(value)(cast(v) for v in value)
-            return value
-
-        with tocha.autocast(device, enabled=False):
-            return self._opoverload(*map(cast, values), **{k: cast(v) for k, v in kw.items()})
 
 
 def _detached(value):
@@ -469,6 +441,14 @@ def register_vmap(op, func: Callable | None = None, /, *, lib=None):
     return _custom(op, "register_vmap").register_vmap(func)
 
 
-def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
-    """Register the autocast dtype of the custom op `op` (`CustomOpDef.register_autocast`)."""
-    return _custom(op, "register_autocast").register_autocast(device_type, cast_inputs)
+def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None) -> Callable | None:
+    """Under autocast on `device_type`, the operator `op` casts its floating-point Tensor
+    inputs to `cast_inputs` and runs with autocast off. Returns the autocast kernel of a
+    custom op (None for an operator defined by a `Library`, as PyTorch)."""
+    target = lookup(op)
+    target.autocast[check_device_type(device_type)] = cast_inputs
+
+    def kernel(*args, **kwargs):
+        return target.overload_obj(*args, **kwargs)
+
+    return kernel if target.custom is not None else None

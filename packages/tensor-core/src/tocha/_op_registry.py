@@ -55,6 +55,7 @@ class Operator:
         self.kernels: dict[str, Callable] = {}
         self.custom = None  # the CustomOpDef that defined it, if any
         self.fake: Callable | None = None
+        self.autocast: dict[str, Any] = {}  # device type -> the dtype its inputs are cast to
         self.site = ""
         self.overload_obj = OpOverload(self)
 
@@ -319,8 +320,8 @@ def dispatch(op: Operator, values: list, kw: dict) -> Any:
     """Run `op` on its bound arguments, as PyTorch's dispatcher would."""
     device = device_type_of(values, kw)
     custom = op.custom
-    if custom is not None and custom._autocast:
-        cast = custom._autocast_call(device, values, kw)
+    if op.autocast:
+        cast = _autocast_call(op, device, values, kw)
         if cast is not None:
             return cast
     autograd = op.kernels.get("Autograd")
@@ -367,6 +368,27 @@ def _warn(qualname: str, grad):
         UserWarning,
         stacklevel=2,
     )
+
+
+def _autocast_call(op: Operator, device: str, values: list, kw: dict):
+    """The op run on its inputs cast to its autocast dtype, when autocast is on for
+    `device`; None otherwise."""
+    import tocha
+
+    dtype = op.autocast.get(device)
+    if dtype is None or not tocha.is_autocast_enabled(device):
+        return None
+
+    def cast(value):
+        if isinstance(value, tocha.Tensor):
+            floating = value.is_floating_point() and value.dtype != tocha.float64
+            return value.to(dtype) if floating else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(cast(v) for v in value)
+        return value
+
+    with tocha.autocast(device, enabled=False):
+        return op.overload_obj(*map(cast, values), **{k: cast(v) for k, v in kw.items()})
 
 
 def backend_kernel(op: Operator, device: str) -> Callable:
