@@ -669,3 +669,89 @@ def test_sdpa_clashing_batch_dims(torch, q_shape, k_shape):
     with pytest.raises(RuntimeError) as ours:
         run(tocha)
     assert str(ours.value) == str(theirs.value)
+
+
+# -- multi_head_attention_forward with static keys and values ----------------------------------
+STATIC = ["k", "v", "kv", "kv-zero-attn"]
+
+
+@pytest.mark.parametrize("case", STATIC)
+def test_mha_forward_static_k_v(torch, case):
+    rng = np.random.default_rng(5)
+    L, S, N, E, H = 3, 4, 2, 6, 2
+    arrays = {
+        "q": rng.standard_normal((L, N, E)),
+        "k": rng.standard_normal((S, N, E)),
+        "v": rng.standard_normal((S, N, E)),
+        "W": rng.standard_normal((3 * E, E)),
+        "b": rng.standard_normal(3 * E),
+        "Wo": rng.standard_normal((E, E)),
+        "bo": rng.standard_normal(E),
+        "sk": rng.standard_normal((N * H, 4 if case == "k" else 5, E // H)),
+        "sv": rng.standard_normal((N * H, 4 if case == "v" else 5, E // H)),
+    }
+
+    def run(lib):
+        t = {name: lib.tensor(a, requires_grad=name in ("q", "sk")) for name, a in arrays.items()}
+        kwargs = {}
+        if "k" in case:
+            kwargs["static_k"] = t["sk"]
+        if "v" in case:
+            kwargs["static_v"] = t["sv"]
+        out, weights = lib.nn.functional.multi_head_attention_forward(
+            t["q"],
+            t["k"],
+            t["v"],
+            E,
+            H,
+            t["W"],
+            t["b"],
+            None,
+            None,
+            "zero" in case,
+            0.0,
+            t["Wo"],
+            t["bo"],
+            training=False,
+            **kwargs,
+        )
+        out.sum().backward()
+        grads = [t["q"].grad.numpy()] + ([t["sk"].grad.numpy()] if "k" in case else [])
+        return [out.detach().numpy(), weights.detach().numpy(), *grads]
+
+    for ours, theirs in zip(run(tocha), run(torch), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"static_k": (3, 5, 3)}, {"static_k": (4, 5, 2)}, {"static_v": (4, 5, 3)}],
+    ids=["batch", "head_dim", "length"],
+)
+def test_mha_forward_static_errors(torch, kwargs):
+    def run(lib):
+        q = lib.ones(3, 2, 6)
+        given = {name: lib.ones(shape) for name, shape in kwargs.items()}
+        lib.nn.functional.multi_head_attention_forward(
+            q,
+            q,
+            q,
+            6,
+            2,
+            lib.ones(18, 6),
+            None,
+            None,
+            None,
+            False,
+            0.0,
+            lib.ones(6, 6),
+            None,
+            training=False,
+            **given,
+        )
+
+    with pytest.raises(Exception) as theirs:
+        run(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        run(tocha)
+    assert str(ours.value) == str(theirs.value)

@@ -481,6 +481,18 @@ def _append_column(mask: Tensor | None) -> Tensor | None:
     return tocha.cat([mask, pad], -1)
 
 
+def _static_heads(name: str, static: Tensor, bsz: int, num_heads: int, head_dim: int) -> Tensor:
+    """A given ``(N * num_heads, S, head_dim)`` key or value as ``(N, num_heads, S,
+    head_dim)`` heads, checked as PyTorch checks it."""
+    if static.shape[0] != bsz * num_heads:
+        raise AssertionError(
+            f"expecting {name}.size(0) of {bsz * num_heads}, but got {static.shape[0]}"
+        )
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.shape[2]}")
+    return static.reshape(bsz, num_heads, static.shape[1], head_dim)
+
+
 def multi_head_attention_forward(
     query: Tensor,
     key: Tensor,
@@ -514,16 +526,13 @@ def multi_head_attention_forward(
     The inputs are projected (packed `in_proj_weight`, or `q/k/v_proj_weight` with
     `use_separate_proj_weight`), split into `num_heads` heads, attended (masks: bool True
     hides, float is added; `key_padding_mask` ``(N, S)``, `attn_mask` ``(L, S)`` or
-    ``(N * num_heads, L, S)``), joined and projected by `out_proj_weight`.
+    ``(N * num_heads, L, S)``), joined and projected by `out_proj_weight`. `static_k` and
+    `static_v`, ``(N * num_heads, S, head_dim)``, replace the projected keys and values.
 
     Returns:
         the output ``(L, N, E)`` and, with `need_weights`, the attention weights
         ``(N, L, S)`` (averaged over heads) or ``(N, num_heads, L, S)``; else None.
     """
-    if static_k is not None or static_v is not None:
-        raise NotImplementedError(
-            "multi_head_attention_forward: static_k and static_v are not supported"
-        )
     return _multi_head_attention(
         query,
         key,
@@ -549,6 +558,8 @@ def multi_head_attention_forward(
         average_attn_weights,
         is_causal,
         False,
+        static_k,
+        static_v,
     )
 
 
@@ -577,6 +588,8 @@ def _multi_head_attention(
     average_attn_weights,
     is_causal,
     batch_first,
+    static_k=None,
+    static_v=None,
 ):
     """multi_head_attention_forward on ``(L, N, E)`` inputs, or on ``(N, L, E)`` ones with
     `batch_first` (no transposes: the heads are strided views of the projections; the output
@@ -661,6 +674,15 @@ def _multi_head_attention(
     # the heads: (N, H, T, head_dim) views of the (T, N, E) or (N, T, E) projections
     order = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
     q, k, v = (x.unflatten(-1, (num_heads, head_dim)).permute(order) for x in (q, k, v))
+    if static_k is not None:
+        k = _static_heads("static_k", static_k, bsz, num_heads, head_dim)
+    if static_v is not None:
+        v = _static_heads("static_v", static_v, bsz, num_heads, head_dim)
+    if k.shape[2] != v.shape[2]:  # a static key or value of another length
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{bsz * num_heads}, {k.shape[2]}] but got: [{bsz * num_heads}, {v.shape[2]}]."
+        )
     if add_zero_attn:
         zeros = tocha.zeros((bsz, num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
         k = tocha.cat([k, zeros], 2)
