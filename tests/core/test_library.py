@@ -277,7 +277,7 @@ def register_autocast_casts_inputs(t):
     with t.library._scoped_library("tlibac", "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: x * 2, "CPU")
-        returned = t.library.register_autocast("tlibac::f", "cpu", t.float16)
+        returned = t.library.register_autocast("tlibac::f", "cpu", t.float16, lib=lib)
         with t.autocast("cpu", dtype=t.bfloat16):
             inside.append(str(t.ops.tlibac.f(t.ones(1)).dtype)[-7:])
     return [*inside, str(ac(t.ones(1)).dtype)[-7:], returned]
