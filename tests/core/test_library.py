@@ -687,6 +687,13 @@ def library_functional_forms(t):
         out.append(t.ops.tlibfn.foo(t.zeros(1)).tolist())
         out.append(err(lambda: t.library.impl("tlibfn::foo", "tpu", lambda x: x, lib=lib))[:50])
         out.append(err(lambda: t.library.register_fake("tlibfn::foo", lambda x: x, lib=lib))[:90])
+        t.library.define("tlibfn::legacy", "(Tensor x) -> Tensor", lib=lib)
+
+        @t.library.impl(lib, "legacy", "CPU")
+        def legacy(x):
+            return x * 7
+
+        out.append([legacy.__name__, t.ops.tlibfn.legacy(t.ones(1)).tolist()])
         t.library.define("tlibfn::bar", "(Tensor x) -> Tensor", lib=lib)
         t.library.impl("tlibfn::bar", "cpu", lambda x: x * 2, lib=lib)
         with warnings.catch_warnings(record=True) as seen:
@@ -954,6 +961,7 @@ EXPECTED = {
         [6.0],
         "RuntimeError: Expected one of cpu, cuda, ipu, xpu,",
         "RuntimeError: We should not register a meta kernel directly to the operator 'tlibfn::foo',",
+        ["legacy", [7.0]],
         [("FutureWarning", "`torch.library.impl_abstract` was renamed to `torch.library.")],
         {
             "test_schema": "SUCCESS",

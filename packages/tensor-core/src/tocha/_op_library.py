@@ -10,7 +10,7 @@ import contextlib
 import sys
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ._custom_ops import check_device_type, device_key, register_fake, split_qualname
 from ._op_registry import DISPATCH_KEYS, TABLE, OpOverload, entry
@@ -218,10 +218,14 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags=()) -
 _DEVICE_KEYS = {"default": "CompositeExplicitAutograd"}
 
 
-def impl(qualname: str, types: str | Sequence[str], func: Callable | None = None, *, lib=None):
+def impl(qualname, types="", func: Callable | None = None, *, lib=None):
     """Register `func` as the kernel of the operator `qualname` for `types`: device types
     (``"cpu"``, ``["cpu", "cuda"]``, ``"default"`` for every device) or dispatch keys
-    (``"CPU"``, ``"CompositeImplicitAutograd"``...); a decorator when `func` is omitted."""
+    (``"CPU"``, ``"CompositeImplicitAutograd"``...); a decorator when `func` is omitted.
+    The older form ``impl(lib, name, dispatch_key="")`` is a decorator registering the
+    function in the `Library` `lib` and returning it."""
+    if isinstance(qualname, Library):
+        return _legacy_impl(qualname, types, func or "")
     keys = []
     for t in [types] if isinstance(types, str) else list(types):
         if t in DISPATCH_KEYS:
@@ -241,6 +245,14 @@ def impl(qualname: str, types: str | Sequence[str], func: Callable | None = None
         return register
     register(func)
     return None
+
+
+def _legacy_impl(lib: Library, name: str, dispatch_key: str):
+    def register(fn: Callable) -> Callable:
+        lib.impl(name, fn, dispatch_key)
+        return fn
+
+    return register
 
 
 def impl_abstract(qualname, func=None, *, lib=None, _stacklevel: int = 1):
