@@ -122,7 +122,7 @@ def _map(value, fn):
 def _clone(args, kwargs):
     def copy(t):
         c = t.detach().clone()
-        return c.requires_grad_(t.requires_grad) if t.is_leaf else c
+        return c.requires_grad_() if t.requires_grad and c.is_floating_point() else c
 
     return _map(args, copy), _map(kwargs, copy)
 
