@@ -1,6 +1,7 @@
 """Run by test_dist_spawn.py with a mode, as PyTorch programs start workers without a
 launcher: ``spawn`` (``multiprocessing.spawn`` and ``tcp://`` with rank and world size),
-``process`` (``multiprocessing.Process`` and ``env://``), ``file`` (``file://``), ``alone``
+``process`` (``multiprocessing.Process`` and ``env://``), ``file`` (``file://``), ``store``
+(a ``TCPStore``), ``alone``
 (rank 0 of 2 whose peer never comes), ``port`` (the port is taken), ``raises`` (a worker
 raises while the other is in a collective). Prints ``PASS``/``FAIL``
 lines."""
@@ -61,6 +62,13 @@ def worker(rank: int, world_size: int, init_method: str) -> None:
     dist.destroy_process_group()
 
 
+def store_worker(rank: int, port: int) -> None:
+    store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timeout=timedelta(seconds=30))
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=2)
+    collectives(rank)
+    dist.destroy_process_group()
+
+
 def process_worker(rank: int) -> None:
     dist.init_process_group("gloo", rank=rank, world_size=2)
     collectives(rank)
@@ -91,6 +99,8 @@ mode = sys.argv[1] if __name__ == "__main__" else ""
 if __name__ == "__main__":
     if mode == "spawn":
         mp.spawn(worker, args=(2, f"tcp://127.0.0.1:{free_port()}"), nprocs=2)
+    elif mode == "store":
+        mp.spawn(store_worker, args=(free_port(),), nprocs=2)
     elif mode == "file":
         with tempfile.TemporaryDirectory() as folder:
             mp.spawn(worker, args=(2, f"file://{folder}/rendezvous"), nprocs=2)

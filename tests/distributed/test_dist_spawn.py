@@ -32,7 +32,7 @@ def run(mode: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("mode", ["spawn", "file", "process"])
+@pytest.mark.parametrize("mode", ["spawn", "file", "process", "store"])
 def test_workers_started_apart_form_one_world(mode):
     found = run(mode)
     assert len(found) == 10 + (mode == "process")

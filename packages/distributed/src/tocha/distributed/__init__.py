@@ -72,6 +72,7 @@ from ._objects import (
     scatter_object_list,
     send_object_list,
 )
+from ._store import HashStore, PrefixStore, Store, TCPStore
 from ._types import (
     Backend,
     DistBackendError,
@@ -94,9 +95,13 @@ __all__ = [
     "DistributedDataParallel",
     "GradBucket",
     "GroupMember",
+    "HashStore",
     "P2POp",
+    "PrefixStore",
     "ProcessGroup",
     "ReduceOp",
+    "Store",
+    "TCPStore",
     "Work",
     "__version__",
     "all_gather",

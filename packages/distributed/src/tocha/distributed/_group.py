@@ -322,7 +322,7 @@ def init_process_group(
         from ._rendezvous import check_rank
 
         check_rank(meeting)
-        join(meeting, meeting.file, timeout)
+        join(meeting, meeting.file, timeout, store)
     if "mpi4py.MPI" not in sys.modules:
         from ._exit import take_over_finalize
 

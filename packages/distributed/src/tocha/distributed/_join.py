@@ -32,6 +32,12 @@ def started_by_mpi() -> bool:
     return any(name in os.environ for name in _MANAGER_VARIABLES)
 
 
+def listen(port: int) -> socket.socket:
+    """A socket listening on `port` (0: a free one) on every interface; PyTorch's
+    `DistNetworkError` when the port is taken."""
+    return _listen("", port)
+
+
 def _listen(host: str, port: int) -> socket.socket:
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -130,7 +136,20 @@ def _hello(host: str, port: int, rank: int, size: int, deadline: float, seconds:
     )
 
 
-def join(meeting, file: str | None, timeout: timedelta) -> None:
+def _store_address(store, rank: int) -> tuple[str, int, socket.socket | None]:
+    """With a store (``init_process_group(store=...)``): rank 0 listens on a free port and
+    sets its address in the store; the others get it there."""
+    key = "tocha/rendezvous_address"
+    if rank == 0:
+        server = _listen("", 0)
+        host = getattr(store, "host", None) or _own_address()
+        store.set(key, f"{host}:{server.getsockname()[1]}")
+        return host, server.getsockname()[1], server
+    host, _, port = store.get(key).decode().rpartition(":")
+    return host, int(port), None
+
+
+def join(meeting, file: str | None, timeout: timedelta, store=None) -> None:
     """Meet the other ranks of `meeting` (a `Rendezvous`) and set the environment that makes
     the coming ``MPI_Init`` join them.
 
@@ -141,7 +160,9 @@ def join(meeting, file: str | None, timeout: timedelta) -> None:
     seconds = int(timeout.total_seconds()) + 1
     deadline = time.monotonic() + timeout.total_seconds()
     server = None
-    if file is not None:
+    if store is not None:
+        host, port, server = _store_address(store, meeting.rank)
+    elif file is not None:
         host, port, server = _file_address(file, meeting.rank, deadline)
     else:
         host, port = meeting.master_addr, meeting.master_port
