@@ -440,7 +440,16 @@ def schema_and_registration_errors(t):
     def kw_tensor(x: T, *, w: T) -> T:
         return x * w
 
+    @t.library.custom_op("tlib::named", mutates_args=())
+    def named(x: T) -> T:
+        return x * 2
+
+    # PyTorch passes setup_context's arguments by name
+    named.register_autograd(lambda ctx, g: g * 2, setup_context=lambda ctx, i, o: None)
+    x = t.ones(1, requires_grad=True)
+
     return [
+        full_err(lambda: named(x)),
         full_err(lambda: t.library.custom_op("tlib::kwt", kw_tensor, mutates_args=())),
         full_err(lambda: inc.register_autograd(lambda ctx, g: g)),
         *parse,
@@ -826,6 +835,7 @@ EXPECTED = {
         ["None", "6", "0", "0", "None", "cpu"],
     ],
     "schema_and_registration_errors": [
+        "TypeError: schema_and_registration_errors.<locals>.<lambda>() got an unexpected keyword argument 'inputs'",
         "NotImplementedError: custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. Got: kwt(Tensor x, *, Tensor w) -> Tensor",
         "RuntimeError: Cannot register autograd formula for non-functional operator <CustomOpDef(tlib::inc)> with schema tlib::inc(Tensor(a0!) x) -> (). Please create a functional operator and register an autograd formula for that.",
         "RuntimeError: expected eof but found 'ident' here:\nbad schema\n    ~~~~~~ <--- HERE\n",

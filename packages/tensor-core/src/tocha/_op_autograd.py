@@ -96,7 +96,7 @@ def make_function(custom):
                         ctx=ctx, inputs=tuple(values), keyword_only_inputs=kw, output=result
                     )
                 else:
-                    custom._setup_context_fn(ctx, tuple(values), result)
+                    custom._setup_context_fn(ctx=ctx, inputs=tuple(values), output=result)
             ctx._custom_op_spec = inputs[-1]
 
         @staticmethod
@@ -167,7 +167,7 @@ def register_library_autograd(target, backward, setup_context) -> None:
         @staticmethod
         def setup_context(ctx, inputs, output):
             if setup_context is not None:
-                setup_context(ctx, tuple(inputs[:n_pos]), output)
+                setup_context(ctx=ctx, inputs=tuple(inputs[:n_pos]), output=output)
 
         @staticmethod
         def backward(ctx, *grads):
