@@ -146,6 +146,20 @@ with warnings.catch_warnings(record=True) as caught:
     dist.all_reduce(torch.ones(1), group=only_one)
 expected = ["Running all_reduce on global rank 0 which does not belong to the given group."]
 equal("warns outside the group", [str(w.message) for w in caught], expected if RANK == 0 else [])
+mine, subgroups = dist.new_subgroups(group_size=1)
+equal("new_subgroups", dist.get_process_group_ranks(mine), [RANK])
+raises(
+    "new_subgroups size",
+    ValueError,
+    "The arg 'group_size' (3) must not exceed the world size (2)",
+    lambda: dist.new_subgroups(group_size=3),
+)
+raises(
+    "new_subgroups_by_enumeration overlap",
+    ValueError,
+    "Rank 1 has appeared in both subgroup [0, 1] and [1]",
+    lambda: dist.new_subgroups_by_enumeration([[0, 1], [1]]),
+)
 raises("P2POp", ValueError, "Invalid ``op``", lambda: dist.P2POp(dist.send, torch.ones(1), 0))
 t = torch.ones(2)
 dist.all_reduce(t)

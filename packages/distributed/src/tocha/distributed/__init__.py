@@ -63,6 +63,8 @@ from ._group import (
     is_ucc_available,
     is_xccl_available,
     new_group,
+    new_subgroups,
+    new_subgroups_by_enumeration,
 )
 from ._objects import (
     all_gather_object,
@@ -142,6 +144,8 @@ __all__ = [
     "isend",
     "monitored_barrier",
     "new_group",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
     "recv",
     "recv_object_list",
     "reduce",

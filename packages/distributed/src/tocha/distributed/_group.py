@@ -45,6 +45,8 @@ __all__ = [
     "is_ucc_available",
     "is_xccl_available",
     "new_group",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
 ]
 
 NOT_INITIALIZED = (
@@ -397,6 +399,66 @@ def new_group(
     made = ProcessGroup(name, mpi, members, _nccl(name, mpi, device_id))
     _GROUPS.append(made)
     return made
+
+
+def new_subgroups(
+    group_size: int | None = None,
+    group=None,
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options=None,
+    group_desc: str | None = None,
+):
+    """Split the default group into groups of `group_size` consecutive ranks; returns
+    ``(the group of this rank, every group)`` (``NON_GROUP_MEMBER`` for the others)."""
+    if group_size is None:
+        raise ValueError(
+            "Default group size only takes effect when CUDA is available.If your subgroup "
+            "using a backend that does not depend on CUDA,please pass in 'group_size' "
+            "correctly."
+        )
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    size = get_world_size()
+    if group_size > size:
+        raise ValueError(
+            f"The arg 'group_size' ({group_size}) must not exceed the world size ({size})"
+        )
+    if size % group_size:
+        raise ValueError(
+            f"The world size ({size}) must be divisible by 'group_size' ({group_size})"
+        )
+    ranks = [list(range(start, start + group_size)) for start in range(0, size, group_size)]
+    return new_subgroups_by_enumeration(ranks, timeout, backend, pg_options, group_desc)
+
+
+def new_subgroups_by_enumeration(
+    ranks_per_subgroup_list: list[list[int]],
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options=None,
+    group_desc: str | None = None,
+):
+    """One group per list of ranks (disjoint lists); returns ``(the group of this rank or
+    None, every group)`` (``NON_GROUP_MEMBER`` for those this rank is outside of)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen: dict[int, list[int]] = {}
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(
+                    f"Rank {r} has appeared in both subgroup {seen[r]} and {list(ranks)}"
+                )
+            seen[r] = list(ranks)
+    me = get_rank()
+    mine, groups = None, []
+    for ranks in ranks_per_subgroup_list:
+        made = new_group(ranks, timeout, backend, pg_options, group_desc=group_desc)
+        groups.append(made)
+        if me in ranks:
+            mine = made
+    return mine, groups
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
