@@ -485,6 +485,25 @@ def schema_introspection(t):
         return [schema.name, schema.overload_name, schema.is_mutable, args, rets]
 
 
+@scenario
+def operator_tags(t):
+    @t.library.custom_op("tlib::tagged", mutates_args=(), tags=t.Tag.pointwise)
+    def tagged(x: t.Tensor) -> t.Tensor:
+        return x * 2
+
+    with t.library._scoped_library("tlibtags", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor", tags=(t.Tag.needs_fixed_stride_order,))
+        lib.define("g(Tensor x) -> Tensor")
+        defined = [repr(t.ops.tlibtags.f.default.tags), t.ops.tlibtags.g.default.tags]
+    return [
+        repr(t.ops.tlib.tagged.default.tags),
+        t.Tag.pointwise in t.ops.tlib.tagged.default.tags,
+        str(t.Tag.reduction),
+        t.Tag.view_copy.value,
+        *defined,
+    ]
+
+
 # -- fake kernels and opcheck -----------------------------------------------------------------
 @scenario
 def opcheck_results(t):
@@ -854,6 +873,14 @@ EXPECTED = {
             ["out", "Tensor", True, True, True, False, (True, {"c"})],
         ],
         [(True, {"a"})],
+    ],
+    "operator_tags": [
+        "[<Tag.pt2_compliant_tag: 17>, <Tag.pointwise: 16>]",
+        True,
+        "Tag.reduction",
+        19,
+        "[<Tag.needs_fixed_stride_order: 11>]",
+        [],
     ],
     "opcheck_results": [
         {

@@ -23,6 +23,7 @@ from ._infer_schema import infer_schema
 from ._op_autograd import make_function, needs_grad, register_library_autograd
 from ._op_registry import entry, no_kernel, ops
 from ._op_schema import parse_schema
+from ._op_tags import Tag, tags_of
 
 __all__ = [
     "CustomOpDef",
@@ -322,7 +323,9 @@ def custom_op(
         namespace, short = split_qualname(name)
         if schema is not None:
             _check_schema_mutations(parse_schema(short + schema), mutates_args, schema)
-        return CustomOpDef(namespace, short, text, fn, _device_types(device_types))
+        op = CustomOpDef(namespace, short, text, fn, _device_types(device_types))
+        op._op.tags = [Tag.pt2_compliant_tag, *tags_of(tags)]
+        return op
 
     return register if fn is None else register(fn)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from ._custom_ops import check_device_type, device_key, register_fake, split_qualname
 from ._op_registry import DISPATCH_KEYS, TABLE, OpOverload, entry
 from ._op_schema import parse_schema
+from ._op_tags import tags_of
 
 __all__ = ["Library", "define", "fallthrough_kernel", "impl", "impl_abstract"]
 
@@ -106,7 +107,7 @@ class Library:
                 "single call to def(). Duplicate registration: registered at "
                 f"{site}. Original registration: registered at {op.site}"
             )
-        op.schema, op.site, op.custom = parsed, site, None
+        op.schema, op.site, op.custom, op.tags = parsed, site, None, tags_of(tags)
         self._op_defs.add((op.qualname, op.overload))
         return written
 

@@ -56,6 +56,7 @@ class Operator:
         self.custom = None  # the CustomOpDef that defined it, if any
         self.fake: Callable | None = None
         self.autocast: dict[str, Any] = {}  # device type -> the dtype its inputs are cast to
+        self.tags: list = []
         self.site = ""
         self.overload_obj = OpOverload(self)
 
@@ -101,6 +102,11 @@ class OpOverload:
     @property
     def _schema(self) -> FunctionSchema:
         return self._op.schema
+
+    @property
+    def tags(self) -> list:
+        """The tags (`Tag`) the operator was defined with."""
+        return list(self._op.tags)
 
     @property
     def _overloadname(self) -> str:
