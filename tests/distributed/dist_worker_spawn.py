@@ -98,7 +98,9 @@ mode = sys.argv[1] if __name__ == "__main__" else ""
 
 if __name__ == "__main__":
     if mode == "spawn":
-        mp.spawn(worker, args=(2, f"tcp://127.0.0.1:{free_port()}"), nprocs=2)
+        address = f"tcp://127.0.0.1:{free_port()}"
+        for _ in range(2):  # the port is free again for the next run
+            mp.spawn(worker, args=(2, address), nprocs=2)
     elif mode == "store":
         mp.spawn(store_worker, args=(free_port(),), nprocs=2)
     elif mode == "file":

@@ -14,8 +14,9 @@ then two things for the workers:
   world size and which ranks share a machine, exchanges the addresses of the ranks through
   its key-value space, and waits in its barriers.
 
-It exits once every rank's MPI has finalized or gone, when rank 0's process ends, or when
-the ranks have not all said hello within the timeout.
+It stops listening once every rank's MPI has connected (freeing the port), and exits once
+every rank's MPI has finalized or gone, when rank 0's process ends, or when the ranks have
+not all said hello within the timeout.
 
 Usage: ``python _pmi_server.py LISTEN_FD WORLD_SIZE TIMEOUT_SECONDS PARENT_PID``
 """
@@ -42,6 +43,7 @@ class World:
         self.kvs: dict[str, str] = {}
         self.barrier_round = 0
         self.barrier_waiting = 0
+        self.pmi_joined = 0
         self.pmi_done = 0
 
     def process_mapping(self) -> str:
@@ -154,6 +156,8 @@ def _serve(world: World, conn: socket.socket) -> None:
             return
         rank = int(fields["pmiid"])
         pmi = True
+        with world.cond:
+            world.pmi_joined += 1
         for line in ("cmd=initack", f"cmd=set size={world.size}", f"cmd=set rank={rank}"):
             reply(line)
         reply("cmd=set debug=0")
@@ -183,8 +187,13 @@ def main(argv: list[str]) -> None:
         with world.cond:
             finished = world.pmi_done >= size
             waiting = len(world.hosts) < size
+            everyone = world.pmi_joined >= size
         if finished or os.getppid() != parent or (waiting and time.monotonic() > deadline):
             return
+        if everyone:  # free the port at once: the next rendezvous may use it
+            server.close()
+            time.sleep(0.2)
+            continue
         try:
             conn, _ = server.accept()
         except TimeoutError:
