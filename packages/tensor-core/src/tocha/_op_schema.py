@@ -9,7 +9,6 @@ import builtins
 import math
 import numbers
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["AliasInfo", "Argument", "FunctionSchema", "SchemaType", "parse_schema"]
@@ -48,16 +47,18 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
 class SchemaType:
     """An argument's type: `base` (``"Tensor"``, ``"int"``...), whether it is a list (and
     of what fixed length), whether the element and the whole may be None."""
 
-    base: str
-    is_list: bool = False
-    size: int | None = None
-    elem_optional: bool = False
-    optional: bool = False
+    __slots__ = ("base", "elem_optional", "is_list", "optional", "size")
+
+    def __init__(self, base, is_list=False, size=None, elem_optional=False, optional=False):
+        self.base = base
+        self.is_list = is_list
+        self.size = size
+        self.elem_optional = elem_optional
+        self.optional = optional
 
     def __str__(self) -> str:
         name = _DISPLAY.get(self.base, self.base)
@@ -94,17 +95,18 @@ class AliasInfo:
         return f"AliasInfo(is_write={self.is_write}, before_set={self.before_set})"
 
 
-@dataclass
 class Argument:
-    """One argument (or return) of a schema."""
+    """One argument (or return) of a schema: its `name`, `type`, `default` (when
+    `has_default`), whether it is keyword-only, and its alias annotation (``"a!"``)."""
 
-    name: str
-    type: SchemaType
-    default: Any = None
-    has_default: bool = False
-    kwarg_only: bool = False
-    alias: str | None = None
-    default_text: str | None = field(default=None, repr=False)
+    def __init__(self, name: str, type: SchemaType, *, kwarg_only=False, alias=None) -> None:  # noqa: A002
+        self.name = name
+        self.type = type
+        self.default: Any = None
+        self.has_default = False
+        self.default_text: str | None = None
+        self.kwarg_only = kwarg_only
+        self.alias = alias
 
     @property
     def default_value(self) -> Any:
