@@ -23,6 +23,12 @@ CASES = {
     "linear-nobias-long": lambda lib: lib.nn.functional.linear(
         lib.ones(1, 3, dtype=lib.int64), lib.ones(2, 3)
     ),
+    "linear-bias-double": lambda lib: lib.nn.functional.linear(
+        lib.ones(2, 3), lib.ones(4, 3), lib.ones(4, dtype=lib.float64)
+    ),
+    "linear-bias-half": lambda lib: lib.nn.functional.linear(
+        lib.ones(2, 3, dtype=lib.float16), lib.ones(4, 3, dtype=lib.float16), lib.ones(4)
+    ),
     "bilinear-batch": lambda lib: lib.nn.Bilinear(2, 3, 4)(lib.ones(5, 2), lib.ones(4, 3)),
     "bilinear-batch-dim1": lambda lib: lib.nn.Bilinear(2, 3, 4)(
         lib.ones(2, 5, 2), lib.ones(2, 4, 3)

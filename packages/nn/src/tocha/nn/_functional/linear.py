@@ -13,6 +13,7 @@ import tocha
 from tocha import Tensor
 from tocha.autograd.derivatives import d, fwd
 from tocha.library import (
+    FROM_NP,
     GRAD_MODE,
     HALF_CHARS,
     LAYERS,
@@ -44,6 +45,11 @@ __all__ = [
 # -- linear: x @ w.T + b as one node --------------------------------------------------------
 def _linear_kernel(xp):
     def kernel(x, w, b=None):
+        if b is not None and b.dtype != x.dtype:  # NumPy would cast the bias silently
+            raise RuntimeError(
+                f"self and mat2 must have the same dtype, but got {TITLE[FROM_NP[b.dtype]]} "
+                f"and {TITLE[FROM_NP[x.dtype]]}"
+            )
         if x.dtype.char in HALF_CHARS:  # PyTorch's: a float32 product and sum, rounded once
             return in_float32(kernel)(x, w, b)
         out = x @ w.T
@@ -138,15 +144,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is None:
         return call(linear_op, (input, weight))
-    try:
-        return call(linear_op, (input, weight, bias))
-    except TypeError:  # NumPy's casting error: a bias whose dtype the result cannot hold
-        if isinstance(bias, Tensor) and bias.dtype != input.dtype:
-            raise RuntimeError(
-                f"self and mat2 must have the same dtype, but got {TITLE[bias.dtype]} and "
-                f"{TITLE[input.dtype]}"
-            ) from None
-        raise
+    return call(linear_op, (input, weight, bias))
 
 
 @autocast_op("bilinear")
