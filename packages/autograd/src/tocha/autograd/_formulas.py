@@ -31,6 +31,7 @@ import numpy as np
 import tocha
 from tocha.library import REGISTRY, call, computed_in_float32
 
+from . import _node_names  # noqa: F401 (before the nodes are declared: their names)
 from ._forward import _tensor_positions, fwd, fwd_linear, fwd_multilinear
 from ._graph import TensorMeta, node_type
 
@@ -541,6 +542,8 @@ d("expand", "", lambda g, out, x, shape: g)
 d("squeeze", "", lambda g, out, x, dims: g.reshape(x.shape))
 d("unsqueeze", "", lambda g, out, x, dim: g.squeeze(dim))
 fwd_linear("view", "permute", "expand", "squeeze", "unsqueeze")
+
+
 d("getitem", "", lambda g, out, x, key: _scatter(g, x.shape, _positions(x.shape, key)))
 fwd_linear("getitem")
 
