@@ -3,9 +3,10 @@
 `save` writes PyTorch's checkpoint format (a zip of a pickled ``data.pkl`` and one raw record
 per storage), so ``torch.load`` reads tocha's checkpoints and `load` reads PyTorch's, without
 PyTorch installed, in that format or the legacy one (PyTorch before 1.6, or
-``_use_new_zipfile_serialization=False``). `load` with ``weights_only=True`` (the default) rebuilds only tensors,
-dtypes, devices and plain containers: the pickle's globals are looked up in an allow-list of
-PyTorch's rebuild functions mapped to tocha's, so nothing in the file is imported or called.
+``_use_new_zipfile_serialization=False``). `load` with ``weights_only=True`` (the default)
+rebuilds only tensors, dtypes, devices and plain containers: the pickle's globals are looked
+up in an allow-list of PyTorch's rebuild functions mapped to tocha's, so nothing in the file
+is imported or called.
 `save_file` and `load_file` read and write the safetensors format.
 """
 
