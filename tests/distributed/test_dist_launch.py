@@ -126,10 +126,27 @@ def test_backend_names():
     assert dist.Backend("GLOO") == "gloo"
     assert dist.Backend("cpu:gloo,cuda:nccl").uses_nccl()
     assert not dist.Backend("gloo").uses_nccl()
-    with pytest.raises(ValueError, match="Invalid backend"):
-        dist.Backend("foo")
-    with pytest.raises(RuntimeError, match="UCC"):
-        dist.Backend("ucc")
+    assert dist.Backend("foo") == "foo"  # any name, as PyTorch's; refused when used
+    with pytest.raises(ValueError, match="must be string-ish"):
+        dist.Backend(3)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"backend": "nonsense"}, AssertionError, "Unknown backend type nonsense"),
+        ({"backend": "ucc"}, AssertionError, "Unknown c10d backend type UCC"),
+        ({"timeout": 5}, TypeError, "to be of type datetime.timedelta, got 5"),
+        ({"world_size": 0}, ValueError, "TCPStore world size cannot be 0"),
+        ({"rank": 5, "world_size": 2}, ValueError, "Invalid rank 5"),
+    ],
+    ids=["unknown", "ucc", "timeout", "world0", "rank"],
+)
+def test_init_errors_as_pytorchs(no_group, clean_env, kwargs, error, message):
+    arguments = {"backend": "gloo", "rank": 0, "world_size": 1, **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        dist.init_process_group(init_method=f"tcp://127.0.0.1:{free_port()}", **arguments)
+    assert not dist.is_initialized()
 
 
 def test_launcher_takes_torchruns_arguments():

@@ -309,21 +309,22 @@ def init_process_group(
     """
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    chosen = None if backend is None else Backend(backend)
+    chosen = None if backend is None else Backend(backend).check()
     timeout = default_pg_timeout if timeout is None else timeout
     if not isinstance(timeout, timedelta):
-        raise TypeError(f"Expected timeout argument to be of typedatetime.timedelta, got {timeout}")
+        raise TypeError(
+            f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
+        )
     meeting = None
     if _meets(chosen, init_method, world_size, rank, store):
-        from ._rendezvous import rendezvous
+        from ._rendezvous import check_rank, rendezvous
 
         meeting = rendezvous(init_method, rank, world_size, store)
+        check_rank(meeting)
     joining = meeting is not None and meeting.world_size > 1 and _mpi_not_started()
     if joining:
         from ._join import join
-        from ._rendezvous import check_rank
 
-        check_rank(meeting)
         join(meeting, meeting.file, timeout, store)
     if "mpi4py.MPI" not in sys.modules:
         from ._exit import take_over_finalize
@@ -395,7 +396,7 @@ def new_group(
         _OUTSIDE[0] += 1
         return GroupMember.NON_GROUP_MEMBER
     mpi = ProcessGroupMPI(comm, world._mpi.timeout if timeout is None else timeout)
-    name = Backend(backend) if backend is not None else world.name()
+    name = Backend(backend).check() if backend is not None else world.name()
     made = ProcessGroup(name, mpi, members, _nccl(name, mpi, device_id))
     _GROUPS.append(made)
     return made

@@ -79,6 +79,8 @@ def rendezvous(init_method: str | None, rank: int, world_size: int, store) -> Re
             raise _error(url.scheme, "rank parameter missing")
         if world_size == -1:
             raise _error(url.scheme, "world size parameter missing")
+        if world_size == 0:
+            raise ValueError("TCPStore world size cannot be 0")
         if url.scheme == "file":
             return Rendezvous(rank, world_size, file=url.path)
         if url.port is None:
@@ -88,7 +90,9 @@ def rendezvous(init_method: str | None, rank: int, world_size: int, store) -> Re
 
 
 def check_rank(meeting: Rendezvous) -> None:
-    """Refuse a rank outside ``[0, world_size)``."""
+    """Refuse a world size below 1 and a rank outside ``[0, world_size)``."""
+    if meeting.world_size < 1:
+        raise ValueError(f"Invalid world size {meeting.world_size}: it must be at least 1")
     if not 0 <= meeting.rank < meeting.world_size:
         raise ValueError(
             f"Invalid rank {meeting.rank}: the rank must be in [0, {meeting.world_size})"

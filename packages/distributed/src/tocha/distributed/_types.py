@@ -88,7 +88,8 @@ def supports_complex(reduceOp) -> bool:
 
 
 class Backend(str):
-    """A backend's name, lower-cased and checked: ``Backend("MPI") == "mpi"``.
+    """A backend's name, lower-cased: ``Backend("MPI") == "mpi"``. As PyTorch's, any string
+    is a name; `check` refuses those tocha cannot run.
 
     tocha has ``mpi`` (through mpi4py), ``gloo`` (PyTorch's CPU backend, carried by the same
     MPI communicators) and ``nccl`` (through CuPy), and the per-device form
@@ -104,14 +105,18 @@ class Backend(str):
     def __new__(cls, name: str) -> Backend:
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, got {name!r}")
-        value = name.lower()
-        for part in value.split(","):
+        return super().__new__(cls, name.lower())
+
+    def check(self) -> Backend:
+        """This name, when a process group can run on it; PyTorch's AssertionError for a
+        backend it does not know, or one not built (``ucc``)."""
+        for part in self.split(","):
             backend = part.split(":", 1)[-1]
-            if backend == cls.UCC:
-                raise RuntimeError("Distributed package doesn't have UCC built in")
-            if backend not in (cls.MPI, cls.GLOO, cls.NCCL) or part.count(":") > 1:
-                raise ValueError(f"Invalid backend: '{name}'")
-        return super().__new__(cls, value)
+            if backend == self.UCC:
+                raise AssertionError("Unknown c10d backend type UCC")
+            if backend not in (self.MPI, self.GLOO, self.NCCL) or part.count(":") > 1:
+                raise AssertionError(f"Unknown backend type {self}")
+        return self
 
     def uses_nccl(self) -> bool:
         """Whether CUDA tensors go through NCCL (``"nccl"`` or ``"cpu:gloo,cuda:nccl"``)."""
