@@ -1114,3 +1114,21 @@ def test_impl_of_a_builtin_operator_warns_that_it_changes_nothing():
             lib.impl("sin", lambda x: x * 0, "CPU")
         assert tocha.sin(tocha.zeros(1)).tolist() == [0.0]
         assert tocha.sin(tocha.ones(1)).item() != 0.0
+
+
+def test_a_tensor_subclass_sees_the_operator_call_once():
+    seen = []
+
+    class Logged(tocha.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    @tocha.library.custom_op("tlib_only::double", mutates_args=())
+    def double(x: tocha.Tensor) -> tocha.Tensor:
+        return x * 2
+
+    out = double(tocha.ones(2).as_subclass(Logged))
+    assert seen == ["tlib_only.double.default"]  # PyTorch's: the op, not the ops inside it
+    assert type(out) is Logged and out.tolist() == [2.0, 2.0]

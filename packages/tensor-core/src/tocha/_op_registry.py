@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ._op_schema import FunctionSchema
+from ._subclass_dispatch import STATE as SUBCLASSES
+from ._subclass_dispatch import _overriding_args as overriding_args
 
 __all__ = ["DISPATCH_KEYS", "OpOverload", "OpOverloadPacket", "Operator", "entry", "ops"]
 
@@ -142,12 +144,16 @@ class OpOverload:
         return id(self._op)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        if SUBCLASSES.armed and not SUBCLASSES.disabled:
+            found = overriding_args(args, kwargs)
+            if found:
+                return _handle(self, found, args, kwargs)
         op = self._op
         try:
             values, kw = op.schema.bind(args, kwargs)
         except RuntimeError:
             if _overridden(args, kwargs):
-                return _handle(self, args, kwargs)
+                return _handle(self, _flat([*args, *kwargs.values()]), args, kwargs)
             raise
         return dispatch(op, values, kw)
 
@@ -196,6 +202,10 @@ class OpOverloadPacket:
         return _dotted(self._qualified_op_name)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        if SUBCLASSES.armed and not SUBCLASSES.disabled:
+            found = overriding_args(args, kwargs)
+            if found:
+                return _handle(self, found, args, kwargs)
         overloads = defined(self._qualified_op_name)
         ordered = sorted(overloads.items(), key=lambda kv: kv[0] != "default")
         first_error = None
@@ -207,7 +217,7 @@ class OpOverloadPacket:
                 continue
             return dispatch(op, values, kw)
         if _overridden(args, kwargs):
-            return _handle(self, args, kwargs)
+            return _handle(self, _flat([*args, *kwargs.values()]), args, kwargs)
         raise first_error
 
 
@@ -229,10 +239,11 @@ def _overridden(args, kwargs) -> bool:
     return has_torch_function(_flat([*args, *kwargs.values()]))
 
 
-def _handle(op, args, kwargs):
+def _handle(op, relevant: list, args, kwargs):
+    """The call handed to the ``__torch_function__`` of the `relevant` arguments."""
     from .overrides import handle_torch_function
 
-    return handle_torch_function(op, _flat([*args, *kwargs.values()]), *args, **kwargs)
+    return handle_torch_function(op, relevant, *args, **kwargs)
 
 
 def packet(qualname: str) -> OpOverloadPacket:
