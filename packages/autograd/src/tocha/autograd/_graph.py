@@ -149,14 +149,6 @@ class Node(_RareMetaFields):
     def name(self) -> str:
         return type(self).__name__
 
-    def __getattr__(self, name: str):
-        """What the node saved: ``_saved_self``, ``_saved_result``, ``_raw_saved_self``..."""
-        if name.startswith(("_saved_", "_raw_saved_")):
-            from ._saved_fields import saved_field
-
-            return saved_field(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
@@ -248,16 +240,19 @@ NODE_TYPES: dict = {}  # op name -> its Node subclass
 def node_type(op_name: str) -> type:
     """The Node subclass of `op_name`'s nodes, named as PyTorch names the backward node of the
     op (``mul`` -> ``MulBackward0``; a custom Function ``Exp`` -> ``ExpBackward``), so that
-    ``type(t.grad_fn).__name__`` reads as in PyTorch."""
+    ``type(t.grad_fn).__name__`` reads as in PyTorch. Its properties show what the node
+    saved (``_saved_self``...: `_saved_fields`)."""
     cls = NODE_TYPES.get(op_name)
     if cls is None:
+        from ._saved_fields import saved_properties
+
         if op_name[:1].islower():
             name = "".join(part.capitalize() for part in op_name.split("_")) + "Backward0"
         else:
             name = op_name + "Backward"
-        cls = NODE_TYPES[op_name] = type(
-            name, (Node,), {"__slots__": (), "__module__": "tocha.autograd.graph"}
-        )
+        namespace = {"__slots__": (), "__module__": "tocha.autograd.graph"}
+        namespace.update(saved_properties(op_name))
+        cls = NODE_TYPES[op_name] = type(name, (Node,), namespace)
     return cls
 
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from tocha import Tensor
 
 from ._graph import TensorMeta, meta_of, output_tensor
@@ -29,6 +31,18 @@ FREED_HOOKS_MESSAGE = (
     "retain_graph=True if you need to backward through the graph a second time or if you "
     "need to access saved variables after calling backward."
 )
+
+
+def saved_properties(op_name: str) -> dict:
+    """The properties of the node type of op `op_name`: ``_saved_<name>`` and
+    ``_raw_saved_<name>`` for each argument name and ``result`` (properties, not a
+    ``__getattr__``, which would slow every attribute read of every node)."""
+    names = (*_ARGUMENT_NAMES.get(op_name, _DEFAULT_NAMES), "result")
+    return {
+        prefix + name: property(functools.partial(saved_field, name=prefix + name))
+        for name in names
+        for prefix in ("_saved_", "_raw_saved_")
+    }
 
 
 def saved_field(node, name: str):
