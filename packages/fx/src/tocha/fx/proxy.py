@@ -21,7 +21,7 @@ __all__ = ["Attribute", "ParameterProxy", "Proxy", "TraceError"]
 
 # A tensor's own fields: tocha's functions read them from their arguments, and a Proxy has
 # none (the call then fails, and is handed to `Proxy.__torch_function__`).
-_TENSOR_SLOTS = frozenset(tocha.Tensor.__slots__)
+_TENSOR_SLOTS = frozenset(vars(tocha.Tensor)["__slots__"])
 
 
 class TraceError(ValueError):

@@ -357,7 +357,8 @@ def _rebuild(kind, parts) -> Tensor:
         return _make(*parts)
     from ._compressed import make_compressed
 
-    return make_compressed(*parts, kind)
+    compressed, plain, values, shape = parts
+    return make_compressed(compressed, plain, values, shape, kind)
 
 
 def _wrap(array: SparseArray) -> Tensor:
