@@ -21,7 +21,6 @@ import tocha
 from tocha.library import backend_of, bump_version
 from tocha.nn import Module
 
-from ._ddp_join import DDPJoin
 from ._group import resolve
 from ._types import ReduceOp
 
@@ -407,7 +406,7 @@ class DistributedDataParallel(Module):
         divide_by_initial_world_size: bool = True,
         enable: bool = True,
         throw_on_early_termination: bool = False,
-    ) -> DDPJoin:
+    ):
         """A context manager for uneven inputs: a rank that leaves its training loop early
         keeps taking part in the others' gradient reductions, with zero gradients, until
         every rank has left.
@@ -425,7 +424,14 @@ class DistributedDataParallel(Module):
             ...     for x in my_batches:  # not the same number on every rank
             ...         ddp(x).sum().backward()
         """
-        return DDPJoin(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+        from .algorithms.join import Join
+
+        return Join(
+            [self],
+            enable,
+            throw_on_early_termination,
+            divide_by_initial_world_size=divide_by_initial_world_size,
+        )
 
     def shadow_step(self) -> None:
         """One iteration of a rank that has joined: receive the buffers and take part in

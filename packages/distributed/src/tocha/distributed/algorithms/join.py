@@ -4,6 +4,7 @@ over several joinables, ``with Join([ddp_model, zero_optimizer]):``."""
 from __future__ import annotations
 
 from .._ddp import DistributedDataParallel
+from .._ddp_join import DDPJoin
 
 __all__ = ["Join"]
 
@@ -38,10 +39,8 @@ class Join:
                 "(and optimizers that step its parameters)"
             )
         others = tuple(j for j in joinables if j is not models[0])
-        self._context = models[0].join(
-            kwargs.get("divide_by_initial_world_size", True), enable, throw_on_early_termination
-        )
-        self._context.others = others
+        divide = kwargs.get("divide_by_initial_world_size", True)
+        self._context = DDPJoin(models[0], divide, enable, throw_on_early_termination, others)
 
     def __enter__(self):
         self._context.__enter__()
