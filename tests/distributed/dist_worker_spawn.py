@@ -12,6 +12,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 from datetime import timedelta
 
 import tocha as torch
@@ -55,7 +56,9 @@ def collectives(rank: int) -> None:
         say(f"{'PASS' if got[name] == value else 'FAIL'} {name} rank {rank}: {got[name]}")
 
 
-def worker(rank: int, world_size: int, init_method: str) -> None:
+def worker(rank: int, world_size: int, init_method: str, late: float = 0.0) -> None:
+    if rank == 0:
+        time.sleep(late)  # the others reach the rendezvous first
     dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world_size)
     collectives(rank)
     dist.barrier()
@@ -105,7 +108,9 @@ if __name__ == "__main__":
         mp.spawn(store_worker, args=(free_port(),), nprocs=2)
     elif mode == "file":
         with tempfile.TemporaryDirectory() as folder:
-            mp.spawn(worker, args=(2, f"file://{folder}/rendezvous"), nprocs=2)
+            with open(f"{folder}/rendezvous", "w") as stale:  # a past run's address
+                stale.write("127.0.0.1:1")
+            mp.spawn(worker, args=(2, f"file://{folder}/rendezvous", 1.0), nprocs=2)
     elif mode == "process":
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
         processes = [mp.Process(target=process_worker, args=(r,)) for r in range(2)]

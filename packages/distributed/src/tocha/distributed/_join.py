@@ -101,8 +101,12 @@ def _own_address() -> str:
         return "127.0.0.1"
 
 
-def _hello(host: str, port: int, rank: int, size: int, deadline: float, seconds: int) -> None:
-    """Say hello to the server and wait until every rank has."""
+def _hello(
+    host: str, port: int, rank: int, size: int, deadline: float, seconds: int, reread=None
+) -> tuple[str, int]:
+    """Say hello to the server and wait until every rank has; returns the server's address.
+    `reread()` gives the address again after a failed connection (a ``file://`` may still
+    hold a past run's)."""
     while True:
         try:
             conn = socket.create_connection((host, port), timeout=1)
@@ -114,6 +118,8 @@ def _hello(host: str, port: int, rank: int, size: int, deadline: float, seconds:
                     f"server of rank 0 at {host}:{port}"
                 ) from None
             time.sleep(_RETRY_SECONDS)
+            if reread is not None:
+                host, port = reread()
     with conn:
         conn.settimeout(max(deadline - time.monotonic(), 0.001))
         hello = f"cmd=tocha_hello rank={rank} size={size} host={socket.gethostname()}\n"
@@ -128,7 +134,7 @@ def _hello(host: str, port: int, rank: int, size: int, deadline: float, seconds:
         except OSError:
             answer = ""
     if answer == "cmd=tocha_go":
-        return
+        return host, port
     if answer.startswith("cmd=tocha_error msg="):
         raise ValueError(answer.removeprefix("cmd=tocha_error msg="))
     raise DistStoreError(
@@ -170,7 +176,10 @@ def join(meeting, file: str | None, timeout: timedelta, store=None) -> None:
             server = _listen(host, port)
     if server is not None:
         _start_server(server, meeting.world_size, timeout)
-    _hello(host, port, meeting.rank, meeting.world_size, deadline, seconds)
+    reread = None
+    if file is not None and meeting.rank != 0:
+        reread = lambda: _file_address(file, meeting.rank, deadline)[:2]  # noqa: E731
+    host, port = _hello(host, port, meeting.rank, meeting.world_size, deadline, seconds, reread)
     os.environ["PMI_PORT"] = f"{host}:{port}"
     os.environ["PMI_ID"] = str(meeting.rank)
 
