@@ -370,3 +370,33 @@ def test_module_type_casts_every_tensor(torch, target):
         return [str(t.dtype).split(".")[-1] for t in model.state_dict().values()]
 
     assert run(tocha) == run(torch)
+
+
+# PyTorch 2.13's messages (a subclass of a recorded handle cannot replay them).
+INIT_ERRORS = [
+    ((1,), {}, "Mine.__init__() takes 1 positional argument but 2 were given"),
+    ((1, 2), {}, "Mine.__init__() takes 1 positional argument but 3 were given"),
+    ((), {"foo": 1}, "Mine.__init__() got an unexpected keyword argument 'foo'"),
+    ((1,), {"foo": 1}, "Mine.__init__() got an unexpected keyword argument 'foo'"),
+]
+
+
+def _init_error(lib, args, kwargs) -> str:
+    class Mine(lib.nn.Module):
+        def __init__(self):
+            super().__init__(*args, **kwargs)
+
+    with pytest.raises(TypeError) as caught:
+        Mine()
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("args,kwargs,expected", INIT_ERRORS)
+def test_module_init_rejects_arguments(args, kwargs, expected):
+    assert _init_error(tocha, args, kwargs) == expected
+
+
+def test_module_init_rejects_arguments_live():
+    torch = pytest.importorskip("torch")
+    for args, kwargs, expected in INIT_ERRORS:
+        assert _init_error(torch, args, kwargs) == expected

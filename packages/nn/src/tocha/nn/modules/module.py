@@ -184,8 +184,16 @@ class Module:
     dump_patches = False
 
     def __init__(self, *args, **kwargs) -> None:
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        if kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                f"'{next(iter(kwargs))}'"
+            )
+        if args:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
         setattr_(self, "_parameters", {})
