@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,13 @@ def test_a_failing_rank_stops_the_launch_and_its_recorded_error_is_reported(mpir
     assert "Root Cause (first observed failure):" in proc.stderr, proc.stderr
     assert "rank      : 1 (local_rank: 1)" in proc.stderr
     assert "ValueError: rank 1 fails on purpose" in proc.stderr
+
+
+def test_a_rank_that_exits_with_a_failing_status_stops_the_launch(mpirun):
+    start = time.monotonic()
+    proc = mpirun("dist_worker_record.py", n=2, launcher=True, timeout=60, args=["exit"])
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert time.monotonic() - start < 30
 
 
 def test_record_writes_the_error_file(tmp_path, monkeypatch):

@@ -6,8 +6,9 @@ at exit; a rank that raised would then wait there for ranks still inside a colle
 its launcher would never see it fail and stop them, as torchrun and PyTorch's spawn do. So
 tocha takes the call over (before MPI starts):
 
-- a rank that mpiexec started finalizes at exit unless an uncaught exception ends it (then
-  it exits at once, and mpiexec stops the others and reports the failure);
+- a rank that mpiexec started finalizes at exit unless an uncaught exception or
+  ``sys.exit`` with a failing status ends it (then it exits at once, and mpiexec stops the
+  others and reports the failure);
 - the ranks of a world met by rendezvous (``multiprocessing.spawn``) never finalize: their
   parent watches their exit codes itself.
 
@@ -33,6 +34,16 @@ def _note_failure(previous):
     return hook
 
 
+def _note_exit(previous):
+    def exit_(status=None):
+        global _failed
+        if status not in (0, None):
+            _failed = True
+        previous(status)
+
+    return exit_
+
+
 def _finalize() -> None:
     from mpi4py import MPI
 
@@ -42,10 +53,11 @@ def _finalize() -> None:
 
 def take_over_finalize(finalize: bool) -> None:
     """Call before MPI starts: mpi4py will not finalize MPI at exit; tocha will, when
-    `finalize`, unless an uncaught exception ends the process."""
+    `finalize`, unless an uncaught exception or a failing ``sys.exit`` ends the process."""
     import mpi4py
 
     mpi4py.rc.finalize = False
     if finalize:
         sys.excepthook = _note_failure(sys.excepthook)
+        sys.exit = _note_exit(sys.exit)
         atexit.register(_finalize)
