@@ -46,6 +46,9 @@ say(close, "parameters of a plain Adam")
 say(ddp.device_ids is None and ddp.dim == 0 and not ddp.static_graph, "DDP attributes")
 owned = sum(len(g["params"]) for g in zero.optim.param_groups)
 say(0 < owned < 4, f"a share of the parameters ({owned} of 4)")
+shapes = [tuple(p.shape) for g in zero.optim.param_groups for p in g["params"]]
+# PyTorch's shares: largest first, to the least loaded rank, in that order
+say(shapes == [[(5, 6)], [(3, 5), (5,), (3,)]][RANK], f"PyTorch's shares {shapes}")
 try:
     zero.state_dict()
 except RuntimeError as exc:

@@ -72,6 +72,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.optimizer_class = optimizer_class
         self.parameters_as_bucket_view = parameters_as_bucket_view
         self._owners: dict[int, int] = {}
+        self._order: list = []
         self._load = [0] * self.world_size
         self._consolidated: list | None = None
         super().__init__(params, defaults)
@@ -88,10 +89,13 @@ class ZeroRedundancyOptimizer(Optimizer):
                 continue
             owner = self._load.index(min(self._load))
             self._owners[id(p)] = owner
+            self._order.append(p)
             self._load[owner] += p.numel()
 
     def _owned(self, group: dict[str, Any], rank: int) -> list:
-        return [p for p in group["params"] if self._owners[id(p)] == rank]
+        """`rank`'s parameters of `group`, largest first (the order they were shared out)."""
+        members = {id(p) for p in group["params"]}
+        return [p for p in self._order if id(p) in members and self._owners[id(p)] == rank]
 
     def _local_groups(self) -> list[dict[str, Any]]:
         return [{**_options(g), "params": self._owned(g, self.rank)} for g in self.param_groups]
