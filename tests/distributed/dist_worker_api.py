@@ -160,6 +160,17 @@ raises(
     "Rank 1 has appeared in both subgroup [0, 1] and [1]",
     lambda: dist.new_subgroups_by_enumeration([[0, 1], [1]]),
 )
+if RANK == 1:
+    raises(
+        "gather_object list off the destination",
+        ValueError,
+        "Argument ``gather_list`` must NOT be specified on non-destination ranks.",
+        lambda: dist.gather_object(RANK, [None, None], dst=0),
+    )
+else:
+    into = [None, None]
+    dist.gather_object(RANK, into, dst=0)
+    equal("gather_object list off the destination", into, [0, 1])
 raises("P2POp", ValueError, "Invalid ``op``", lambda: dist.P2POp(dist.send, torch.ones(1), 0))
 t = torch.ones(2)
 dist.all_reduce(t)

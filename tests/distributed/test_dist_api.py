@@ -17,7 +17,7 @@ def test_tutorial_collectives_and_misuse_errors_on_two_ranks(mpirun):
     found = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert all(line.startswith("PASS") for line in found), proc.stdout
-    assert len(found) == 2 * 27, proc.stdout
+    assert len(found) == 2 * 28, proc.stdout
 
 
 def test_node_local_rank(monkeypatch):

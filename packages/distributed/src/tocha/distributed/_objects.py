@@ -99,6 +99,8 @@ def gather_object(
             "destination rank."
         )
     blobs = _all_gather_bytes(g, _dumps(obj))
+    if g.rank() != root and object_gather_list is not None:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     if g.rank() == root:
         for i, blob in enumerate(blobs):
             object_gather_list[i] = pickle.loads(blob)
