@@ -30,7 +30,7 @@ calls = [
     ("rtruediv", lambda: 2 / x), ("getitem", lambda: x[0]), ("neg", lambda: -x),
     ("eq", lambda: x == 1), ("matmul", lambda: y @ y), ("pow", lambda: x ** 2),
     ("T", lambda: y.T), ("shape", lambda: x.shape), ("iadd", lambda: x.__iadd__(0)),
-    ("sum", lambda: x.sum()), ("sin", lambda: torch.sin(x)),
+    ("sum", lambda: x.sum()), ("sin", lambda: x.sin()),
     ("cat", lambda: torch.cat([x, x])),
     ("dtype", lambda: x.dtype), ("data", lambda: x.data), ("item", lambda: x[0].item()),
 ]

@@ -106,9 +106,14 @@ from .amp._autocast import (  # noqa: E402
 )
 from .serialization import load, save  # noqa: E402
 
-# tocha's functions hand a call on a tensor-like argument to its __torch_function__; the
-# public modules that re-export one (tocha.random) publish the same object
-_raw = {name: fn for name, fn in _PUBLIC.items() if isinstance(fn, _FunctionType)}
+# tocha's functions hand a call on a tensor-like argument to its __torch_function__ (those
+# that do it themselves, the elementwise ones, are not wrapped); the public modules that
+# re-export one (tocha.random) publish the same object
+_raw = {
+    name: fn
+    for name, fn in _PUBLIC.items()
+    if isinstance(fn, _FunctionType) and not getattr(fn, "hands_over", False)
+}
 _PUBLIC.update((name, overrides.overridable(fn, "tocha", name)) for name, fn in _raw.items())
 for _module in (random,):
     for _name in _module.__all__:

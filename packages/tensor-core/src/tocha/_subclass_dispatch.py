@@ -13,7 +13,8 @@ the plain ones, and tocha's public functions (`tocha.overrides.overridable`) han
 the calls that fail on a tensor-like argument (a library's duck type). The first such class
 *arms* dispatch for the rest of the process: the public functions look at their arguments
 (in lists and tuples too) before running, and Tensor's methods and its properties' getters
-are replaced by wrappers that do. (``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft``
+are replaced by wrappers that do. (The elementwise functions, which hand over failed calls
+themselves and are not wrapped, and ``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft``
 and ``tocha.special`` are not dispatched: their calls on a subclass run as on a tensor.)
 """
 

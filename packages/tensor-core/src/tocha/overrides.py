@@ -31,6 +31,7 @@ __all__ = [
     "has_torch_function_unary",
     "has_torch_function_variadic",
     "is_tensor_like",
+    "hand_over",
     "overridable",
 ]
 
@@ -132,6 +133,17 @@ def overridable(fn: Callable, module: str | None = None, name: str | None = None
     if name is not None:
         public.__name__ = public.__qualname__ = name
     return public
+
+
+def hand_over(public: Callable, args: tuple, kwargs: dict, error: Exception) -> Any:
+    """For a public function whose call failed with `error`: hand the call to the
+    ``__torch_function__`` of its tensor-like arguments, or raise `error` when none has one
+    (the functions that check their arguments themselves call this from their error path,
+    at no cost to calls that succeed)."""
+    relevant = _overriding_args(args, kwargs)
+    if not relevant:
+        raise error
+    return handle_torch_function(public, relevant, *args, **kwargs)
 
 
 def _overriding_args(args: tuple, kwargs: dict) -> list:

@@ -52,7 +52,25 @@ _REFUSED = frozenset({"save", "load", "compile", "set_default_dtype", "manual_se
 
 
 def _method_names() -> dict[int, str]:
-    return {id(v): k for k, v in vars(tocha.Tensor).items() if isinstance(v, types.FunctionType)}
+    return {
+        id(_unwrapped(v)): k
+        for k, v in vars(tocha.Tensor).items()
+        if isinstance(v, types.FunctionType)
+    }
+
+
+def _unwrapped(fn: Any) -> Any:
+    """`fn` without the wrappers `__torch_function__` dispatch puts around a published
+    function or method (``__wrapped__``): a target is known by the function it calls."""
+    while isinstance(fn, types.FunctionType) and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
+
+
+def _is(published: Any, target: Any) -> bool:
+    return published is target or (
+        published is not None and _unwrapped(published) is _unwrapped(target)
+    )
 
 
 def target_name(target: Any) -> str:
@@ -66,12 +84,12 @@ def target_name(target: Any) -> str:
         return f"operator.{short}"
     for namespace in _NAMESPACES:
         module = importlib.import_module(namespace)
-        if short is not None and vars(module).get(short) is target:
+        if short is not None and _is(vars(module).get(short), target):
             return f"{namespace}.{short}"
-    if short is not None and vars(tocha.Tensor).get(short) is target:
+    if short is not None and _is(vars(tocha.Tensor).get(short), target):
         return f"tocha.Tensor.{short}"
-    method = _method_names().get(id(target))
-    if method is not None and vars(tocha.Tensor)[method] is target:
+    method = _method_names().get(id(_unwrapped(target)))
+    if method is not None and _is(vars(tocha.Tensor)[method], target):
         return f"tocha.Tensor.{method}"
     raise ValueError(f"{target!r} is not a public tocha function, primitive or operator")
 

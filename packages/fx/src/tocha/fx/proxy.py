@@ -64,7 +64,11 @@ class Proxy:
         kwargs = kwargs or {}
         tracer = _tracer_of((args, kwargs))
         name = getattr(orig_method, "__name__", None)
-        if name is not None and getattr(tocha.Tensor, name, None) is orig_method:
+        if (
+            name is not None
+            and getattr(tocha.Tensor, name, None) is orig_method
+            and getattr(tocha, name, None) is not orig_method  # a function is also a method
+        ):
             return tracer.create_proxy("call_method", name, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs)
 

@@ -23,6 +23,7 @@ from .._dispatch import (
 )
 from .._opmath import HALF_CHARS
 from .._tensor import Tensor
+from ..overrides import hand_over
 from . import _special_math as special
 from ._argcheck import check_scalar_converts, check_scalar_fits, index_arg
 from ._out import CPP_NAMES, assign, check_castable, check_shape, inplace, write_out
@@ -319,10 +320,11 @@ def _unary_function(op, to_float):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         try:
             result = unary(op, input, to_float)
-        except AttributeError:
+        except (AttributeError, TypeError):
             if isinstance(input, Tensor):
                 raise
-            raise not_a_tensor(op.name, input) from None
+            kwargs = {} if out is None else {"out": out}
+            return hand_over(fn, (input,), kwargs, not_a_tensor(op.name, input))
         if out is None:
             return result
         if op.name in BOOL_OUT and out._data.dtype.kind != "b":
@@ -334,12 +336,14 @@ def _unary_function(op, to_float):
         def fn(input: Tensor) -> Tensor:  # noqa: F811
             try:
                 return unary(op, input, to_float)
-            except AttributeError:
+            except (AttributeError, TypeError):
                 if isinstance(input, Tensor):
                     raise
-                raise not_a_tensor(op.name, input) from None
+                return hand_over(fn, (input,), {}, not_a_tensor(op.name, input))
 
     fn.__name__ = fn.__qualname__ = op.name
+    fn.__module__ = "tocha"  # published as tocha.<name>: pickled by reference as that
+    fn.hands_over = True  # type: ignore[attr-defined]
     fn.__doc__ = f"Elementwise ``{op.name}`` of `input`; the result has `input`'s shape."
     return fn
 
@@ -790,11 +794,16 @@ def _binary_function(op):
     to_float = op.name in TO_FLOAT
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
-        _check_tensors(op.name, input, other)
-        result = binary(op, input, other, to_float)
+        try:
+            _check_tensors(op.name, input, other)
+            result = binary(op, input, other, to_float)
+        except TypeError as exc:
+            return hand_over(fn, (input, other), {} if out is None else {"out": out}, exc)
         return result if out is None else write_out(out, result)
 
     fn.__name__ = fn.__qualname__ = op.name
+    fn.__module__ = "tocha"  # published as tocha.<name>: pickled by reference as that
+    fn.hands_over = True  # type: ignore[attr-defined]
     fn.__doc__ = f"Elementwise ``{op.name}`` of `input` and `other`, broadcast together."
     return fn
 
