@@ -447,6 +447,15 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    arguments = {  # checked as PyTorch's argument parser checks them, in its order
+        "weight": weight,
+        "bias": bias,
+        "running_mean": running_mean,
+        "running_var": running_var,
+    }
+    for position, (name, t) in enumerate(arguments.items(), start=2):
+        if t is not None and not isinstance(t, Tensor):
+            raise not_a_tensor("batch_norm", t, name, position)
     if input.numel() == 0:  # PyTorch checks nothing more and returns an empty result
         return input.clone()
     if not training and (running_mean is None or running_var is None):
