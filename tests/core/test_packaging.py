@@ -41,8 +41,8 @@ PACKAGES = [
     (
         "distributed",
         "tocha-distributed",
-        ("tocha.distributed",),
-        ("tocha-core", "tocha-autograd", "tocha-nn"),
+        ("tocha.distributed", "tocha.futures"),
+        ("tocha-core", "tocha-autograd", "tocha-nn", "tocha-optim"),
     ),
     ("cuda", "tocha-cuda", ("tocha_cuda",), ("tocha-core",)),
     ("onednn", "tocha-onednn", ("tocha_onednn",), ("tocha-core",)),

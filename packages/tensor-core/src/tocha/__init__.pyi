@@ -21,6 +21,7 @@ from tocha import export as export
 from tocha import fft as fft
 from tocha import func as func
 from tocha import functional as functional
+from tocha import futures as futures
 from tocha import fx as fx
 from tocha import hub as hub
 from tocha import jit as jit
