@@ -316,10 +316,10 @@ class Stub:
             plain = sorted((n for n in names if " as " not in n), key=_isort_key)
             if plain:  # one statement, placed among the re-exports by its first name
                 key = (1, home, *_isort_key(plain[0]))
-                sections[_section(home)].append((key, f"from {home} import {', '.join(plain)}"))
+                sections[_section(home)].append((key, _from_import(home, plain)))
             for name in sorted(names - set(plain), key=_isort_key):
                 key = (1, home, *_isort_key(name))
-                sections[_section(home)].append((key, f"from {home} import {name}"))
+                sections[_section(home)].append((key, _from_import(home, [name])))
         blocks = [[line for _, line in sorted(entries)] for entries in sections.values()]
         return "\n\n".join("\n".join(block) for block in blocks if block).split("\n")
 
@@ -404,6 +404,15 @@ def _wrap(head: str, params: list[str], tail: str, indent: str) -> list[str]:
     if len(joined) <= LINE and "/" not in params[-1:]:
         return [head, joined, indent + tail]
     return [head, *(f"{inner}{param}," for param in params), indent + tail]
+
+
+def _from_import(home: str, names: list[str]) -> str:
+    """``from home import names`` on one line if it fits, else one name a line in
+    parentheses (ruff's format)."""
+    line = f"from {home} import {', '.join(names)}"
+    if len(line) <= LINE:
+        return line
+    return "\n".join([f"from {home} import (", *(f"    {name}," for name in names), ")"])
 
 
 def _all_lines(names: list[str]) -> list[str]:

@@ -127,7 +127,8 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
     def poll(block: bool) -> bool:
         if block:
             for fut in futures:
-                fut.done() or fut._drive(block=True)
+                if not fut.done():
+                    fut._drive(block=True)
         if all(fut.done() for fut in futures):
             result.set_result(futures)
             return True

@@ -83,7 +83,9 @@ from tocha.nn.modules.linear import Identity as Identity
 from tocha.nn.modules.linear import LazyLinear as LazyLinear
 from tocha.nn.modules.linear import Linear as Linear
 from tocha.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss as LinearCrossEntropyLoss
-from tocha.nn.modules.linear_cross_entropy import LinearCrossEntropyOptions as LinearCrossEntropyOptions
+from tocha.nn.modules.linear_cross_entropy import (
+    LinearCrossEntropyOptions as LinearCrossEntropyOptions,
+)
 from tocha.nn.modules.loss import BCELoss as BCELoss
 from tocha.nn.modules.loss import BCEWithLogitsLoss as BCEWithLogitsLoss
 from tocha.nn.modules.loss import CosineEmbeddingLoss as CosineEmbeddingLoss
