@@ -125,8 +125,10 @@ def record(op, args, out, tape_only=False):
     node.saved = saved
     node.versions = versions
     if entry is not None and entry.special:
-        node.materialize = entry.materialize
-        node.takes_needs = entry.takes_needs
+        if not entry.materialize:  # set only when not the class default: no node __dict__
+            node.materialize = False
+        if entry.takes_needs:
+            node.takes_needs = True
         needed_by = entry.needed_by
         if needed_by is not None:
             for edge in edges:
