@@ -83,7 +83,7 @@ def test_safetensors_torch_api_on_tocha(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert all(same for _, _, same in out["roundtrip"].values()), out["roundtrip"]
-    assert out["roundtrip"]["bf16"][0] == "tocha.bfloat16" and out["bytes"]
+    assert out["roundtrip"]["bf16"][0] == "torch.bfloat16" and out["bytes"]  # as PyTorch prints it
     assert out["model"] == [[], [], True, True]
 
     from safetensors import safe_open
@@ -97,5 +97,5 @@ def test_safetensors_torch_api_on_tocha(tmp_path):
     from_torch = numpy_load(str(FIXTURE))
     assert set(out["torch_file"]) == set(from_torch)
     for name, (dtype, total) in out["torch_file"].items():
-        assert dtype == "tocha.float32"
+        assert dtype == "torch.float32"  # printed under the alias, as PyTorch prints it
         assert total == pytest.approx(float(from_torch[name].astype(np.float64).sum()), abs=1e-9)

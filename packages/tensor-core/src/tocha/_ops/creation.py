@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _device as _devices
 from .. import _dtype
-from .._api import export
+from .._api import PUBLIC, export
 from .._backend import backend_of, resolve_device
 from .._cpu import kernel_context
 from .._device import CPU
@@ -31,6 +31,7 @@ from .._memory_format import (
     suggested_format,
 )
 from .._stack import user_stacklevel
+from .._storage import TypedStorage, UntypedStorage
 from .._tensor import Tensor, wrap
 from ._argcheck import (
     allocation_error,
@@ -542,6 +543,16 @@ _OVERFLOW = "Overflow when unpacking long long"
 INTEGRAL = _dtype.INTEGRAL
 
 
+def storage_tensor(storage, dtype=None) -> Tensor:
+    """A 1-D tensor viewing `storage`'s memory as `dtype`: a typed storage's own dtype by
+    default, an untyped one's bytes as int64 (as PyTorch's ``asarray`` reads them)."""
+    if dtype is None:
+        dtype = storage.dtype if isinstance(storage, TypedStorage) else _dtype.int64
+    if isinstance(storage, TypedStorage):
+        storage = storage.untyped()
+    return PUBLIC["empty"](0, dtype=dtype, device=storage.device).set_(storage)
+
+
 def _host_array(data, dtype=None) -> np.ndarray:
     """NumPy array of Python data with PyTorch's dtype inference (Python floats become the
     default float dtype, ints int64); with `dtype` given, Python numbers stay exact for the
@@ -554,6 +565,8 @@ def _host_array(data, dtype=None) -> np.ndarray:
         return np.array(data, copy=True)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (UntypedStorage, TypedStorage)):  # its bytes, read as `dtype`
+        return np.array(storage_tensor(data, dtype)._host(), copy=True)
     promoted = None
     if not isinstance(data, (list, tuple, int, float, complex)):
         if isinstance(data, Mapping) or not isinstance(data, Sequence):

@@ -33,9 +33,11 @@ from .._memory_format import (
     laid_out,
     suggested_format,
 )
+from .._storage import TypedStorage, UntypedStorage
 from .._tensor import Tensor, wrap
 from ._argcheck import check_dtype, check_tensors, flag, index_arg
 from ._out import CPP_NAMES, inplace, write_out
+from .creation import storage_tensor
 
 __all__: list[str] = []
 
@@ -648,6 +650,12 @@ def asarray(
         result = obj.to(device=dev, dtype=target_dtype) if converts else obj
         if copy and result is obj:
             result = obj.clone()
+    elif isinstance(obj, (UntypedStorage, TypedStorage)):  # its memory, read as `dtype`
+        result = storage_tensor(obj, dtype)
+        if dev is not None and dev != result._device:
+            result = result.to(dev)
+        elif copy:
+            result = result.clone()
     else:
         array = None
         if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
