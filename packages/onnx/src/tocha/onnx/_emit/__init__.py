@@ -63,11 +63,18 @@ def lookup(target: Any) -> Callable | None:
 def out_of_place(target: Any) -> Any:
     """The out-of-place form of an in-place tocha function or Tensor method (``add_`` ->
     ``add``), or None."""
-    target = getattr(target, "__wrapped__", target)
+    target = _unwrapped(target)
     name = getattr(target, "__name__", "")
     if not name.endswith("_") or name.startswith("_"):
         return None
     for owner in (tocha, tocha.Tensor):
-        if getattr(owner, name, None) is target:
+        if _unwrapped(getattr(owner, name, None)) is target:
             return getattr(owner, name[:-1], None)
     return None
+
+
+def _unwrapped(fn: Any) -> Any:
+    """`fn` without the wrappers its publication added (``__wrapped__``)."""
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return fn
