@@ -250,7 +250,11 @@ def test_record_writes_the_error_file(tmp_path, monkeypatch):
 def test_legacy_launch_passes_local_rank_unless_use_env():
     """``python -m torch.distributed.launch``: deprecated, it gives each worker
     ``--local-rank=N`` (``--use-env``: only LOCAL_RANK in the environment)."""
-    worker = "import sys, os; print('ARGS', os.environ['LOCAL_RANK'], sys.argv[1:], flush=True)"
+    worker = (  # one write a line: the two ranks share the launcher's stdout
+        "import sys, os; "
+        "sys.stdout.write(f\"ARGS {os.environ['LOCAL_RANK']} {sys.argv[1:]}\\n\"); "
+        "sys.stdout.flush()"
+    )
     for extra, expected in (([], "['--local-rank={}']"), (["--use-env"], "[]")):
         command = [sys.executable, "-m", "tocha.distributed.launch", "--nproc_per_node", "2"]
         proc = subprocess.run(

@@ -6,20 +6,21 @@ off and returns its tensors as the subclass (`as_subclass`), so ``x + 1`` of a p
 is of that subclass, and a subclass that overrides it (logging, wrapping) sees every call
 and delegates with ``super().__torch_function__``.
 
-Plain tensors pay nothing for this: until a Tensor subclass that takes part is defined
-(`SUBCLASS_HOOKS` sees every Tensor subclass; tocha's own, and ``nn.Parameter``, opt out with
-``__torch_function__ = _disabled_torch_function_impl`` as PyTorch's do), Tensor's methods are
-the plain ones, and tocha's public functions (`tocha.overrides.overridable`) hand over only
-the calls that fail on a tensor-like argument (a library's duck type). The first such class
-*arms* dispatch for the rest of the process: the public functions look at their arguments
-(in lists and tuples too) before running, and Tensor's methods and its properties' getters
-are replaced by wrappers that do. (The elementwise functions, which hand over failed calls
-themselves and are not wrapped, and ``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft``
-and ``tocha.special`` are not dispatched: their calls on a subclass run as on a tensor.)
+Plain tensors pay nothing for this. Every Tensor subclass passes `SUBCLASS_HOOKS`; tocha's
+own, and ``nn.Parameter``, opt out with ``__torch_function__ =
+_disabled_torch_function_impl`` as PyTorch's do. A subclass that takes part gets dispatching
+wrappers of the methods and property getters it inherits from Tensor, on itself (Tensor's own
+stay as they are), and *arms* the public functions (`tocha.overrides.overridable`) for the
+rest of the process: they look at their arguments (in lists and tuples too) before running.
+Until then they hand over only the calls that fail on a tensor-like argument (a library's
+duck type). (The elementwise functions, which hand over failed calls themselves and are not
+wrapped, and ``tocha.nn.functional``, ``tocha.linalg``, ``tocha.fft`` and ``tocha.special``
+are not dispatched: their calls on a subclass run as on a tensor.)
 """
 
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
 
@@ -35,7 +36,7 @@ __all__ = [
 
 
 class _State:
-    armed = False
+    armed = False  # a subclass that takes part exists: the public functions dispatch
     disabled = 0  # > 0 inside DisableTorchFunction(Subclass) and the default implementation
 
 
@@ -120,24 +121,25 @@ def _overriding_args(args: tuple, kwargs: dict) -> list | None:
     return found
 
 
-def _dispatching_method(fn, name: str, reported=None):
-    """Tensor method `fn` (``Tensor.name``) handing calls with overriding arguments to their
-    ``__torch_function__``, as the function `reported` (itself by default)."""
+def _dispatching_method(cls: type, fn, name: str, reported):
+    """`fn`, a Tensor method inherited by subclass `cls`, as a method of `cls` handing calls
+    with overriding arguments to their ``__torch_function__``, as the plain function
+    `reported` (which PyTorch names for that call)."""
     from .overrides import handle_torch_function
 
-    def public(*args: Any, **kwargs: Any) -> Any:
+    def method(*args: Any, **kwargs: Any) -> Any:
         if not STATE.disabled:
             overloaded = _overriding_args(args, kwargs)
             if overloaded:
-                return handle_torch_function(reported or public, overloaded, *args, **kwargs)
+                return handle_torch_function(reported, overloaded, *args, **kwargs)
         return fn(*args, **kwargs)
 
-    public.__doc__ = fn.__doc__
-    public.__module__ = "tocha"
-    public.__name__ = name
-    public.__qualname__ = f"Tensor.{name}"  # pickled by reference as tocha.Tensor.<name>
-    public.__wrapped__ = fn  # type: ignore[attr-defined]
-    return public
+    method.__doc__ = fn.__doc__
+    method.__module__ = cls.__module__
+    method.__name__ = name
+    method.__qualname__ = f"{cls.__qualname__}.{name}"  # pickled by reference as that
+    method.__wrapped__ = fn  # type: ignore[attr-defined]
+    return method
 
 
 def _dispatching_property(prop: property) -> property:
@@ -151,12 +153,15 @@ def _dispatching_property(prop: property) -> property:
         return fget(self)
 
     def read(self):
-        if not STATE.disabled and type(self) is not Tensor:
-            if _overriding_args((self,), {}):
-                return handle_torch_function(__get__, (self,), self)
+        if not STATE.disabled and _overriding_args((self,), {}):
+            return handle_torch_function(__get__, (self,), self)
         return fget(self)
 
     return property(read, prop.fset, prop.fdel, prop.__doc__)
+
+
+def __rdiv__(self, other):  # noqa: N807 - the name PyTorch reports ``2 / x`` by
+    return Tensor.__rtruediv__(self, other)
 
 
 # Operators PyTorch reports as the method they compute (``x + 1`` as ``Tensor.add``); the
@@ -217,38 +222,59 @@ _NOT_DISPATCHED = frozenset(
         "__dlpack__",
         "__dlpack_device__",
         "as_subclass",
+        "_make_subclass",
     }
 )
 
 
-def arm() -> None:
-    """Turn subclass dispatch on, once: the public functions of ``tocha`` (published through
-    `tocha.overrides.overridable`) start looking at their arguments, and Tensor's methods and
-    its properties' getters are replaced by wrappers that do."""
-    if STATE.armed:
-        return
-    STATE.armed = True
-    _arm_methods()
-
-
-def _arm_methods() -> None:
-    methods = vars(Tensor)
-    Tensor.__rdiv__ = methods["__rtruediv__"]  # type: ignore[attr-defined]
-    for name, value in list(methods.items()):
+def _install_on(cls: type) -> None:
+    """Dispatching wrappers, on subclass `cls`, of the methods and property getters it
+    inherits from Tensor (not those it or a base between defines): calls on its instances
+    reach its ``__torch_function__``, and Tensor's own methods stay as they are, at no cost
+    to other tensors and with their identity (which the tracers know them by) kept."""
+    plain = vars(Tensor)
+    for name, value in list(plain.items()):
+        if name in _NOT_DISPATCHED or _owner(cls, name) is not Tensor:
+            continue
         if isinstance(value, property) and value.fget is not None:
-            setattr(Tensor, name, _dispatching_property(value))
-        elif isinstance(value, types.FunctionType) and name not in _NOT_DISPATCHED:
-            if name not in _REPORTED_AS:
-                setattr(Tensor, name, _dispatching_method(value, name))
-    for name, reported in _REPORTED_AS.items():
-        original = methods.get(name)
-        if isinstance(original, types.FunctionType):
-            setattr(Tensor, name, _dispatching_method(original, name, getattr(Tensor, reported)))
+            setattr(cls, name, _dispatching_property(value))
+        elif isinstance(value, types.FunctionType):
+            if name == "__rtruediv__":
+                reported = __rdiv__
+            else:
+                shown = _REPORTED_AS.get(name, name)
+                reported = _named(plain.get(shown, value), shown)
+            setattr(cls, name, _dispatching_method(cls, value, name, reported))
+
+
+def _named(fn, name: str):
+    """`fn`, as ``__torch_function__`` is told of the method ``Tensor.name``: itself when
+    that is its name and it is no public function too, else a call of it under that name."""
+    if fn.__name__ == name and vars(sys.modules["tocha"]).get(name) is not fn:
+        return fn
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    call.__name__ = name
+    call.__qualname__ = f"Tensor.{name}"
+    return call
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of `cls`'s MRO whose own attribute `name` is."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass
+    return None
 
 
 def _on_new_subclass(cls: type) -> None:
+    """A Tensor subclass that takes part in dispatch: the public functions look at their
+    arguments from now on, and its instances' methods dispatch."""
     if overrides_torch_function(cls):
-        arm()
+        STATE.armed = True
+        _install_on(cls)
 
 
 def _make_subclass(cls, data: Tensor, require_grad: bool = False) -> Tensor:

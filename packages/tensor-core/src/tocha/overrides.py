@@ -89,8 +89,14 @@ def _no_implementation(public_api: Callable, types: tuple) -> TypeError:
     module = getattr(public_api, "__module__", None) or ""
     qualname = getattr(public_api, "__qualname__", repr(public_api))
     shown = _dtype.SHOWN_MODULE
-    if qualname.startswith("Tensor.") or module == "tocha" or module.startswith("tocha._"):
-        name = f"{shown}.{qualname}"
+    method = vars(Tensor).get(getattr(public_api, "__name__", "")) is public_api
+    if (
+        method
+        or qualname.startswith("Tensor.")
+        or module == "tocha"
+        or module.startswith("tocha._")
+    ):
+        name = f"{shown}.Tensor.{public_api.__name__}" if method else f"{shown}.{qualname}"
         listed = "".join(f"  - tensor subclass {t}\n" for t in types)
         return TypeError(
             f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned "
