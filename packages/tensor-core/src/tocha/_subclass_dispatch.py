@@ -85,9 +85,13 @@ def overrides_torch_function(cls: type) -> bool:
     if cls is Tensor:
         return False
     found = getattr(cls, "__torch_function__", None)
-    return found is not None and getattr(found, "__func__", found) is not (
-        disabled_torch_function_impl
-    )
+    if found is None:
+        return False
+    found = getattr(found, "__func__", found)
+    # PyTorch's own tensors are no tensor-likes of tocha's: their default would call the
+    # tocha function straight back
+    module = getattr(found, "__module__", None) or ""
+    return found is not disabled_torch_function_impl and module.partition(".")[0] != "torch"
 
 
 def _as_subclass(value, cls):
