@@ -3,6 +3,7 @@
 ``PASS``/``FAIL`` lines."""
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -20,5 +21,7 @@ ok = (
     and os.environ.get("TORCHELASTIC_ERROR_FILE", "").endswith(f"/{rank}/error.json")
     and None not in elastic.values()
 )
-print(f"{'PASS' if ok else 'FAIL'} torch program rank {rank}: {t.tolist()} {elastic}", flush=True)
+line = f"{'PASS' if ok else 'FAIL'} torch program rank {rank}: {t.tolist()} {elastic}\n"
+sys.stdout.write(line)  # one write: the ranks share the launcher's stdout
+sys.stdout.flush()
 dist.destroy_process_group()
