@@ -107,12 +107,14 @@ _OVERRIDING: dict[type, bool] = {}  # type -> overrides_torch_function(type), ca
 
 
 def _overriding_args(args: tuple, kwargs: dict) -> list | None:
+    """The arguments (and items of list, tuple or dict arguments) whose types take part in
+    ``__torch_function__`` dispatch, in order; None when there are none."""
     found = None
     for arg in (*args, *kwargs.values()) if kwargs else args:
         cls = type(arg)
         if cls is Tensor:
             continue
-        items = arg if cls is list or cls is tuple else (arg,)
+        items = arg if cls is list or cls is tuple else arg.values() if cls is dict else (arg,)
         for item in items:
             kind = type(item)
             if kind is Tensor:

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import _dtype
 from ._subclass_dispatch import STATE as DISPATCH
-from ._subclass_dispatch import overrides_torch_function
+from ._subclass_dispatch import _overriding_args, overrides_torch_function
 from ._tensor import Tensor
 
 __all__ = [
@@ -150,21 +150,6 @@ def hand_over(public: Callable, args: tuple, kwargs: dict, error: Exception) -> 
     if not relevant:
         raise error
     return handle_torch_function(public, relevant, *args, **kwargs)
-
-
-def _overriding_args(args: tuple, kwargs: dict) -> list:
-    """The arguments (and items of sequence or dict arguments) whose types define
-    ``__torch_function__``, in order."""
-    found = []
-    for arg in (*args, *kwargs.values()):
-        if isinstance(arg, (list, tuple)):
-            items: Iterable[Any] = arg
-        elif isinstance(arg, dict):
-            items = arg.values()
-        else:
-            items = (arg,)
-        found.extend(item for item in items if type(item) is not Tensor and _overrides(item))
-    return found
 
 
 def _public_module(module: str) -> str:
